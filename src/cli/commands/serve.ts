@@ -1,0 +1,37 @@
+/** `stagecoach serve`: runs the embedded lending service until SIGINT or SIGTERM. */
+import type { Command } from 'commander';
+import { startService } from '../../service/index.js';
+
+export function registerServeCommands(program: Command): void {
+  program
+    .command('serve')
+    .description('Run the embedded lending service on 127.0.0.1, state kept in SQLite under --data')
+    .option('--port <n>', 'port on 127.0.0.1 (0 picks a free one)', (v) => Number.parseInt(v, 10), 8787)
+    .option('--data <dir>', 'folder for the SQLite database and keys', './.stagecoach/service')
+    .option('--token-ttl <seconds>', 'access token lifetime in seconds', (v) => Number.parseInt(v, 10), 300)
+    .option('--log-level <level>', 'pino log level (fatal…trace, silent)', 'info')
+    .option('--faults <spec>', 'fault injection, e.g. "*:status=503:p=0.1" (docs/fault-injection.md)')
+    .option('--fault-seed <n>', 'seed of the fault-injection generator', (v) => Number.parseInt(v, 10), 1)
+    .option('--job-rate <records/s>', 'slow background jobs down to this many records per second', Number)
+    .option('--allow-private-webhooks', 'allow webhook uris on private networks', false)
+    .action(async (opts) => {
+      const service = await startService({
+        port: opts.port,
+        dataDir: opts.data,
+        tokenTtlSeconds: opts.tokenTtl,
+        logLevel: opts.logLevel,
+        faults: opts.faults,
+        faultSeed: opts.faultSeed,
+        jobRecordsPerSecond: opts.jobRate,
+        allowPrivateWebhooks: opts.allowPrivateWebhooks,
+      });
+      // The first line on stdout is the base URL: scripts and tests read it.
+      process.stdout.write(`${service.url}\n`);
+      await new Promise<void>((resolveStop) => {
+        const stop = () => resolveStop();
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+      await service.close();
+    });
+}

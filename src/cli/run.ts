@@ -1,0 +1,41 @@
+/**
+ * Runs the parsed program and turns errors into exit codes and one clear line on stderr.
+ * Exit codes (documented in the README):
+ *   0 success · 1 failure of the work (records refused, report unbalanced) · 2 usage or
+ *   configuration error · 3 authentication or authorisation refused · 4 the service or network
+ *   failed · 130 interrupted (Ctrl-C)
+ */
+import type { Command } from 'commander';
+import { StagecoachError, type ErrorCode } from '../contract/errors.js';
+
+export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, unavailable: 4, interrupted: 130 } as const;
+
+const AUTH_CODES: ReadonlySet<ErrorCode> = new Set(['INVALID_CLIENT_CREDENTIALS', 'UNKNOWN_TENANT_OR_LABEL', 'INVALID_TOKEN', 'TOKEN_EXPIRED', 'SCOPE_NOT_GRANTED', 'MISSING_BEARER_TOKEN']);
+const UNAVAILABLE_CODES: ReadonlySet<ErrorCode> = new Set(['NETWORK_ERROR', 'TIMEOUT', 'SERVICE_UNAVAILABLE', 'INTERNAL_ERROR', 'HTTP_ERROR', 'STREAM_TRUNCATED']);
+
+export function exitCodeFor(err: unknown): number {
+  if (err instanceof StagecoachError) {
+    if (err.code === 'ABORTED') return EXIT.interrupted;
+    if (err.code === 'CONFIG_INVALID') return EXIT.usage;
+    if (AUTH_CODES.has(err.code)) return EXIT.auth;
+    if (UNAVAILABLE_CODES.has(err.code)) return EXIT.unavailable;
+  }
+  return EXIT.failed;
+}
+
+export async function runCli(program: Command, argv: string[]): Promise<void> {
+  program.exitOverride();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    const ce = err as { code?: string; exitCode?: number };
+    if (typeof ce.code === 'string' && ce.code.startsWith('commander.')) {
+      // commander already printed help or the usage error
+      process.exitCode = ce.code === 'commander.helpDisplayed' || ce.code === 'commander.version' ? 0 : EXIT.usage;
+      return;
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`stagecoach: ${message}\n`);
+    process.exitCode = exitCodeFor(err);
+  }
+}

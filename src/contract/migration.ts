@@ -1,0 +1,215 @@
+/**
+ * Migration assistance: migrations, staged counterparties, staging results, jobs, log entries.
+ * The staged-counterparty schema is shared by the service (staging) and the pipeline (the
+ * check before upload), so both refuse exactly the same records with the same field codes.
+ */
+import { z } from 'zod';
+import { externalReferenceSchema, isoDate, timestamp, uuid } from './shared.js';
+
+export const COMPONENTS = ['Counterparties', 'Collaterals', 'FinancingSolutions', 'FinancingExecutions', 'Administrate'] as const;
+export const componentSchema = z.enum(COMPONENTS);
+export type Component = z.infer<typeof componentSchema>;
+
+export const PHASE_STATUSES = ['Pending', 'InProgress', 'Completed'] as const;
+export const phaseStatusSchema = z.enum(PHASE_STATUSES);
+export type PhaseStatus = z.infer<typeof phaseStatusSchema>;
+
+/** `Active` while a migration can still run jobs; `Completed` and `Canceled` are final. */
+export const ACTIVITIES = ['Active', 'Completed', 'Canceled'] as const;
+export type Activity = (typeof ACTIVITIES)[number];
+
+export const migrationComponentSchema = z.object({
+  component: componentSchema,
+  stagingStatus: phaseStatusSchema,
+  importStatus: phaseStatusSchema,
+  numberOfStagedEntities: z.number().int(),
+  numberOfImportedEntities: z.number().int(),
+});
+export const migrationSchema = z.object({
+  referenceId: uuid,
+  stagingStatus: phaseStatusSchema,
+  importStatus: phaseStatusSchema,
+  numberOfStagedEntities: z.number().int(),
+  numberOfImportedEntities: z.number().int(),
+  activity: z.enum(ACTIVITIES),
+  components: z.array(migrationComponentSchema),
+});
+export type Migration = z.infer<typeof migrationSchema>;
+
+export const createMigrationSchema = z.object({ components: z.array(componentSchema).min(1) });
+export type CreateMigration = z.infer<typeof createMigrationSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Staged counterparty
+
+export const STAGED_TYPES = ['person', 'organisation'] as const;
+
+const telephoneNumberSchema = z.object({
+  type: z.string().min(1).optional(),
+  number: z.string().min(1),
+  countryCode: z.string().optional(),
+});
+const addressSchema = z.object({
+  referenceId: uuid,
+  type: z.string().min(1),
+  addressLine1: z.string().min(1),
+  addressLine2: z.string().optional(),
+  houseNumber: z.string().optional(),
+  postalCode: z.string().min(1),
+  locality: z.string().min(1),
+  countryCode: z.string().min(1),
+});
+const relationSchema = z.object({ to: uuid, type: z.string().min(1) });
+const incomeSchema = z.object({ amount: z.number(), currency: z.string().length(3), frequency: z.string().min(1) });
+
+const stagedCommon = {
+  referenceId: uuid,
+  isActive: z.boolean().optional(),
+  countryCode: z.string().optional(),
+  preferredCommunicationLanguage: z.string().optional(),
+  telephoneNumbers: z.array(telephoneNumberSchema).optional(),
+  externalReferences: z.array(externalReferenceSchema).optional(),
+  ratings: z.array(z.record(z.string(), z.unknown())).optional(),
+  associatedParties: z.array(z.record(z.string(), z.unknown())).optional(),
+  addresses: z.array(addressSchema).optional(),
+  relations: z.array(relationSchema).optional(),
+  emailAddress: z.string().optional(),
+};
+
+export const stagedPersonSchema = z.object({
+  ...stagedCommon,
+  type: z.literal('person'),
+  initials: z.string().min(1),
+  firstName: z.string().optional(),
+  surnamePrefix: z.string().optional(),
+  surname: z.string().min(1),
+  salutation: z.string().optional(),
+  sex: z.string().optional(),
+  dateOfBirth: isoDate.optional(),
+  nationalities: z.array(z.string().min(2)).optional(),
+  income: incomeSchema.optional(),
+});
+
+/** Organisation shape: our choice from the streamed-counterparty fields (docs/contract-gaps.md). */
+export const stagedOrganisationSchema = z.object({
+  ...stagedCommon,
+  type: z.literal('organisation'),
+  organisationName: z.string().min(1),
+  cocNumber: z.string().min(1),
+  countryOfIncorporation: z.string().optional(),
+});
+
+export const stagedCounterpartySchema = z.discriminatedUnion('type', [stagedPersonSchema, stagedOrganisationSchema]);
+export type StagedPerson = z.infer<typeof stagedPersonSchema>;
+export type StagedOrganisation = z.infer<typeof stagedOrganisationSchema>;
+export type StagedCounterparty = z.infer<typeof stagedCounterpartySchema>;
+
+export const stagingErrorSchema = z.object({ field: z.string(), message: z.string() });
+export type StagingError = z.infer<typeof stagingErrorSchema>;
+
+export const stagingResultSchema = z.object({
+  referenceId: z.string(),
+  isSuccessful: z.boolean(),
+  errors: z.array(stagingErrorSchema),
+});
+export type StagingResult = z.infer<typeof stagingResultSchema>;
+
+/**
+ * Checks one record as staging does. Returns the parsed record (unknown fields stripped, so a
+ * record cannot set server-owned state) or the list of field errors with their codes.
+ * @example checkStagedCounterparty({ referenceId: '…', type: 'person' }).errors
+ *   // [{ field: 'initials', message: 'MISSING_REQUIRED_FIELD' }, { field: 'surname', … }]
+ */
+export function checkStagedCounterparty(
+  input: unknown,
+): { ok: true; record: StagedCounterparty } | { ok: false; errors: StagingError[] } {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    return { ok: false, errors: [{ field: '', message: 'MALFORMED_RECORD' }] };
+  }
+  const parsed = stagedCounterpartySchema.safeParse(input);
+  if (parsed.success) return { ok: true, record: parsed.data };
+  const errors: StagingError[] = [];
+  for (const issue of parsed.error.issues) {
+    const field = issue.path.map(String).join('.');
+    const missing = issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined;
+    const badDiscriminator = issue.code === 'invalid_union' && field === 'type';
+    errors.push({
+      field: field || 'type',
+      message: missing || (badDiscriminator && valueAt(input, ['type']) === undefined) ? 'MISSING_REQUIRED_FIELD' : 'INVALID_FIELD_VALUE',
+    });
+  }
+  return { ok: false, errors };
+}
+
+function valueAt(obj: unknown, path: readonly PropertyKey[]): unknown {
+  let cur: unknown = obj;
+  for (const key of path) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<PropertyKey, unknown>)[key];
+  }
+  return cur;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Jobs
+
+export const JOB_TYPES = ['ValidateStaging', 'Import', 'Counts'] as const;
+export type JobType = (typeof JOB_TYPES)[number];
+
+export const runningJobSchema = z.object({ referenceId: uuid, componentsCompleted: z.array(z.string()) });
+export const validationResultSchema = z.object({
+  referenceId: uuid,
+  jobType: z.literal('ValidateStaging'),
+  isValid: z.boolean(),
+  errors: z.array(z.object({ component: z.string(), referenceId: z.string(), field: z.string(), message: z.string() })),
+});
+export const importResultSchema = z.object({
+  referenceId: uuid,
+  jobType: z.literal('Import'),
+  status: z.string(),
+  numberOfStagedEntities: z.number().int(),
+  numberOfImportedEntities: z.number().int(),
+  errors: z.array(z.looseObject({ component: z.string(), message: z.string() })),
+});
+export const countsTableSchema = z.object({
+  type: z.string(),
+  headers: z.array(z.string()),
+  stagedRows: z.array(z.array(z.string())),
+  importedRows: z.array(z.array(z.string())),
+});
+export const countsResultSchema = z.object({
+  referenceId: uuid,
+  jobType: z.literal('Counts'),
+  counts: z.array(countsTableSchema),
+});
+export const jobResultSchema = z.discriminatedUnion('jobType', [validationResultSchema, importResultSchema, countsResultSchema]);
+export type RunningJob = z.infer<typeof runningJobSchema>;
+export type ValidationResult = z.infer<typeof validationResultSchema>;
+export type ImportResult = z.infer<typeof importResultSchema>;
+export type CountsResult = z.infer<typeof countsResultSchema>;
+export type JobResult = z.infer<typeof jobResultSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Logs
+
+export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+export const logEntrySchema = z.looseObject({
+  sequenceNumber: z.number().int().optional(),
+  component: z.string(),
+  entityReferenceIds: z.array(z.string()),
+  action: z.string(),
+  timestamp: timestamp,
+  message: z.string(),
+  logLevel: z.enum(LOG_LEVELS),
+});
+export type LogEntry = z.infer<typeof logEntrySchema>;
+
+export interface LogQuery {
+  EntityReferenceIds?: string[];
+  Components?: string[];
+  Actions?: string[];
+  LogLevels?: string[];
+  After?: string;
+  Before?: string;
+  'continue-from'?: number;
+}

@@ -1,0 +1,52 @@
+/**
+ * Builds the fastify application of the embedded lending service: problem handlers, the request
+ * guard, fault injection, and one registration per functional group.
+ */
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import './http/route-config.js';
+import type { ServiceContext } from './context.js';
+import { installProblemHandlers } from './http/problem.js';
+import { installGuard } from './auth/guard.js';
+import { authenticationRoutes } from './auth/route-authentication.js';
+import { installFaults } from './faults/index.js';
+import { registerMigrationAssistance } from './migration/index.js';
+import { registerProcessOrchestration } from './process/index.js';
+import { registerLodging } from './lodging/index.js';
+import { registerCounterparties } from './counterparties/index.js';
+import { registerEvents } from './events/index.js';
+
+export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
+  // Typed as the default instance: route modules take a plain FastifyInstance.
+  const app: FastifyInstance = Fastify({
+    loggerInstance: ctx.logger as unknown as FastifyBaseLogger,
+    // Per-request lines only at debug: a staging run makes thousands of requests.
+    logController: new LogController({ disableRequestLogging: ctx.config.logLevel !== 'debug' && ctx.config.logLevel !== 'trace' }),
+    bodyLimit: 10 * 1024 * 1024,
+    // Close idle keep-alive sockets on shutdown; in-flight requests still finish.
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+  });
+  installProblemHandlers(app);
+  installGuard(app, ctx);
+  installFaults(app, ctx);
+  // An empty application/json body (PUT …/send, PUT …/cancel) is allowed: no body needed.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (err) {
+      (err as { statusCode?: number }).statusCode = 400;
+      done(err as Error, undefined);
+    }
+  });
+
+  await authenticationRoutes(app, ctx);
+  await registerProcessOrchestration(app, ctx);
+  await registerLodging(app, ctx);
+  await registerCounterparties(app, ctx);
+  await registerEvents(app, ctx);
+  await registerMigrationAssistance(app, ctx);
+  return app;
+}

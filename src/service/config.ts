@@ -1,0 +1,22 @@
+/**
+ * Options of the embedded lending service, declared once with defaults and descriptions; the
+ * `serve` command and `startService` both take them from here.
+ */
+import { z } from 'zod';
+
+export const serviceConfigSchema = z.object({
+  port: z.number().int().min(0).max(65535).default(0).describe('TCP port on 127.0.0.1; 0 picks a free one'),
+  host: z.string().default('127.0.0.1').describe('Address to listen on (loopback by default)'),
+  dataDir: z.string().default('./.stagecoach/service').describe('Folder holding the SQLite database and keys'),
+  tokenTtlSeconds: z.number().int().positive().default(300).describe('Lifetime of issued access tokens, in seconds'),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino log level'),
+  maxStagingBytes: z.number().int().positive().default(512 * 1024 * 1024).describe('Byte limit of one staging upload request'),
+  maxRecordBytes: z.number().int().positive().default(1024 * 1024).describe('Byte limit of one staged record'),
+  jobRecordsPerSecond: z.number().positive().optional().describe('Slow background jobs down to this many records/s (tests of crash and polling)'),
+  allowPrivateWebhooks: z.boolean().default(false).describe('Allow webhook uris on private (RFC 1918) networks'),
+  allowLoopbackWebhooks: z.boolean().default(true).describe('Allow webhook uris on loopback (this is a local service)'),
+  faults: z.string().optional().describe('Fault-injection spec, see docs/fault-injection.md'),
+  faultSeed: z.number().int().default(1).describe('Seed of the fault-injection random generator'),
+});
+export type ServiceConfig = z.infer<typeof serviceConfigSchema>;
+export type ServiceOptions = z.input<typeof serviceConfigSchema>;
