@@ -1,0 +1,47 @@
+/**
+ * Benchmark harness. Every `bench/*.bench.ts` module exports `run(options)` returning rows; the
+ * runner prints them as one table. Figures live here, never in tests.
+ */
+export interface BenchRow {
+  benchmark: string;
+  metric: string;
+  value: number;
+  unit: string;
+  note?: string;
+}
+
+export interface BenchOptions {
+  /** Smaller sizes for a quick look (`npm run bench -- --quick`). */
+  quick: boolean;
+  /** Folder for temporary data. */
+  workDir: string;
+}
+
+export type BenchModule = { title: string; run(options: BenchOptions): Promise<BenchRow[]> };
+
+/** Peak RSS of a child process, sampled from /proc (Linux) every `everyMs`. */
+export function samplePeakRss(pid: number, everyMs = 100): { stop(): number } {
+  let peak = 0;
+  const read = async () => {
+    try {
+      const { readFile } = await import('node:fs/promises');
+      const status = await readFile(`/proc/${pid}/status`, 'utf8');
+      const m = /VmRSS:\s+(\d+) kB/.exec(status);
+      if (m) peak = Math.max(peak, Number(m[1]) * 1024);
+    } catch {
+      /* process gone */
+    }
+  };
+  const timer = setInterval(() => void read(), everyMs);
+  void read();
+  return {
+    stop() {
+      clearInterval(timer);
+      return peak;
+    },
+  };
+}
+
+export function mb(bytes: number): number {
+  return Math.round((bytes / 1024 / 1024) * 10) / 10;
+}
