@@ -1,0 +1,40 @@
+/**
+ * Turns a stored live counterparty into the object the list and the stream show: the staged
+ * record's fields under the streamed names of the spec, with `sequenceNumber` first.
+ */
+import { COUNTER_FIELD } from '../../contract/shared.js';
+
+/** Shown when a record carries no country: the platform's home market (docs/contract-gaps.md). */
+export const DEFAULT_COUNTRY = 'NL';
+/** Shown when a record carries no preferred language (docs/contract-gaps.md). */
+export const DEFAULT_LANGUAGE = 'nl-NL';
+
+const PERSON_FIELDS = ['nationalities', 'salutation', 'initials', 'firstName', 'surnamePrefix', 'surname', 'sex', 'dateOfBirth', 'income', 'emailAddress'] as const;
+const ORGANISATION_FIELDS = ['organisationName', 'countryOfIncorporation', 'cocNumber', 'emailAddress'] as const;
+/** Kept beyond the spec's list: a migrated counterparty should not lose them on the way out. */
+const EXTRA_FIELDS = ['addresses', 'externalReferences', 'ratings'] as const;
+
+/**
+ * @example renderCounterparty(7, '{"referenceId":"…","type":"person","initials":"J","surname":"Jansen"}')
+ *   // { sequenceNumber: 7, type: 'StreamingPersonCounterparty', referenceId: '…', associatedParties: [], … }
+ */
+export function renderCounterparty(seq: number, json: string): Record<string, unknown> {
+  const data = JSON.parse(json) as Record<string, unknown>;
+  const isOrganisation = data.type === 'organisation';
+  const addresses = Array.isArray(data.addresses) ? (data.addresses as Array<Record<string, unknown>>) : [];
+  const mainAddress = addresses.find((a) => a.type === 'main') ?? addresses[0];
+  const out: Record<string, unknown> = {
+    [COUNTER_FIELD]: seq,
+    type: isOrganisation ? 'StreamingOrganisationCounterparty' : 'StreamingPersonCounterparty',
+    referenceId: data.referenceId,
+    associatedParties: data.associatedParties ?? [],
+    countryCode: data.countryCode ?? mainAddress?.countryCode ?? DEFAULT_COUNTRY,
+    preferredCommunicationLanguage: data.preferredCommunicationLanguage ?? DEFAULT_LANGUAGE,
+    telephoneNumbers: data.telephoneNumbers ?? [],
+    relations: data.relations ?? [],
+    lifecycleStatus: 'counterparty',
+  };
+  for (const field of isOrganisation ? ORGANISATION_FIELDS : PERSON_FIELDS) if (data[field] !== undefined) out[field] = data[field];
+  for (const field of EXTRA_FIELDS) if (data[field] !== undefined) out[field] = data[field];
+  return out;
+}
