@@ -17,6 +17,12 @@ export const serviceConfigSchema = z.object({
   allowLoopbackWebhooks: z.boolean().default(true).describe('Allow webhook uris on loopback (this is a local service)'),
   faults: z.string().optional().describe('Fault-injection spec, see docs/fault-injection.md'),
   faultSeed: z.number().int().default(1).describe('Seed of the fault-injection random generator'),
+  webhookTimeoutMs: z.number().int().positive().default(5000).describe('Timeout of one webhook delivery attempt, in ms'),
+  webhookMaxAttempts: z.number().int().positive().default(10).describe('Attempts per webhook delivery before it is marked failed'),
+  webhookRetryBaseMs: z.number().int().positive().default(500).describe('First webhook retry delay bound in ms (doubles per attempt, full jitter)'),
+  webhookRetryCapMs: z.number().int().positive().default(300_000).describe('Largest webhook retry delay in ms (also caps Retry-After)'),
+  webhookConcurrency: z.number().int().positive().default(8).describe('Webhook deliveries in flight at once'),
+  webhookPollMs: z.number().int().positive().default(250).describe('How often the webhook dispatcher looks for new events when not woken'),
 });
 export type ServiceConfig = z.infer<typeof serviceConfigSchema>;
 export type ServiceOptions = z.input<typeof serviceConfigSchema>;
