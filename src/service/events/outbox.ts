@@ -39,5 +39,22 @@ export function emitEvent(
   db.prepare(
     'INSERT INTO event_outbox (id, broker_key, label_id, group_name, event_name, payload, occurred_on) VALUES (?, ?, ?, ?, ?, ?, ?)',
   ).run(id, event.brokerKey, event.label ?? null, group, event.eventName, JSON.stringify(event.data), occurredOn);
+  for (const listener of listeners.get(db) ?? []) listener();
   return { id, eventName: event.eventName, occurredOn };
+}
+
+const listeners = new WeakMap<Db, Set<() => void>>();
+
+/**
+ * Calls `listener` whenever an event is recorded on `db` (the webhook dispatcher wakes up
+ * instead of waiting for its next poll). It runs inside the emitter's transaction: defer the
+ * work (setImmediate), by then the transaction has committed or rolled back. Returns the
+ * unsubscribe function.
+ * @example const off = onEventEmitted(db, () => setImmediate(wake));
+ */
+export function onEventEmitted(db: Db, listener: () => void): () => void {
+  let set = listeners.get(db);
+  if (!set) listeners.set(db, (set = new Set()));
+  set.add(listener);
+  return () => set.delete(listener);
 }
