@@ -17,6 +17,8 @@ import { renderCounterparty } from './render.js';
 
 /** Rows read from SQLite per page (and written per socket write). */
 export const STREAM_PAGE_ROWS = 1000;
+/** Size of one socket write, in characters. */
+const WRITE_CHUNK_CHARS = 64 * 1024;
 
 /** What the stream routes of one database are doing; tests read it to see a stream stop. */
 export interface StreamActivity {
@@ -74,10 +76,19 @@ export async function streamRoute(app: FastifyInstance, ctx: ServiceContext): Pr
           const rows = pageStmt.all(brokerKey, next, STREAM_PAGE_ROWS);
           activity.rowsRead += rows.length;
           if (rows.length === 0) break;
+          // Written in pieces below V8's large-object size (~128 KiB): big strings live in
+          // old space until a full GC, and RSS would grow with the length of the stream.
           let chunk = '';
-          for (const row of rows) chunk += encodeFrame(format, renderCounterparty(row.seq, row.data));
+          let more = true;
+          for (const row of rows) {
+            chunk += encodeFrame(format, renderCounterparty(row.seq, row.data));
+            if (chunk.length >= WRITE_CHUNK_CHARS) {
+              more = res.write(chunk);
+              chunk = '';
+            }
+          }
+          if (chunk) more = res.write(chunk);
           next = rows[rows.length - 1]!.seq + 1;
-          const more = res.write(chunk);
           if (rows.length < STREAM_PAGE_ROWS) break;
           if (!more) await drained(res, stop.signal);
           // Let other requests in between pages even when the client reads fast.
