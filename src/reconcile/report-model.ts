@@ -1,0 +1,397 @@
+/**
+ * The reconciliation report model: from the ledger's facts (how many records sit in each state,
+ * by component, entity type and error code) and the platform's own numbers (migration counters,
+ * counts-job tables), build the chain
+ *
+ *   source rows → mapped → accepted by staging → valid → imported
+ *
+ * per component and entity type, explain every gap between two steps by reasons (reject codes,
+ * staging codes, validation codes, a job that has not run yet), flag what no reason explains as
+ * unaccounted, and set the platform's counts against the ledger's. Pure: no I/O, so every rule
+ * is tested on plain numbers; the renderers only print what this returns.
+ */
+
+/** What the ledger knows about one component and entity type (records by their current state). */
+export interface GroupFacts {
+  component: string;
+  entityType: string;
+  /**
+   * Rows the sources reported reading, when the runner counted them independently of the
+   * ledger; a difference with the ledger's record count is unaccounted. Absent: the ledger's
+   * record count is the number of source rows.
+   */
+  sourceRowsRead?: number;
+  /** Records mapped but never sent (the run stopped before uploading them). */
+  notSent: number;
+  /** Records sent whose staging result never came back (crash mid-request). */
+  inFlight: number;
+  /** Records rejected before upload, by their first reason code. */
+  rejected: Record<string, number>;
+  /** Records refused by staging, by their first error code. */
+  refusedByStaging: Record<string, number>;
+  /** Records accepted by staging and not (yet) validated or imported. */
+  staged: number;
+  /** Records refused by the validation job, by their first error code. */
+  invalid: Record<string, number>;
+  /** Records imported. */
+  imported: number;
+  /** Invalid records that were deleted from the platform's staging area afterwards. */
+  removedFromStaging: number;
+}
+
+/** Where the jobs stand for the migration; decides whether a gap is "pending" or unaccounted. */
+export interface JobFacts {
+  validation: 'not-run' | 'running' | 'valid' | 'invalid';
+  import: 'not-run' | 'running' | 'done';
+  counts: 'not-run' | 'running' | 'done';
+}
+
+/** The platform's own numbers. Each is optional: the report uses what it was given. */
+export interface PlatformFacts {
+  /** Per component, from GET migration. */
+  migration?: Array<{ component: string; numberOfStagedEntities: number; numberOfImportedEntities: number }>;
+  /** Per entity type, from the counts job's TotalEntity table. */
+  counts?: { staged: Record<string, number>; imported: Record<string, number> };
+  /** Errors of the import job, per component (a partial import shows here). */
+  importErrors?: Array<{ component: string; message: string }>;
+}
+
+/** One erroneous record shown as an example of its code, traced to its legacy row. */
+export interface ErrorExample {
+  referenceId?: string;
+  file: string;
+  line: number;
+  field: string;
+  message: string;
+  /** The legacy row as read, cut to a readable length. */
+  excerpt?: string;
+}
+
+export interface ErrorCodeFacts {
+  stage: Stage;
+  code: string;
+  /** Records whose errors include this code. */
+  records: number;
+  examples: ErrorExample[];
+}
+
+export type Stage = 'source' | 'mapping' | 'staging' | 'validation' | 'import';
+
+export interface ReconcileInput {
+  run: { id: string; pipeline: string; migrationId?: string; startedAt?: string };
+  generatedAt: string;
+  groups: GroupFacts[];
+  jobs: JobFacts;
+  platform: PlatformFacts;
+  errorCodes: ErrorCodeFacts[];
+  tolerance: Tolerance;
+}
+
+export type Tolerance = { kind: 'absolute'; value: number } | { kind: 'percent'; value: number };
+
+/**
+ * Parses `--tolerance`: a count (`3`) or a percentage (`0.5%`).
+ * @example parseTolerance('0.5%') // { kind: 'percent', value: 0.5 }
+ */
+export function parseTolerance(text: string | number | undefined): Tolerance {
+  if (text === undefined || text === '') return { kind: 'absolute', value: 0 };
+  if (typeof text === 'number') return { kind: 'absolute', value: text };
+  const t = text.trim();
+  const m = /^(\d+(?:\.\d+)?)(%?)$/.exec(t);
+  if (!m) throw new TypeError(`Invalid tolerance: expected a count such as 3 or a percentage such as 0.5%, got \`${text}\``);
+  const value = Number(m[1]);
+  if (m[2] === '%') {
+    if (value > 100) throw new TypeError(`Invalid tolerance: a percentage is at most 100%, got \`${text}\``);
+    return { kind: 'percent', value };
+  }
+  if (!Number.isInteger(value)) throw new TypeError(`Invalid tolerance: a count is a whole number, got \`${text}\``);
+  return { kind: 'absolute', value };
+}
+
+/** The number of records a gap may leave unaccounted, given the size it is measured against. */
+export function allowedDifference(tolerance: Tolerance, base: number): number {
+  return tolerance.kind === 'absolute' ? tolerance.value : Math.floor((Math.abs(base) * tolerance.value) / 100);
+}
+
+export function formatTolerance(tolerance: Tolerance): string {
+  return tolerance.kind === 'absolute' ? String(tolerance.value) : `${tolerance.value}%`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The report
+
+export type StepName = 'sourceRows' | 'mapped' | 'staged' | 'valid' | 'imported';
+export const STEP_LABELS: Record<StepName, string> = {
+  sourceRows: 'Source rows',
+  mapped: 'Mapped',
+  staged: 'Accepted by staging',
+  valid: 'Valid',
+  imported: 'Imported',
+};
+
+export interface Explanation {
+  stage: Stage;
+  /** A reason code (MISSING_REQUIRED_FIELD, UNKNOWN_CODE…) or a pseudo-code for a state (NOT_SENT, AWAITING_IMPORT…). */
+  code: string;
+  label: string;
+  count: number;
+  /** false: the reason is shown but does not account for the records (the result is unknown). */
+  accounted: boolean;
+}
+
+export interface Gap {
+  from: StepName;
+  to: StepName;
+  difference: number;
+  explained: Explanation[];
+  /** difference − accounted explanations; 0 when the gap is fully explained. */
+  unaccounted: number;
+  allowed: number;
+  ok: boolean;
+}
+
+export interface PlatformCheck {
+  measure: 'staged' | 'imported';
+  /** Where the platform's number came from. */
+  source: 'counts job' | 'migration';
+  ledger: number;
+  platform: number;
+  difference: number;
+  allowed: number;
+  ok: boolean;
+}
+
+export interface GroupReport {
+  component: string;
+  entityType: string;
+  steps: Record<StepName, number>;
+  gaps: Gap[];
+  /** Staged records the ledger expects on the platform (accepted, minus those deleted from staging). */
+  expectedOnPlatform: number;
+  removedFromStaging: number;
+  platform: PlatformCheck[];
+  balanced: boolean;
+}
+
+export interface ComponentReport {
+  component: string;
+  platform: PlatformCheck[];
+  importErrors: Array<{ component: string; message: string }>;
+  balanced: boolean;
+}
+
+export interface ReconciliationReport {
+  schema: 'stagecoach.reconciliation/1';
+  run: ReconcileInput['run'];
+  generatedAt: string;
+  tolerance: string;
+  jobs: JobFacts;
+  balanced: boolean;
+  totals: Record<StepName, number> & { unaccounted: number; removedFromStaging: number };
+  groups: GroupReport[];
+  components: ComponentReport[];
+  topErrors: ErrorCodeFacts[];
+  /** One line per reason the report does not balance; empty when it does. */
+  problems: string[];
+}
+
+const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0);
+const byCount = (a: [string, number], b: [string, number]) => b[1] - a[1] || a[0].localeCompare(b[0]);
+
+function explanations(stage: Stage, counts: Record<string, number>): Explanation[] {
+  return Object.entries(counts)
+    .filter(([, n]) => n !== 0)
+    .sort(byCount)
+    .map(([code, count]) => ({ stage, code, label: code, count, accounted: true }));
+}
+
+/** Local rejects: unreadable rows are a source problem, the rest a mapping or local-check one. */
+function localRejects(counts: Record<string, number>): Explanation[] {
+  return explanations('mapping', counts).map((e) => (e.code.startsWith('SOURCE_') ? { ...e, stage: 'source' as const } : e));
+}
+
+function gap(from: StepName, to: StepName, steps: Record<StepName, number>, explained: Explanation[], tolerance: Tolerance, base: number): Gap {
+  const difference = steps[from] - steps[to];
+  const accounted = explained.filter((e) => e.accounted).reduce((a, e) => a + e.count, 0);
+  const unaccounted = difference - accounted;
+  const allowed = allowedDifference(tolerance, base);
+  return { from, to, difference, explained, unaccounted, allowed, ok: Math.abs(unaccounted) <= allowed };
+}
+
+function check(measure: PlatformCheck['measure'], source: PlatformCheck['source'], ledger: number, platform: number, tolerance: Tolerance): PlatformCheck {
+  const difference = platform - ledger;
+  const allowed = allowedDifference(tolerance, ledger);
+  return { measure, source, ledger, platform, difference, allowed, ok: Math.abs(difference) <= allowed };
+}
+
+/**
+ * Builds the report: the chain per group, its gaps and their reasons, the platform checks and
+ * whether it all balances within the tolerance.
+ * @example
+ *   const report = buildReport(input);
+ *   if (!report.balanced) console.error(report.problems.join('\n'));
+ */
+export function buildReport(input: ReconcileInput): ReconciliationReport {
+  const { tolerance, jobs, platform } = input;
+  const problems: string[] = [];
+  const groups: GroupReport[] = [...input.groups]
+    .sort((a, b) => a.component.localeCompare(b.component) || a.entityType.localeCompare(b.entityType))
+    .map((g) => {
+      const rejected = sum(g.rejected);
+      const refused = sum(g.refusedByStaging);
+      const invalid = sum(g.invalid);
+      const ledgerRecords = rejected + g.notSent + g.inFlight + refused + g.staged + invalid + g.imported;
+      const steps: Record<StepName, number> = {
+        sourceRows: g.sourceRowsRead ?? ledgerRecords,
+        mapped: ledgerRecords - rejected,
+        staged: g.staged + invalid + g.imported,
+        valid: g.staged + g.imported,
+        imported: g.imported,
+      };
+      const base = steps.sourceRows;
+      const sentNoAnswer: Explanation[] = [];
+      if (g.notSent) sentNoAnswer.push({ stage: 'staging', code: 'NOT_SENT', label: 'mapped but not uploaded (run did not finish)', count: g.notSent, accounted: false });
+      if (g.inFlight) sentNoAnswer.push({ stage: 'staging', code: 'IN_FLIGHT', label: 'uploaded, staging result unknown (run interrupted)', count: g.inFlight, accounted: false });
+
+      const validationExplained = explanations('validation', g.invalid);
+      const importExplained: Explanation[] = [];
+      if (g.staged) {
+        if (jobs.validation === 'not-run' || jobs.validation === 'running') {
+          importExplained.push({ stage: 'validation', code: 'AWAITING_VALIDATION', label: 'staged, validation not finished', count: g.staged, accounted: true });
+        } else if (jobs.validation === 'invalid' && jobs.import === 'not-run') {
+          importExplained.push({ stage: 'import', code: 'IMPORT_BLOCKED', label: 'valid, import waits until staging validates', count: g.staged, accounted: true });
+        } else if (jobs.import === 'not-run' || jobs.import === 'running') {
+          importExplained.push({ stage: 'import', code: 'AWAITING_IMPORT', label: 'valid, import not finished', count: g.staged, accounted: true });
+        } else {
+          const errors = (platform.importErrors ?? []).filter((e) => e.component === g.component);
+          if (errors.length) {
+            const code = /^([A-Z][A-Z_]+)\b/.exec(errors[0]!.message)?.[1] ?? 'IMPORT_FAILED';
+            importExplained.push({ stage: 'import', code, label: `not imported: ${errors[0]!.message}`, count: g.staged, accounted: true });
+          } else {
+            importExplained.push({ stage: 'import', code: 'NOT_IMPORTED', label: 'valid, import done, record not imported and no import error', count: g.staged, accounted: false });
+          }
+        }
+      }
+      const gaps: Gap[] = [
+        gap('sourceRows', 'mapped', steps, localRejects(g.rejected), tolerance, base),
+        gap('mapped', 'staged', steps, [...explanations('staging', g.refusedByStaging), ...sentNoAnswer], tolerance, base),
+        gap('staged', 'valid', steps, validationExplained, tolerance, base),
+        gap('valid', 'imported', steps, importExplained, tolerance, base),
+      ];
+      const expectedOnPlatform = steps.staged - g.removedFromStaging;
+      const checks: PlatformCheck[] = [];
+      if (platform.counts && jobs.counts === 'done') {
+        checks.push(check('staged', 'counts job', expectedOnPlatform, platform.counts.staged[g.entityType] ?? 0, tolerance));
+        checks.push(check('imported', 'counts job', steps.imported, platform.counts.imported[g.entityType] ?? 0, tolerance));
+      }
+      const label = `${g.component} / ${g.entityType}`;
+      for (const gp of gaps) {
+        if (!gp.ok) problems.push(`${label}: ${Math.abs(gp.unaccounted)} record(s) between "${STEP_LABELS[gp.from]}" and "${STEP_LABELS[gp.to]}" are unaccounted (tolerance ${gp.allowed})`);
+      }
+      for (const c of checks) {
+        if (!c.ok) problems.push(`${label}: the platform (${c.source}) reports ${c.platform} ${c.measure}, the ledger ${c.ledger} (difference ${signed(c.difference)}, tolerance ${c.allowed})`);
+      }
+      return {
+        component: g.component,
+        entityType: g.entityType,
+        steps,
+        gaps,
+        expectedOnPlatform,
+        removedFromStaging: g.removedFromStaging,
+        platform: checks,
+        balanced: gaps.every((x) => x.ok) && checks.every((c) => c.ok),
+      };
+    });
+
+  // Counts job types that the ledger has no records of are still set against zero.
+  if (platform.counts && jobs.counts === 'done') {
+    const known = new Set(groups.map((g) => g.entityType));
+    for (const [type, n] of [...Object.entries(platform.counts.staged), ...Object.entries(platform.counts.imported)]) {
+      if (!known.has(type) && n !== 0) {
+        problems.push(`${type}: the platform (counts job) reports ${n} record(s) of an entity type the ledger has none of`);
+        known.add(type);
+      }
+    }
+  }
+
+  const componentNames = [...new Set([...groups.map((g) => g.component), ...(platform.migration ?? []).map((m) => m.component)])].sort();
+  const components: ComponentReport[] = componentNames.map((component) => {
+    const own = groups.filter((g) => g.component === component);
+    const expected = own.reduce((a, g) => a + g.expectedOnPlatform, 0);
+    const imported = own.reduce((a, g) => a + g.steps.imported, 0);
+    const checks: PlatformCheck[] = [];
+    const m = platform.migration?.find((x) => x.component === component);
+    if (m) {
+      checks.push(check('staged', 'migration', expected, m.numberOfStagedEntities, tolerance));
+      checks.push(check('imported', 'migration', imported, m.numberOfImportedEntities, tolerance));
+    }
+    for (const c of checks) {
+      if (!c.ok) problems.push(`${component}: the platform (${c.source}) reports ${c.platform} ${c.measure}, the ledger ${c.ledger} (difference ${signed(c.difference)}, tolerance ${c.allowed})`);
+    }
+    const importErrors = (platform.importErrors ?? []).filter((e) => e.component === component);
+    return { component, platform: checks, importErrors, balanced: checks.every((c) => c.ok) };
+  });
+
+  const totals = {
+    sourceRows: 0,
+    mapped: 0,
+    staged: 0,
+    valid: 0,
+    imported: 0,
+    unaccounted: 0,
+    removedFromStaging: 0,
+  };
+  for (const g of groups) {
+    for (const k of Object.keys(g.steps) as StepName[]) totals[k] += g.steps[k];
+    totals.unaccounted += g.gaps.reduce((a, x) => a + Math.abs(x.unaccounted), 0);
+    totals.removedFromStaging += g.removedFromStaging;
+  }
+  const topErrors = [...input.errorCodes].sort((a, b) => b.records - a.records || a.code.localeCompare(b.code) || a.stage.localeCompare(b.stage));
+  return {
+    schema: 'stagecoach.reconciliation/1',
+    run: input.run,
+    generatedAt: input.generatedAt,
+    tolerance: formatTolerance(tolerance),
+    jobs,
+    balanced: problems.length === 0,
+    totals,
+    groups,
+    components,
+    topErrors,
+    problems,
+  };
+}
+
+function signed(n: number): string {
+  return n > 0 ? `+${n}` : String(n);
+}
+
+/**
+ * Reads a counts-job result's TotalEntity table into per-entity-type numbers. The table's
+ * headers name the entity-type and count columns; rows are strings.
+ * @example countsByType({ counts: [{ type: 'TotalEntity', headers: ['EntityType','Count'], stagedRows: [['person','3']], importedRows: [] }] })
+ *   // { staged: { person: 3 }, imported: {} }
+ */
+export function countsByType(result: { counts: Array<{ type: string; headers: string[]; stagedRows: string[][]; importedRows: string[][] }> }): {
+  staged: Record<string, number>;
+  imported: Record<string, number>;
+} {
+  const table = result.counts.find((t) => t.type === 'TotalEntity') ?? result.counts[0];
+  const out = { staged: {} as Record<string, number>, imported: {} as Record<string, number> };
+  if (!table) return out;
+  const lower = table.headers.map((h) => h.toLowerCase());
+  let countCol = lower.findIndex((h) => h.includes('count') || h.includes('number') || h === 'total');
+  if (countCol < 0) countCol = table.headers.length - 1;
+  let typeCol = lower.findIndex((h, i) => i !== countCol && (h.includes('type') || h.includes('entity')));
+  if (typeCol < 0) typeCol = countCol === 0 ? 1 : 0;
+  const read = (rows: string[][], into: Record<string, number>) => {
+    for (const row of rows) {
+      const type = row[typeCol];
+      const n = Number(row[countCol]);
+      if (type !== undefined && Number.isFinite(n)) into[type] = (into[type] ?? 0) + n;
+    }
+  };
+  read(table.stagedRows, out.staged);
+  read(table.importedRows, out.imported);
+  return out;
+}
