@@ -1,0 +1,128 @@
+/**
+ * Re-reads single legacy rows by their provenance (file + byte offset), in the source's own
+ * columns, so a corrections file and the report's examples show the row exactly as the legacy
+ * system exported it. Reads only from the row's first byte to its end: a corrections file of a
+ * hundred rows out of a million reads a hundred rows, not the file.
+ */
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import iconv from 'iconv-lite';
+import { parse } from 'csv-parse';
+import type { SourceSpec } from '../pipeline/definition/schema.js';
+
+/** The reading options of a source that matter for one row. */
+export type RowFormat = Pick<SourceSpec, 'format' | 'encoding'> & { csv?: Partial<SourceSpec['csv']> };
+
+/** A legacy row as its columns and values, both in file order. */
+export interface RawRow {
+  columns: string[];
+  values: Record<string, unknown>;
+}
+
+/** Decides the text encoding of a file: the declared one, or its byte-order mark under `auto`. */
+async function encodingOf(file: string, declared: RowFormat['encoding']): Promise<{ encoding: string; bomBytes: number }> {
+  if (declared !== 'auto' && declared !== 'utf-8-bom') return { encoding: declared, bomBytes: 0 };
+  const fh = await open(file, 'r');
+  try {
+    const head = Buffer.alloc(3);
+    const { bytesRead } = await fh.read(head, 0, 3, 0);
+    const b = head.subarray(0, bytesRead);
+    if (b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) return { encoding: 'utf-8', bomBytes: 3 };
+    if (b[0] === 0xff && b[1] === 0xfe) return { encoding: 'utf-16le', bomBytes: 2 };
+    if (b[0] === 0xfe && b[1] === 0xff) return { encoding: 'utf-16be', bomBytes: 2 };
+    return { encoding: 'utf-8', bomBytes: 0 };
+  } finally {
+    await fh.close();
+  }
+}
+
+function textFrom(file: string, encoding: string, start: number): NodeJS.ReadableStream {
+  return createReadStream(file, { start }).pipe(iconv.decodeStream(encoding));
+}
+
+/** The first CSV record starting at `start`, as an array of strings. */
+async function firstCsvRecord(file: string, encoding: string, start: number, csv: RowFormat['csv']): Promise<string[] | undefined> {
+  const source = createReadStream(file, { start });
+  const parser = source.pipe(iconv.decodeStream(encoding)).pipe(
+    parse({ delimiter: csv?.delimiter ?? ',', quote: csv?.quote ?? '"', relax_column_count: true, skip_empty_lines: true, to: 1 }),
+  );
+  try {
+    for await (const record of parser) return record as string[];
+    return undefined;
+  } finally {
+    source.destroy();
+  }
+}
+
+/** The header of a CSV source: its declared columns, or its first record. */
+export async function csvColumns(file: string, format: RowFormat): Promise<string[]> {
+  if (format.csv?.columns?.length) return [...format.csv.columns];
+  if (format.csv?.header === false) return [];
+  const { encoding, bomBytes } = await encodingOf(file, format.encoding);
+  return (await firstCsvRecord(file, encoding, bomBytes, format.csv)) ?? [];
+}
+
+/** The JSON value (an object) starting at `start`, found by matching its brackets. */
+async function jsonValueAt(file: string, encoding: string, start: number): Promise<unknown> {
+  let text = '';
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let begun = false;
+  const stream = textFrom(file, encoding, start);
+  try {
+    for await (const chunk of stream as AsyncIterable<string>) {
+      for (let i = 0; i < chunk.length; i++) {
+        const ch = chunk[i]!;
+        if (!begun) {
+          if (/\s/.test(ch)) continue;
+          begun = true;
+        }
+        text += ch;
+        if (inString) {
+          if (escaped) escaped = false;
+          else if (ch === '\\') escaped = true;
+          else if (ch === '"') inString = false;
+        } else if (ch === '"') inString = true;
+        else if (ch === '{' || ch === '[') depth++;
+        else if (ch === '}' || ch === ']') {
+          depth--;
+          if (depth === 0) return JSON.parse(text);
+        } else if (depth === 0 && (ch === ',' || ch === '\n')) return JSON.parse(text.slice(0, -1));
+      }
+    }
+    return text ? JSON.parse(text) : undefined;
+  } finally {
+    (stream as unknown as { destroy?: () => void }).destroy?.();
+  }
+}
+
+/**
+ * Reads the legacy row that starts at `byteOffset` of `file`.
+ * @example
+ *   const row = await readRowAt('samples/crm/persons.csv', 812, { format: 'csv', encoding: 'auto', csv: { delimiter: ';' } });
+ *   row.values // { klantnr: '1014', voorletters: 'J.', … }
+ */
+export async function readRowAt(file: string, byteOffset: number, format: RowFormat, columns?: string[]): Promise<RawRow> {
+  const { encoding } = await encodingOf(file, format.encoding);
+  if (format.format === 'csv') {
+    const cols = columns ?? (await csvColumns(file, format));
+    const record = (await firstCsvRecord(file, encoding, byteOffset, format.csv)) ?? [];
+    const names = cols.length ? [...cols] : record.map((_v, i) => `column_${i + 1}`);
+    for (let i = names.length; i < record.length; i++) names.push(`column_${i + 1}`);
+    const values: Record<string, unknown> = {};
+    names.forEach((name, i) => (values[name] = record[i] ?? ''));
+    return { columns: names, values };
+  }
+  const value = await jsonValueAt(file, encoding, byteOffset);
+  const values = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : { value };
+  return { columns: Object.keys(values), values };
+}
+
+/** A cell of a corrections file: strings as they are, anything nested as JSON. */
+export function cellText(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return JSON.stringify(value);
+}
