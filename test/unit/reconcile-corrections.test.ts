@@ -1,0 +1,67 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { csvField, writeCorrections } from '../../src/reconcile/corrections.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'stagecoach-corr-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('corrections file', () => {
+  it('holds the refused rows in their original columns with the error columns added, one file per source', async () => {
+    const csv = 'klantnr;voorletters;achternaam;land\n1001;J.;Jansen;NL\n1002;;"de Vries; jr";NL\n1003;P.;Bakker;XX\n';
+    writeFileSync(join(dir, 'persons.csv'), csv);
+    const json = '[\n{"kvk":"1","naam":"Acme","adres":{"plaats":"Delft"}},\n{"kvk":"","naam":"Nameless"}\n]\n';
+    writeFileSync(join(dir, 'orgs.json'), json);
+    const out = join(dir, 'out');
+    const files = await writeCorrections(
+      [
+        {
+          source: 'persons',
+          provenance: { file: 'persons.csv', line: 3, byteOffset: csv.indexOf('1002') },
+          errors: [{ field: 'initials', code: 'MISSING_REQUIRED_FIELD', message: 'initials is required', stage: 'mapping' }],
+        },
+        {
+          source: 'organisations',
+          provenance: { file: 'orgs.json', line: 3, byteOffset: json.indexOf('{"kvk":""') },
+          errors: [{ field: 'cocNumber', code: 'MISSING_REQUIRED_FIELD', message: 'cocNumber is required', stage: 'staging' }],
+        },
+        {
+          source: 'persons',
+          provenance: { file: 'persons.csv', line: 4, byteOffset: csv.indexOf('1003') },
+          errors: [
+            { field: 'countryCode', code: 'UNKNOWN_CODE', message: 'XX is not a configured country', stage: 'validation' },
+            { field: 'nationalities.0', code: 'UNKNOWN_CODE', message: 'XX is not a configured nationality', stage: 'validation' },
+          ],
+        },
+      ],
+      [
+        { name: 'persons', format: 'csv', encoding: 'auto', csv: { delimiter: ';' } },
+        { name: 'organisations', format: 'json', encoding: 'auto' },
+      ],
+      out,
+      dir,
+    );
+    expect(files).toEqual([
+      { source: 'persons', file: join(out, 'persons.corrections.csv'), rows: 2 },
+      { source: 'organisations', file: join(out, 'organisations.corrections.csv'), rows: 1 },
+    ]);
+    expect(readFileSync(join(out, 'persons.corrections.csv'), 'utf8')).toBe(
+      '\uFEFFklantnr;voorletters;achternaam;land;error_field;error_code;error_message;error_stage\r\n' +
+        '1002;;"de Vries; jr";NL;initials;MISSING_REQUIRED_FIELD;initials is required;mapping\r\n' +
+        '1003;P.;Bakker;XX;countryCode | nationalities.0;UNKNOWN_CODE | UNKNOWN_CODE;XX is not a configured country | XX is not a configured nationality;validation | validation\r\n',
+    );
+    expect(readFileSync(join(out, 'organisations.corrections.csv'), 'utf8')).toBe(
+      '\uFEFFkvk,naam,error_field,error_code,error_message,error_stage\r\n,Nameless,cocNumber,MISSING_REQUIRED_FIELD,cocNumber is required,staging\r\n',
+    );
+  });
+
+  it('quotes a field only when the delimiter, a quote, a line break or edge blanks need it', () => {
+    expect(csvField('plain')).toBe('plain');
+    expect(csvField('a,b')).toBe('"a,b"');
+    expect(csvField('say "hi"')).toBe('"say ""hi"""');
+    expect(csvField('two\nlines')).toBe('"two\nlines"');
+    expect(csvField(' padded')).toBe('" padded"');
+    expect(csvField('a;b', ';')).toBe('"a;b"');
+  });
+});
