@@ -1,0 +1,141 @@
+/**
+ * Safe checking of XML attachments with libxml2 (WebAssembly): no DOCTYPE / DTD / ENTITY
+ * declarations at all (refused by a byte scan before any parser sees the document, so neither
+ * external entities nor entity expansion can happen), then a parse with network and external
+ * entity loading off and entity substitution never enabled, then — for the seven well-known
+ * files — validation against the service's XSDs in `schemas/`. Synchronous; a document takes a
+ * few milliseconds. Every libxml2 object is disposed.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ParseOption, XmlDocument, XmlLibError, XsdValidator } from 'libxml2-wasm';
+import type { Problem } from '../../contract/problem.js';
+import { WELL_KNOWN_ATTACHMENTS } from '../../contract/process.js';
+import { HttpProblem } from '../http/problem.js';
+import { LODGING_LIMITS } from './limits.js';
+
+/** The namespace of every well-known lodging document. */
+export const LODGING_NAMESPACE = 'urn:stagecoach:lodging:2022.1';
+
+/** Parser options: no network, no external entities or DTDs; entity substitution (NOENT) stays off. */
+export const SAFE_PARSE_OPTIONS = ParseOption.XML_PARSE_NONET | ParseOption.XML_PARSE_NO_XXE | ParseOption.XML_PARSE_NO_SYS_CATALOG;
+
+const FORBIDDEN_DECLARATION = /<!\s*(DOCTYPE|ENTITY|ELEMENT|ATTLIST|NOTATION)/i;
+
+type FieldError = NonNullable<Problem['errors']>[number];
+
+/**
+ * The folder holding the XSDs: next to this module when run from source, or in the source tree
+ * when run from the compiled `dist/` (tsc does not copy .xsd files).
+ */
+export function schemaDir(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const candidates = [join(here, 'schemas'), join(here, '..', '..', '..', '..', 'src', 'service', 'lodging', 'schemas')];
+  const found = candidates.find((dir) => existsSync(join(dir, `${WELL_KNOWN_ATTACHMENTS[0].replace(/\.xml$/, '')}.xsd`)));
+  if (!found) throw new Error(`lodging XSDs not found; looked in ${candidates.join(', ')}`);
+  return found;
+}
+
+/** Compiled validators, one per well-known file, built on first use and kept for the process. */
+const validators = new Map<string, XsdValidator>();
+function validatorFor(fileName: string): XsdValidator {
+  let validator = validators.get(fileName);
+  if (!validator) {
+    const path = join(schemaDir(), fileName.replace(/\.xml$/, '.xsd'));
+    const xsd = XmlDocument.fromBuffer(readFileSync(path), { url: path, option: SAFE_PARSE_OPTIONS });
+    try {
+      validator = XsdValidator.fromDoc(xsd);
+    } finally {
+      xsd.dispose();
+    }
+    validators.set(fileName, validator);
+  }
+  return validator;
+}
+
+/** The 1-based line of byte offset `index`. */
+function lineAt(bytes: Buffer, index: number): number {
+  let line = 1;
+  for (let i = bytes.indexOf(0x0a); i !== -1 && i < index; i = bytes.indexOf(0x0a, i + 1)) line++;
+  return line;
+}
+
+/**
+ * Refuses what the service will not parse: UTF-16/32 (the byte scan below needs an
+ * ASCII-compatible encoding) and any DOCTYPE or markup declaration.
+ */
+function refuseUnsafe(fileName: string, bytes: Buffer): void {
+  const nul = bytes.indexOf(0);
+  if (startsWithAny(bytes, [[0xfe, 0xff], [0xff, 0xfe]]) || nul !== -1) {
+    throw new HttpProblem(422, 'ATTACHMENT_MALFORMED_XML', `${fileName}: XML attachments must be UTF-8 encoded; the content is UTF-16/32 or has NUL bytes${nul === -1 ? '' : ` (line ${lineAt(bytes, nul)})`}`, {
+      errors: [{ field: 'encoding', message: 'ATTACHMENT_MALFORMED_XML' }],
+    });
+  }
+  const text = bytes.toString('latin1');
+  const match = FORBIDDEN_DECLARATION.exec(text);
+  if (match) {
+    const line = lineAt(bytes, match.index);
+    throw new HttpProblem(422, 'ATTACHMENT_FORBIDDEN_DTD', `${fileName}: line ${line}: a <!${match[1]!.toUpperCase()} declaration is not allowed; XML attachments must not contain a DOCTYPE, DTD or entity declarations`, {
+      errors: [{ field: match[1]!.toUpperCase(), message: `line ${line}: DTD and entity declarations are not allowed` }],
+    });
+  }
+}
+
+function startsWithAny(bytes: Buffer, signatures: number[][]): boolean {
+  return signatures.some((sig) => sig.every((b, i) => bytes[i] === b));
+}
+
+/**
+ * Parses an XML attachment safely (after the DTD refusal). The caller must dispose the document.
+ * Throws 422 ATTACHMENT_MALFORMED_XML with the line of each parser error.
+ */
+export function parseXmlSafely(fileName: string, bytes: Buffer): XmlDocument {
+  refuseUnsafe(fileName, bytes);
+  try {
+    return XmlDocument.fromBuffer(bytes, { option: SAFE_PARSE_OPTIONS });
+  } catch (err) {
+    if (!(err instanceof XmlLibError)) throw err;
+    const errors = err.details.slice(0, LODGING_LIMITS.maxListedErrors).map((d) => ({ field: 'document', message: `line ${d.line}: ${d.message.trim()}` }));
+    throw new HttpProblem(422, 'ATTACHMENT_MALFORMED_XML', `${fileName} is not well-formed XML: ${errors[0]?.message ?? err.message.trim()}`, { errors });
+  }
+}
+
+/**
+ * Checks an XML attachment: refusals, well-formedness and, for a well-known name, its XSD.
+ * Throws an HttpProblem (422) naming line and element of each error.
+ * @example checkXmlAttachment('CleanOrderCounterparties.xml', bytes, true);
+ */
+export function checkXmlAttachment(fileName: string, bytes: Buffer, wellKnown: boolean): void {
+  const doc = parseXmlSafely(fileName, bytes);
+  try {
+    if (!wellKnown) return;
+    try {
+      validatorFor(fileName).validate(doc);
+    } catch (err) {
+      if (!(err instanceof XmlLibError)) throw err;
+      const all = err.details.map(toFieldError);
+      const errors = all.slice(0, LODGING_LIMITS.maxListedErrors);
+      const more = all.length > errors.length ? ` (${all.length - errors.length} more not listed)` : '';
+      throw new HttpProblem(
+        422,
+        'ATTACHMENT_SCHEMA_VIOLATION',
+        `${fileName} does not comply with the schema ${fileName.replace(/\.xml$/, '.xsd')}: ${all.length} error${all.length === 1 ? '' : 's'}, the first: ${errors[0]?.field}: ${errors[0]?.message}${more}`,
+        { errors },
+      );
+    }
+  } finally {
+    doc.dispose();
+  }
+}
+
+/**
+ * One libxml2 schema error as {field: element (or element/@attribute), message: 'line N: …'},
+ * with the namespace braces dropped for legibility.
+ */
+function toFieldError(detail: { message: string; line: number }): FieldError {
+  const message = detail.message.trim().replaceAll(`{${LODGING_NAMESPACE}}`, '');
+  const element = /^Element '([^']+)'(?:, attribute '([^']+)')?/.exec(message);
+  const field = element ? (element[2] ? `${element[1]}/@${element[2]}` : element[1]!) : 'document';
+  return { field, message: `line ${detail.line}: ${message}` };
+}
