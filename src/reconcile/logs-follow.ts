@@ -1,0 +1,126 @@
+/**
+ * Follows a migration's log stream into the ledger. Each entry is stored in `migration_logs`
+ * keyed by (migration, sequenceNumber) and the ledger's `log_cursor` moves to the next
+ * sequence number in the same transaction, so a disconnect, Ctrl-C or crash resumes with
+ * `continue-from` exactly after the last stored entry: nothing repeated, nothing missed.
+ * The client's iterator already resumes after a dropped connection; this module adds the
+ * persistence and, with `follow`, reopens the stream when it ends to wait for new entries.
+ */
+import type { Database } from 'better-sqlite3';
+import type { LogEntry, LogQuery } from '../contract/migration.js';
+import { readCounter } from '../contract/shared.js';
+import type { StreamFormat } from '../contract/media.js';
+
+/** The part of the typed client this module uses (`client.migrations.logs`). */
+export interface LogsApi {
+  logs(migrationId: string, query: LogQuery, options: { format?: StreamFormat; continueFrom?: number; signal?: AbortSignal }): AsyncIterable<LogEntry>;
+}
+
+export function createLogTables(db: Database): void {
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS migration_logs (
+      migration_id TEXT NOT NULL,
+      sequence_number INTEGER NOT NULL,
+      timestamp TEXT NOT NULL,
+      component TEXT NOT NULL,
+      action TEXT NOT NULL,
+      log_level TEXT NOT NULL,
+      message TEXT NOT NULL,
+      entry TEXT NOT NULL,
+      PRIMARY KEY (migration_id, sequence_number)) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS log_cursor (
+      migration_id TEXT PRIMARY KEY,
+      continue_from INTEGER NOT NULL);
+  `);
+}
+
+/** Where the next read of the migration's log starts, from the ledger (undefined: the beginning). */
+export function logCursor(db: Database, migrationId: string): number | undefined {
+  const row = db.prepare<[string], { continue_from: number }>('SELECT continue_from FROM log_cursor WHERE migration_id = ?').get(migrationId);
+  return row?.continue_from;
+}
+
+/** The stored entries of a migration, in order. */
+export function storedLogs(db: Database, migrationId: string, fromSequence = 1): Array<LogEntry & { sequenceNumber: number }> {
+  return db
+    .prepare<[string, number], { entry: string }>('SELECT entry FROM migration_logs WHERE migration_id = ? AND sequence_number >= ? ORDER BY sequence_number')
+    .all(migrationId, fromSequence)
+    .map((r) => JSON.parse(r.entry) as LogEntry & { sequenceNumber: number });
+}
+
+export interface FollowOptions {
+  /** Keep waiting for new entries after the stream ends, until `signal` aborts. */
+  follow?: boolean;
+  signal?: AbortSignal;
+  format?: StreamFormat;
+  /**
+   * Filters of the spec's log query. A filtered read neither uses nor moves the stored cursor
+   * (entries it skips would otherwise be skipped for good); it starts at `continueFrom`.
+   */
+  query?: Omit<LogQuery, 'continue-from'>;
+  /** Start here instead of at the stored cursor. */
+  continueFrom?: number;
+  /** Wait between two reads when following and the stream ended; doubles up to 8× while idle. */
+  idleMs?: number;
+  onEntry?: (entry: LogEntry & { sequenceNumber: number }) => void;
+}
+
+const filtered = (q: FollowOptions['query']) => !!q && Object.values(q).some((v) => v !== undefined && (!Array.isArray(v) || v.length > 0));
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * Reads the migration's log from the stored cursor, storing each entry as it comes.
+ * @example
+ *   const ac = new AbortController(); process.once('SIGINT', () => ac.abort());
+ *   await followLogs(client.migrations, ledger.db, migrationId, { follow: true, signal: ac.signal, onEntry: print });
+ */
+export async function followLogs(api: LogsApi, db: Database, migrationId: string, options: FollowOptions = {}): Promise<{ received: number; continueFrom: number }> {
+  createLogTables(db);
+  const useCursor = !filtered(options.query) && options.continueFrom === undefined;
+  let next = options.continueFrom ?? (useCursor ? logCursor(db, migrationId) : undefined) ?? 1;
+  const insert = db.prepare(
+    'INSERT OR IGNORE INTO migration_logs (migration_id, sequence_number, timestamp, component, action, log_level, message, entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  const moveCursor = db.prepare('INSERT INTO log_cursor (migration_id, continue_from) VALUES (?, ?) ON CONFLICT (migration_id) DO UPDATE SET continue_from = MAX(continue_from, excluded.continue_from)');
+  const store = db.transaction((entry: LogEntry, seq: number) => {
+    insert.run(migrationId, seq, entry.timestamp, entry.component, entry.action, entry.logLevel, entry.message, JSON.stringify({ ...entry, sequenceNumber: seq }));
+    if (useCursor) moveCursor.run(migrationId, seq + 1);
+  });
+  let received = 0;
+  let idle = options.idleMs ?? 1000;
+  for (;;) {
+    let got = 0;
+    try {
+      for await (const entry of api.logs(migrationId, { ...options.query }, { format: options.format, continueFrom: next, signal: options.signal })) {
+        const seq = readCounter(entry as Record<string, unknown>);
+        // An entry without a counter cannot be resumed from; an old one was already stored.
+        if (seq === undefined || seq < next) continue;
+        store(entry, seq);
+        next = seq + 1;
+        got++;
+        received++;
+        options.onEntry?.({ ...entry, sequenceNumber: seq });
+      }
+    } catch (err) {
+      if (options.signal?.aborted) break;
+      throw err;
+    }
+    if (!options.follow || options.signal?.aborted) break;
+    idle = got > 0 ? (options.idleMs ?? 1000) : Math.min(idle * 2, (options.idleMs ?? 1000) * 8);
+    await sleep(idle, options.signal);
+    if (options.signal?.aborted) break;
+  }
+  return { received, continueFrom: next };
+}

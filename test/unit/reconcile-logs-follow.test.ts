@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
+import { followLogs, logCursor, storedLogs, type LogsApi } from '../../src/reconcile/logs-follow.js';
+import type { LogEntry } from '../../src/contract/migration.js';
+
+const M = '22222222-2222-4222-8222-222222222222';
+
+function entry(seq: number): LogEntry {
+  return { sequenceNumber: seq, component: 'Counterparties', entityReferenceIds: [], action: 'StagedEntities', timestamp: '2026-01-01T00:00:00.000Z', message: `entry ${seq}`, logLevel: 'INFO' };
+}
+
+/** A log of `total` entries served from continue-from; `breakAfter` entries then the connection dies. */
+function fakeLog(total: () => number, breakAfter?: number) {
+  const requests: number[] = [];
+  const api: LogsApi = {
+    async *logs(_m, _q, { continueFrom = 1 }) {
+      requests.push(continueFrom);
+      let sent = 0;
+      for (let s = continueFrom; s <= total(); s++) {
+        if (breakAfter !== undefined && sent === breakAfter) throw new Error('socket hang up');
+        sent++;
+        yield entry(s);
+      }
+    },
+  };
+  return { api, requests };
+}
+
+describe('following the migration log', () => {
+  it('stores every entry with its sequence number and keeps the cursor after the last one', async () => {
+    const db = new Database(':memory:');
+    const log = fakeLog(() => 3);
+    expect(await followLogs(log.api, db, M)).toEqual({ received: 3, continueFrom: 4 });
+    expect(storedLogs(db, M).map((e) => e.sequenceNumber)).toEqual([1, 2, 3]);
+    expect(logCursor(db, M)).toBe(4);
+  });
+
+  it('resumes after a disconnect and a restart without repeating or missing an entry', async () => {
+    const db = new Database(':memory:');
+    let total = 5;
+    const dying = fakeLog(() => total, 2);
+    await expect(followLogs(dying.api, db, M)).rejects.toThrow('socket hang up');
+    expect(logCursor(db, M)).toBe(3);
+    total = 7;
+    const seen: number[] = [];
+    const healthy = fakeLog(() => total);
+    await followLogs(healthy.api, db, M, { onEntry: (e) => seen.push(e.sequenceNumber) });
+    expect(healthy.requests).toEqual([3]);
+    expect(seen).toEqual([3, 4, 5, 6, 7]);
+    expect(storedLogs(db, M).map((e) => e.message)).toEqual(['entry 1', 'entry 2', 'entry 3', 'entry 4', 'entry 5', 'entry 6', 'entry 7']);
+  });
+
+  it('with follow, reopens the stream after it ends and stops when interrupted', async () => {
+    const db = new Database(':memory:');
+    let total = 2;
+    const log = fakeLog(() => total);
+    const ac = new AbortController();
+    const seen: number[] = [];
+    const done = followLogs(log.api, db, M, {
+      follow: true,
+      idleMs: 5,
+      signal: ac.signal,
+      onEntry: (e) => {
+        seen.push(e.sequenceNumber);
+        if (e.sequenceNumber === 2) total = 4; // more entries arrive while following
+        if (e.sequenceNumber === 4) ac.abort();
+      },
+    });
+    expect(await done).toEqual({ received: 4, continueFrom: 5 });
+    expect(seen).toEqual([1, 2, 3, 4]);
+  });
+
+  it('reads a filtered query from the start without moving the stored cursor', async () => {
+    const db = new Database(':memory:');
+    await followLogs(fakeLog(() => 2).api, db, M);
+    const log = fakeLog(() => 3);
+    await followLogs(log.api, db, M, { query: { LogLevels: ['ERROR'] } });
+    expect(log.requests).toEqual([1]);
+    expect(logCursor(db, M)).toBe(3);
+  });
+});
