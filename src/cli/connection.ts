@@ -1,0 +1,156 @@
+/**
+ * Connection settings shared by every command that talks to the platform. Each setting comes
+ * from, in order: a flag, an environment variable, a config file (`--config <file>` or
+ * ./stagecoach.config.json / .yaml / .yml, JSON or YAML), and finally the embedded service's
+ * demo identity on http://127.0.0.1:8787.
+ *
+ * @example
+ *   const cmd = addConnectionOptions(program.command('token'));
+ *   cmd.action(async (opts) => { const client = createClient(resolveConnection(opts)); … });
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { LineCounter, parseDocument } from 'yaml';
+import { z } from 'zod';
+import { StagecoachError } from '../contract/errors.js';
+import { createClient, type ClientOptions, type StagecoachClient } from '../client/index.js';
+
+/** The settings, their flag, environment variable, config key and default, declared once. */
+export const CONNECTION_SETTINGS = [
+  { key: 'baseUrl', flag: '--base-url <url>', env: 'STAGECOACH_BASE_URL', fallback: 'http://127.0.0.1:8787', describe: 'base address of the lending service' },
+  { key: 'clientId', flag: '--client-id <id>', env: 'STAGECOACH_CLIENT_ID', fallback: 'demo-client', describe: 'API client id' },
+  { key: 'clientSecret', flag: '--client-secret <secret>', env: 'STAGECOACH_CLIENT_SECRET', fallback: 'demo-secret', describe: 'API client secret (prefer the environment variable: flags show in ps)' },
+  { key: 'brokerKey', flag: '--broker-key <key>', env: 'STAGECOACH_BROKER_KEY', fallback: 'demo-broker', describe: 'tenant (broker key)' },
+  { key: 'labelReferenceId', flag: '--label <reference>', env: 'STAGECOACH_LABEL', fallback: 'demo-label', describe: 'white-label reference id' },
+] as const;
+
+export type ConnectionKey = (typeof CONNECTION_SETTINGS)[number]['key'];
+
+/** What a config file may hold: the connection settings, plus client tuning. */
+export const connectionFileSchema = z
+  .object({
+    baseUrl: z.string().optional(),
+    clientId: z.string().optional(),
+    clientSecret: z.string().optional(),
+    brokerKey: z.string().optional(),
+    labelReferenceId: z.string().optional(),
+    /** Short alias of labelReferenceId. */
+    label: z.string().optional(),
+    timeouts: z.object({ connectMs: z.number(), headersMs: z.number(), bodyMs: z.number() }).partial().optional(),
+    retry: z.object({ retries: z.number(), baseDelayMs: z.number(), maxDelayMs: z.number(), maxRetryTimeMs: z.number() }).partial().optional(),
+    versions: z.record(z.string(), z.string()).optional(),
+  })
+  .loose();
+export type ConnectionFile = z.infer<typeof connectionFileSchema>;
+
+export interface ConnectionFlags {
+  baseUrl?: string;
+  clientId?: string;
+  clientSecret?: string;
+  brokerKey?: string;
+  label?: string;
+  config?: string;
+}
+
+export interface ResolvedConnection extends Pick<ClientOptions, 'baseUrl' | 'clientId' | 'clientSecret' | 'brokerKey' | 'labelReferenceId' | 'timeouts' | 'retry' | 'versions'> {
+  /** Where each connection setting came from (for `--verbose` style diagnostics; never the value of the secret). */
+  sources: Record<ConnectionKey, 'flag' | 'env' | 'config' | 'default'>;
+  /** The config file read, if any. */
+  configFile?: string;
+}
+
+const DEFAULT_CONFIG_FILES = ['stagecoach.config.json', 'stagecoach.config.yaml', 'stagecoach.config.yml'];
+
+/** Adds the connection flags (and --config) to a command. */
+export function addConnectionOptions(command: Command): Command {
+  for (const s of CONNECTION_SETTINGS) command.option(s.flag, `${s.describe} (env ${s.env})`);
+  command.option('--config <file>', 'config file with connection settings (JSON or YAML; default ./stagecoach.config.json if present)');
+  return command;
+}
+
+/**
+ * Flags → environment → config file → demo defaults. Throws CONFIG_INVALID naming the file
+ * (and line, for YAML) when the config file cannot be read.
+ */
+export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ResolvedConnection {
+  const { file, data } = loadConfigFile(flags.config, cwd);
+  const fromFlags: Record<ConnectionKey, string | undefined> = {
+    baseUrl: flags.baseUrl,
+    clientId: flags.clientId,
+    clientSecret: flags.clientSecret,
+    brokerKey: flags.brokerKey,
+    labelReferenceId: flags.label,
+  };
+  const fromFile: Record<ConnectionKey, string | undefined> = {
+    baseUrl: data.baseUrl,
+    clientId: data.clientId,
+    clientSecret: data.clientSecret,
+    brokerKey: data.brokerKey,
+    labelReferenceId: data.labelReferenceId ?? data.label,
+  };
+  const values = {} as Record<ConnectionKey, string>;
+  const sources = {} as ResolvedConnection['sources'];
+  for (const s of CONNECTION_SETTINGS) {
+    const flag = fromFlags[s.key];
+    const envValue = env[s.env];
+    if (flag !== undefined && flag !== '') [values[s.key], sources[s.key]] = [flag, 'flag'];
+    else if (envValue !== undefined && envValue !== '') [values[s.key], sources[s.key]] = [envValue, 'env'];
+    else if (fromFile[s.key] !== undefined) [values[s.key], sources[s.key]] = [fromFile[s.key]!, 'config'];
+    else [values[s.key], sources[s.key]] = [s.fallback, 'default'];
+  }
+  try {
+    new URL(values.baseUrl);
+  } catch {
+    const from = sources.baseUrl === 'flag' ? '--base-url' : sources.baseUrl === 'env' ? 'STAGECOACH_BASE_URL' : `baseUrl in ${file}`;
+    throw new StagecoachError('CONFIG_INVALID', `${from}: expected an absolute URL such as http://127.0.0.1:8787, got ${JSON.stringify(values.baseUrl)}`, { field: 'baseUrl', value: values.baseUrl });
+  }
+  const out: ResolvedConnection = { ...values, sources };
+  if (file) out.configFile = file;
+  if (data.timeouts) out.timeouts = data.timeouts;
+  if (data.retry) out.retry = data.retry;
+  if (data.versions) out.versions = data.versions as ClientOptions['versions'];
+  return out;
+}
+
+/** A client built from the resolved connection (the command's flags included). */
+export function clientFromOptions(flags: ConnectionFlags, extra: Pick<ClientOptions, 'logger'> = {}): StagecoachClient {
+  const { sources: _sources, configFile: _file, ...options } = resolveConnection(flags);
+  return createClient({ ...options, ...extra });
+}
+
+function loadConfigFile(explicit: string | undefined, cwd: string): { file?: string; data: ConnectionFile } {
+  let file: string | undefined;
+  if (explicit) {
+    file = resolve(cwd, explicit);
+    if (!existsSync(file)) throw new StagecoachError('CONFIG_INVALID', `--config ${explicit}: file not found (looked at ${file})`, { file });
+  } else {
+    file = DEFAULT_CONFIG_FILES.map((f) => resolve(cwd, f)).find((f) => existsSync(f));
+    if (!file) return { data: {} };
+  }
+  const text = readFileSync(file, 'utf8');
+  let raw: unknown;
+  if (file.endsWith('.json')) {
+    try {
+      raw = JSON.parse(text);
+    } catch (err) {
+      throw new StagecoachError('CONFIG_INVALID', `${file}: not valid JSON: ${(err as Error).message}`, { file });
+    }
+  } else {
+    const lineCounter = new LineCounter();
+    const doc = parseDocument(text, { lineCounter });
+    const first = doc.errors[0];
+    if (first) {
+      const pos = lineCounter.linePos(first.pos[0]);
+      throw new StagecoachError('CONFIG_INVALID', `${file}:${pos.line}:${pos.col}: not valid YAML: ${first.message.split('\n')[0]}`, { file, line: pos.line, column: pos.col });
+    }
+    raw = doc.toJS();
+  }
+  const parsed = connectionFileSchema.safeParse(raw ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.path.map(String).join('.') || '(root)';
+    throw new StagecoachError('CONFIG_INVALID', `${file}: ${field}: ${issue.message}`, { file, field });
+  }
+  return { file, data: parsed.data };
+}

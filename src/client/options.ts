@@ -1,0 +1,55 @@
+/**
+ * Options of the stagecoach client, declared once with their defaults: connection identity,
+ * per-group api-versions, undici timeouts, the retry policy and the stream resume budget.
+ */
+import { z } from 'zod';
+import { API_VERSIONS, type VersionedArea } from '../contract/media.js';
+
+export const timeoutsSchema = z
+  .object({
+    connectMs: z.number().int().positive().default(5_000).describe('TCP/TLS connect timeout'),
+    headersMs: z.number().int().positive().default(30_000).describe('Time to wait for response headers'),
+    bodyMs: z.number().int().positive().default(60_000).describe('Longest silence while reading a response body'),
+  })
+  .prefault({});
+
+export const retrySchema = z
+  .object({
+    retries: z.number().int().min(0).default(6).describe('Retries per request after the first attempt'),
+    baseDelayMs: z.number().int().min(0).default(250).describe('First backoff bound; doubles per retry, full jitter'),
+    maxDelayMs: z.number().int().min(0).default(30_000).describe('Largest single wait, also the cap on Retry-After'),
+    maxRetryTimeMs: z.number().int().positive().default(120_000).describe('Total time one request may spend retrying'),
+  })
+  .prefault({});
+
+export const streamSchema = z
+  .object({
+    maxResumes: z.number().int().min(0).default(8).describe('Resumes in a row without a new record before a stream gives up'),
+  })
+  .prefault({});
+
+const versionsShape = Object.fromEntries(
+  (Object.keys(API_VERSIONS) as VersionedArea[]).map((area) => [area, z.string().default(API_VERSIONS[area][0]).describe(`api-version sent to ${area}`)]),
+) as { [K in VersionedArea]: z.ZodDefault<z.ZodString> };
+
+export const clientOptionsSchema = z.object({
+  baseUrl: z.url().describe('Base address of the lending service, e.g. http://127.0.0.1:8787'),
+  clientId: z.string().min(1).describe('Client id (HTTP Basic user of the token request)'),
+  clientSecret: z.string().min(1).describe('Client secret (HTTP Basic password of the token request)'),
+  brokerKey: z.string().min(1).describe('Tenant (broker key) the token is issued for'),
+  labelReferenceId: z.string().min(1).describe('White-label reference id the token is issued for'),
+  timeouts: timeoutsSchema,
+  retry: retrySchema,
+  stream: streamSchema,
+  versions: z.object(versionsShape).prefault({}).describe('api-version per functional group'),
+});
+
+/** Minimal logger interface (pino fits); the client never passes tokens or secrets to it. */
+export interface ClientLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+export type ClientOptions = z.input<typeof clientOptionsSchema> & { logger?: ClientLogger };
+export type ResolvedClientOptions = z.output<typeof clientOptionsSchema> & { logger?: ClientLogger };

@@ -1,0 +1,283 @@
+/**
+ * The one way the client talks HTTP: builds the URL and headers (api-version of the group in
+ * Accept, the Bearer token), sends through an undici Agent with explicit connect / headers /
+ * body timeouts, refreshes the token once on a 401, retries what may be retried (p-retry, with
+ * backoff, jitter and Retry-After) and turns every failure into a ClientError. Response bodies
+ * are always read or destroyed, so no socket is left hanging.
+ */
+import pRetry, { AbortError } from 'p-retry';
+import { Agent, FormData, request as undiciRequest, type Dispatcher } from 'undici';
+import { acceptHeader, MEDIA, type VersionedArea } from '../contract/media.js';
+import { ClientError, parseProblem, responseError, transportError } from './errors.js';
+import type { ResolvedClientOptions } from './options.js';
+import { isRetryable, parseRetryAfter, retryDelayMs, sleep, type RetryPolicy } from './retry.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type QueryValue = string | number | boolean | readonly (string | number)[] | undefined;
+
+export interface RequestSpec {
+  method: Method;
+  /** Path below the base URL, segments already encoded (use `seg`). */
+  path: string;
+  query?: Record<string, QueryValue>;
+  /** Functional group whose api-version goes into Accept. */
+  area: VersionedArea;
+  /** Media type(s) accepted, without version (default application/json). */
+  accept?: string | readonly string[];
+  body?: string | Uint8Array | FormData;
+  contentType?: string;
+  /** `bearer` (default), `none`, or a literal Authorization value (token request). */
+  auth?: 'bearer' | 'none' | { authorization: string };
+  /** Default: idempotent for GET/PUT/DELETE, unsent-only for POST. */
+  retry?: RetryPolicy;
+  signal?: AbortSignal | undefined;
+  /** Statuses that are not errors besides 2xx (e.g. 404 for "current migration"). */
+  allowStatus?: readonly number[];
+  /** Marks the token request, for error codes and messages. */
+  tokenRequest?: boolean;
+}
+
+export interface TextResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+export interface StreamResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Dispatcher.ResponseData['body'];
+}
+
+/** What the transport needs from the token manager. */
+export interface TokenSource {
+  get(signal?: AbortSignal): Promise<string>;
+  /** Drops `token` from the cache if it is still the cached one, so the next get fetches anew. */
+  invalidate(token: string): void;
+  scopes(): string[];
+}
+
+/** Largest error body read (problem bodies are small; anything bigger is cut). */
+const MAX_ERROR_BODY = 64 * 1024;
+
+/** Encodes one path segment. @example seg('a b') // 'a%20b' */
+export const seg = (value: string | number): string => encodeURIComponent(String(value));
+
+export class Transport {
+  readonly agent: Agent;
+  private tokens: TokenSource | undefined;
+  private supportedVersions: string[] | undefined;
+
+  constructor(readonly options: ResolvedClientOptions) {
+    this.agent = new Agent({
+      connectTimeout: options.timeouts.connectMs,
+      headersTimeout: options.timeouts.headersMs,
+      bodyTimeout: options.timeouts.bodyMs,
+      keepAliveTimeout: 4_000,
+    });
+  }
+
+  useTokens(tokens: TokenSource): void {
+    this.tokens = tokens;
+  }
+
+  /** Sends a request and reads the whole response body as text. */
+  async text(spec: RequestSpec): Promise<TextResponse> {
+    return this.withRetries(spec, async (res) => {
+      const text = await res.body.text();
+      return { status: res.statusCode, headers: res.headers, text };
+    });
+  }
+
+  /** Sends a request and parses the JSON body (undefined for an empty body). */
+  async json<T = unknown>(spec: RequestSpec): Promise<{ status: number; headers: TextResponse['headers']; body: T }> {
+    const res = await this.text(spec);
+    if (!res.text.trim()) return { status: res.status, headers: res.headers, body: undefined as T };
+    try {
+      return { status: res.status, headers: res.headers, body: JSON.parse(res.text) as T };
+    } catch (err) {
+      throw new ClientError('HTTP_ERROR', `${spec.method} ${spec.path} answered ${res.status} with a body that is not JSON: ${JSON.stringify(res.text.slice(0, 80))}`, {
+        status: res.status,
+        method: spec.method,
+        path: spec.path,
+        cause: err,
+      });
+    }
+  }
+
+  /**
+   * Opens a response whose body the caller reads (streams). Opening is retried like any request;
+   * the caller must consume or destroy `body`.
+   */
+  async open(spec: RequestSpec): Promise<StreamResponse> {
+    return this.withRetries(spec, async (res) => ({ status: res.statusCode, headers: res.headers, body: res.body }));
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  url(path: string, query?: Record<string, QueryValue>): string {
+    const base = this.options.baseUrl.replace(/\/+$/, '');
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(query ?? {})) {
+      if (v === undefined) continue;
+      if (Array.isArray(v)) for (const item of v) qs.append(k, String(item));
+      else qs.append(k, String(v));
+    }
+    const q = qs.toString();
+    return `${base}${path}${q ? `?${q}` : ''}`;
+  }
+
+  private async withRetries<T>(spec: RequestSpec, read: (res: Dispatcher.ResponseData) => Promise<T>): Promise<T> {
+    const policy = spec.retry ?? (spec.method === 'POST' ? 'unsent-only' : 'idempotent');
+    const { retry } = this.options;
+    const started = Date.now();
+    let attempts = 0;
+    try {
+      return await pRetry(
+        async () => {
+          attempts++;
+          try {
+            return await this.attempt(spec, read);
+          } catch (err) {
+            if (err instanceof AbortError) throw err;
+            // p-retry would treat a TypeError as final; ours are all ClientErrors.
+            throw transportError(err, spec.method, spec.path, this.options.baseUrl);
+          }
+        },
+        {
+          retries: retry.retries,
+          minTimeout: 0,
+          maxTimeout: 0,
+          signal: spec.signal,
+          // Our own wait (backoff or Retry-After) happens here; p-retry's own delay is 0.
+          onFailedAttempt: async ({ error, retriesLeft, retriesConsumed }) => {
+            if (!isRetryable(error, policy) || retriesLeft <= 0) throw error;
+            const err = error as ClientError;
+            const wait = retryDelayMs(retriesConsumed, retry, err.retryAfterMs);
+            if (Date.now() - started + wait > retry.maxRetryTimeMs) throw error;
+            this.options.logger?.debug({ method: spec.method, path: spec.path, status: err.status, code: err.code, attempt: attempts, waitMs: wait }, 'retrying request');
+            await sleep(wait, spec.signal);
+          },
+        },
+      );
+    } catch (err) {
+      if (spec.signal?.aborted) throw abortError(spec, spec.signal.reason);
+      const e = err instanceof AbortError ? err.originalError : err;
+      if (e instanceof ClientError) throw e.withAttempts(attempts);
+      throw transportError(e, spec.method, spec.path, this.options.baseUrl);
+    }
+  }
+
+  /** One HTTP exchange, plus one immediate repeat with a fresh token after a 401. */
+  private async attempt<T>(spec: RequestSpec, read: (res: Dispatcher.ResponseData) => Promise<T>): Promise<T> {
+    for (let refreshed = false; ; refreshed = true) {
+      const headers: Record<string, string> = { accept: this.acceptFor(spec) };
+      let token: string | undefined;
+      if (spec.auth === undefined || spec.auth === 'bearer') {
+        if (!this.tokens) throw new Error('transport has no token source');
+        try {
+          token = await this.tokens.get(spec.signal);
+        } catch (err) {
+          // The token fetch did its own retries: do not multiply them.
+          throw new AbortError(err instanceof Error ? err : new Error(String(err)));
+        }
+        headers.authorization = `Bearer ${token}`;
+      } else if (typeof spec.auth === 'object') {
+        headers.authorization = spec.auth.authorization;
+      }
+      if (spec.contentType) headers['content-type'] = spec.contentType;
+      const res = await undiciRequest(this.url(spec.path, spec.query), {
+        method: spec.method,
+        headers,
+        body: spec.body ?? null,
+        dispatcher: this.agent,
+        signal: spec.signal ?? null,
+      });
+      const ok = (res.statusCode >= 200 && res.statusCode < 300) || spec.allowStatus?.includes(res.statusCode);
+      if (ok) {
+        try {
+          return await read(res);
+        } catch (err) {
+          res.body.destroy();
+          throw err;
+        }
+      }
+      const text = await readCapped(res.body);
+      if (res.statusCode === 401 && token && !refreshed) {
+        // An expired or revoked token: one fresh token, one repeat (safe for any method: the
+        // service refused the request before doing anything).
+        this.tokens!.invalidate(token);
+        this.options.logger?.debug({ method: spec.method, path: spec.path }, 'token refused; fetching a new one');
+        continue;
+      }
+      throw await this.errorFor(spec, res.statusCode, res.headers, text);
+    }
+  }
+
+  private acceptFor(spec: RequestSpec): string {
+    const version = this.options.versions[spec.area];
+    const types = spec.accept === undefined ? [MEDIA.json] : typeof spec.accept === 'string' ? [spec.accept] : spec.accept;
+    return types.map((t, i) => acceptHeader(t, version) + (i > 0 ? `;q=${Math.max(0.1, 1 - i * 0.1).toFixed(1)}` : '')).join(', ');
+  }
+
+  private async errorFor(spec: RequestSpec, status: number, headers: Record<string, string | string[] | undefined>, text: string): Promise<ClientError> {
+    const problem = parseProblem(text, status);
+    const group = spec.path.split('/')[1] ?? '';
+    const base = {
+      method: spec.method,
+      path: spec.path,
+      status,
+      problem,
+      group,
+      version: this.options.versions[spec.area],
+      tokenScopes: this.tokens?.scopes(),
+      clientId: this.options.clientId,
+      retryAfterMs: parseRetryAfter(headers['retry-after']),
+      tokenRequest: spec.tokenRequest === true,
+    };
+    let err = responseError(base);
+    if (err.code === 'UNSUPPORTED_API_VERSION') err = responseError({ ...base, supportedVersions: await this.fetchSupportedVersions() });
+    return err;
+  }
+
+  /** X-Supported-Versions of the JWKS endpoint, fetched once and only to explain a 400. */
+  private async fetchSupportedVersions(): Promise<string[] | undefined> {
+    if (this.supportedVersions) return this.supportedVersions;
+    try {
+      const res = await undiciRequest(this.url('/authentication/jwks'), { method: 'GET', dispatcher: this.agent, headers: { accept: MEDIA.json } });
+      await res.body.dump();
+      const header = res.headers['x-supported-versions'];
+      const value = Array.isArray(header) ? header.join(',') : header;
+      if (value) this.supportedVersions = value.split(',').map((v) => v.trim()).filter(Boolean);
+    } catch {
+      /* best effort: the message still points at the header */
+    }
+    return this.supportedVersions;
+  }
+}
+
+async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      const buf = Buffer.from(chunk as Uint8Array);
+      size += buf.length;
+      if (size > MAX_ERROR_BODY) break;
+      chunks.push(buf);
+    }
+  } catch {
+    /* a broken error body still leaves us the status */
+  } finally {
+    body.destroy();
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function abortError(spec: RequestSpec, reason: unknown): ClientError {
+  return new ClientError('ABORTED', `${spec.method} ${spec.path} was aborted`, { method: spec.method, path: spec.path, cause: reason });
+}
+
+export { FormData };
