@@ -4,3 +4,16 @@
  */
 export { startService, DEMO_IDENTITIES, type RunningService, type ServiceOptions } from './service/index.js';
 export { StagecoachError, type ErrorCode } from './contract/errors.js';
+export {
+  createClient,
+  ClientError,
+  type StagecoachClient,
+  type ClientOptions,
+  type ClientLogger,
+  type Counterparty,
+  type MigrationRecord,
+  type JobState,
+  type WaitOptions,
+  type StreamOptions,
+} from './client/index.js';
+export { createWebhookReceiver, type WebhookReceiver, type WebhookReceiverOptions, type ReceivedEvent } from './client/webhook-receiver.js';
