@@ -79,6 +79,9 @@ export const ERROR_CODES = [
   'LEDGER_ERROR',
   'ABORTED',
   'RECONCILIATION_UNBALANCED',
+  // fault injection (service admin endpoint)
+  'FAULT_SPEC_INVALID',
+  'ADMIN_LOOPBACK_ONLY',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -1,0 +1,63 @@
+/**
+ * The fault-injection admin endpoint, for tests and demos that switch faults on a running
+ * service. Public (no token) but answered only for loopback callers; everyone else gets 403.
+ *
+ *   GET    /_admin/faults                       {faults, seed, rules}
+ *   PUT    /_admin/faults  {"faults": "<spec>", "seed"?: n}   replaces the rules, restarts the generator
+ *   DELETE /_admin/faults                       clears every rule (204)
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { StagecoachError } from '../../contract/errors.js';
+import type { ServiceContext } from '../context.js';
+import { HttpProblem } from '../http/problem.js';
+import type { FaultController } from './index.js';
+
+export const ADMIN_PREFIX = '/_admin/';
+const PATH = '/_admin/faults';
+
+const bodySchema = z.object({ faults: z.string().nullable(), seed: z.number().int().optional() });
+
+export function adminRoutes(app: FastifyInstance, ctx: ServiceContext, faults: FaultController): void {
+  const show = () => ({
+    faults: faults.spec,
+    seed: faults.seed,
+    rules: faults.rules.map(({ pattern: _pattern, ...rule }) => rule),
+  });
+
+  app.get(PATH, { config: { public: true } }, async (request) => {
+    requireLoopback(request);
+    return show();
+  });
+
+  app.put(PATH, { config: { public: true } }, async (request) => {
+    requireLoopback(request);
+    const parsed = bodySchema.safeParse(request.body);
+    if (!parsed.success) {
+      throw new HttpProblem(400, 'INVALID_REQUEST', `fault rules: expected {"faults": "<spec>" or null, "seed"?: integer}, got ${JSON.stringify(request.body ?? null).slice(0, 200)}`);
+    }
+    try {
+      faults.set(parsed.data.faults ?? '', parsed.data.seed ?? ctx.config.faultSeed);
+    } catch (err) {
+      if (err instanceof StagecoachError) throw new HttpProblem(400, 'FAULT_SPEC_INVALID', err.message, { errors: [{ field: 'faults', message: 'FAULT_SPEC_INVALID' }] });
+      throw err;
+    }
+    ctx.logger.warn({ faults: faults.spec, seed: faults.seed }, faults.active ? 'fault injection rules replaced' : 'fault injection cleared');
+    return show();
+  });
+
+  app.delete(PATH, { config: { public: true } }, async (request, reply) => {
+    requireLoopback(request);
+    faults.set('', faults.seed);
+    ctx.logger.warn('fault injection cleared');
+    return reply.status(204).send();
+  });
+}
+
+function requireLoopback(request: FastifyRequest): void {
+  const address = request.socket.remoteAddress ?? '';
+  const loopback = address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
+  if (!loopback) {
+    throw new HttpProblem(403, 'ADMIN_LOOPBACK_ONLY', `the fault-injection admin endpoint answers loopback callers only; ${address || 'this caller'} is not one`);
+  }
+}

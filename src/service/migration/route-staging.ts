@@ -1,0 +1,204 @@
+/**
+ * PUT /counterparty-management/migrations/{id}/staging/counterparties: the staging upload.
+ *
+ * The body (application/json-seq or application/jsonl) is read as a stream of frames, never
+ * buffered whole; every record gets one staging result, in input order. Valid records are
+ * written in batched transactions of STAGING_BATCH_RECORDS, and a batch's results are sent only
+ * once it has committed, so a result "isSuccessful: true" always means the record is stored.
+ * The response is sent while the body is still arriving: in the request's format, or as a
+ * JSON array when Accept names application/json.
+ *
+ * Limits: `maxStagingBytes` per request (counted here: a raw-stream parser bypasses fastify's
+ * bodyLimit) and `maxRecordBytes` per record. Overflow before the first batch committed is a
+ * 413 problem and nothing of the request is staged; after that, the committed records keep
+ * their results and one last result with message PAYLOAD_TOO_LARGE ends the response.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
+import { decodeFrames, encodeFrame, type Frame, type StreamFormat } from '../../codec/index.js';
+import { checkStagedCounterparty, type StagedCounterparty, type StagingResult } from '../../contract/migration.js';
+import { MEDIA, parseAccept, streamMediaType } from '../../contract/media.js';
+import { identityKey } from '../counterparties/store.js';
+import { HttpProblem } from '../http/problem.js';
+import { COUNTERPARTIES, requireStagingOpen, type MigrationParts } from './parts.js';
+
+/** Records per staging transaction: large enough for fast inserts, small enough to stream results. */
+export const STAGING_BATCH_RECORDS = 5000;
+
+const INVALID_FRAME_CODE = { malformed: 'MALFORMED_RECORD', truncated: 'TRUNCATED_RECORD', 'too-large': 'RECORD_TOO_LARGE' } as const;
+
+class StagingOverflow extends Error {}
+
+export async function stagingUploadRoute(app: FastifyInstance, parts: MigrationParts): Promise<void> {
+  const { ctx, migrations, staging } = parts;
+  const maxBytes = ctx.config.maxStagingBytes;
+  const maxRecordBytes = ctx.config.maxRecordBytes;
+
+  /** Commits one batch of valid records and their log entries; false when staging closed meanwhile. */
+  const commit = ctx.db.transaction((migrationId: string, rows: StagedCounterparty[], rejected: StagingResult[]) => {
+    const row = migrations.byId(migrationId)!;
+    requireStagingOpen(parts, row, 'stage');
+    if (rows.length > 0) {
+      const now = new Date().toISOString();
+      for (const r of rows) staging.upsert(migrationId, r.referenceId, r.type, identityKey(r), JSON.stringify(r), now);
+      migrations.setStagedCount(migrationId, COUNTERPARTIES, staging.count(migrationId));
+      migrations.setStagingStatus(migrationId, COUNTERPARTIES, 'InProgress');
+      migrations.bumpGeneration(migrationId);
+      parts.log(migrationId, {
+        component: COUNTERPARTIES,
+        action: 'StagedEntities',
+        logLevel: 'INFO',
+        entityReferenceIds: rows.map((r) => r.referenceId),
+        message: `staged ${rows.length} counterpart${rows.length === 1 ? 'y' : 'ies'}`,
+      });
+    }
+    for (const r of rejected) {
+      parts.log(migrationId, {
+        component: COUNTERPARTIES,
+        action: 'RejectedEntities',
+        logLevel: 'WARN',
+        entityReferenceIds: r.referenceId ? [r.referenceId] : [],
+        message: `record ${r.referenceId || '(no referenceId)'} not staged: ${r.errors.map((e) => `${e.field || '(record)'} ${e.message}`).join(', ')}`,
+      });
+    }
+  });
+
+  app.put<{ Params: { id: string } }>(
+    '/counterparty-management/migrations/:id/staging/counterparties',
+    { config: { area: 'counterparty-management', produces: [MEDIA.jsonSeq, MEDIA.jsonl, MEDIA.json] } },
+    async (request, reply) => {
+      const migration = migrations.get(request.principal.brokerKey, request.params.id);
+      requireStagingOpen(parts, migration, 'stage');
+      const format = requestFormat(request);
+      const declared = Number(request.headers['content-length']);
+      if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes, `Content-Length ${declared}`);
+
+      const out = responseShape(request, format);
+      const res = reply.raw;
+      let started = false;
+      let wroteAny = false;
+      let results: string[] = [];
+      let valid: StagedCounterparty[] = [];
+      let rejected: StagingResult[] = [];
+
+      const push = (result: StagingResult) => {
+        results.push(out === 'json' ? JSON.stringify(result) : encodeFrame(out, result));
+        if (!result.isSuccessful) rejected.push(result);
+      };
+      /** The pending results as response text (JSON arrays need commas between items). */
+      const take = (): string => {
+        if (results.length === 0) return '';
+        const text = out === 'json' ? (wroteAny ? ',' : '') + results.join(',') : results.join('');
+        wroteAny = true;
+        results = [];
+        return text;
+      };
+      /** Commits what is pending and sends its results (starting the response on first use). */
+      const flush = () => {
+        commit(migration.reference_id, valid, rejected);
+        valid = [];
+        rejected = [];
+        if (!started) {
+          reply.hijack();
+          res.writeHead(200, { 'content-type': out === 'json' ? MEDIA.json : streamMediaType(out), 'cache-control': 'no-store' });
+          if (out === 'json') res.write('[');
+          started = true;
+        }
+        // No wait for 'drain' while the body is still coming: a client that reads the response
+        // only after sending would deadlock. Results are a few dozen bytes per record.
+        const text = take();
+        if (text) res.write(text);
+      };
+      /** Ends the response with a last result saying why the rest of the body was not read. */
+      const endWith = (code: string) => {
+        results = [];
+        push({ referenceId: '', isSuccessful: false, errors: [{ field: '', message: code }] });
+        res.end(take() + (out === 'json' ? ']' : ''));
+      };
+
+      const body = request.body as Readable;
+      // Not destroyed when we stop reading early: a 413 must still reach the client.
+      const source = body.iterator({ destroyOnReturn: false });
+      const onBytes = (total: number) => {
+        if (total > maxBytes) throw new StagingOverflow();
+      };
+      let pending = 0;
+      try {
+        for await (const frame of decodeFrames(source, format, { maxRecordBytes, onBytes })) {
+          const { result, record } = stageFrame(frame);
+          push(result);
+          if (record) valid.push(record);
+          if (++pending >= STAGING_BATCH_RECORDS) {
+            flush();
+            pending = 0;
+          }
+        }
+        flush();
+        res.end(out === 'json' ? ']' : '');
+      } catch (err) {
+        if (err instanceof StagingOverflow) {
+          if (!started) throw tooLarge(maxBytes, 'the body');
+          flush();
+          endWith('PAYLOAD_TOO_LARGE');
+          // Stop the rest of the upload instead of reading it to keep the connection alive.
+          res.once('finish', () => res.socket?.destroy());
+          return;
+        }
+        if (err instanceof HttpProblem) {
+          if (!started) throw err;
+          // Staging closed under a running upload (canceled): the uncommitted batch has no results.
+          endWith(err.code);
+          res.once('finish', () => res.socket?.destroy());
+          return;
+        }
+        if (!started && !request.raw.destroyed && !request.raw.aborted) throw err;
+        // The client went away (or the service failed mid-response): uncommitted records have
+        // no result, and the client sends them again.
+        request.log.warn({ err, migration: migration.reference_id }, 'staging upload ended early');
+        if (!started) reply.hijack();
+        res.destroy();
+      }
+    },
+  );
+}
+
+/** One frame → its staging result, and the record to store when it is valid. */
+function stageFrame(frame: Frame): { result: StagingResult; record?: StagedCounterparty } {
+  if (frame.kind === 'invalid') {
+    return { result: { referenceId: recoverReferenceId(frame.text), isSuccessful: false, errors: [{ field: '', message: INVALID_FRAME_CODE[frame.reason] }] } };
+  }
+  const checked = checkStagedCounterparty(frame.value);
+  const value = frame.value as { referenceId?: unknown } | null;
+  if (!checked.ok) {
+    const referenceId = typeof value === 'object' && value !== null && typeof value.referenceId === 'string' ? value.referenceId : '';
+    return { result: { referenceId, isSuccessful: false, errors: checked.errors } };
+  }
+  return { result: { referenceId: checked.record.referenceId, isSuccessful: true, errors: [] }, record: checked.record };
+}
+
+/** The referenceId of a broken record, when its text still shows it. */
+function recoverReferenceId(text: string): string {
+  return /"referenceId"\s*:\s*"([^"\\]{1,100})"/.exec(text)?.[1] ?? '';
+}
+
+function requestFormat(request: FastifyRequest): StreamFormat {
+  const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  return type === MEDIA.jsonl ? 'jsonl' : 'json-seq';
+}
+
+/** The request's own format unless Accept names a produced type explicitly. */
+function responseShape(request: FastifyRequest, format: StreamFormat): StreamFormat | 'json' {
+  const chosen = request.negotiated.mediaType;
+  const explicit = parseAccept(request.headers.accept).some((r) => r.q > 0 && r.type === chosen);
+  if (!explicit) return format;
+  return chosen === MEDIA.json ? 'json' : chosen === MEDIA.jsonl ? 'jsonl' : 'json-seq';
+}
+
+function tooLarge(maxBytes: number, what: string): HttpProblem {
+  return new HttpProblem(
+    413,
+    'PAYLOAD_TOO_LARGE',
+    `staging upload too large: ${what} exceeds the limit of ${maxBytes} bytes per request; send the records in several requests`,
+    { headers: { connection: 'close' } },
+  );
+}

@@ -1,0 +1,118 @@
+/**
+ * The staging area of counterparties: one row per (migration, referenceId), holding the
+ * record as staging accepted it. The rowid is the staging order and the cursor of background
+ * jobs; re-submitting a referenceId replaces the record in place (same rowid), so a client
+ * that re-sends after a lost response never creates a second copy.
+ */
+import type { Db } from '../store/database.js';
+
+export interface StagedRow {
+  id: number;
+  reference_id: string;
+  type: string;
+  data: string;
+  import_state: ImportState | null;
+}
+
+/** What import did with a staged record. */
+export type ImportState = 'imported' | 'failed';
+
+export function createStagingTables(db: Db): void {
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS staged_counterparties (
+      id INTEGER PRIMARY KEY,
+      migration_id TEXT NOT NULL,
+      reference_id TEXT NOT NULL,
+      type TEXT NOT NULL,
+      identity_key TEXT,
+      data TEXT NOT NULL,
+      staged_on TEXT NOT NULL,
+      import_state TEXT);
+    CREATE UNIQUE INDEX IF NOT EXISTS staged_counterparties_ref ON staged_counterparties (migration_id, reference_id);
+  `);
+}
+
+export class StagingStore {
+  private readonly s;
+
+  constructor(db: Db) {
+    this.s = {
+      upsert: db.prepare<[string, string, string, string | null, string, string]>(
+        `INSERT INTO staged_counterparties (migration_id, reference_id, type, identity_key, data, staged_on) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (migration_id, reference_id) DO UPDATE SET type = excluded.type, identity_key = excluded.identity_key, data = excluded.data,
+           staged_on = excluded.staged_on, import_state = NULL`,
+      ),
+      /** Identities shared by several staged records, with the referenceIds sharing them. */
+      duplicates: db.prepare<[string], { identity_key: string; ids: string }>(
+        `SELECT identity_key, json_group_array(reference_id) AS ids FROM staged_counterparties
+         WHERE migration_id = ? AND identity_key IS NOT NULL GROUP BY identity_key HAVING COUNT(*) > 1`,
+      ),
+      count: db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM staged_counterparties WHERE migration_id = ?'),
+      countImported: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM staged_counterparties WHERE migration_id = ? AND import_state = 'imported'"),
+      countByType: db.prepare<[string], { type: string; staged: number; imported: number }>(
+        "SELECT type, COUNT(*) AS staged, SUM(import_state = 'imported') AS imported FROM staged_counterparties WHERE migration_id = ? GROUP BY type",
+      ),
+      page: db.prepare<[string, number, number], StagedRow>(
+        'SELECT id, reference_id, type, data, import_state FROM staged_counterparties WHERE migration_id = ? ORDER BY id LIMIT ? OFFSET ?',
+      ),
+      after: db.prepare<[string, number, number], StagedRow>(
+        'SELECT id, reference_id, type, data, import_state FROM staged_counterparties WHERE migration_id = ? AND id > ? ORDER BY id LIMIT ?',
+      ),
+      byRef: db.prepare<[string, string], StagedRow>(
+        'SELECT id, reference_id, type, data, import_state FROM staged_counterparties WHERE migration_id = ? AND reference_id = ?',
+      ),
+      exists: db.prepare<[string, string], { id: number }>('SELECT id FROM staged_counterparties WHERE migration_id = ? AND reference_id = ?'),
+      delete: db.prepare('DELETE FROM staged_counterparties WHERE migration_id = ? AND reference_id = ?'),
+      setImportState: db.prepare('UPDATE staged_counterparties SET import_state = ? WHERE id = ?'),
+    };
+  }
+
+  /** Stages a record, replacing the one with the same referenceId (inside the caller's transaction). */
+  upsert(migrationId: string, referenceId: string, type: string, identity: string | null, data: string, stagedOn: string): void {
+    this.s.upsert.run(migrationId, referenceId, type, identity, data, stagedOn);
+  }
+
+  count(migrationId: string): number {
+    return this.s.count.get(migrationId)!.n;
+  }
+
+  countImported(migrationId: string): number {
+    return this.s.countImported.get(migrationId)!.n;
+  }
+
+  countByType(migrationId: string): Array<{ type: string; staged: number; imported: number }> {
+    return this.s.countByType.all(migrationId);
+  }
+
+  /** Staged records in staging order, by offset (the retrieval endpoint). */
+  page(migrationId: string, limit: number, offset: number): StagedRow[] {
+    return this.s.page.all(migrationId, limit, offset);
+  }
+
+  /** The next `limit` staged records after rowid `cursor` (background jobs). */
+  after(migrationId: string, cursor: number, limit: number): StagedRow[] {
+    return this.s.after.all(migrationId, cursor, limit);
+  }
+
+  byRef(migrationId: string, referenceId: string): StagedRow | undefined {
+    return this.s.byRef.get(migrationId, referenceId);
+  }
+
+  exists(migrationId: string, referenceId: string): boolean {
+    return this.s.exists.get(migrationId, referenceId) !== undefined;
+  }
+
+  /** Deletes a staged record; false when there was none. */
+  delete(migrationId: string, referenceId: string): boolean {
+    return this.s.delete.run(migrationId, referenceId).changes > 0;
+  }
+
+  setImportState(id: number, state: ImportState): void {
+    this.s.setImportState.run(state, id);
+  }
+
+  /** Identities shared by several staged records: each with the referenceIds sharing it. */
+  duplicates(migrationId: string): string[][] {
+    return this.s.duplicates.all(migrationId).map((r) => JSON.parse(r.ids) as string[]);
+  }
+}
