@@ -6,9 +6,13 @@
  * spreadsheet or editor and hands the file back to `stagecoach run <pipeline> --corrections
  * <file>`, which re-stages only those rows (same legacy keys, so the same referenceIds).
  *
- * Files are UTF-8 with a byte-order mark (spreadsheet programs then open accented names right)
- * and use the source's delimiter and quote, so the corrected rows read back with the source's
- * own options. JSON sources get their top-level fields as columns; nested values are JSON text.
+ * The files are what `readCorrections` (src/pipeline/checks/corrections.ts) reads back:
+ * - CSV sources: `<source>.corrections.csv`, UTF-8 with a byte-order mark (spreadsheet programs
+ *   then open accented names right), `;` when the source uses `;` and `,` otherwise, `"` quotes;
+ * - JSON and JSON Lines sources: `<source>.corrections.jsonl`, one original object a line, so
+ *   nested values and types survive the round trip;
+ * - when the pipeline has several sources, a leading `_source` column names the source (columns
+ *   starting with `_` never reach the mapping).
  */
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -46,11 +50,11 @@ export function csvField(value: string, delimiter = ',', quote = '"'): string {
 }
 
 /**
- * Writes one corrections file per source that has refused records, in `outDir`, named
- * `<source>.corrections.csv`. `baseDir` resolves the provenance paths (the pipeline's folder).
- * Records of one source should come grouped or not; the writer keeps one open file per source.
+ * Writes one corrections file per source that has refused records, in `outDir`. `baseDir`
+ * resolves the provenance paths (the pipeline's folder). Records may come in any order; one
+ * file per source stays open until the end.
  * @example
- *   const files = await writeCorrections(ledgerRefused(ledger, runId), sources, '.stagecoach/reports/run-1', 'pipelines');
+ *   const files = await writeCorrections(refused, sources, '.stagecoach/reports/run-1', 'pipelines');
  */
 export async function writeCorrections(
   records: AsyncIterable<RefusedRecord> | Iterable<RefusedRecord>,
@@ -59,34 +63,39 @@ export async function writeCorrections(
   baseDir: string,
 ): Promise<CorrectionsFile[]> {
   await mkdir(outDir, { recursive: true });
-  type Open = { out: ReturnType<typeof createWriteStream>; columns: string[]; rows: number; file: string; format: CorrectionSource };
+  const multi = sources.length > 1;
+  type Open = { out: ReturnType<typeof createWriteStream>; columns: string[]; rows: number; file: string; delimiter: string };
   const open = new Map<string, Open>();
   const write = async (o: Open, text: string) => {
     if (!o.out.write(text)) await once(o.out, 'drain');
   };
-  const line = (fields: string[], f: CorrectionSource) => `${fields.map((v) => csvField(v, f.csv?.delimiter ?? ',', f.csv?.quote ?? '"')).join(f.csv?.delimiter ?? ',')}\r\n`;
+  const line = (fields: string[], delimiter: string) => `${fields.map((v) => csvField(v, delimiter)).join(delimiter)}\r\n`;
   try {
     for await (const rec of records) {
       const format = sources.find((s) => s.name === rec.source);
       if (!format) continue;
       const path = isAbsolute(rec.provenance.file) ? rec.provenance.file : resolve(baseDir, rec.provenance.file);
+      const csv = format.format === 'csv';
       let o = open.get(rec.source);
       if (!o) {
-        const file = join(outDir, `${rec.source}.corrections.csv`);
-        const columns = format.format === 'csv' ? await csvColumns(path, format) : [];
-        o = { out: createWriteStream(file), columns, rows: 0, file, format };
+        const file = join(outDir, `${rec.source}.corrections.${csv ? 'csv' : 'jsonl'}`);
+        const delimiter = format.csv?.delimiter === ';' ? ';' : ',';
+        o = { out: createWriteStream(file), columns: csv ? await csvColumns(path, format) : [], rows: 0, file, delimiter };
         open.set(rec.source, o);
-        // the header of a JSON source is known only from its first row, see below
-        if (format.format === 'csv') await write(o, '\uFEFF' + line([...columns, ...ERROR_COLUMNS], format));
+        if (csv) await write(o, '\uFEFF' + line([...(multi ? ['_source'] : []), ...o.columns, ...ERROR_COLUMNS], delimiter));
       }
-      const row = await readRowAt(path, rec.provenance.byteOffset, format, format.format === 'csv' ? o.columns : undefined);
-      if (format.format !== 'csv' && o.rows === 0) {
-        o.columns = row.columns;
-        await write(o, '\uFEFF' + line([...o.columns, ...ERROR_COLUMNS], format));
-      }
+      const row = await readRowAt(path, rec.provenance.byteOffset, format, csv ? o.columns : undefined);
       const joined = (pick: (e: RefusedRecord['errors'][number]) => string) => rec.errors.map(pick).join(' | ');
-      const cells = o.columns.map((c) => cellText(row.values[c]));
-      await write(o, line([...cells, joined((e) => e.field), joined((e) => e.code), joined((e) => e.message), joined((e) => e.stage)], format));
+      const errors = [joined((e) => e.field), joined((e) => e.code), joined((e) => e.message), joined((e) => e.stage)];
+      if (csv) {
+        const cells = o.columns.map((c) => cellText(row.values[c]));
+        await write(o, line([...(multi ? [rec.source] : []), ...cells, ...errors], o.delimiter));
+      } else {
+        const object: Record<string, unknown> = multi ? { _source: rec.source } : {};
+        Object.assign(object, row.values);
+        ERROR_COLUMNS.forEach((c, i) => (object[c] = errors[i]));
+        await write(o, `${JSON.stringify(object)}\n`);
+      }
       o.rows++;
     }
   } finally {

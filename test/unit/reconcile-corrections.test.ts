@@ -8,7 +8,7 @@ const dir = mkdtempSync(join(tmpdir(), 'stagecoach-corr-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('corrections file', () => {
-  it('holds the refused rows in their original columns with the error columns added, one file per source', async () => {
+  it('holds the refused rows in their original columns with the error columns added, one file per source, named by _source', async () => {
     const csv = 'klantnr;voorletters;achternaam;land\n1001;J.;Jansen;NL\n1002;;"de Vries; jr";NL\n1003;P.;Bakker;XX\n';
     writeFileSync(join(dir, 'persons.csv'), csv);
     const json = '[\n{"kvk":"1","naam":"Acme","adres":{"plaats":"Delft"}},\n{"kvk":"","naam":"Nameless"}\n]\n';
@@ -44,15 +44,15 @@ describe('corrections file', () => {
     );
     expect(files).toEqual([
       { source: 'persons', file: join(out, 'persons.corrections.csv'), rows: 2 },
-      { source: 'organisations', file: join(out, 'organisations.corrections.csv'), rows: 1 },
+      { source: 'organisations', file: join(out, 'organisations.corrections.jsonl'), rows: 1 },
     ]);
     expect(readFileSync(join(out, 'persons.corrections.csv'), 'utf8')).toBe(
-      '\uFEFFklantnr;voorletters;achternaam;land;error_field;error_code;error_message;error_stage\r\n' +
-        '1002;;"de Vries; jr";NL;initials;MISSING_REQUIRED_FIELD;initials is required;mapping\r\n' +
-        '1003;P.;Bakker;XX;countryCode | nationalities.0;UNKNOWN_CODE | UNKNOWN_CODE;XX is not a configured country | XX is not a configured nationality;validation | validation\r\n',
+      '\uFEFF_source;klantnr;voorletters;achternaam;land;error_field;error_code;error_message;error_stage\r\n' +
+        'persons;1002;;"de Vries; jr";NL;initials;MISSING_REQUIRED_FIELD;initials is required;mapping\r\n' +
+        'persons;1003;P.;Bakker;XX;countryCode | nationalities.0;UNKNOWN_CODE | UNKNOWN_CODE;XX is not a configured country | XX is not a configured nationality;validation | validation\r\n',
     );
-    expect(readFileSync(join(out, 'organisations.corrections.csv'), 'utf8')).toBe(
-      '\uFEFFkvk,naam,error_field,error_code,error_message,error_stage\r\n,Nameless,cocNumber,MISSING_REQUIRED_FIELD,cocNumber is required,staging\r\n',
+    expect(readFileSync(join(out, 'organisations.corrections.jsonl'), 'utf8')).toBe(
+      '{"_source":"organisations","kvk":"","naam":"Nameless","error_field":"cocNumber","error_code":"MISSING_REQUIRED_FIELD","error_message":"cocNumber is required","error_stage":"staging"}\n',
     );
   });
 
