@@ -14,6 +14,7 @@
  * their results and one last result with message PAYLOAD_TOO_LARGE ends the response.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { decodeFrames, encodeFrame, type Frame, type StreamFormat } from '../../codec/index.js';
 import { checkStagedCounterparty, type StagedCounterparty, type StagingResult } from '../../contract/migration.js';
@@ -125,7 +126,7 @@ export async function stagingUploadRoute(app: FastifyInstance, parts: MigrationP
       let pending = 0;
       try {
         for await (const frame of decodeFrames(source, format, { maxRecordBytes, onBytes })) {
-          const { result, record } = stageFrame(frame);
+          const { result, record } = stageFrame(frame, maxRecordBytes);
           push(result);
           if (record) valid.push(record);
           if (++pending >= STAGING_BATCH_RECORDS) {
@@ -140,15 +141,14 @@ export async function stagingUploadRoute(app: FastifyInstance, parts: MigrationP
           if (!started) throw tooLarge(maxBytes, 'the body');
           flush();
           endWith('PAYLOAD_TOO_LARGE');
-          // Stop the rest of the upload instead of reading it to keep the connection alive.
-          res.once('finish', () => res.socket?.destroy());
+          discardRest(body, res, maxBytes);
           return;
         }
         if (err instanceof HttpProblem) {
           if (!started) throw err;
           // Staging closed under a running upload (canceled): the uncommitted batch has no results.
           endWith(err.code);
-          res.once('finish', () => res.socket?.destroy());
+          discardRest(body, res, maxBytes);
           return;
         }
         if (!started && !request.raw.destroyed && !request.raw.aborted) throw err;
@@ -162,17 +162,33 @@ export async function stagingUploadRoute(app: FastifyInstance, parts: MigrationP
   );
 }
 
+/**
+ * Reads and drops what is left of a body we stopped staging, so the client receives the whole
+ * response (closing a socket with unread data sends a reset, which can destroy the response on
+ * its way). A client that keeps sending more than `limit` further bytes is cut off.
+ */
+function discardRest(body: Readable, res: ServerResponse, limit: number): void {
+  if (body.readableEnded) return;
+  let dropped = 0;
+  body.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > limit) res.socket?.destroy();
+  });
+  body.on('error', () => undefined);
+  body.resume();
+}
+
 /** One frame → its staging result, and the record to store when it is valid. */
-function stageFrame(frame: Frame): { result: StagingResult; record?: StagedCounterparty } {
+function stageFrame(frame: Frame, maxRecordBytes: number): { result: StagingResult; record?: StagedCounterparty } {
   if (frame.kind === 'invalid') {
     return { result: { referenceId: recoverReferenceId(frame.text), isSuccessful: false, errors: [{ field: '', message: INVALID_FRAME_CODE[frame.reason] }] } };
   }
-  const checked = checkStagedCounterparty(frame.value);
   const value = frame.value as { referenceId?: unknown } | null;
-  if (!checked.ok) {
-    const referenceId = typeof value === 'object' && value !== null && typeof value.referenceId === 'string' ? value.referenceId : '';
-    return { result: { referenceId, isSuccessful: false, errors: checked.errors } };
-  }
+  const referenceId = typeof value === 'object' && value !== null && typeof value.referenceId === 'string' ? value.referenceId : '';
+  // The decoder flags records that span chunks; a big record inside one chunk is caught here.
+  if (frame.bytes > maxRecordBytes) return { result: { referenceId, isSuccessful: false, errors: [{ field: '', message: 'RECORD_TOO_LARGE' }] } };
+  const checked = checkStagedCounterparty(frame.value);
+  if (!checked.ok) return { result: { referenceId, isSuccessful: false, errors: checked.errors } };
   return { result: { referenceId: checked.record.referenceId, isSuccessful: true, errors: [] }, record: checked.record };
 }
 
