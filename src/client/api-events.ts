@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { groupOfEvent, webhookRegistrationSchema, type WebhookRegistration } from '../contract/events.js';
 import { StagecoachError } from '../contract/errors.js';
+import { ClientError } from './errors.js';
 import { parseWith } from './tolerant.js';
 import { seg, type Transport } from './transport.js';
 
@@ -61,7 +62,7 @@ export function eventsApi(transport: Transport) {
       try {
         await transport.text({ method: 'DELETE', path: `${base(eventName, opts.group)}/endpoints/${seg(id)}`, area: 'events', signal: opts.signal });
       } catch (err) {
-        if (err instanceof StagecoachError && err.code === 'NOT_FOUND' && (err as { attempts?: number }).attempts! > 1) return;
+        if (err instanceof ClientError && err.status === 404 && err.attempts > 1) return;
         throw err;
       }
     },

@@ -115,10 +115,17 @@ export function migrationsApi(transport: Transport) {
       if (res.status === 404) return undefined;
       return parseWith(z.record(z.string(), z.unknown()), res.body, 'staged record');
     },
-    /** Deletes one staged record; true when it was there, false when it was not (404). */
-    async deleteStaged(migrationId: string, referenceId: string, opts: Signal = {}): Promise<boolean> {
-      const res = await transport.text({ method: 'DELETE', path: `${staging(migrationId)}/${seg(referenceId)}`, area: 'counterparty-management', allowStatus: [404], signal: opts.signal });
-      return res.status !== 404;
+    /**
+     * Deletes one staged record. A 404 is an error (NOT_FOUND), except after a retry, when an
+     * earlier attempt did the deletion.
+     */
+    async deleteStaged(migrationId: string, referenceId: string, opts: Signal = {}): Promise<void> {
+      try {
+        await transport.text({ method: 'DELETE', path: `${staging(migrationId)}/${seg(referenceId)}`, area: 'counterparty-management', signal: opts.signal });
+      } catch (err) {
+        if (err instanceof ClientError && err.status === 404 && err.attempts > 1) return;
+        throw err;
+      }
     },
     /**
      * The migration's log entries, resumable like every stream (filters as in the spec).

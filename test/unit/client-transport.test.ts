@@ -8,7 +8,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { createClient, ClientError, type ClientOptions, type StagecoachClient } from '../../src/client/index.js';
 
-type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void | Promise<void>;
+type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => unknown;
+
+/** The ClientError a call fails with (fails the test if it succeeds). */
+const failure = (p: Promise<unknown>): Promise<ClientError> =>
+  p.then(
+    () => {
+      throw new Error('expected the call to fail');
+    },
+    (e: unknown) => e as ClientError,
+  );
 interface Fake {
   url: string;
   requests: Array<{ method: string; url: string; authorization?: string; accept?: string }>;
@@ -79,7 +88,7 @@ describe('access tokens', () => {
   it('gives up after the second 401 with a message that does not contain the token', async () => {
     const f = await fake((_req, res) => json(res, 401, { title: 'Unauthorized', status: 401, code: 'INVALID_TOKEN', detail: 'token signature, algorithm or claims are not valid' }));
     const c = client(f.url);
-    const err = await c.migrations.get(MIGRATION.referenceId).catch((e: unknown) => e as ClientError);
+    const err = await failure(c.migrations.get(MIGRATION.referenceId));
     expect(err).toBeInstanceOf(ClientError);
     expect(err.message).toBe(
       `the service refused the access token even after a fresh one was fetched (401 on GET /migration-assistance/migrations/${MIGRATION.referenceId}): token signature, algorithm or claims are not valid; check that the service's signing keys did not change and that the clock of this machine is right`,
@@ -117,7 +126,7 @@ describe('retries', () => {
   it('does not retry a POST that got a 503: it may have created the migration', async () => {
     const f = await fake((_req, res) => json(res, 503, { title: 'Service unavailable', status: 503, code: 'SERVICE_UNAVAILABLE', detail: 'overloaded' }));
     const c = client(f.url);
-    const err = await c.migrations.create(['Counterparties']).catch((e: unknown) => e as ClientError);
+    const err = await failure(c.migrations.create(['Counterparties']));
     expect([err.code, err.attempts, f.requests.length]).toEqual(['SERVICE_UNAVAILABLE', 1, 1]);
   });
 
@@ -139,7 +148,7 @@ describe('retries', () => {
   it('stops at the retry budget and says how many attempts it made', async () => {
     const f = await fake((_req, res) => json(res, 503, { title: 'Service unavailable', status: 503, detail: 'down' }));
     const c = client(f.url, { retry: { retries: 3, baseDelayMs: 1, maxDelayMs: 5 } });
-    const err = await c.migrations.get('m').catch((e: unknown) => e as ClientError);
+    const err = await failure(c.migrations.get('m'));
     expect(err.message).toBe('the service failed (503 on GET /migration-assistance/migrations/m): down; try again later, and see the service log if it persists (gave up after 4 attempts)');
     expect(f.requests.length).toBe(4);
   });
@@ -159,14 +168,14 @@ describe('timeouts', () => {
       /* never answers */
     });
     const c = client(f.url, { timeouts: { headersMs: 100 }, retry: { retries: 1, baseDelayMs: 1 } });
-    const err = await c.migrations.get('m').catch((e: unknown) => e as ClientError);
+    const err = await failure(c.migrations.get('m'));
     expect(err.code).toBe('TIMEOUT');
     expect(err.message).toBe(`timed out waiting for the response headers on GET /migration-assistance/migrations/m at ${f.url} (UND_ERR_HEADERS_TIMEOUT); raise the client's timeouts if the service is slow (gave up after 2 attempts)`);
   });
 
   it('reports a refused connection with a hint to start the service', async () => {
     const c = client('http://127.0.0.1:1', { retry: { retries: 0 } });
-    const err = await c.migrations.get('m').catch((e: unknown) => e as ClientError);
+    const err = await failure(c.migrations.get('m'));
     expect(err.code).toBe('NETWORK_ERROR');
     expect(err.message).toMatch(/^could not complete GET \/authentication\/token\/b\/l at http:\/\/127\.0\.0\.1:1: .*\(ECONNREFUSED\); is the service running at http:\/\/127\.0\.0\.1:1\? \(start one with `stagecoach serve`\)$/);
   });
@@ -218,9 +227,11 @@ describe('resumable streams', () => {
       res.end(rec(1).slice(0, 10));
     });
     const c = client(f.url, { stream: { maxResumes: 2 } });
-    const err = await (async () => {
-      for await (const _ of c.counterparties.stream({ format: 'jsonl' })) void _;
-    })().catch((e: unknown) => e as ClientError);
+    const err = await failure(
+      (async () => {
+        for await (const _ of c.counterparties.stream({ format: 'jsonl' })) void _;
+      })(),
+    );
     expect(err.code).toBe('STREAM_TRUNCATED');
     expect(err.message).toBe('GET /counterparty-management/counterparties/stream was cut 3 times in a row without a new record (last: record cut short at byte 0 (last line is incomplete JSON and has no final newline)); last counter received: none; resume later with continue-from omitted');
     expect(f.requests.length).toBe(3);
