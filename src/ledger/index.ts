@@ -1,0 +1,28 @@
+/**
+ * The SQLite ledger: runs, batches and one row per legacy record with its state. Other stages
+ * use these typed functions; the tables are described in docs/ledger.md.
+ */
+export { openLedger, Ledger, LedgerJobs, keylessKey, type Scope, type StartRunInput } from './ledger.js';
+export { LEDGER_SCHEMA_VERSION, WAL_AUTOCHECKPOINT_PAGES } from './schema.js';
+export {
+  RECORD_STATES,
+  BATCH_STATES,
+  RUN_STATUSES,
+  type RecordState,
+  type BatchState,
+  type RunStatus,
+  type ErrorStage,
+  type RecordError,
+  type RecordProvenance,
+  type LedgerRecordInput,
+  type LedgerRejectInput,
+  type RecordOutcome,
+  type RunRow,
+  type BatchRow,
+  type RecordRow,
+  type PipelineStatus,
+  type RecordFacts,
+  type JobKind,
+  type JobState,
+  type JobRow,
+} from './types.js';

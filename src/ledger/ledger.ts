@@ -1,0 +1,628 @@
+/**
+ * The ledger: the spine of a migration. One row per legacy record with its state, errors,
+ * attempts, provenance and content hash; runs and batches beside them. Other stages call the
+ * typed methods here and never see SQL.
+ *
+ * Every state change is one SQLite transaction, grouped per batch for speed: a batch's records
+ * go to `in_flight` together before the upload, and to `staged`/`failed` together when the
+ * results are in. So a crash at any instant leaves each record in exactly one state from which
+ * the next run continues: `in_flight` records are sent again, `staged` ones with the same
+ * content are skipped.
+ */
+import { hostname } from 'node:os';
+import { StagecoachError } from '../contract/errors.js';
+import { openLedgerDb, type Db, type OpenOptions } from './schema.js';
+import {
+  RECORD_STATES,
+  type BatchRow,
+  type BatchState,
+  type JobKind,
+  type JobRow,
+  type JobState,
+  type LedgerRecordInput,
+  type LedgerRejectInput,
+  type PipelineStatus,
+  type RecordError,
+  type RecordFacts,
+  type RecordOutcome,
+  type RecordRow,
+  type RecordState,
+  type RunRow,
+  type RunStatus,
+} from './types.js';
+
+/** Identifies one pipeline's records for one component (records are keyed within it). */
+export interface Scope {
+  id: number;
+  pipeline: string;
+  component: string;
+}
+
+export interface StartRunInput {
+  pipeline: string;
+  component: string;
+  /** The pipeline file as given (shown in status). */
+  pipelineFile: string;
+  /** Hash of the pipeline and mapping files' content, to tell runs of changed definitions apart. */
+  pipelineHash: string;
+}
+
+interface RunDbRow {
+  id: number;
+  pipeline: string;
+  component: string;
+  pipeline_file: string;
+  pipeline_hash: string;
+  migration_id: string | null;
+  status: RunStatus;
+  pid: number | null;
+  host: string | null;
+  started_at: string;
+  finished_at: string | null;
+  report: string | null;
+}
+
+interface BatchDbRow {
+  id: number;
+  run: number;
+  state: BatchState;
+  records: number;
+  bytes: number;
+  attempts: number;
+  error: string | null;
+  created_at: string;
+  sent_at: string | null;
+  finished_at: string | null;
+}
+
+interface RecordDbRow {
+  pipeline: string;
+  component: string;
+  keyed: number;
+  legacy_key: string;
+  reference_id: string | null;
+  entity_type: string | null;
+  state: RecordState;
+  content_hash: string | null;
+  migration_id: string | null;
+  last_batch: number | null;
+  last_run: number;
+  attempts: number;
+  errors: string | null;
+  source: string;
+  file: string;
+  line: number;
+  byte_offset: number;
+  row_hash: string;
+  updated_at: string;
+}
+
+/** Key of a keyless rejected row: its place in the source. */
+export const keylessKey = (p: { file: string; line: number }): string => `${p.file}:${p.line}`;
+
+const RUN_SELECT = `SELECT r.id, s.pipeline, s.component, r.pipeline_file, r.pipeline_hash, r.migration_id, r.status, r.pid, r.host, r.started_at, r.finished_at, r.report
+  FROM runs r JOIN scopes s ON s.id = r.scope`;
+
+const RECORD_SELECT = `SELECT s.pipeline, s.component, r.keyed, r.legacy_key, r.reference_id, r.entity_type, r.state, r.content_hash, m.reference_id AS migration_id,
+    r.last_batch, r.last_run, r.attempts, r.errors, r.source, r.file, r.line, r.byte_offset, r.row_hash, r.updated_at
+  FROM records r JOIN scopes s ON s.id = r.scope LEFT JOIN migrations m ON m.id = r.migration`;
+
+/**
+ * Opens the ledger file (creating it and its folder when missing).
+ * @example
+ *   const ledger = openLedger('.stagecoach/ledger.db');
+ *   for (const p of ledger.status()) console.log(p.pipeline, p.byState.staged);
+ *   ledger.close();
+ */
+export function openLedger(file: string, options: OpenOptions = {}): Ledger {
+  let db: Db;
+  try {
+    db = openLedgerDb(file, options);
+  } catch (err) {
+    if (err instanceof StagecoachError) throw err;
+    throw new StagecoachError('LEDGER_ERROR', `cannot open the ledger ${file}: ${(err as Error).message}`, { file }, { cause: err });
+  }
+  return new Ledger(file, db);
+}
+
+export class Ledger {
+  private readonly s;
+  /** Jobs of the migration (validate-staging, import, counts): the store the jobs driver uses. */
+  readonly jobs: LedgerJobs;
+
+  constructor(
+    readonly file: string,
+    /** The open database, for modules that keep their own tables in the ledger file (logs). */
+    readonly db: Db,
+  ) {
+    const readonly = db.readonly;
+    const p = <T = unknown>(sql: string) => db.prepare<unknown[], T>(sql);
+    this.s = readonly
+      ? undefined
+      : {
+          scopeInsert: p('INSERT INTO scopes (pipeline, component) VALUES (?, ?) ON CONFLICT (pipeline, component) DO NOTHING'),
+          migrationInsert: p('INSERT INTO migrations (reference_id) VALUES (?) ON CONFLICT (reference_id) DO NOTHING'),
+          settled: p<number>(
+            `SELECT 1 FROM records WHERE scope = ? AND keyed = 1 AND legacy_key = ? AND content_hash = ? AND migration = ? AND state IN ('staged', 'invalid', 'imported')`,
+          ).pluck(),
+          sendRecord: p(
+            `INSERT INTO records (scope, keyed, legacy_key, reference_id, entity_type, state, content_hash, migration, last_batch, last_run, attempts, errors, source, file, line, byte_offset, row_hash, updated_at)
+             VALUES (@scope, 1, @legacyKey, @referenceId, @entityType, @state, @contentHash, @migration, @batch, @run, @attempts, NULL, @source, @file, @line, @byteOffset, @rowHash, @now)
+             ON CONFLICT (scope, keyed, legacy_key) DO UPDATE SET reference_id = excluded.reference_id, entity_type = excluded.entity_type, state = excluded.state,
+               content_hash = excluded.content_hash, migration = excluded.migration, last_batch = excluded.last_batch, last_run = excluded.last_run,
+               attempts = records.attempts + excluded.attempts, errors = NULL, source = excluded.source, file = excluded.file, line = excluded.line,
+               byte_offset = excluded.byte_offset, row_hash = excluded.row_hash, updated_at = excluded.updated_at`,
+          ),
+          rejectRecord: p(
+            `INSERT INTO records (scope, keyed, legacy_key, reference_id, entity_type, state, content_hash, migration, last_batch, last_run, attempts, errors, source, file, line, byte_offset, row_hash, updated_at)
+             VALUES (@scope, @keyed, @legacyKey, @referenceId, NULL, 'rejected', NULL, NULL, NULL, @run, 0, @errors, @source, @file, @line, @byteOffset, @rowHash, @now)
+             ON CONFLICT (scope, keyed, legacy_key) DO UPDATE SET reference_id = excluded.reference_id, state = 'rejected', content_hash = NULL,
+               last_run = excluded.last_run, errors = excluded.errors, source = excluded.source, file = excluded.file, line = excluded.line,
+               byte_offset = excluded.byte_offset, row_hash = excluded.row_hash, updated_at = excluded.updated_at`,
+          ),
+          outcome: p(`UPDATE records SET state = ?, errors = ?, updated_at = ? WHERE scope = ? AND keyed = 1 AND legacy_key = ? AND last_batch = ?`),
+          batchInsert: p(`INSERT INTO batches (run, state, records, bytes, attempts, created_at, sent_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+          batchFinish: p(`UPDATE batches SET state = ?, error = ?, finished_at = ? WHERE id = ?`),
+          dropKeyless: p(`DELETE FROM records WHERE scope = ? AND keyed = 0`),
+        };
+    this.jobs = new LedgerJobs(db);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  private get w() {
+    if (!this.s) throw new StagecoachError('LEDGER_ERROR', `the ledger ${this.file} was opened read-only`, { file: this.file });
+    return this.s;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Scopes and migrations
+
+  /** The scope of a pipeline's records for a component (created on first use). */
+  scope(pipeline: string, component: string): Scope {
+    this.w.scopeInsert.run(pipeline, component);
+    const row = this.db.prepare<[string, string], { id: number }>('SELECT id FROM scopes WHERE pipeline = ? AND component = ?').get(pipeline, component)!;
+    return { id: row.id, pipeline, component };
+  }
+
+  /** The ledger's small number for a platform migration (records carry it, not the UUID). */
+  migrationNo(referenceId: string): number {
+    this.w.migrationInsert.run(referenceId);
+    return this.db.prepare<[string], { id: number }>('SELECT id FROM migrations WHERE reference_id = ?').get(referenceId)!.id;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Runs
+
+  /**
+   * Starts a run of a pipeline. In the same transaction: refuses when another live process is
+   * running the same pipeline on this ledger, marks runs whose process died as `crashed` (their
+   * unfinished batches `failed`; their records stay `in_flight` and are sent again), and clears
+   * the keyless rejects of the pipeline, which this run reports afresh as it reads.
+   */
+  startRun(input: StartRunInput): { run: RunRow; scope: Scope; crashed: RunRow[] } {
+    const scope = this.scope(input.pipeline, input.component);
+    const now = new Date().toISOString();
+    const host = hostname();
+    const tx = this.db.transaction(() => {
+      const crashed: RunRow[] = [];
+      for (const r of this.db.prepare<[number], RunDbRow>(`${RUN_SELECT} WHERE r.scope = ? AND r.status = 'running'`).all(scope.id)) {
+        if (r.host === host && r.pid !== null && r.pid !== process.pid && processAlive(r.pid)) {
+          throw new StagecoachError(
+            'LEDGER_ERROR',
+            `pipeline ${input.pipeline} is already running in process ${r.pid} (run ${r.id}, started ${r.started_at}) on the ledger ${this.file}; wait for it or stop it first`,
+            { file: this.file },
+          );
+        }
+        this.db.prepare(`UPDATE runs SET status = 'crashed', finished_at = ? WHERE id = ?`).run(now, r.id);
+        this.db.prepare(`UPDATE batches SET state = 'failed', error = 'the run ended before the results came back', finished_at = ? WHERE run = ? AND state IN ('building', 'in_flight')`).run(now, r.id);
+        crashed.push(toRun({ ...r, status: 'crashed', finished_at: now }));
+      }
+      this.w.dropKeyless.run(scope.id);
+      const { lastInsertRowid } = this.db
+        .prepare(`INSERT INTO runs (scope, pipeline_file, pipeline_hash, status, pid, host, started_at) VALUES (?, ?, ?, 'running', ?, ?, ?)`)
+        .run(scope.id, input.pipelineFile, input.pipelineHash, process.pid, host, now);
+      return { run: this.run(Number(lastInsertRowid))!, crashed };
+    });
+    const { run, crashed } = tx();
+    return { run, scope, crashed };
+  }
+
+  /** Records the platform migration a run attached to. */
+  setRunMigration(runId: number, migrationId: string): void {
+    this.db.prepare('UPDATE runs SET migration_id = ? WHERE id = ?').run(migrationId, runId);
+  }
+
+  /** Ends a run with its status and report (stored as JSON). */
+  finishRun(runId: number, status: Exclude<RunStatus, 'running'>, report?: unknown): void {
+    this.db.prepare('UPDATE runs SET status = ?, finished_at = ?, report = ? WHERE id = ?').run(status, new Date().toISOString(), report === undefined ? null : JSON.stringify(report), runId);
+  }
+
+  run(id: number): RunRow | undefined {
+    const row = this.db.prepare<[number], RunDbRow>(`${RUN_SELECT} WHERE r.id = ?`).get(id);
+    return row && toRun(row);
+  }
+
+  /** Runs, oldest first; of one pipeline when named. */
+  runs(pipeline?: string): RunRow[] {
+    const rows = pipeline === undefined ? this.db.prepare<[], RunDbRow>(`${RUN_SELECT} ORDER BY r.id`).all() : this.db.prepare<[string], RunDbRow>(`${RUN_SELECT} WHERE s.pipeline = ? ORDER BY r.id`).all(pipeline);
+    return rows.map(toRun);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Records and batches (the hot path of a run)
+
+  /**
+   * True when the record is on the platform with exactly this content: staged (or validated
+   * invalid, or imported) in this migration with the same content hash. Such a record is not
+   * sent again.
+   */
+  isSettled(scope: Scope, migrationNo: number, legacyKey: string, contentHash: string): boolean {
+    return this.w.settled.get(scope.id, legacyKey, contentHash, migrationNo) !== undefined;
+  }
+
+  /**
+   * Records rows refused before upload, in one transaction. A row with a legacy key replaces
+   * that key's earlier state; a row without one is kept under `file:line`.
+   */
+  recordRejects(runId: number, scope: Scope, rejects: readonly LedgerRejectInput[]): void {
+    if (rejects.length === 0) return;
+    const s = this.w;
+    const now = new Date().toISOString();
+    this.db.transaction(() => {
+      for (const r of rejects) {
+        const keyed = r.legacyKey !== undefined && r.legacyKey !== '';
+        s.rejectRecord.run({
+          scope: scope.id,
+          keyed: keyed ? 1 : 0,
+          legacyKey: keyed ? r.legacyKey : keylessKey(r.provenance),
+          referenceId: r.referenceId ?? null,
+          run: runId,
+          errors: JSON.stringify(r.errors),
+          source: r.provenance.source,
+          file: r.provenance.file,
+          line: r.provenance.line,
+          byteOffset: r.provenance.byteOffset,
+          rowHash: r.provenance.rowHash,
+          now,
+        });
+      }
+    })();
+  }
+
+  /**
+   * Opens a batch and moves its records to `in_flight` (with the migration they go to), in one
+   * transaction, before the upload starts. Returns the batch id.
+   */
+  beginBatch(runId: number, scope: Scope, migrationNo: number, records: readonly LedgerRecordInput[], bytes: number): number {
+    return this.writeBatch(runId, scope, migrationNo, records, bytes, 'in_flight');
+  }
+
+  /**
+   * Keeps records that were mapped but never sent (a run stopped while their batch was being
+   * built) as `mapped`, under a batch left `building`. The next run sends them.
+   */
+  recordUnsent(runId: number, scope: Scope, migrationNo: number | null, records: readonly LedgerRecordInput[], bytes: number): number | undefined {
+    if (records.length === 0) return undefined;
+    return this.writeBatch(runId, scope, migrationNo, records, bytes, 'building');
+  }
+
+  private writeBatch(runId: number, scope: Scope, migrationNo: number | null, records: readonly LedgerRecordInput[], bytes: number, state: 'in_flight' | 'building'): number {
+    const s = this.w;
+    const now = new Date().toISOString();
+    const sending = state === 'in_flight';
+    return this.db.transaction(() => {
+      const batch = Number(s.batchInsert.run(runId, state, records.length, bytes, sending ? 1 : 0, now, sending ? now : null).lastInsertRowid);
+      const params = {
+        scope: scope.id,
+        legacyKey: '',
+        referenceId: '',
+        entityType: null as string | null,
+        state: sending ? 'in_flight' : 'mapped',
+        contentHash: '',
+        migration: migrationNo,
+        batch,
+        run: runId,
+        attempts: sending ? 1 : 0,
+        source: '',
+        file: '',
+        line: 0,
+        byteOffset: 0,
+        rowHash: '',
+        now,
+      };
+      for (const r of records) {
+        params.legacyKey = r.legacyKey;
+        params.referenceId = r.referenceId;
+        params.entityType = r.entityType ?? null;
+        params.contentHash = r.contentHash;
+        params.source = r.provenance.source;
+        params.file = r.provenance.file;
+        params.line = r.provenance.line;
+        params.byteOffset = r.provenance.byteOffset;
+        params.rowHash = r.provenance.rowHash;
+        s.sendRecord.run(params);
+      }
+      return batch;
+    })();
+  }
+
+  /**
+   * Stores a batch's staging results in one transaction: each record `staged` or `failed` (with
+   * its errors), the batch `done`. Outcomes for records no longer in this batch (sent again by a
+   * later batch) are ignored.
+   */
+  finishBatch(scope: Scope, batchId: number, outcomes: readonly RecordOutcome[]): void {
+    const s = this.w;
+    const now = new Date().toISOString();
+    this.db.transaction(() => {
+      for (const o of outcomes) s.outcome.run(o.state, o.errors && o.errors.length > 0 ? JSON.stringify(o.errors) : null, now, scope.id, o.legacyKey, batchId);
+      s.batchFinish.run('done', null, now, batchId);
+    })();
+  }
+
+  /**
+   * Marks a batch `failed` when its upload failed as a whole (service unreachable after the
+   * client's retries, aborted). Its records stay `in_flight`: whether the platform stored them
+   * is unknown, so the next run sends them again.
+   */
+  failBatch(batchId: number, error: string): void {
+    this.w.batchFinish.run('failed', error, new Date().toISOString(), batchId);
+  }
+
+  batch(id: number): BatchRow | undefined {
+    const row = this.db.prepare<[number], BatchDbRow>('SELECT * FROM batches WHERE id = ?').get(id);
+    return row && toBatch(row);
+  }
+
+  /** Batches of a run, in order. */
+  batches(runId: number): BatchRow[] {
+    return this.db.prepare<[number], BatchDbRow>('SELECT * FROM batches WHERE run = ? ORDER BY id').all(runId).map(toBatch);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Reading records back (status, reports, corrections)
+
+  /** Per pipeline: records per state, the latest run and the latest batch. */
+  status(): PipelineStatus[] {
+    const scopes = this.db.prepare<[], { id: number; pipeline: string; component: string }>('SELECT id, pipeline, component FROM scopes ORDER BY pipeline, component').all();
+    const count = this.db.prepare<[number], { state: RecordState; n: number }>('SELECT state, count(*) AS n FROM records WHERE scope = ? GROUP BY state');
+    const lastRun = this.db.prepare<[number], RunDbRow>(`${RUN_SELECT} WHERE r.scope = ? ORDER BY r.id DESC LIMIT 1`);
+    const lastBatch = this.db.prepare<[number], BatchDbRow>('SELECT b.* FROM batches b JOIN runs r ON r.id = b.run WHERE r.scope = ? ORDER BY b.id DESC LIMIT 1');
+    return scopes.map((sc) => {
+      const byState = Object.fromEntries(RECORD_STATES.map((st) => [st, 0])) as Record<RecordState, number>;
+      let records = 0;
+      for (const { state, n } of count.all(sc.id)) {
+        byState[state] = n;
+        records += n;
+      }
+      const run = lastRun.get(sc.id);
+      const batch = lastBatch.get(sc.id);
+      return { pipeline: sc.pipeline, component: sc.component, records, byState, lastRun: run && toRun(run), lastBatch: batch && toBatch(batch) };
+    });
+  }
+
+  /** Counts per state for one pipeline (all components when none is named). */
+  counts(pipeline: string, component?: string): Record<RecordState, number> {
+    const byState = Object.fromEntries(RECORD_STATES.map((st) => [st, 0])) as Record<RecordState, number>;
+    for (const p of this.status()) if (p.pipeline === pipeline && (component === undefined || p.component === component)) for (const st of RECORD_STATES) byState[st] += p.byState[st];
+    return byState;
+  }
+
+  /**
+   * Records, lazily, in key order; filtered by pipeline, component and states.
+   * @example for (const r of ledger.records({ pipeline: 'crm', states: ['failed'] })) console.log(r.provenance.file, r.provenance.line, r.errors);
+   */
+  *records(filter: { pipeline?: string; component?: string; states?: readonly RecordState[] } = {}): Generator<RecordRow> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (filter.pipeline !== undefined) where.push('s.pipeline = ?') && args.push(filter.pipeline);
+    if (filter.component !== undefined) where.push('s.component = ?') && args.push(filter.component);
+    if (filter.states !== undefined) {
+      if (filter.states.length === 0) return;
+      where.push(`r.state IN (${filter.states.map(() => '?').join(', ')})`);
+      args.push(...filter.states);
+    }
+    const sql = `${RECORD_SELECT}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY r.scope, r.keyed DESC, r.legacy_key`;
+    for (const row of this.db.prepare<unknown[], RecordDbRow>(sql).iterate(...args)) yield toRecord(row);
+  }
+
+  /**
+   * The records the migration refused (rejected before upload, refused by staging, invalid in
+   * validation), in the shape the corrections writer takes.
+   */
+  *refused(filter: { pipeline?: string; component?: string } = {}): Generator<{ source: string; provenance: { file: string; line: number; byteOffset: number }; errors: Array<{ field: string; code: string; message: string; stage: string }> }> {
+    for (const r of this.records({ ...filter, states: ['rejected', 'failed', 'invalid'] })) {
+      yield {
+        source: r.provenance.source,
+        provenance: { file: r.provenance.file, line: r.provenance.line, byteOffset: r.provenance.byteOffset },
+        errors: r.errors.map((e) => ({ field: e.field, code: e.code, message: e.message, stage: e.stage })),
+      };
+    }
+  }
+
+  /** Records grouped by pipeline, component, entity type, state and first error code (for reports). */
+  facts(filter: { pipeline?: string } = {}): RecordFacts[] {
+    const sql = `SELECT s.pipeline, s.component, r.entity_type AS entityType, r.state, json_extract(r.errors, '$[0].code') AS code, count(*) AS count
+      FROM records r JOIN scopes s ON s.id = r.scope ${filter.pipeline !== undefined ? 'WHERE s.pipeline = ?' : ''}
+      GROUP BY s.pipeline, s.component, r.entity_type, r.state, code ORDER BY s.pipeline, s.component, r.entity_type, r.state, code`;
+    const stmt = this.db.prepare<unknown[], RecordFacts>(sql);
+    return filter.pipeline !== undefined ? stmt.all(filter.pipeline) : stmt.all();
+  }
+
+  /**
+   * Records with these referenceIds (validation errors name records by referenceId). One scan of
+   * the records table through a temporary table, instead of a permanent index on random UUIDs
+   * that every run would pay for on every write.
+   */
+  recordsByReferenceIds(referenceIds: Iterable<string>): RecordRow[] {
+    return this.withIdTable(referenceIds, () => this.db.prepare<[], RecordDbRow>(`${RECORD_SELECT} JOIN temp.wanted w ON w.reference_id = r.reference_id ORDER BY r.scope, r.legacy_key`).all().map(toRecord));
+  }
+
+  /**
+   * Applies a validation job's result for a migration in one transaction: the records it names
+   * become `invalid` with their errors (stage `validation`); records it no longer names that were
+   * `invalid` in this migration go back to `staged`.
+   * @example ledger.markValidated(migrationId, result.errors.map((e) => ({ referenceId: e.referenceId, field: e.field, message: e.message })));
+   */
+  markValidated(migrationId: string, errors: ReadonlyArray<{ referenceId: string; field: string; message: string; code?: string }>): { invalid: number; cleared: number } {
+    const migration = this.migrationNo(migrationId);
+    const byRef = new Map<string, RecordError[]>();
+    for (const e of errors) {
+      const list = byRef.get(e.referenceId) ?? [];
+      list.push({ stage: 'validation', field: e.field, code: e.code ?? codeOf(e.message), message: e.message });
+      byRef.set(e.referenceId, list);
+    }
+    return this.db.transaction(() => {
+      const now = new Date().toISOString();
+      const cleared = this.db.prepare(`UPDATE records SET state = 'staged', errors = NULL, updated_at = ? WHERE migration = ? AND state = 'invalid'`).run(now, migration).changes;
+      this.db.exec('CREATE TEMP TABLE IF NOT EXISTS wanted_errors (reference_id TEXT PRIMARY KEY, errors TEXT NOT NULL)');
+      this.db.exec('DELETE FROM temp.wanted_errors');
+      const ins = this.db.prepare('INSERT INTO temp.wanted_errors (reference_id, errors) VALUES (?, ?)');
+      for (const [ref, list] of byRef) ins.run(ref, JSON.stringify(list));
+      const invalid = this.db
+        .prepare(`UPDATE records SET state = 'invalid', errors = w.errors, updated_at = ? FROM temp.wanted_errors w WHERE w.reference_id = records.reference_id AND records.migration = ? AND records.state IN ('staged', 'invalid')`)
+        .run(now, migration).changes;
+      this.db.exec('DELETE FROM temp.wanted_errors');
+      return { invalid, cleared: Math.max(0, cleared - invalid) };
+    })();
+  }
+
+  /** After a completed import: every `staged` record of the migration becomes `imported`, in one transaction. */
+  markImported(migrationId: string): number {
+    const migration = this.migrationNo(migrationId);
+    return this.db.prepare(`UPDATE records SET state = 'imported', updated_at = ? WHERE migration = ? AND state = 'staged'`).run(new Date().toISOString(), migration).changes;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Migration log cursor (where `logs --follow` continues from)
+
+  /** The `continue-from` value for the migration's log, or undefined to start at the beginning. */
+  logCursor(migrationId: string): number | undefined {
+    return this.db.prepare<[string], { continue_from: number }>('SELECT continue_from FROM log_cursor WHERE migration_id = ?').get(migrationId)?.continue_from;
+  }
+
+  /** Moves the log cursor forward (never back). */
+  setLogCursor(migrationId: string, continueFrom: number): void {
+    this.db
+      .prepare('INSERT INTO log_cursor (migration_id, continue_from) VALUES (?, ?) ON CONFLICT (migration_id) DO UPDATE SET continue_from = MAX(continue_from, excluded.continue_from)')
+      .run(migrationId, continueFrom);
+  }
+
+  private withIdTable<T>(ids: Iterable<string>, fn: () => T): T {
+    return this.db.transaction(() => {
+      this.db.exec('CREATE TEMP TABLE IF NOT EXISTS wanted (reference_id TEXT PRIMARY KEY)');
+      this.db.exec('DELETE FROM temp.wanted');
+      const ins = this.db.prepare('INSERT OR IGNORE INTO temp.wanted (reference_id) VALUES (?)');
+      for (const id of ids) ins.run(id);
+      try {
+        return fn();
+      } finally {
+        this.db.exec('DELETE FROM temp.wanted');
+      }
+    })();
+  }
+}
+
+/**
+ * The jobs table: validate-staging, import and counts jobs per migration, so a crash or Ctrl-C
+ * while a job runs resumes polling the same job instead of starting a second one. Shaped as the
+ * `JobStore` of src/reconcile/jobs-driver.ts.
+ */
+export class LedgerJobs {
+  constructor(private readonly db: Db) {}
+
+  /** The newest job of that kind for the migration, whatever its state. */
+  latest<R = unknown>(migrationId: string, kind: JobKind): JobRow<R> | undefined {
+    const row = this.db.prepare<[string, string], JobDbRow>('SELECT * FROM jobs WHERE migration_id = ? AND kind = ? ORDER BY id DESC LIMIT 1').get(migrationId, kind);
+    return row && toJob<R>(row);
+  }
+
+  /** Records a job the service has just started; durable when this returns. */
+  started(migrationId: string, kind: JobKind, jobId: string): void {
+    this.db.prepare(`INSERT INTO jobs (migration_id, kind, job_id, state, started_at) VALUES (?, ?, ?, 'running', ?) ON CONFLICT (job_id) DO NOTHING`).run(migrationId, kind, jobId, new Date().toISOString());
+  }
+
+  /** Ends a job with its result. */
+  finished(jobId: string, state: Exclude<JobState, 'running'>, result?: unknown): void {
+    this.db.prepare('UPDATE jobs SET state = ?, finished_at = ?, result = ? WHERE job_id = ?').run(state, new Date().toISOString(), result === undefined ? null : JSON.stringify(result), jobId);
+  }
+
+  /** Every job of the migration, oldest first. */
+  list<R = unknown>(migrationId: string): JobRow<R>[] {
+    return this.db.prepare<[string], JobDbRow>('SELECT * FROM jobs WHERE migration_id = ? ORDER BY id').all(migrationId).map((r) => toJob<R>(r));
+  }
+}
+
+interface JobDbRow {
+  migration_id: string;
+  kind: JobKind;
+  job_id: string;
+  state: JobState;
+  started_at: string;
+  finished_at: string | null;
+  result: string | null;
+}
+
+function toJob<R>(r: JobDbRow): JobRow<R> {
+  const job: JobRow<R> = { migrationId: r.migration_id, kind: r.kind, jobId: r.job_id, state: r.state, startedAt: r.started_at };
+  if (r.result !== null) job.result = JSON.parse(r.result) as R;
+  if (r.finished_at !== null) job.finishedAt = r.finished_at;
+  return job;
+}
+
+function toRun(r: RunDbRow): RunRow {
+  return {
+    id: r.id,
+    pipeline: r.pipeline,
+    component: r.component,
+    pipelineFile: r.pipeline_file,
+    pipelineHash: r.pipeline_hash,
+    migrationId: r.migration_id,
+    status: r.status,
+    pid: r.pid,
+    host: r.host,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    report: r.report === null ? undefined : JSON.parse(r.report),
+  };
+}
+
+function toBatch(b: BatchDbRow): BatchRow {
+  return { id: b.id, run: b.run, state: b.state, records: b.records, bytes: b.bytes, attempts: b.attempts, error: b.error, createdAt: b.created_at, sentAt: b.sent_at, finishedAt: b.finished_at };
+}
+
+function toRecord(r: RecordDbRow): RecordRow {
+  return {
+    pipeline: r.pipeline,
+    component: r.component,
+    legacyKey: r.keyed ? r.legacy_key : undefined,
+    referenceId: r.reference_id,
+    entityType: r.entity_type,
+    state: r.state,
+    contentHash: r.content_hash,
+    migrationId: r.migration_id,
+    lastBatch: r.last_batch,
+    lastRun: r.last_run,
+    attempts: r.attempts,
+    errors: r.errors === null ? [] : (JSON.parse(r.errors) as RecordError[]),
+    provenance: { source: r.source, file: r.file, line: r.line, byteOffset: r.byte_offset, rowHash: r.row_hash },
+    updatedAt: r.updated_at,
+  };
+}
+
+/** A validation message may begin with its code ("UNKNOWN_CODE: …"). */
+function codeOf(message: string): string {
+  return /^([A-Z][A-Z0-9_]{2,})\b/.exec(message)?.[1] ?? message;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

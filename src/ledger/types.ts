@@ -1,0 +1,160 @@
+/**
+ * The ledger's closed unions and row shapes. Every record, batch and run has exactly one state
+ * at a time; the unions here are the only states the tables accept (CHECK constraints repeat
+ * them in schema.ts), so a state nobody planned for cannot appear.
+ */
+
+/**
+ * One legacy record's state.
+ * - `mapped`: read and mapped, not sent yet (a run stopped before its batch went out);
+ * - `rejected`: refused before upload (source row error, mapping, local checks);
+ * - `in_flight`: sent in a batch whose results are not in (a crash leaves these; re-sent next run);
+ * - `staged`: accepted by staging; `failed`: refused by staging (or no result came back);
+ * - `invalid`: staged but refused by a validation job; `imported`: imported by the platform.
+ */
+export const RECORD_STATES = ['mapped', 'rejected', 'in_flight', 'staged', 'failed', 'invalid', 'imported'] as const;
+export type RecordState = (typeof RECORD_STATES)[number];
+
+/** A batch is `building` while its records are chosen, `in_flight` once sent, then `done` or `failed`. */
+export const BATCH_STATES = ['building', 'in_flight', 'done', 'failed'] as const;
+export type BatchState = (typeof BATCH_STATES)[number];
+
+/**
+ * A run is `running` until it ends `completed`, `interrupted` (Ctrl-C), `failed` (the service or
+ * the input failed the run) or `crashed` (the process died; found and marked by the next run).
+ */
+export const RUN_STATUSES = ['running', 'completed', 'interrupted', 'failed', 'crashed'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** Where an error was found: reading the source, mapping, the local checks, staging, the platform's jobs. */
+export type ErrorStage = 'source' | 'mapping' | 'check' | 'staging' | 'upload' | 'validation' | 'import';
+
+/** One error of a record, as stored in `records.errors` (JSON array). */
+export interface RecordError {
+  stage: ErrorStage;
+  /** Dotted field path in the mapped record ('' for the whole record or row). */
+  field: string;
+  /** A stable code: MISSING_REQUIRED_FIELD, UNKNOWN_CODE, NO_STAGING_RESULT, … */
+  code: string;
+  message: string;
+  /** The offending value, when known. */
+  value?: unknown;
+}
+
+/** Where a record's legacy row is: source name, file, line, byte offset and a hash of the raw row. */
+export interface RecordProvenance {
+  source: string;
+  file: string;
+  line: number;
+  byteOffset: number;
+  rowHash: string;
+}
+
+/** A mapped record as the ledger keeps it (never the record's content, only its hash). */
+export interface LedgerRecordInput {
+  legacyKey: string;
+  referenceId: string;
+  /** `person`, `organisation` … (the staged record's type), for per-type counts. */
+  entityType: string | undefined;
+  /** Hash of the mapped record's JSON: a change means the record must be sent again. */
+  contentHash: string;
+  provenance: RecordProvenance;
+}
+
+/** A rejected row: keyed by its legacy key when it has one, else by `file:line`. */
+export interface LedgerRejectInput {
+  legacyKey: string | undefined;
+  referenceId: string | undefined;
+  errors: RecordError[];
+  provenance: RecordProvenance;
+}
+
+/** The outcome of one sent record, from its staging result. */
+export interface RecordOutcome {
+  legacyKey: string;
+  state: 'staged' | 'failed';
+  errors?: RecordError[];
+}
+
+export interface RunRow {
+  id: number;
+  pipeline: string;
+  component: string;
+  pipelineFile: string;
+  pipelineHash: string;
+  migrationId: string | null;
+  status: RunStatus;
+  pid: number | null;
+  host: string | null;
+  startedAt: string;
+  finishedAt: string | null;
+  /** The run's report (JSON as the runner stored it), once finished. */
+  report: unknown;
+}
+
+export interface BatchRow {
+  id: number;
+  run: number;
+  state: BatchState;
+  records: number;
+  bytes: number;
+  attempts: number;
+  error: string | null;
+  createdAt: string;
+  sentAt: string | null;
+  finishedAt: string | null;
+}
+
+/** One record row, as `records()` and `refused()` return it. */
+export interface RecordRow {
+  pipeline: string;
+  component: string;
+  /** The legacy key; undefined for a rejected row that had none (then keyed by file:line). */
+  legacyKey: string | undefined;
+  referenceId: string | null;
+  entityType: string | null;
+  state: RecordState;
+  contentHash: string | null;
+  migrationId: string | null;
+  lastBatch: number | null;
+  lastRun: number;
+  attempts: number;
+  errors: RecordError[];
+  provenance: RecordProvenance;
+  updatedAt: string;
+}
+
+/** Counts of one pipeline's records per state, with its latest run and batch. */
+export interface PipelineStatus {
+  pipeline: string;
+  component: string;
+  records: number;
+  byState: Record<RecordState, number>;
+  lastRun: RunRow | undefined;
+  lastBatch: BatchRow | undefined;
+}
+
+/** Records grouped for the reconciliation report: component, entity type, state and first error code. */
+export interface RecordFacts {
+  pipeline: string;
+  component: string;
+  entityType: string | null;
+  state: RecordState;
+  /** Code of the record's first error, or null. */
+  code: string | null;
+  count: number;
+}
+
+// Jobs (validate-staging, import, counts): the shape the jobs driver of src/reconcile expects.
+export type JobKind = 'validate-staging' | 'import' | 'counts';
+export type JobState = 'running' | 'done' | 'failed';
+
+export interface JobRow<Result = unknown> {
+  migrationId: string;
+  kind: JobKind;
+  jobId: string;
+  state: JobState;
+  result?: Result;
+  startedAt: string;
+  finishedAt?: string;
+}

@@ -1,0 +1,283 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { openLedger, type Ledger, type LedgerRecordInput, type Scope } from '../../src/ledger/index.js';
+import { tempDir } from '../support/service.js';
+
+const MIGRATION = '11111111-1111-4111-8111-111111111111';
+const OTHER_MIGRATION = '22222222-2222-4222-8222-222222222222';
+
+function rec(n: number, hash = `h${n}`): LedgerRecordInput {
+  return {
+    legacyKey: `K${String(n).padStart(4, '0')}`,
+    referenceId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+    entityType: 'person',
+    contentHash: hash,
+    provenance: { source: 'persons', file: 'samples/persons.csv', line: n + 1, byteOffset: n * 100, rowHash: `row${n}` },
+  };
+}
+
+describe('ledger transitions', () => {
+  let dir: string;
+  let ledger: Ledger;
+  let scope: Scope;
+  let runId: number;
+  let mig: number;
+
+  beforeEach(() => {
+    dir = tempDir('stagecoach-ledger-');
+    ledger = openLedger(join(dir, '.stagecoach', 'ledger.db'));
+    const started = ledger.startRun({ pipeline: 'crm', component: 'Counterparties', pipelineFile: 'pipelines/crm.yaml', pipelineHash: 'abc' });
+    scope = started.scope;
+    runId = started.run.id;
+    mig = ledger.migrationNo(MIGRATION);
+    ledger.setRunMigration(runId, MIGRATION);
+  });
+  afterEach(() => {
+    ledger.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('creates the file in WAL mode with the raised checkpoint and the schema version', () => {
+    expect(ledger.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(ledger.db.pragma('wal_autocheckpoint', { simple: true })).toBe(100000);
+    expect(ledger.db.pragma('user_version', { simple: true })).toBe(1);
+    const tables = ledger.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+    expect(tables).toEqual(['batches', 'jobs', 'log_cursor', 'migrations', 'records', 'runs', 'scopes']);
+  });
+
+  it('moves a batch of records to in_flight before the upload and to staged or failed with the results', () => {
+    const batch = ledger.beginBatch(runId, scope, mig, [rec(1), rec(2), rec(3)], 300);
+    expect(ledger.batch(batch)).toMatchObject({ run: runId, state: 'in_flight', records: 3, bytes: 300, attempts: 1, error: null });
+    expect(ledger.counts('crm')).toMatchObject({ in_flight: 3, staged: 0 });
+
+    ledger.finishBatch(scope, batch, [
+      { legacyKey: 'K0001', state: 'staged' },
+      { legacyKey: 'K0002', state: 'failed', errors: [{ stage: 'staging', field: 'initials', code: 'MISSING_REQUIRED_FIELD', message: 'staging refused initials: MISSING_REQUIRED_FIELD' }] },
+      { legacyKey: 'K0003', state: 'staged' },
+    ]);
+    expect(ledger.batch(batch)!.state).toBe('done');
+    const rows = [...ledger.records({ pipeline: 'crm' })];
+    expect(rows.map((r) => [r.legacyKey, r.state, r.attempts, r.migrationId, r.lastBatch])).toEqual([
+      ['K0001', 'staged', 1, MIGRATION, batch],
+      ['K0002', 'failed', 1, MIGRATION, batch],
+      ['K0003', 'staged', 1, MIGRATION, batch],
+    ]);
+    expect(rows[1]!.errors).toEqual([{ stage: 'staging', field: 'initials', code: 'MISSING_REQUIRED_FIELD', message: 'staging refused initials: MISSING_REQUIRED_FIELD' }]);
+    expect(rows[0]!.provenance).toEqual({ source: 'persons', file: 'samples/persons.csv', line: 2, byteOffset: 100, rowHash: 'row1' });
+  });
+
+  it('counts a record settled only when staged in the same migration with the same content hash', () => {
+    const batch = ledger.beginBatch(runId, scope, mig, [rec(1), rec(2)], 200);
+    expect(ledger.isSettled(scope, mig, 'K0001', 'h1')).toBe(false); // in flight: not settled
+    ledger.finishBatch(scope, batch, [
+      { legacyKey: 'K0001', state: 'staged' },
+      { legacyKey: 'K0002', state: 'failed', errors: [] },
+    ]);
+    expect(ledger.isSettled(scope, mig, 'K0001', 'h1')).toBe(true);
+    expect(ledger.isSettled(scope, mig, 'K0001', 'changed')).toBe(false);
+    expect(ledger.isSettled(scope, ledger.migrationNo(OTHER_MIGRATION), 'K0001', 'h1')).toBe(false);
+    expect(ledger.isSettled(scope, mig, 'K0002', 'h2')).toBe(false); // failed: sent again
+    expect(ledger.isSettled(scope, mig, 'K9999', 'h1')).toBe(false);
+  });
+
+  it('counts attempts across sends and clears old errors when a record is sent again', () => {
+    const first = ledger.beginBatch(runId, scope, mig, [rec(1)], 100);
+    ledger.finishBatch(scope, first, [{ legacyKey: 'K0001', state: 'failed', errors: [{ stage: 'staging', field: 'surname', code: 'INVALID_FIELD_VALUE', message: 'x' }] }]);
+    const second = ledger.beginBatch(runId, scope, mig, [rec(1, 'h1-fixed')], 100);
+    const [row] = [...ledger.records()];
+    expect(row).toMatchObject({ state: 'in_flight', attempts: 2, errors: [], contentHash: 'h1-fixed', lastBatch: second });
+  });
+
+  it('ignores a late result of a batch whose record was sent again in a newer batch', () => {
+    const first = ledger.beginBatch(runId, scope, mig, [rec(1)], 100);
+    const second = ledger.beginBatch(runId, scope, mig, [rec(1, 'h1b')], 100);
+    ledger.finishBatch(scope, first, [{ legacyKey: 'K0001', state: 'failed', errors: [] }]);
+    expect([...ledger.records()][0]).toMatchObject({ state: 'in_flight', lastBatch: second });
+    ledger.finishBatch(scope, second, [{ legacyKey: 'K0001', state: 'staged' }]);
+    expect([...ledger.records()][0]!.state).toBe('staged');
+  });
+
+  it('keeps the records of a failed upload in_flight so the next run sends them again', () => {
+    const batch = ledger.beginBatch(runId, scope, mig, [rec(1), rec(2)], 200);
+    ledger.failBatch(batch, 'SERVICE_UNAVAILABLE: the service answered 503 after 6 retries');
+    expect(ledger.batch(batch)).toMatchObject({ state: 'failed', error: 'SERVICE_UNAVAILABLE: the service answered 503 after 6 retries' });
+    expect(ledger.counts('crm')).toMatchObject({ in_flight: 2 });
+    expect(ledger.isSettled(scope, mig, 'K0001', 'h1')).toBe(false);
+  });
+
+  it('keeps records built into a batch that was never sent as mapped, under a building batch', () => {
+    const batch = ledger.recordUnsent(runId, scope, mig, [rec(1), rec(2)], 200)!;
+    expect(ledger.batch(batch)).toMatchObject({ state: 'building', attempts: 0, sentAt: null });
+    expect([...ledger.records()].map((r) => [r.state, r.attempts])).toEqual([
+      ['mapped', 0],
+      ['mapped', 0],
+    ]);
+    expect(ledger.recordUnsent(runId, scope, mig, [], 0)).toBeUndefined();
+  });
+
+  it('stores rejected rows by legacy key, or by file:line when they have none, with every error', () => {
+    ledger.recordRejects(runId, scope, [
+      {
+        legacyKey: 'K0007',
+        referenceId: undefined,
+        errors: [{ stage: 'mapping', field: 'dateOfBirth', code: 'INVALID_FIELD_VALUE', message: 'expected a date dd-mm-yyyy, got "31-02-1980"', value: '31-02-1980' }],
+        provenance: rec(7).provenance,
+      },
+      {
+        legacyKey: undefined,
+        referenceId: undefined,
+        errors: [{ stage: 'source', field: '', code: 'SOURCE_ROW_INVALID', message: 'expected 15 columns, got 14' }],
+        provenance: { source: 'persons', file: 'samples/persons.csv', line: 42, byteOffset: 4000, rowHash: 'r42' },
+      },
+    ]);
+    const rows = [...ledger.refused({ pipeline: 'crm' })];
+    expect(rows).toEqual([
+      { source: 'persons', provenance: { file: 'samples/persons.csv', line: 8, byteOffset: 700 }, errors: [{ field: 'dateOfBirth', code: 'INVALID_FIELD_VALUE', message: 'expected a date dd-mm-yyyy, got "31-02-1980"', stage: 'mapping' }] },
+      { source: 'persons', provenance: { file: 'samples/persons.csv', line: 42, byteOffset: 4000 }, errors: [{ field: '', code: 'SOURCE_ROW_INVALID', message: 'expected 15 columns, got 14', stage: 'source' }] },
+    ]);
+    const records = [...ledger.records({ states: ['rejected'] })];
+    expect(records.map((r) => r.legacyKey)).toEqual(['K0007', undefined]);
+    expect(records[0]!.errors[0]!.value).toBe('31-02-1980');
+  });
+
+  it('turns a rejected record into an in-flight one when a later run maps it', () => {
+    ledger.recordRejects(runId, scope, [{ legacyKey: 'K0001', referenceId: undefined, errors: [{ stage: 'check', field: 'initials', code: 'MISSING_REQUIRED_FIELD', message: 'm' }], provenance: rec(1).provenance }]);
+    ledger.beginBatch(runId, scope, mig, [rec(1)], 100);
+    expect([...ledger.records()].map((r) => [r.legacyKey, r.state, r.errors])).toEqual([['K0001', 'in_flight', []]]);
+  });
+
+  it('writes a batch all or nothing: a record that cannot be stored leaves neither batch nor records', () => {
+    const broken = { ...rec(2), provenance: { ...rec(2).provenance, line: null as unknown as number } };
+    expect(() => ledger.beginBatch(runId, scope, mig, [rec(1), broken], 200)).toThrow(/NOT NULL constraint failed: records.line/);
+    expect([...ledger.records()]).toEqual([]);
+    expect(ledger.batches(runId)).toEqual([]);
+  });
+
+  it('refuses a record state outside the closed union', () => {
+    const batch = ledger.beginBatch(runId, scope, mig, [rec(1)], 100);
+    expect(() => ledger.finishBatch(scope, batch, [{ legacyKey: 'K0001', state: 'done' as 'staged' }])).toThrow(/CHECK constraint failed/);
+    expect([...ledger.records()][0]!.state).toBe('in_flight');
+  });
+
+  it('marks the records a validation names invalid, and those it no longer names staged again', () => {
+    const batch = ledger.beginBatch(runId, scope, mig, [rec(1), rec(2), rec(3)], 300);
+    ledger.finishBatch(scope, batch, ['K0001', 'K0002', 'K0003'].map((k) => ({ legacyKey: k, state: 'staged' as const })));
+    expect(ledger.markValidated(MIGRATION, [{ referenceId: rec(2).referenceId, field: 'relations.0.to', message: 'RELATION_TARGET_MISSING' }])).toEqual({ invalid: 1, cleared: 0 });
+    expect([...ledger.records({ states: ['invalid'] })].map((r) => [r.legacyKey, r.errors])).toEqual([
+      ['K0002', [{ stage: 'validation', field: 'relations.0.to', code: 'RELATION_TARGET_MISSING', message: 'RELATION_TARGET_MISSING' }]],
+    ]);
+    expect(ledger.markValidated(MIGRATION, [])).toEqual({ invalid: 0, cleared: 1 });
+    expect(ledger.counts('crm')).toMatchObject({ staged: 3, invalid: 0 });
+    expect(ledger.markImported(MIGRATION)).toBe(3);
+    expect(ledger.counts('crm')).toMatchObject({ staged: 0, imported: 3 });
+  });
+
+  it('finds records by referenceId and groups them into facts for the report', () => {
+    const batch = ledger.beginBatch(runId, scope, mig, [rec(1), rec(2)], 200);
+    ledger.finishBatch(scope, batch, [
+      { legacyKey: 'K0001', state: 'staged' },
+      { legacyKey: 'K0002', state: 'failed', errors: [{ stage: 'staging', field: 'surname', code: 'MISSING_REQUIRED_FIELD', message: 'm' }] },
+    ]);
+    ledger.recordRejects(runId, scope, [{ legacyKey: undefined, referenceId: undefined, errors: [{ stage: 'source', field: '', code: 'SOURCE_ROW_INVALID', message: 'm' }], provenance: rec(9).provenance }]);
+    expect(ledger.recordsByReferenceIds([rec(2).referenceId, 'not-there']).map((r) => r.legacyKey)).toEqual(['K0002']);
+    expect(ledger.facts({ pipeline: 'crm' })).toEqual([
+      { pipeline: 'crm', component: 'Counterparties', entityType: null, state: 'rejected', code: 'SOURCE_ROW_INVALID', count: 1 },
+      { pipeline: 'crm', component: 'Counterparties', entityType: 'person', state: 'failed', code: 'MISSING_REQUIRED_FIELD', count: 1 },
+      { pipeline: 'crm', component: 'Counterparties', entityType: 'person', state: 'staged', code: null, count: 1 },
+    ]);
+  });
+});
+
+describe('ledger runs', () => {
+  let dir: string;
+  let file: string;
+  beforeEach(() => {
+    dir = tempDir('stagecoach-ledger-');
+    file = join(dir, 'ledger.db');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const input = { pipeline: 'crm', component: 'Counterparties', pipelineFile: 'pipelines/crm.yaml', pipelineHash: 'abc' };
+
+  it('marks a run whose process died as crashed, fails its open batches and keeps its records in_flight', () => {
+    const ledger = openLedger(file);
+    const { run, scope } = ledger.startRun(input);
+    const mig = ledger.migrationNo(MIGRATION);
+    const batch = ledger.beginBatch(run.id, scope, mig, [rec(1)], 100);
+    ledger.close(); // the process "dies" here: no finishRun
+
+    const again = openLedger(file);
+    const second = again.startRun(input);
+    expect(second.crashed.map((r) => [r.id, r.status])).toEqual([[run.id, 'crashed']]);
+    expect(again.run(run.id)!.status).toBe('crashed');
+    expect(again.batch(batch)).toMatchObject({ state: 'failed', error: 'the run ended before the results came back' });
+    expect(again.counts('crm')).toMatchObject({ in_flight: 1 });
+    expect(second.run).toMatchObject({ id: run.id + 1, status: 'running', pid: process.pid, pipeline: 'crm', component: 'Counterparties' });
+    again.close();
+  });
+
+  it('refuses to start while another live process runs the same pipeline', () => {
+    const ledger = openLedger(file);
+    const { run } = ledger.startRun(input);
+    ledger.db.prepare('UPDATE runs SET pid = ? WHERE id = ?').run(process.ppid, run.id); // a live process that is not us
+    expect(() => ledger.startRun(input)).toThrow(`pipeline crm is already running in process ${process.ppid} (run ${run.id}, started ${run.startedAt}) on the ledger ${file}; wait for it or stop it first`);
+    ledger.close();
+  });
+
+  it('clears keyless rejects when a run starts, since the run reports them afresh', () => {
+    const ledger = openLedger(file);
+    const { run, scope } = ledger.startRun(input);
+    ledger.recordRejects(run.id, scope, [
+      { legacyKey: undefined, referenceId: undefined, errors: [{ stage: 'source', field: '', code: 'SOURCE_ROW_INVALID', message: 'm' }], provenance: rec(3).provenance },
+      { legacyKey: 'K0004', referenceId: undefined, errors: [{ stage: 'check', field: 'surname', code: 'MISSING_REQUIRED_FIELD', message: 'm' }], provenance: rec(4).provenance },
+    ]);
+    ledger.finishRun(run.id, 'completed', { rowsRead: 2 });
+    ledger.startRun(input);
+    expect([...ledger.records()].map((r) => r.legacyKey)).toEqual(['K0004']);
+    expect(ledger.run(run.id)).toMatchObject({ status: 'completed', report: { rowsRead: 2 } });
+    ledger.close();
+  });
+
+  it('reports status per pipeline with counts per state, the last run and the last batch', () => {
+    const ledger = openLedger(file);
+    const { run, scope } = ledger.startRun(input);
+    ledger.setRunMigration(run.id, MIGRATION);
+    const mig = ledger.migrationNo(MIGRATION);
+    const b = ledger.beginBatch(run.id, scope, mig, [rec(1), rec(2)], 200);
+    ledger.finishBatch(scope, b, [{ legacyKey: 'K0001', state: 'staged' }]);
+    ledger.finishRun(run.id, 'completed');
+    const [status] = ledger.status();
+    expect(status).toMatchObject({
+      pipeline: 'crm',
+      component: 'Counterparties',
+      records: 2,
+      byState: { mapped: 0, rejected: 0, in_flight: 1, staged: 1, failed: 0, invalid: 0, imported: 0 },
+      lastRun: { id: run.id, status: 'completed', migrationId: MIGRATION },
+      lastBatch: { id: b, state: 'done', records: 2 },
+    });
+    ledger.close();
+    const readonly = openLedger(file, { readonly: true });
+    expect(readonly.status()[0]!.records).toBe(2);
+    expect(() => readonly.startRun(input)).toThrow(`the ledger ${file} was opened read-only`);
+    readonly.close();
+  });
+
+  it('keeps jobs per migration so a crash resumes the same job, and a log cursor that never moves back', () => {
+    const ledger = openLedger(file);
+    ledger.jobs.started(MIGRATION, 'validate-staging', 'job-1');
+    expect(ledger.jobs.latest(MIGRATION, 'validate-staging')).toMatchObject({ migrationId: MIGRATION, kind: 'validate-staging', jobId: 'job-1', state: 'running' });
+    ledger.jobs.finished('job-1', 'done', { jobType: 'ValidateStaging', isValid: true, errors: [] });
+    ledger.jobs.started(MIGRATION, 'import', 'job-2');
+    expect(ledger.jobs.list(MIGRATION).map((j) => [j.kind, j.jobId, j.state, j.result])).toEqual([
+      ['validate-staging', 'job-1', 'done', { jobType: 'ValidateStaging', isValid: true, errors: [] }],
+      ['import', 'job-2', 'running', undefined],
+    ]);
+    expect(ledger.jobs.latest(MIGRATION, 'counts')).toBeUndefined();
+
+    expect(ledger.logCursor(MIGRATION)).toBeUndefined();
+    ledger.setLogCursor(MIGRATION, 40);
+    ledger.setLogCursor(MIGRATION, 12);
+    expect(ledger.logCursor(MIGRATION)).toBe(40);
+    ledger.close();
+  });
+});
