@@ -1,0 +1,69 @@
+/**
+ * Checks before upload: the staged-record schema the service itself uses
+ * (`checkStagedCounterparty`), duplicate legacy keys, and relations to keys no source holds.
+ * Each failure becomes a `RejectReason` naming field, value and what was expected.
+ */
+import { checkStagedCounterparty, type StagedCounterparty } from '../../contract/migration.js';
+import type { RejectReason } from '../types.js';
+import type { RelationRef } from '../mapping/compile.js';
+import type { KeyIndex, KeyLocation } from './key-index.js';
+
+function valueAt(obj: unknown, field: string): unknown {
+  let cur: unknown = obj;
+  for (const part of field.split('.')) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return cur;
+}
+
+function show(v: unknown): string {
+  const s = typeof v === 'string' ? v : JSON.stringify(v);
+  return s === undefined ? 'nothing' : `\`${s.length > 60 ? `${s.slice(0, 57)}…` : s}\``;
+}
+
+/**
+ * Runs the staging schema on a mapped record. Fields the mapping already refused are not
+ * reported twice.
+ * @example checkRecord(record, []) // { ok: true, record } or { ok: false, reasons: [...] }
+ */
+export function checkRecord(record: unknown, already: readonly RejectReason[] | null): { ok: true; record: StagedCounterparty } | { ok: false; reasons: RejectReason[] } {
+  const result = checkStagedCounterparty(record);
+  if (result.ok) return result;
+  const reasons: RejectReason[] = [];
+  for (const e of result.errors) {
+    // "addresses.0.postalCode" in zod terms is "addresses[0].postalCode" in mapping terms
+    const field = e.field.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
+    if (already?.some((r) => r.field === field || field.startsWith(`${r.field}.`) || field.startsWith(`${r.field}[`))) continue;
+    const value = valueAt(record, e.field);
+    const message = e.message === 'MISSING_REQUIRED_FIELD' ? `${field}: required by staging, got nothing` : `${field}: refused by the staging schema, got ${show(value)}`;
+    reasons.push({ field, value, code: e.message, message });
+  }
+  return reasons.length > 0 ? { ok: false, reasons } : { ok: false, reasons: [] };
+}
+
+/** DUPLICATE_LEGACY_KEY when `first` is another row than this one. */
+export function duplicateReason(keyColumn: string, scope: string, key: string, first: KeyLocation | undefined, here: KeyLocation, files: readonly string[]): RejectReason | undefined {
+  if (!first || (first.fileIndex === here.fileIndex && first.line === here.line)) return undefined;
+  return {
+    field: keyColumn,
+    value: key,
+    code: 'DUPLICATE_LEGACY_KEY',
+    message: `${keyColumn}: duplicate legacy key ${scope} ${key}, first seen at ${files[first.fileIndex]}:${first.line}`,
+  };
+}
+
+/** RELATION_TARGET_MISSING for each relation to a key no source holds. */
+export function missingTargets(refs: readonly RelationRef[], index: KeyIndex): RejectReason[] | undefined {
+  let out: RejectReason[] | undefined;
+  for (const r of refs) {
+    if (index.has(r.scope, r.key)) continue;
+    (out ??= []).push({
+      field: r.field,
+      value: r.key,
+      code: 'RELATION_TARGET_MISSING',
+      message: `${r.field}: no source holds ${r.scope} ${r.key} (column ${r.column}), expected the key of a row in this pipeline`,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,76 @@
+/**
+ * `plan`'s report: reads the whole pipeline through mapping and checks (no network) and counts
+ * what would be sent and what would be refused, by reason, with a few examples of each. Holds
+ * counters and a bounded set of examples only.
+ */
+import type { MappedRow } from '../types.js';
+
+export interface RejectSample {
+  source: string;
+  file: string;
+  line: number;
+  legacyKey?: string;
+  field: string;
+  value?: unknown;
+  code: string;
+  message: string;
+}
+
+export interface PlanSummary {
+  pipeline: string;
+  component: string;
+  rowsRead: number;
+  mapped: number;
+  rejected: number;
+  /** Rejected rows by the code of their first reason. */
+  rejectedByReason: Record<string, number>;
+  /** Every reason counted (a row can have several). */
+  reasons: Record<string, number>;
+  bySource: Record<string, { rowsRead: number; mapped: number; rejected: number }>;
+  /** Up to `samplesPerReason` examples of each reason code, in source order. */
+  samples: RejectSample[];
+  elapsedMs: number;
+}
+
+/**
+ * Folds a stream of mapped rows into a plan summary.
+ * @example const summary = await summariseRows(readPipeline(def), { pipeline: def.file, component: def.component });
+ */
+export async function summariseRows(rows: AsyncIterable<MappedRow>, meta: { pipeline: string; component: string; samplesPerReason?: number }): Promise<PlanSummary> {
+  const started = performance.now();
+  const perReason = meta.samplesPerReason ?? 5;
+  const summary: PlanSummary = { pipeline: meta.pipeline, component: meta.component, rowsRead: 0, mapped: 0, rejected: 0, rejectedByReason: {}, reasons: {}, bySource: {}, samples: [], elapsedMs: 0 };
+  const sampled: Record<string, number> = {};
+  for await (const r of rows) {
+    summary.rowsRead++;
+    const source = r.row.source;
+    const s = (summary.bySource[source] ??= { rowsRead: 0, mapped: 0, rejected: 0 });
+    s.rowsRead++;
+    if (r.kind === 'mapped') {
+      summary.mapped++;
+      s.mapped++;
+      continue;
+    }
+    summary.rejected++;
+    s.rejected++;
+    const firstCode = r.reasons[0]?.code ?? 'UNKNOWN';
+    summary.rejectedByReason[firstCode] = (summary.rejectedByReason[firstCode] ?? 0) + 1;
+    for (const reason of r.reasons) {
+      summary.reasons[reason.code] = (summary.reasons[reason.code] ?? 0) + 1;
+      if ((sampled[reason.code] ?? 0) >= perReason) continue;
+      sampled[reason.code] = (sampled[reason.code] ?? 0) + 1;
+      summary.samples.push({
+        source,
+        file: r.row.provenance.file,
+        line: r.row.provenance.line,
+        ...(r.legacyKey !== undefined ? { legacyKey: r.legacyKey } : {}),
+        field: reason.field,
+        ...(reason.value !== undefined ? { value: reason.value } : {}),
+        code: reason.code,
+        message: reason.message,
+      });
+    }
+  }
+  summary.elapsedMs = Math.round(performance.now() - started);
+  return summary;
+}

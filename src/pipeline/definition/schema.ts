@@ -1,0 +1,81 @@
+/**
+ * The pipeline file (`pipelines/*.yaml`), declared once as zod schemas: each option with its
+ * default and a one-line description. Types, validation and docs/pipelines.md derive from it.
+ */
+import { z } from 'zod';
+import { COMPONENTS } from '../../contract/migration.js';
+
+export const ENCODINGS = ['utf-8', 'utf-8-bom', 'windows-1252', 'utf-16le', 'utf-16be', 'auto'] as const;
+export type SourceEncoding = (typeof ENCODINGS)[number];
+export const FORMATS = ['csv', 'json', 'jsonl'] as const;
+export type SourceFormat = (typeof FORMATS)[number];
+
+const singleChar = (what: string) => z.string().length(1, { message: `expected a single character (${what})` });
+
+export const csvOptionsSchema = z
+  .strictObject({
+    delimiter: singleChar('delimiter').default(',').describe('field separator; default ","'),
+    quote: singleChar('quote').default('"').describe('quote character; a doubled quote inside a quoted field is a literal quote; default \'"\''),
+    header: z.boolean().default(true).describe('whether the first record names the columns; default true'),
+    columns: z.array(z.string().min(1)).min(1).optional().describe('column names when the file has no header (or to rename the header\'s columns); default: the header'),
+  })
+  .describe('CSV reading options');
+export type CsvOptions = z.output<typeof csvOptionsSchema>;
+
+export const jsonOptionsSchema = z
+  .strictObject({
+    path: z
+      .string()
+      .regex(/^[^.]+(\.[^.]+)*$/, { message: 'expected a dotted path such as export.bedrijven' })
+      .optional()
+      .describe('dotted path of the array inside the top-level object, e.g. export.bedrijven; default: the document is the array'),
+  })
+  .describe('JSON reading options (format json)');
+export type JsonOptions = z.output<typeof jsonOptionsSchema>;
+
+export const sourceSchema = z
+  .strictObject({
+    name: z.string().regex(/^[A-Za-z0-9_-]+$/, { message: 'expected letters, digits, _ or -' }).describe('name of the source, unique in the pipeline; shown in provenance and reports'),
+    format: z.enum(FORMATS).describe('csv, json (an array, or an array at json.path) or jsonl (one object a line)'),
+    path: z.string().min(1).describe('file or glob, relative to the pipeline file; several files are read in sorted order'),
+    encoding: z.enum(ENCODINGS).default('auto').describe('text encoding; auto: a BOM decides (UTF-8/UTF-16), otherwise UTF-8; default auto'),
+    csv: csvOptionsSchema.default({ delimiter: ',', quote: '"', header: true }).describe('CSV options (format csv)'),
+    json: jsonOptionsSchema.default({}).describe('JSON options (format json)'),
+    mapping: z.string().min(1).describe('mapping file for this source, relative to the pipeline file'),
+  })
+  .describe('one legacy export');
+export type SourceSpec = z.output<typeof sourceSchema>;
+
+export const pipelineFileSchema = z
+  .strictObject({
+    name: z.string().min(1).describe('name of the pipeline, shown in reports'),
+    component: z.enum(COMPONENTS).default('Counterparties').describe('migration component the records belong to; only Counterparties is implemented'),
+    sources: z.array(sourceSchema).min(1).describe('legacy exports read in order'),
+    batching: z
+      .strictObject({
+        records: z.number().int().min(1).max(100_000).default(1000).describe('most records in one staging upload; default 1000'),
+        bytes: z.number().int().min(1024).default(4 * 1024 * 1024).describe('most bytes of json-seq in one upload; default 4 MiB'),
+      })
+      .default({ records: 1000, bytes: 4 * 1024 * 1024 })
+      .describe('how records are grouped into uploads'),
+    concurrency: z
+      .strictObject({
+        inFlight: z.number().int().min(1).max(64).default(4).describe('uploads in flight at once; default 4'),
+      })
+      .default({ inFlight: 4 })
+      .describe('upload window'),
+    target: z
+      .strictObject({
+        migration: z.enum(['current', 'new']).default('current').describe('attach to the tenant\'s current migration, or create a new one; default current'),
+        referenceNamespace: z.uuid({ message: 'expected a UUID' }).describe('UUID namespace of the v5 referenceIds derived from legacy keys; keep it fixed for a migration'),
+      })
+      .describe('where the records go'),
+    checks: z
+      .strictObject({
+        missingRelationTarget: z.enum(['reject', 'allow']).default('reject').describe('a relation to a legacy key no source holds: reject the row, or allow it (the target lives elsewhere); default reject'),
+      })
+      .default({ missingRelationTarget: 'reject' })
+      .describe('checks before upload'),
+  })
+  .describe('a migration pipeline');
+export type PipelineFile = z.output<typeof pipelineFileSchema>;

@@ -1,0 +1,166 @@
+/**
+ * Reads a YAML declaration (pipeline or mapping) and validates it with a zod schema, so that
+ * every error names the file, line and column of the offending node and says what was expected.
+ * Both the pipeline loader and the mapping loader go through here: one way to report a bad file.
+ */
+import { readFile } from 'node:fs/promises';
+import { isMap, isNode, isPair, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
+import type { z } from 'zod';
+import { StagecoachError } from '../../contract/errors.js';
+
+/** One problem in a declaration file, located. */
+export interface DeclarationProblem {
+  file: string;
+  line: number;
+  column: number;
+  path: string;
+  message: string;
+}
+
+/**
+ * Parses `file` and validates it against `schema`. Throws one `CONFIG_INVALID` StagecoachError
+ * whose message lists every problem as `file:line:column: path: what is wrong` (one a line).
+ * @example const spec = await loadYamlFile('pipelines/crm.yaml', pipelineFileSchema, 'pipelines/crm.yaml');
+ */
+export async function loadYamlFile<S extends z.ZodType>(file: string, schema: S, displayName = file, check?: ExtraCheck<z.output<S>>): Promise<z.output<S>> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new StagecoachError('CONFIG_INVALID', `Cannot read ${displayName}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file: displayName }, { cause: err });
+  }
+  return parseYamlText(text, schema, displayName, check);
+}
+
+/** Checks beyond the schema's shape; each problem names the path of the node it is about. */
+export type ExtraCheck<T> = (value: T) => { path: (string | number)[]; message: string }[];
+
+/** Same as `loadYamlFile` for text already in memory (tests, generated pipelines). */
+export function parseYamlText<S extends z.ZodType>(text: string, schema: S, displayName: string, check?: ExtraCheck<z.output<S>>): z.output<S> {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const problems = doc.errors.map((e) => {
+      const at = e.linePos?.[0] ?? lineCounter.linePos(e.pos[0]);
+      // yaml's own messages carry a code excerpt after a colon and newline: keep the first line.
+      return { file: displayName, line: at.line, column: at.col, path: '', message: `YAML syntax error: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}` };
+    });
+    throw declarationError(displayName, problems);
+  }
+  const data: unknown = doc.toJS({ maxAliasCount: 100 }) ?? {};
+  const parsed = schema.safeParse(data);
+  let problems: DeclarationProblem[];
+  if (parsed.success) {
+    const extra = check?.(parsed.data) ?? [];
+    if (extra.length === 0) return parsed.data;
+    problems = extra.map((p) => locatePath(doc, lineCounter, displayName, p.path, p.message));
+  } else {
+    problems = parsed.error.issues.flatMap(resolveUnion).map((issue) => locateIssue(doc, lineCounter, displayName, issue, data));
+  }
+  problems.sort((a, b) => a.line - b.line || a.column - b.column);
+  throw declarationError(displayName, problems);
+}
+
+function declarationError(file: string, problems: DeclarationProblem[]): StagecoachError {
+  const lines = problems.map((p) => `${p.file}:${p.line}:${p.column}: ${p.path ? `${p.path}: ` : ''}${p.message}`);
+  const first = problems[0]!;
+  return new StagecoachError(
+    'CONFIG_INVALID',
+    problems.length === 1 ? `Invalid ${file}: ${lines[0]}` : `Invalid ${file}: ${problems.length} problems\n  ${lines.join('\n  ')}`,
+    { file, line: first.line, column: first.column, problems },
+  );
+}
+
+type Issue = z.core.$ZodIssue;
+
+/**
+ * A value that matches none of a union's forms: report the form it came closest to (the one
+ * whose problems lie deepest, then the one with fewest), not "invalid input".
+ */
+function resolveUnion(issue: Issue): Issue[] {
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return [issue];
+  const depth = (list: readonly Issue[]) => Math.max(...list.map((i) => i.path.length + (i.code === 'unrecognized_keys' ? 0 : 0.5)));
+  let best = issue.errors[0]!;
+  for (const branch of issue.errors) {
+    if (depth(branch) > depth(best) || (depth(branch) === depth(best) && branch.length < best.length)) best = branch;
+  }
+  return best.flatMap((i) => resolveUnion({ ...i, path: [...issue.path, ...i.path] } as Issue));
+}
+
+function locateIssue(doc: Document, lc: LineCounter, file: string, issue: Issue, data: unknown): DeclarationProblem {
+  const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
+  let offset = 0;
+  if (issue.code === 'unrecognized_keys') {
+    const parent = doc.getIn(path, true);
+    const keyNode = isMap(parent) ? parent.items.find((item) => isPair(item) && isScalar(item.key) && issue.keys.includes(String(item.key.value)))?.key : undefined;
+    offset = nodeStart(keyNode) ?? nodeStart(parent) ?? 0;
+  } else {
+    // A missing key has no node: point at the nearest existing ancestor (the map that lacks it).
+    for (let n = path.length; n >= 0; n--) {
+      const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
+      const start = nodeStart(node);
+      if (start !== undefined) {
+        offset = start;
+        break;
+      }
+    }
+  }
+  const at = lc.linePos(offset);
+  return { file, line: at.line, column: at.col, path: formatPath(path), message: describeIssue(issue, valueAt(data, path)) };
+}
+
+function locatePath(doc: Document, lc: LineCounter, file: string, path: (string | number)[], message: string): DeclarationProblem {
+  let offset = 0;
+  for (let n = path.length; n >= 0; n--) {
+    const start = nodeStart(n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true));
+    if (start !== undefined) {
+      offset = start;
+      break;
+    }
+  }
+  const at = lc.linePos(offset);
+  return { file, line: at.line, column: at.col, path: formatPath(path), message };
+}
+
+function nodeStart(node: unknown): number | undefined {
+  return isNode(node) && node.range ? node.range[0] : undefined;
+}
+
+function valueAt(data: unknown, path: (string | number)[]): unknown {
+  let cur = data;
+  for (const key of path) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string | number, unknown>)[key];
+  }
+  return cur;
+}
+
+/** `sources[0].csv.delimiter` */
+export function formatPath(path: (string | number)[]): string {
+  let out = '';
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : out ? `.${p}` : p;
+  return out;
+}
+
+function show(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const text = JSON.stringify(value);
+  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
+}
+
+function describeIssue(issue: Issue, value: unknown): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      return value === undefined ? `missing, expected ${issue.expected}` : `expected ${issue.expected}, got ${show(value)}`;
+    case 'invalid_value':
+      return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(' | ')}, got ${show(value)}`;
+    case 'unrecognized_keys':
+      return `unknown option${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
+    case 'too_small':
+      return `${issue.message.replace(/^Too small: /, '')}, got ${show(value)}`;
+    case 'too_big':
+      return `${issue.message.replace(/^Too big: /, '')}, got ${show(value)}`;
+    default:
+      return `${issue.message}, got ${show(value)}`;
+  }
+}

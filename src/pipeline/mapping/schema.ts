@@ -1,0 +1,147 @@
+/**
+ * The mapping file (`mappings/<component>/*.yaml`), declared as zod schemas: how one legacy row
+ * becomes one staged record. An expression says where a value comes from (a column, a constant,
+ * several columns joined, the first non-empty of several, a nested object, a list, a derived
+ * referenceId), the transforms it goes through, and when it applies. docs/mappings.md explains
+ * each with examples.
+ */
+import { z } from 'zod';
+import { STAGED_TYPES } from '../../contract/migration.js';
+
+const columnName = z.string().min(1);
+
+/** A condition on the legacy row; a list means all of them. */
+export const conditionSchema = z
+  .strictObject({
+    column: columnName.describe('legacy column the condition reads (trimmed)'),
+    equals: z.union([z.string(), z.number(), z.boolean()]).optional().describe('true when the value equals this'),
+    in: z.array(z.union([z.string(), z.number()])).min(1).optional().describe('true when the value is one of these'),
+    notEmpty: z.literal(true).optional().describe('true when the value is not empty'),
+    empty: z.literal(true).optional().describe('true when the value is empty'),
+  })
+  .refine((c) => [c.equals, c.in, c.notEmpty, c.empty].filter((x) => x !== undefined).length === 1, {
+    message: 'expected exactly one of equals, in, notEmpty, empty',
+  });
+export type Condition = z.output<typeof conditionSchema>;
+const whenSchema = z.union([conditionSchema, z.array(conditionSchema).min(1)]).optional().describe('the expression applies only when this holds; otherwise the field is left out');
+
+const NAMED_TRANSFORMS = ['trim', 'upper', 'lower', 'title', 'collapse-spaces', 'initials', 'email', 'phone', 'postcode-nl', 'boolean'] as const;
+export type NamedTransform = (typeof NAMED_TRANSFORMS)[number];
+
+export const transformSchema = z.union([
+  z.enum(NAMED_TRANSFORMS).describe('trim | upper | lower | title | collapse-spaces | initials | email | phone | postcode-nl | boolean'),
+  z.strictObject({ default: z.union([z.string(), z.number(), z.boolean()]).describe('value used when the input is empty') }),
+  z.strictObject({
+    code: z.union([
+      z.string().min(1),
+      z.strictObject({ table: z.string().min(1), unknown: z.enum(['reject', 'keep', 'empty']).default('reject').describe('what an unknown legacy code does; default reject (UNKNOWN_CODE)') }),
+    ]).describe('code table of the mapping file (codes:) to translate legacy codes'),
+  }),
+  z.strictObject({ date: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).describe('accepted date format(s): dd, d, mm, m, yyyy and literal separators, e.g. dd-mm-yyyy, yyyymmdd') }),
+  z.strictObject({
+    number: z
+      .strictObject({
+        decimal: z.enum([',', '.']).default(',').describe('decimal separator; default ","'),
+        thousands: z.enum(['.', ',', ' ', '']).default('.').describe('thousands separator ("" for none); default "."'),
+      })
+      .default({ decimal: ',', thousands: '.' }),
+  }),
+  z.strictObject({ split: z.strictObject({ separator: z.string().min(1), index: z.number().int().optional().describe('which part; negative counts from the end; default: all parts as a list') }) }),
+  z.strictObject({ join: z.string().describe('joins a list into one string, leaving out empty parts') }),
+  z.strictObject({ phone: z.strictObject({ country: z.string().length(2).default('NL').describe('country of numbers written without an international prefix; default NL') }) }),
+  z.strictObject({ pattern: z.strictObject({ regex: z.string().min(1), message: z.string().optional() }).describe('rejects a value that does not match') }),
+  z.strictObject({ replace: z.strictObject({ regex: z.string().min(1), with: z.string() }).describe('regular-expression replacement (all matches)') }),
+]);
+export type Transform = z.output<typeof transformSchema>;
+
+const transformsSchema = z.array(transformSchema).default([]).describe('applied in order; an empty value skips them (except default)');
+const requiredSchema = z.boolean().default(false).describe('reject the row (MISSING_REQUIRED_FIELD) when the value ends up empty');
+
+export interface ColumnExpr { column: string; transforms: Transform[]; when?: Condition | Condition[] | undefined; required: boolean }
+export interface ValueExpr { value: unknown; when?: Condition | Condition[] | undefined }
+export interface ConcatExpr { concat: Expr[]; separator: string; transforms: Transform[]; when?: Condition | Condition[] | undefined; required: boolean }
+export interface FirstExpr { first: Expr[]; transforms: Transform[]; when?: Condition | Condition[] | undefined; required: boolean }
+export interface ObjectExpr { object: Record<string, Expr>; when?: Condition | Condition[] | undefined }
+export interface ListExpr { list: Expr[]; when?: Condition | Condition[] | undefined; /** written as a bare YAML list */ bare?: boolean }
+export interface ReferenceExpr {
+  referenceId: { column?: string | undefined; scope?: string | undefined; suffix?: string | undefined; transforms: Transform[] };
+  when?: Condition | Condition[] | undefined;
+}
+export type Expr = ColumnExpr | ValueExpr | ConcatExpr | FirstExpr | ObjectExpr | ListExpr | ReferenceExpr;
+
+export const exprSchema: z.ZodType<Expr, unknown> = z.lazy(() =>
+  z.union([
+    // A bare string is a column name; a bare list is a list of expressions.
+    columnName.transform((column): Expr => ({ column, transforms: [], required: false })),
+    z.array(exprSchema).transform((list): Expr => ({ list, bare: true })),
+    z.strictObject({ column: columnName, transforms: transformsSchema, when: whenSchema, required: requiredSchema }),
+    z.strictObject({ value: z.union([z.string(), z.number(), z.boolean()]), when: whenSchema }),
+    z.strictObject({ concat: z.array(exprSchema).min(1), separator: z.string().default(' '), transforms: transformsSchema, when: whenSchema, required: requiredSchema }),
+    z.strictObject({ first: z.array(exprSchema).min(1), transforms: transformsSchema, when: whenSchema, required: requiredSchema }),
+    z.strictObject({ object: z.record(z.string(), exprSchema), when: whenSchema }),
+    z.strictObject({ list: z.array(exprSchema), when: whenSchema }),
+    z.strictObject({
+      referenceId: z.strictObject({
+        column: columnName.optional().describe('legacy column holding another row\'s key (a relation); default: this row\'s own key'),
+        scope: z.string().min(1).optional().describe('key scope of the target; default: this mapping\'s key scope'),
+        suffix: z.string().min(1).optional().describe('derives a sub-entity id (an address) from the key: scope:key#suffix'),
+        transforms: transformsSchema,
+      }),
+      when: whenSchema,
+    }),
+  ]),
+) as z.ZodType<Expr, unknown>;
+
+export const codeTableSchema = z.record(z.string(), z.union([z.string(), z.null()])).describe('legacy code → platform code (null: known, means empty)');
+
+export const mappingFileSchema = z.strictObject({
+  type: z.enum(STAGED_TYPES).describe('staged record type: person or organisation'),
+  key: z
+    .strictObject({
+      column: columnName.describe('legacy column holding the row\'s key'),
+      scope: z.string().regex(/^[A-Za-z0-9_.-]+$/, { message: 'expected letters, digits, _ . or -' }).describe('key scope: keys are unique per scope, and the referenceId is uuidv5("scope:key", namespace)'),
+      transforms: transformsSchema,
+    })
+    .describe('the legacy key: identifies the row, derives its referenceId'),
+  record: z.record(z.string(), exprSchema).describe('staged record fields (referenceId and type are set from key and type)'),
+  codes: z.record(z.string(), codeTableSchema).default({}).describe('code tables used by code transforms'),
+  script: z
+    .string()
+    .regex(/\.(mjs|js)$/, { message: 'expected a .mjs or .js file' })
+    .optional()
+    .describe('escape hatch: a module next to the mapping exporting default (row, record, helpers) => record'),
+});
+export type MappingFile = z.output<typeof mappingFileSchema>;
+
+/**
+ * Checks what the shape alone cannot: code tables that exist, date formats that parse, regular
+ * expressions that compile. Each problem is reported at the transform's own path, so the
+ * loader can point at its line and column.
+ */
+export function checkMappingDeclarations(
+  m: MappingFile,
+  compile: (t: Transform, codes: MappingFile['codes']) => unknown,
+): { path: (string | number)[]; message: string }[] {
+  const problems: { path: (string | number)[]; message: string }[] = [];
+  const transforms = (list: Transform[], path: (string | number)[]) => {
+    list.forEach((t, i) => {
+      try {
+        compile(t, m.codes);
+      } catch (err) {
+        problems.push({ path: [...path, i], message: (err as Error).message });
+      }
+    });
+  };
+  const walk = (e: Expr, path: (string | number)[]) => {
+    if ('transforms' in e && Array.isArray(e.transforms)) transforms(e.transforms, [...path, 'transforms']);
+    if ('concat' in e) e.concat.forEach((x, i) => walk(x, [...path, 'concat', i]));
+    if ('first' in e) e.first.forEach((x, i) => walk(x, [...path, 'first', i]));
+    if ('object' in e) for (const [k, x] of Object.entries(e.object)) walk(x, [...path, 'object', k]);
+    // a bare YAML list has no `list:` key in the file
+    if ('list' in e) e.list.forEach((x, i) => walk(x, e.bare ? [...path, i] : [...path, 'list', i]));
+    if ('referenceId' in e) transforms(e.referenceId.transforms, [...path, 'referenceId', 'transforms']);
+  };
+  transforms(m.key.transforms, ['key', 'transforms']);
+  for (const [name, e] of Object.entries(m.record)) walk(e, ['record', name]);
+  return problems;
+}

@@ -1,0 +1,188 @@
+/**
+ * The front half of a pipeline, as one entry: every source row through its mapping and the
+ * checks before upload, yielded as `MappedRow`s (mapped, or rejected with reasons) in source
+ * order — sources in pipeline order, files in sorted order, rows in file order. Nothing is
+ * dropped: a row the source cannot read, a row the mapping refuses, a duplicate key, a relation
+ * to a key no source holds, a record the staging schema refuses, each comes out as `rejected`
+ * with file:line, field, value and reason.
+ *
+ * Two passes. Whether a relation's target exists needs every legacy key, and a relation may
+ * point forward (a partner further down the file), so a first pass reads the sources for their
+ * key column only and fills a `KeyIndex` (also what names the first occurrence of a duplicate);
+ * the second pass maps and checks. Memory stays flat in the rows: neither pass holds rows, and
+ * the index holds 16–32 bytes per distinct key (key-index.ts). The first pass is skipped when no
+ * mapping can make a relation: duplicates are then caught in the one pass, since a first
+ * occurrence always comes before its duplicates.
+ */
+import type { MappedRow, RejectReason, SourceRow, SourceRowError } from './types.js';
+import { assertImplemented, type PipelineDefinition, type SourceDefinition } from './definition/load-pipeline.js';
+import { compileMapping, type CompiledMapping, type MapContext } from './mapping/compile.js';
+import { ReferenceIds } from './mapping/reference-ids.js';
+import { isSourceRowError, listSourceFiles, readSourceFile, type SourceFile } from './source/index.js';
+import { KeyIndex } from './checks/key-index.js';
+import { checkRecord, duplicateReason, missingTargets } from './checks/check-record.js';
+import { readCorrections, type CorrectionsIndex } from './checks/corrections.js';
+import { StagecoachError } from '../contract/errors.js';
+import { summariseRows, type PlanSummary } from './checks/plan-summary.js';
+
+export interface ReadPipelineOptions {
+  /** Stops reading (the generator throws an ABORTED StagecoachError). */
+  signal?: AbortSignal;
+  /**
+   * A corrections file (CSV or JSON Lines, see docs/pipelines.md): the refused rows, fixed.
+   * Only the rows it holds are yielded, mapped and checked like any other; the other rows of
+   * the sources still count as relation targets.
+   */
+  corrections?: string;
+}
+
+interface PreparedSource {
+  def: SourceDefinition;
+  mapping: CompiledMapping;
+  files: (SourceFile & { index: number })[];
+}
+
+/** Compiles the mappings and lists the files of every source (shared by readPipeline and plan). */
+export async function preparePipeline(def: PipelineDefinition): Promise<{ sources: PreparedSource[]; files: string[]; needsKeyPass: boolean }> {
+  assertImplemented(def);
+  const ids = new ReferenceIds(def.target.referenceNamespace);
+  const compiled = new Map<string, CompiledMapping>();
+  const files: string[] = [];
+  const sources: PreparedSource[] = [];
+  for (const s of def.sources) {
+    let mapping = compiled.get(s.mappingFile.path);
+    if (!mapping) {
+      try {
+        mapping = await compileMapping(s.mappingFile.spec, s.mappingFile.path, ids);
+      } catch (err) {
+        throw new StagecoachError('CONFIG_INVALID', `${s.mappingFile.display}: ${(err as Error).message.replace(`${s.mappingFile.path}: `, '')}`, { file: s.mappingFile.display }, { cause: err });
+      }
+      compiled.set(s.mappingFile.path, mapping);
+    }
+    const listed = await listSourceFiles(def.dir, s);
+    sources.push({ def: s, mapping, files: listed.map((f) => ({ ...f, index: files.push(f.file) - 1 })) });
+  }
+  const needsKeyPass = def.checks.missingRelationTarget === 'reject' && def.sources.some((s) => s.mappingFile.spec.script !== undefined || mappingMakesRelations(s.mappingFile.spec.record));
+  return { sources, files, needsKeyPass };
+}
+
+function mappingMakesRelations(node: unknown): boolean {
+  if (node === null || typeof node !== 'object') return false;
+  if ('referenceId' in node && typeof (node as { referenceId: unknown }).referenceId === 'object' && (node as { referenceId: { column?: unknown } }).referenceId.column !== undefined) return true;
+  return Object.values(node).some(mappingMakesRelations);
+}
+
+/**
+ * Streams every source row of the pipeline through mapping and checks.
+ * @example for await (const row of readPipeline(await loadPipeline('pipelines/crm.yaml'))) {
+ *            if (row.kind === 'rejected') console.log(row.row.provenance, row.reasons);
+ *          }
+ */
+export async function* readPipeline(def: PipelineDefinition, options: ReadPipelineOptions = {}): AsyncGenerator<MappedRow> {
+  const { signal } = options;
+  const prepared = await preparePipeline(def);
+  const { sources, files } = prepared;
+  const corrections = options.corrections ? await readCorrections(options.corrections, def, signal) : undefined;
+  const rejectMissing = def.checks.missingRelationTarget === 'reject';
+
+  // Pass 1: the legacy keys every source holds (see the module comment).
+  let index = new KeyIndex();
+  const keyPass = prepared.needsKeyPass || corrections !== undefined;
+  if (keyPass) {
+    for (const s of sources) {
+      const { scope } = s.mapping;
+      for (const f of s.files) {
+        for await (const row of readSourceFile(s.def, f, { requiredColumns: s.mapping.columns, signal })) {
+          if (isSourceRowError(row)) continue;
+          const key = s.mapping.key(row.values);
+          if (key !== undefined) index.add(scope, key, f.index, row.provenance.line);
+        }
+      }
+    }
+  }
+
+  // Pass 2: map and check, in source order.
+  const ctx: MapContext = { reasons: null, refs: [], key: '' };
+  const mapRow = (s: PreparedSource, row: SourceRow, fileIndex: number, duplicates: KeyIndex | undefined): MappedRow => {
+    const { mapping } = s;
+    const key = mapping.key(row.values);
+    if (key === undefined) {
+      return {
+        kind: 'rejected',
+        component: 'Counterparties',
+        reasons: [{ field: mapping.keyColumn, value: row.values[mapping.keyColumn] ?? '', code: 'MISSING_REQUIRED_FIELD', message: `${mapping.keyColumn}: the legacy key is empty, expected a value to derive the referenceId from` }],
+        row,
+      };
+    }
+    ctx.reasons = null;
+    ctx.refs.length = 0;
+    ctx.key = key;
+    let mapped: ReturnType<CompiledMapping['map']>;
+    try {
+      mapped = mapping.map(row.values, ctx);
+    } catch (err) {
+      return { kind: 'rejected', component: 'Counterparties', legacyKey: key, reasons: [{ field: '', code: 'MAPPING_FAILED', message: `the mapping failed: ${(err as Error).message}` }], row };
+    }
+    let reasons: RejectReason[] | null = ctx.reasons;
+    const here = { fileIndex, line: row.provenance.line };
+    const first = duplicates ? duplicates.add(mapping.scope, key, fileIndex, row.provenance.line) : index.get(mapping.scope, key);
+    const dup = duplicateReason(mapping.keyColumn, mapping.scope, key, first, here, files);
+    if (dup) (reasons ??= []).push(dup);
+    if (rejectMissing && ctx.refs.length > 0) {
+      const missing = missingTargets(ctx.refs, index);
+      if (missing) (reasons ??= []).push(...missing);
+    }
+    const checked = checkRecord(mapped.record, reasons);
+    if (reasons === null && checked.ok) {
+      return { kind: 'mapped', component: 'Counterparties', legacyKey: key, referenceId: mapped.referenceId, record: checked.record, row };
+    }
+    if (!checked.ok) (reasons ??= []).push(...checked.reasons);
+    return { kind: 'rejected', component: 'Counterparties', legacyKey: key, referenceId: mapped.referenceId, reasons: reasons ?? [], row };
+  };
+  const rejectUnreadable = (row: SourceRowError): MappedRow => ({
+    kind: 'rejected',
+    component: 'Counterparties',
+    reasons: [{ field: '', ...(row.raw !== undefined ? { value: row.raw } : {}), code: row.code, message: row.message }],
+    row,
+  });
+
+  if (corrections) {
+    // Only the corrected rows; their originals' keys are in the index already, so a corrected
+    // row is a duplicate only of another corrected row.
+    const seen = new KeyIndex();
+    for await (const { row, sourceName } of corrections.rows()) {
+      const s = sources.find((x) => x.def.name === sourceName)!;
+      if (isSourceRowError(row)) {
+        yield rejectUnreadable(row);
+        continue;
+      }
+      const key = s.mapping.key(row.values);
+      if (key !== undefined) index.add(s.mapping.scope, key, corrections.fileIndex(files), row.provenance.line);
+      yield mapRow(s, row, corrections.fileIndex(files), seen);
+    }
+    return;
+  }
+
+  const single = keyPass ? undefined : index;
+  for (const s of sources) {
+    for (const f of s.files) {
+      for await (const row of readSourceFile(s.def, f, { requiredColumns: s.mapping.columns, signal })) {
+        yield isSourceRowError(row) ? rejectUnreadable(row) : mapRow(s, row, f.index, single);
+      }
+    }
+  }
+  index = new KeyIndex(); // let the big table go before the caller's next step
+}
+
+export type { CorrectionsIndex };
+
+/**
+ * Dry run for `plan`: reads everything, sends nothing; counts and examples of refusals.
+ * @example const s = await summarisePlan(def); s.rejectedByReason // { UNKNOWN_CODE: 1, … }
+ */
+export async function summarisePlan(def: PipelineDefinition, options: ReadPipelineOptions & { samplesPerReason?: number } = {}): Promise<PlanSummary> {
+  return summariseRows(readPipeline(def, options), { pipeline: def.file, component: def.component, ...(options.samplesPerReason !== undefined ? { samplesPerReason: options.samplesPerReason } : {}) });
+}
+
+export { loadPipeline, type PipelineDefinition, type SourceDefinition } from './definition/load-pipeline.js';
+export type { PlanSummary, RejectSample } from './checks/plan-summary.js';

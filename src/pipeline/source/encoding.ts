@@ -1,0 +1,82 @@
+/**
+ * Text encodings of legacy exports. Sources parse the file's own bytes (so byte offsets in the
+ * provenance are offsets in the file) and decode field text with these helpers: a BOM sniffer
+ * for `auto`, a byte-pair swapper that turns UTF-16BE into UTF-16LE without moving any byte
+ * offset, and the windows-1252 repair of text read as latin1 (bytes 0x80–0x9F, where the two
+ * differ: € is 0x80). The repair table comes from iconv-lite, not from Node's TextDecoder, which
+ * maps 0x80 to U+0080 (see DEPENDENCIES.md).
+ */
+import { Transform, type TransformCallback } from 'node:stream';
+import iconv from 'iconv-lite';
+import type { SourceEncoding } from '../definition/schema.js';
+
+/** The encodings the byte-level readers work in, plus the BOM length to skip. */
+export interface ResolvedEncoding {
+  /** Node Buffer encoding the parser decodes fields with. */
+  node: 'utf8' | 'latin1' | 'utf16le';
+  /** The declared or detected encoding. */
+  name: Exclude<SourceEncoding, 'auto'>;
+  /** Swap byte pairs first (UTF-16BE). */
+  swap16: boolean;
+  /** Text read as latin1 must be repaired to windows-1252. */
+  repair1252: boolean;
+  bomLength: number;
+}
+
+/**
+ * Decides the encoding from the declaration and the file's first bytes.
+ * @example resolveEncoding('auto', Buffer.from([0xff, 0xfe, 0x61, 0])) // utf-16le, bomLength 2
+ */
+export function resolveEncoding(declared: SourceEncoding, head: Buffer): ResolvedEncoding {
+  const utf8Bom = head.length >= 3 && head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf;
+  const le = head.length >= 2 && head[0] === 0xff && head[1] === 0xfe;
+  const be = head.length >= 2 && head[0] === 0xfe && head[1] === 0xff;
+  let name: ResolvedEncoding['name'];
+  if (declared === 'auto') name = utf8Bom ? 'utf-8-bom' : le ? 'utf-16le' : be ? 'utf-16be' : 'utf-8';
+  else name = declared;
+  switch (name) {
+    case 'utf-8':
+    case 'utf-8-bom':
+      return { node: 'utf8', name, swap16: false, repair1252: false, bomLength: utf8Bom ? 3 : 0 };
+    case 'windows-1252':
+      return { node: 'latin1', name, swap16: false, repair1252: true, bomLength: 0 };
+    case 'utf-16le':
+      return { node: 'utf16le', name, swap16: false, repair1252: false, bomLength: le ? 2 : 0 };
+    case 'utf-16be':
+      // After the swap, a BE BOM (FE FF) reads as the LE BOM (FF FE).
+      return { node: 'utf16le', name, swap16: true, repair1252: false, bomLength: be ? 2 : 0 };
+  }
+}
+
+/** Swaps each byte pair, carrying an odd byte over to the next chunk. */
+export function swap16Stream(): Transform {
+  let carry: Buffer | undefined;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done: TransformCallback) {
+      let buf = carry ? Buffer.concat([carry, chunk]) : Buffer.from(chunk);
+      carry = undefined;
+      if (buf.length % 2 === 1) {
+        carry = buf.subarray(buf.length - 1);
+        buf = buf.subarray(0, buf.length - 1);
+      }
+      done(null, buf.swap16());
+    },
+    flush(done: TransformCallback) {
+      done(null, carry);
+    },
+  });
+}
+
+const C1 = /[\u0080-\u009f]/;
+const C1_GLOBAL = /[\u0080-\u009f]/g;
+// windows-1252 for bytes 0x80–0x9F, decoded once by iconv-lite.
+const REPAIR: string[] = Array.from(iconv.decode(Buffer.from(Array.from({ length: 32 }, (_, i) => 0x80 + i)), 'windows-1252'));
+
+/**
+ * Turns text decoded as latin1 into windows-1252 text (the two differ only in 0x80–0x9F).
+ * @example repairWindows1252('\u0080 12') // '€ 12'
+ */
+export function repairWindows1252(latin1: string): string {
+  if (!C1.test(latin1)) return latin1;
+  return latin1.replace(C1_GLOBAL, (c) => REPAIR[c.charCodeAt(0) - 0x80]!);
+}

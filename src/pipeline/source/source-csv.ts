@@ -1,0 +1,186 @@
+/**
+ * CSV source: one file in, `SourceRow`s and `SourceRowError`s out, in file order, streamed.
+ *
+ * csv-parse reads the file's own bytes (decoding fields itself as utf8, latin1 or utf16le), so
+ * `info.bytes` are byte offsets in the file whatever the encoding. Line numbers are counted
+ * here rather than taken from `info.lines`, which counts a CRLF inside a quoted field twice: a
+ * record starts on the line after the previous record's last line plus the blank lines
+ * skipped between them, and spans one line more per line break inside its fields.
+ * A row with the wrong number of columns, or one csv-parse cannot read (a stray quote), becomes
+ * a `SourceRowError` and the file goes on.
+ */
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { parse, type CsvError, type Options, type Parser } from 'csv-parse';
+import type { SourceRow, SourceRowError } from '../types.js';
+import type { CsvOptions, SourceEncoding } from '../definition/schema.js';
+import { StagecoachError } from '../../contract/errors.js';
+import { repairWindows1252, resolveEncoding, swap16Stream } from './encoding.js';
+
+export interface CsvFileOptions {
+  /** Source name (pipeline file). */
+  source: string;
+  /** Absolute path to read. */
+  path: string;
+  /** Path shown in provenance and messages. */
+  file: string;
+  encoding: SourceEncoding;
+  csv: CsvOptions;
+  /** Columns the mapping reads: a header without one of them is a configuration error. */
+  requiredColumns?: ReadonlySet<string>;
+  signal?: AbortSignal;
+}
+
+const RAW_LIMIT = 200;
+const FIELD_SEPARATOR = '\u001f';
+
+/** sha256 (hex) of a row's fields in column order, joined by U+001F: quoting style does not count. */
+export function hashFields(fields: readonly string[]): string {
+  return createHash('sha256').update(fields.join(FIELD_SEPARATOR)).digest('hex');
+}
+
+function lineBreaks(s: string): number {
+  let n = 0;
+  for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', i + 1)) n++;
+  // lone CRs (old Mac line ends) count too; CRLF was counted once above
+  for (let i = s.indexOf('\r'); i !== -1; i = s.indexOf('\r', i + 1)) if (s.charCodeAt(i + 1) !== 10) n++;
+  return n;
+}
+
+/**
+ * Reads one CSV file.
+ * @example for await (const row of readCsvFile({ source: 'klanten', path, file: 'klanten.csv', encoding: 'windows-1252', csv })) …
+ */
+export async function* readCsvFile(opts: CsvFileOptions): AsyncGenerator<SourceRow | SourceRowError> {
+  const { source, file, csv } = opts;
+  const head = Buffer.alloc(4);
+  let headLength = 0;
+  try {
+    const fh = await open(opts.path, 'r');
+    try {
+      headLength = (await fh.read(head, 0, 4, 0)).bytesRead;
+    } finally {
+      await fh.close();
+    }
+  } catch (err) {
+    throw new StagecoachError('SOURCE_READ_FAILED', `Cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file }, { cause: err });
+  }
+  const enc = resolveEncoding(opts.encoding, head.subarray(0, headLength));
+  const repair = enc.repair1252;
+
+  let columns: string[] | undefined = csv.header ? undefined : csv.columns;
+  if (!csv.header && !columns) throw new StagecoachError('CONFIG_INVALID', `${file}: csv.header is false, so csv.columns must name the columns`, { file });
+  let width = columns?.length ?? 0;
+
+  // Position bookkeeping (see the module comment).
+  let prevEndLine = 0;
+  let prevEndByte = enc.bomLength;
+  let prevEmpty = 0;
+  let prevInfoLines = 0;
+  let recordDelimiterBytes = enc.node === 'utf16le' ? 2 : 1;
+
+  const start = (p: Parser, info: { lines: number; bytes: number; empty_lines: number }) => {
+    const empty = info.empty_lines - prevEmpty;
+    const rd = p.options.record_delimiter;
+    if (rd && rd.length > 0 && rd[0]) recordDelimiterBytes = (rd[0] as Buffer).length;
+    const line = prevEndLine + 1 + empty;
+    const byteOffset = prevEndByte + empty * recordDelimiterBytes;
+    return { line, byteOffset, empty };
+  };
+  const finish = (info: { lines: number; bytes: number; empty_lines: number }, endLine: number) => {
+    prevEndLine = endLine;
+    prevEndByte = info.bytes;
+    prevEmpty = info.empty_lines;
+    prevInfoLines = info.lines;
+  };
+
+  const parser: Parser = parse({
+    delimiter: csv.delimiter,
+    quote: csv.quote,
+    escape: csv.quote,
+    encoding: enc.node,
+    bom: enc.node !== 'latin1',
+    relax_column_count: true,
+    skip_empty_lines: true,
+    skip_records_with_error: true,
+    on_record: (record: string[]): SourceRow | SourceRowError | null => {
+      const info = parser.info;
+      const at = start(parser, info);
+      // csv-parse's line count is exact unless a field holds a line break: count those ourselves.
+      const spanned = info.lines - prevInfoLines - at.empty;
+      let endLine = at.line;
+      if (spanned !== 1 || info.lines === 0) for (const f of record) endLine += lineBreaks(f);
+      finish(info, endLine);
+      if (repair) for (let i = 0; i < record.length; i++) record[i] = repairWindows1252(record[i]!);
+      if (record.length === 1 && record[0]!.trim() === '' && width !== 1) return null; // a line of blanks
+      if (columns === undefined) {
+        columns = (csv.columns ?? record).map((c, i) => (i === 0 ? c.replace(/^\ufeff/, '') : c).trim());
+        width = csv.columns?.length ?? record.length;
+        if (csv.columns && csv.columns.length !== record.length) {
+          throw new StagecoachError('CONFIG_INVALID', `${file}:${at.line}: csv.columns names ${csv.columns.length} columns but the header has ${record.length}`, { file, line: at.line });
+        }
+        const missing = [...(opts.requiredColumns ?? [])].filter((c) => !columns!.includes(c) && !c.includes('.'));
+        if (missing.length > 0) {
+          throw new StagecoachError(
+            'CONFIG_INVALID',
+            `${file}:${at.line}: the mapping reads column${missing.length > 1 ? 's' : ''} ${missing.map((c) => JSON.stringify(c)).join(', ')} that the header lacks; expected one of ${columns.map((c) => JSON.stringify(c)).join(', ')}`,
+            { file, line: at.line },
+          );
+        }
+        return null;
+      }
+      const provenance = { file, line: at.line, byteOffset: at.byteOffset, hash: hashFields(record) };
+      if (record.length !== width) {
+        const error: SourceRowError = {
+          source,
+          provenance,
+          code: 'SOURCE_ROW_INVALID',
+          message: `${file}:${at.line}: wrong number of columns, expected ${width} (as the header), got ${record.length}`,
+          raw: record.join(csv.delimiter).slice(0, RAW_LIMIT),
+        };
+        return error;
+      }
+      const values: Record<string, unknown> = {};
+      for (let i = 0; i < width; i++) values[columns[i]!] = record[i];
+      const row: SourceRow = { source, values, provenance };
+      return row;
+    },
+    on_skip: (err: CsvError | undefined) => {
+      // A record csv-parse could not read: report it where it started, then go on.
+      const info = parser.info;
+      const at = start(parser, info);
+      finish(info, Math.max(at.line, info.lines));
+      const error: SourceRowError = {
+        source,
+        provenance: { file, line: at.line, byteOffset: at.byteOffset, hash: '' },
+        code: 'SOURCE_ROW_INVALID',
+        message: `${file}:${at.line}: unreadable CSV row: ${err?.message ?? 'unknown error'}`,
+      };
+      parser.push(error);
+      return undefined;
+    },
+  } as Options);
+
+  const input = createReadStream(opts.path, { highWaterMark: 256 * 1024, signal: opts.signal });
+  const body = enc.swap16 ? input.pipe(swap16Stream()) : input;
+  input.on('error', (err) => parser.destroy(err));
+  body.pipe(parser);
+  try {
+    for await (const item of parser as AsyncIterable<SourceRow | SourceRowError>) yield item;
+  } catch (err) {
+    if (err instanceof StagecoachError) throw err;
+    if ((err as Error).name === 'AbortError') throw new StagecoachError('ABORTED', 'Reading stopped', { file }, { cause: err });
+    const e = err as CsvError & { lines?: number };
+    const line = prevEndLine + 1;
+    yield {
+      source,
+      provenance: { file, line, byteOffset: prevEndByte, hash: '' },
+      code: 'SOURCE_READ_FAILED',
+      message: `${file}:${line}: the rest of the file cannot be read: ${e.message}`,
+    } satisfies SourceRowError;
+  } finally {
+    input.destroy();
+    parser.destroy();
+  }
+}

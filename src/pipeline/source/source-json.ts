@@ -1,0 +1,281 @@
+/**
+ * JSON sources: a top-level array of objects, an array at a dotted path inside an object
+ * (`export.bedrijven`), and JSON Lines. Streamed: neither the document nor the array is held.
+ *
+ * Arrays go through stream-json's tokenizer, fed by hand in pieces cut just before each `{`.
+ * The tokenizer emits a token as soon as its first character arrives, so the piece in which an
+ * element's `startObject` appears is the piece that starts with that element's `{`: the line
+ * and byte offset of every element are exact (the position of its opening brace). An element's
+ * hash is the sha256 of its JSON text as re-serialised (`JSON.stringify`), so whitespace and
+ * key spacing do not count as a change. A syntax error ends the file: the error is reported
+ * where the tokenizer stopped and the next file goes on.
+ *
+ * JSON Lines are split on line feeds and parsed line by line with `JSON.parse`, so a broken
+ * line is a row error and the file goes on; a line's hash is the sha256 of its text.
+ */
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { StringDecoder } from 'node:string_decoder';
+import { jsonParser } from 'stream-json/core/parser.js';
+import Assembler from 'stream-json/assembler.js';
+import { getManyValues, isMany, none } from 'stream-chain/defs.js';
+import type { SourceRow, SourceRowError } from '../types.js';
+import type { SourceEncoding } from '../definition/schema.js';
+import { StagecoachError } from '../../contract/errors.js';
+import { repairWindows1252, resolveEncoding, swap16Stream, type ResolvedEncoding } from './encoding.js';
+
+export interface JsonFileOptions {
+  source: string;
+  path: string;
+  file: string;
+  encoding: SourceEncoding;
+  /** Dotted path of the array inside the top-level object; none: the document is the array. */
+  arrayPath?: string | undefined;
+  signal?: AbortSignal;
+}
+
+const RAW_LIMIT = 200;
+
+export function hashText(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+interface Token {
+  name: string;
+  value?: unknown;
+}
+
+/** Opens a file and yields decoded text chunks with the encoding resolved from its first bytes. */
+async function* decodedChunks(path: string, file: string, declared: SourceEncoding, signal?: AbortSignal): AsyncGenerator<{ text: string; enc: ResolvedEncoding }> {
+  const head = Buffer.alloc(4);
+  let n = 0;
+  try {
+    const fh = await open(path, 'r');
+    try {
+      n = (await fh.read(head, 0, 4, 0)).bytesRead;
+    } finally {
+      await fh.close();
+    }
+  } catch (err) {
+    throw new StagecoachError('SOURCE_READ_FAILED', `Cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file }, { cause: err });
+  }
+  const enc = resolveEncoding(declared, head.subarray(0, n));
+  const input = createReadStream(path, { highWaterMark: 256 * 1024, signal, start: enc.bomLength });
+  const body = enc.swap16 ? input.pipe(swap16Stream()) : input;
+  const decoder = new StringDecoder(enc.node);
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      const text = decoder.write(chunk);
+      if (text) yield { text: enc.repair1252 ? repairWindows1252(text) : text, enc };
+    }
+    const rest = decoder.end();
+    if (rest) yield { text: rest, enc };
+  } catch (err) {
+    if ((err as Error).name === 'AbortError') throw new StagecoachError('ABORTED', 'Reading stopped', { file }, { cause: err });
+    throw new StagecoachError('SOURCE_READ_FAILED', `Cannot read ${file}: ${(err as Error).message}`, { file }, { cause: err });
+  } finally {
+    input.destroy();
+  }
+}
+
+/** Bytes a piece of decoded text took in the file. */
+function byteLength(text: string, enc: ResolvedEncoding): number {
+  if (enc.node === 'utf8') return Buffer.byteLength(text, 'utf8');
+  return enc.node === 'utf16le' ? text.length * 2 : text.length;
+}
+
+function countLines(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+/**
+ * Reads the objects of a JSON array (at the top level, or at `arrayPath`).
+ * @example for await (const row of readJsonArrayFile({ source: 'bedrijven', path, file, encoding: 'auto', arrayPath: 'export.bedrijven' })) …
+ */
+export async function* readJsonArrayFile(opts: JsonFileOptions): AsyncGenerator<SourceRow | SourceRowError> {
+  const { source, file } = opts;
+  const target = opts.arrayPath ? opts.arrayPath.split('.') : [];
+  const tokenizer = jsonParser({ streamValues: false });
+
+  // Where the tokenizer is in the document: one frame per open container.
+  const frames: { array: boolean; key: string | null; target: boolean }[] = [];
+  let targetSeen = false;
+  let asm: Assembler | null = null;
+  let elementStart = { line: 0, byteOffset: 0 };
+  let line = 1;
+  let byteOffset = 0;
+  let pieceStart = { line: 1, byteOffset: 0 };
+  let bomBytes = -1;
+  const out: (SourceRow | SourceRowError)[] = [];
+
+  const inTarget = () => frames.length > 0 && frames[frames.length - 1]!.target;
+  const pathMatches = () => {
+    if (frames.length !== target.length) return false;
+    for (let i = 0; i < target.length; i++) if (frames[i]!.array || frames[i]!.key !== target[i]) return false;
+    return true;
+  };
+
+  const finishElement = (value: unknown) => {
+    const provenance = { file, line: elementStart.line, byteOffset: elementStart.byteOffset, hash: '' };
+    const text = JSON.stringify(value);
+    provenance.hash = hashText(text);
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      out.push({ source, provenance, code: 'SOURCE_ROW_INVALID', message: `${file}:${provenance.line}: expected an object in the array, got ${text.slice(0, 60)}`, raw: text.slice(0, RAW_LIMIT) });
+    } else {
+      out.push({ source, values: value as Record<string, unknown>, provenance });
+    }
+  };
+
+  const consume = (t: Token) => {
+    if (asm) {
+      asm.consume(t as never);
+      if (asm.done) {
+        const value = asm.current;
+        asm = null;
+        finishElement(value);
+      }
+      return;
+    }
+    switch (t.name) {
+      case 'startObject':
+        if (inTarget()) break; // an element starts: handled below
+        frames.push({ array: false, key: null, target: false });
+        return;
+      case 'startArray': {
+        if (inTarget()) break;
+        const isTarget = !targetSeen && pathMatches();
+        frames.push({ array: true, key: null, target: isTarget });
+        if (isTarget) targetSeen = true;
+        return;
+      }
+      case 'endObject':
+      case 'endArray':
+        frames.pop();
+        return;
+      case 'keyValue':
+        frames[frames.length - 1]!.key = t.value as string;
+        return;
+      default:
+        if (!inTarget()) return;
+    }
+    // A value inside the target array: an element.
+    elementStart = pieceStart;
+    asm = new Assembler();
+    asm.consume(t as never);
+    if (asm.done) {
+      const value = asm.current;
+      asm = null;
+      finishElement(value);
+    }
+  };
+
+  const feed = (piece: string, enc: ResolvedEncoding) => {
+    pieceStart = { line, byteOffset };
+    const tokens = tokenizer(piece) as unknown;
+    if (isMany(tokens)) for (const t of getManyValues(tokens) as Token[]) consume(t);
+    else if (tokens !== none && tokens !== undefined) consume(tokens as Token);
+    line += countLines(piece);
+    byteOffset += byteLength(piece, enc);
+  };
+
+  try {
+    for await (const { text: chunk, enc } of decodedChunks(opts.path, file, opts.encoding, opts.signal)) {
+      if (bomBytes < 0) {
+        bomBytes = enc.bomLength;
+        byteOffset = bomBytes;
+      }
+      let text = chunk;
+      if (text.charCodeAt(0) === 0xfeff && line === 1 && byteOffset === bomBytes) {
+        byteOffset += byteLength('\ufeff', enc);
+        text = text.slice(1);
+      }
+      // Cut before each "{" so an element's start is the start of a piece (see module comment).
+      let from = 0;
+      for (let i = text.indexOf('{', 1); i !== -1; i = text.indexOf('{', i + 1)) {
+        feed(text.slice(from, i), enc);
+        from = i;
+        if (out.length > 0) yield* out.splice(0);
+      }
+      feed(text.slice(from), enc);
+      if (out.length > 0) yield* out.splice(0);
+    }
+    const tail = tokenizer(none as never) as unknown;
+    if (isMany(tail)) for (const t of getManyValues(tail) as Token[]) consume(t);
+    if (out.length > 0) yield* out.splice(0);
+    if (!targetSeen) {
+      yield {
+        source,
+        provenance: { file, line: 1, byteOffset: 0, hash: '' },
+        code: 'SOURCE_READ_FAILED',
+        message: opts.arrayPath ? `${file}: no array at ${opts.arrayPath}, expected an object holding an array there` : `${file}: expected a JSON array at the top level`,
+      } satisfies SourceRowError;
+    }
+  } catch (err) {
+    if (err instanceof StagecoachError) throw err;
+    if (out.length > 0) yield* out.splice(0);
+    yield {
+      source,
+      provenance: { file, line, byteOffset, hash: '' },
+      code: 'SOURCE_READ_FAILED',
+      message: `${file}:${line}: the rest of the file cannot be read: ${(err as Error).message}`,
+    } satisfies SourceRowError;
+  }
+}
+
+/**
+ * Reads JSON Lines: one object a line; blank lines are skipped; a broken line is a row error.
+ * @example for await (const row of readJsonLinesFile({ source: 'contacten', path, file, encoding: 'utf-8' })) …
+ */
+export async function* readJsonLinesFile(opts: JsonFileOptions): AsyncGenerator<SourceRow | SourceRowError> {
+  const { source, file } = opts;
+  let line = 1;
+  let byteOffset = -1;
+  let pending = '';
+  let enc: ResolvedEncoding | undefined;
+
+  const rowOf = (text: string, at: number, offset: number): SourceRow | SourceRowError | undefined => {
+    const body = text.endsWith('\r') ? text.slice(0, -1) : text;
+    if (body.trim() === '') return undefined;
+    const provenance = { file, line: at, byteOffset: offset, hash: hashText(body) };
+    let value: unknown;
+    try {
+      value = JSON.parse(body);
+    } catch (err) {
+      return { source, provenance, code: 'SOURCE_ROW_INVALID', message: `${file}:${at}: not a JSON object: ${(err as Error).message}`, raw: body.slice(0, RAW_LIMIT) };
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      return { source, provenance, code: 'SOURCE_ROW_INVALID', message: `${file}:${at}: expected a JSON object on the line, got ${body.slice(0, 60)}`, raw: body.slice(0, RAW_LIMIT) };
+    }
+    return { source, values: value as Record<string, unknown>, provenance };
+  };
+
+  for await (const chunk of decodedChunks(opts.path, file, opts.encoding, opts.signal)) {
+    enc = chunk.enc;
+    let text = chunk.text;
+    if (byteOffset < 0) {
+      byteOffset = enc.bomLength;
+      if (text.charCodeAt(0) === 0xfeff) {
+        byteOffset += byteLength('\ufeff', enc);
+        text = text.slice(1);
+      }
+    }
+    text = pending + text;
+    let from = 0;
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', from)) {
+      const lineText = text.slice(from, nl);
+      const row = rowOf(lineText, line, byteOffset);
+      if (row) yield row;
+      byteOffset += byteLength(lineText, enc) + byteLength('\n', enc);
+      line++;
+      from = nl + 1;
+    }
+    pending = text.slice(from);
+  }
+  if (enc && pending) {
+    const row = rowOf(pending, line, byteOffset);
+    if (row) yield row;
+  }
+}
