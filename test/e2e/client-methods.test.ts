@@ -31,6 +31,15 @@ afterAll(async () => {
   await svc.dispose();
 });
 
+/** The ClientError a call fails with (fails the test if it succeeds). */
+const failure = (p: Promise<unknown>): Promise<ClientError> =>
+  p.then(
+    () => {
+      throw new Error('expected the call to fail');
+    },
+    (e: unknown) => e as ClientError,
+  );
+
 const person = (n: number, extra: Record<string, unknown> = {}) => ({ referenceId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, type: 'person', initials: 'T.', surname: `Tester${n}`, ...extra });
 
 describe('client.auth', () => {
@@ -72,7 +81,7 @@ describe('client.auth', () => {
   });
   it('lists the versions the service supports when a configured version is refused', async () => {
     const old = clientFor(DEMO, { versions: { lodging: '2019.1.0' } });
-    const err = await old.lodging.getMessage(randomUUID(), randomUUID()).catch((e: unknown) => e as ClientError);
+    const err = await failure(old.lodging.getMessage(randomUUID(), randomUUID()));
     expect(err.code).toBe('UNSUPPORTED_API_VERSION');
     expect(err.message).toMatch(/^the service refused api-version 2019\.1\.0 for \/lodging \(400 on GET \/lodging\/processes\/[0-9a-f-]+\/messages\/[0-9a-f-]+\): .*; the service supports 2022\.1\.0, 2024\.1\.0, 2025\.1\.0, 2026\.1\.0 \(see X-Supported-Versions of GET \/authentication\/jwks\), and set the client's versions option for this group$/);
     await old.close();
@@ -238,7 +247,7 @@ describe('client.migrations and client.jobs', () => {
       const m = await c.migrations.create(['Counterparties']);
       await c.migrations.stageCounterparties(m.referenceId, [1, 2, 3, 4, 5].map((n) => encodeFrame('jsonl', person(n))).join(''), { format: 'jsonl' });
       const job = await c.jobs.validateStaging(m.referenceId);
-      const err = await c.jobs.waitFor(job, { deadlineMs: 300 }).catch((e: unknown) => e as ClientError);
+      const err = await failure(c.jobs.waitFor(job, { deadlineMs: 300 }));
       expect(err.code).toBe('JOB_DEADLINE_EXCEEDED');
       expect(err.message).toMatch(new RegExp(`^job ${job} was still running after 300 ms \\(components completed: none\\); poll it again later with jobs.waitFor$`));
     } finally {
