@@ -1,0 +1,132 @@
+/**
+ * The batcher: mapped records → json-seq (or JSON Lines) upload bodies, bounded by a record
+ * count and a byte size. A pure core (`Batcher.add` / `flush`, no streams, no I/O) and a thin
+ * async-iterator wrapper (`batches`). Each record is framed once with the codec's
+ * `encodeFrame`; the frame's hash is the record's content hash in the ledger, so a record whose
+ * mapping output did not change is recognised on the next run without sending it.
+ */
+import { hash } from 'node:crypto';
+import { encodeFrame, type StreamFormat } from '../../codec/index.js';
+import type { LedgerRecordInput, RecordProvenance } from '../../ledger/index.js';
+
+/** Bounds of one upload; the defaults match the pipeline file's `batching` defaults. */
+export interface BatchLimits {
+  /** Most records in one upload. */
+  maxRecords: number;
+  /** Most bytes of one upload body (a single record larger than this travels alone). */
+  maxBytes: number;
+  format: StreamFormat;
+}
+
+export const DEFAULT_BATCH_LIMITS: BatchLimits = { maxRecords: 1000, maxBytes: 4 * 1024 * 1024, format: 'json-seq' };
+
+/** One record ready for a batch: what the ledger keeps, plus its encoded frame. */
+export interface BatchItem extends LedgerRecordInput {
+  /** The record as one json-seq / JSON Lines frame. */
+  frame: string;
+  /** UTF-8 length of the frame. */
+  bytes: number;
+}
+
+/** A closed batch: its records (frames dropped) and the upload body. */
+export interface Batch {
+  /** 1-based sequence number within the run. */
+  seq: number;
+  records: LedgerRecordInput[];
+  /** The upload body: the records' frames in order. */
+  body: string;
+  bytes: number;
+}
+
+/**
+ * Frames a mapped record and hashes the frame.
+ * @example
+ *   const item = prepareRecord({ legacyKey: 'K1', referenceId, record, provenance }, 'json-seq');
+ *   item.frame // '\x1e{"referenceId":…}\n'
+ */
+export function prepareRecord(
+  input: { legacyKey: string; referenceId: string; record: { type?: unknown }; provenance: RecordProvenance },
+  format: StreamFormat = 'json-seq',
+): BatchItem {
+  const frame = encodeFrame(format, input.record);
+  return {
+    legacyKey: input.legacyKey,
+    referenceId: input.referenceId,
+    entityType: typeof input.record.type === 'string' ? input.record.type : undefined,
+    // 128 bits of sha256 are plenty to tell a changed record from an unchanged one.
+    contentHash: hash('sha256', frame, 'hex').slice(0, 32),
+    provenance: input.provenance,
+    frame,
+    bytes: Buffer.byteLength(frame),
+  };
+}
+
+/**
+ * Accumulates items and closes a batch when the next item would pass either bound.
+ * @example
+ *   const b = new Batcher({ maxRecords: 2, maxBytes: 1 << 20, format: 'json-seq' });
+ *   b.add(a); const full = b.add(c) ?? b.add(d); // the first two, once the third arrives
+ *   const last = b.flush();
+ */
+export class Batcher {
+  private frames: string[] = [];
+  private records: LedgerRecordInput[] = [];
+  private bytes = 0;
+  private seq = 0;
+
+  constructor(readonly limits: BatchLimits = DEFAULT_BATCH_LIMITS) {
+    if (!(limits.maxRecords >= 1) || !(limits.maxBytes >= 1)) throw new RangeError(`batch limits must be at least 1 record and 1 byte, got ${limits.maxRecords} records and ${limits.maxBytes} bytes`);
+  }
+
+  /** Records waiting in the open batch. */
+  get pending(): number {
+    return this.records.length;
+  }
+
+  /** Adds an item; returns the batch it closed, if adding it would have passed a bound. */
+  add(item: BatchItem): Batch | undefined {
+    let closed: Batch | undefined;
+    if (this.records.length > 0 && (this.records.length >= this.limits.maxRecords || this.bytes + item.bytes > this.limits.maxBytes)) closed = this.flush();
+    this.frames.push(item.frame);
+    const { frame: _frame, bytes: _bytes, ...record } = item;
+    this.records.push(record);
+    this.bytes += item.bytes;
+    // A full batch goes out now instead of waiting for one more record.
+    if (closed === undefined && this.records.length >= this.limits.maxRecords) closed = this.flush();
+    return closed;
+  }
+
+  /** Closes the open batch (undefined when empty). */
+  flush(): Batch | undefined {
+    if (this.records.length === 0) return undefined;
+    const batch: Batch = { seq: ++this.seq, records: this.records, body: this.frames.join(''), bytes: this.bytes };
+    this.frames = [];
+    this.records = [];
+    this.bytes = 0;
+    return batch;
+  }
+
+  /** Drops the open batch and returns its records (a run stopping before it was sent). */
+  takePending(): { records: LedgerRecordInput[]; bytes: number } {
+    const out = { records: this.records, bytes: this.bytes };
+    this.frames = [];
+    this.records = [];
+    this.bytes = 0;
+    return out;
+  }
+}
+
+/**
+ * The async-iterator wrapper: pulls items only as batches are consumed, so a slow consumer
+ * pauses the source.
+ * @example for await (const batch of batches(items, { maxRecords: 2000, maxBytes: 4 << 20, format: 'json-seq' })) await upload(batch);
+ */
+export async function* batches(items: AsyncIterable<BatchItem> | Iterable<BatchItem>, limits: BatchLimits = DEFAULT_BATCH_LIMITS): AsyncGenerator<Batch, void, undefined> {
+  const batcher = new Batcher(limits);
+  for await (const item of items) {
+    const closed = batcher.add(item);
+    if (closed) yield closed;
+  }
+  const last = batcher.flush();
+  if (last) yield last;
+}
