@@ -144,8 +144,9 @@ function hasBody(raw: IncomingMessage): boolean {
 /**
  * The write function a streaming route uses instead of `res.write`: it writes straight through,
  * unless fault injection planned a cut for this request — then it writes part of a record,
- * destroys the connection once that part is flushed, and returns false from then on (the
- * route's 'close' listener sees the end). Costs one WeakMap lookup per response when off.
+ * destroys the connection once that part is flushed, makes `res.end()` a no-op and returns
+ * false from then on (the route's 'close' listener sees the end). Costs one WeakMap lookup per
+ * response when off.
  * @example
  *   const write = streamWriter(request, reply.raw);
  *   const more = write(chunk); // instead of reply.raw.write(chunk)
@@ -171,6 +172,10 @@ export function streamWriter(request: FastifyRequest, res: ServerResponse): (chu
     const start = end === 0 ? 0 : buf.lastIndexOf(0x0a, end - 1) + 1;
     const at = start + 1 + Math.floor(plan.random.next() * Math.max(1, end - start - 1));
     cutDone = true;
+    // The route may call res.end() right after this write; that must not finish the response
+    // properly, so end() is disabled for this one response and the socket is destroyed once
+    // the partial record has been flushed to it.
+    res.end = (() => res) as typeof res.end;
     res.write(buf.subarray(0, Math.min(at, end)), () => res.destroy());
     return false;
   };
