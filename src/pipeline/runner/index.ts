@@ -1,0 +1,442 @@
+/**
+ * The runner: one run of a pipeline, end to end. It only chains the stages and adds up their
+ * reports:
+ *
+ *   readPipeline ─▶ ledger (rejected rows) ─▶ unchanged? skip ─▶ batcher ─▶ uploader ─▶ ledger
+ *
+ * It attaches to the tenant's current migration (or creates one for the pipeline's component),
+ * records the run in the ledger, and returns a typed report. Whatever stops it — the end of the
+ * input, Ctrl-C, a failing service, a crash — the ledger is consistent, and the next run sends
+ * only what is not yet staged with its current content.
+ */
+import { hash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { createClient, type ClientLogger, type ClientOptions } from '../../client/index.js';
+import { StagecoachError, type ErrorCode } from '../../contract/errors.js';
+import type { Component, StagingResult } from '../../contract/migration.js';
+import { openLedger, type Ledger, type LedgerRejectInput, type RecordState } from '../../ledger/index.js';
+import { Batcher, prepareRecord, type Batch } from '../batcher/index.js';
+import { loadPipeline, readPipeline, type PipelineDefinition } from '../read-pipeline.js';
+import { listSourceFiles } from '../source/index.js';
+import type { MappedRow } from '../types.js';
+import { clientSink, Uploader, type BatchEvent, type StagingSink } from '../uploader/index.js';
+import { rejectInput, uploadLedger } from './run-ledger.js';
+
+/** Where the ledger lives unless told otherwise (relative to the working folder). */
+export const DEFAULT_LEDGER_FILE = '.stagecoach/ledger.db';
+
+/** The part of the client a run uses (the shared client satisfies it). */
+export interface PipelineClient {
+  migrations: {
+    current(opts?: { signal?: AbortSignal }): Promise<{ referenceId: string; components?: Array<{ component: string }> } | undefined>;
+    create(components: readonly Component[], opts?: { signal?: AbortSignal }): Promise<{ referenceId: string }>;
+    stageCounterparties(migrationId: string, body: Uint8Array | string, opts: { format?: 'json-seq' | 'jsonl'; signal?: AbortSignal }): Promise<StagingResult[]>;
+  };
+  close?(): Promise<void>;
+}
+
+/** Minimal structured logger (pino fits). */
+export interface RunLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  debug?(obj: object, msg?: string): void;
+}
+
+export interface RunPipelineOptions {
+  /** The pipeline file, e.g. pipelines/crm.yaml. */
+  pipelineFile: string;
+  /** A client to use (left open), or … */
+  client?: PipelineClient;
+  /** … the connection to build one from (closed at the end; its retries are counted). */
+  connection?: ClientOptions;
+  /** The ledger file (default .stagecoach/ledger.db in the working folder). */
+  ledgerFile?: string;
+  /** Stops now: reading stops and uploads in flight are aborted (their records stay in_flight). */
+  signal?: AbortSignal;
+  /** Stops gently: reading stops, uploads in flight finish and their results are recorded. */
+  stop?: AbortSignal;
+  /** Send only the rows of this corrections file (see docs/running.md). */
+  corrections?: string;
+  /** Called at most every `progressEveryMs` while the run goes, and once at the end. */
+  onProgress?: (progress: RunProgress) => void;
+  progressEveryMs?: number;
+  /** Every batch's moments (in flight, answered, done, failed). */
+  onBatch?: (event: BatchEvent) => void;
+  logger?: RunLogger;
+  /**
+   * Replaces the staging upload (tests, dry runs against something else). Default: the client's
+   * `migrations.stageCounterparties` for the run's migration.
+   */
+  sink?: StagingSink;
+}
+
+export interface RunProgress {
+  rowsRead: number;
+  mapped: number;
+  rejected: number;
+  skippedUnchanged: number;
+  sent: number;
+  staged: number;
+  failed: number;
+  batchesInFlight: number;
+  elapsedMs: number;
+  /** Rows read per second so far. */
+  rowsPerSecond: number;
+  /** Share of the source bytes read (0..1), when the source sizes are known. */
+  fraction: number | undefined;
+  /** Estimated time left, from the share of source bytes read. */
+  etaMs: number | undefined;
+  done: boolean;
+}
+
+export type RunOutcome = 'completed' | 'interrupted' | 'failed';
+
+/** What a run did: the report `stagecoach run` prints (`--json` prints exactly this). */
+export interface RunReport {
+  runId: number;
+  pipeline: string;
+  pipelineFile: string;
+  component: string;
+  ledgerFile: string;
+  migrationId: string | undefined;
+  /** Whether the migration was created by this run. */
+  migrationCreated: boolean;
+  status: RunOutcome;
+  /**
+   * True when nothing is left that running again would send: every row read is staged (now or
+   * before, unchanged), rejected before upload, or refused by staging — each with its reasons in
+   * the ledger.
+   */
+  complete: boolean;
+  rowsRead: number;
+  mapped: number;
+  rejected: number;
+  /** Rejected rows by the code of their first reason. */
+  rejectedByReason: Record<string, number>;
+  /** Mapped records already staged in this migration with the same content: not sent. */
+  skippedUnchanged: number;
+  sent: number;
+  staged: number;
+  /** Records refused by staging (or left without a result), by their first error code. */
+  failed: number;
+  failedByCode: Record<string, number>;
+  /** Records of uploads that failed or were aborted: `in_flight` in the ledger, sent again next run. */
+  unconfirmed: number;
+  /** Records mapped but not sent because the run stopped: `mapped` in the ledger. */
+  unsent: number;
+  batches: number;
+  batchesFailed: number;
+  /** Requests the client retried (only counted when the runner built the client). */
+  retries: number | undefined;
+  bytesSent: number;
+  durationMs: number;
+  /** Rows read per second over the whole run. */
+  recordsPerSecond: number;
+  /** Records of this pipeline per state in the ledger after the run. */
+  ledger: Record<RecordState, number>;
+  /** Runs of this pipeline found dead (crashed) when this one started. */
+  recoveredRuns: number[];
+  error?: { code: ErrorCode; message: string };
+}
+
+/**
+ * Runs a pipeline against the tenant's current migration.
+ * @example
+ *   const report = await runPipeline({ pipelineFile: 'pipelines/crm.yaml', connection: { baseUrl, clientId, clientSecret, brokerKey, labelReferenceId } });
+ *   console.log(`${report.staged} staged, ${report.skippedUnchanged} unchanged, ${report.rejected} rejected`);
+ */
+export async function runPipeline(options: RunPipelineOptions): Promise<RunReport> {
+  const def = await loadPipeline(options.pipelineFile);
+  const ledgerFile = resolve(options.ledgerFile ?? DEFAULT_LEDGER_FILE);
+  const retries = { count: 0 };
+  let ownClient: PipelineClient | undefined;
+  const client =
+    options.client ??
+    (options.connection ? (ownClient = createClient({ ...options.connection, logger: countingLogger(retries, options.connection.logger) })) : undefined);
+  if (!client && !options.sink) throw new StagecoachError('CONFIG_INVALID', 'runPipeline needs a client or a connection to reach the platform');
+  const ledger = openLedger(ledgerFile);
+  try {
+    return await runWith(def, ledger, client, options, ownClient ? retries : undefined);
+  } finally {
+    ledger.close();
+    await ownClient?.close?.();
+  }
+}
+
+async function runWith(def: PipelineDefinition, ledger: Ledger, client: PipelineClient | undefined, options: RunPipelineOptions, retries: { count: number } | undefined): Promise<RunReport> {
+  const log = options.logger;
+  const started = performance.now();
+  const { run, scope, crashed } = ledger.startRun({ pipeline: def.name, component: def.component, pipelineFile: def.file, pipelineHash: await pipelineHash(def) });
+  for (const c of crashed) log?.warn({ run: c.id, pid: c.pid, startedAt: c.startedAt }, `run ${c.id} of ${def.name} ended without finishing (crashed); its in-flight records are sent again`);
+
+  const report: RunReport = {
+    runId: run.id,
+    pipeline: def.name,
+    pipelineFile: def.file,
+    component: def.component,
+    ledgerFile: ledger.file,
+    migrationId: undefined,
+    migrationCreated: false,
+    status: 'completed',
+    complete: false,
+    rowsRead: 0,
+    mapped: 0,
+    rejected: 0,
+    rejectedByReason: {},
+    skippedUnchanged: 0,
+    sent: 0,
+    staged: 0,
+    failed: 0,
+    failedByCode: {},
+    unconfirmed: 0,
+    unsent: 0,
+    batches: 0,
+    batchesFailed: 0,
+    retries: retries?.count,
+    bytesSent: 0,
+    durationMs: 0,
+    recordsPerSecond: 0,
+    ledger: ledger.counts(def.name, def.component),
+    recoveredRuns: crashed.map((c) => c.id),
+  };
+
+  const readAbort = new AbortController();
+  const stopReading = () => readAbort.abort();
+  options.signal?.addEventListener('abort', stopReading, { once: true });
+  options.stop?.addEventListener('abort', stopReading, { once: true });
+  let uploader: Uploader | undefined;
+  let batcher: Batcher | undefined;
+  let migrationNo: number | null = null;
+  const rejects: LedgerRejectInput[] = [];
+  const flushRejects = () => {
+    ledger.recordRejects(run.id, scope, rejects);
+    rejects.length = 0;
+  };
+  const progress = progressTracker(def, options, report, () => uploader, started);
+  let failure: unknown;
+
+  try {
+    // The migration: the tenant's current one, or a new one for this pipeline's component.
+    const migration = await attachMigration(def, client, options.signal, log);
+    report.migrationId = migration.referenceId;
+    report.migrationCreated = migration.created;
+    ledger.setRunMigration(run.id, migration.referenceId);
+    migrationNo = ledger.migrationNo(migration.referenceId);
+    await progress.init();
+
+    const format = 'json-seq' as const;
+    const sink = options.sink ?? clientSink(client!.migrations, migration.referenceId);
+    uploader = new Uploader({
+      sink,
+      ledger: uploadLedger(ledger, run.id, scope, migrationNo),
+      inFlight: def.concurrency.inFlight,
+      format,
+      ...(options.signal ? { signal: options.signal } : {}),
+      onBatch: (e) => {
+        if (e.type === 'failed' && !e.aborted) log?.warn({ batch: e.batchId, seq: e.seq, error: e.error }, 'upload failed; its records stay in_flight and are sent again next run');
+        options.onBatch?.(e);
+        progress.tick();
+      },
+    });
+    batcher = new Batcher({ maxRecords: def.batching.records, maxBytes: def.batching.bytes, format });
+    const submit = async (batch: Batch | undefined) => {
+      if (!batch) return;
+      // Rejects read before this batch go to the ledger no later than the batch itself.
+      if (rejects.length > 0) flushRejects();
+      await uploader!.submit(batch);
+    };
+
+    const rows = readPipeline(def, { signal: readAbort.signal, ...(options.corrections ? { corrections: options.corrections } : {}) });
+    for await (const row of rows) {
+      report.rowsRead++;
+      if (row.kind === 'rejected') {
+        report.rejected++;
+        const code = row.reasons[0]?.code ?? 'UNKNOWN';
+        report.rejectedByReason[code] = (report.rejectedByReason[code] ?? 0) + 1;
+        rejects.push(rejectInput(row));
+        if (rejects.length >= def.batching.records) flushRejects();
+      } else {
+        report.mapped++;
+        const item = prepareRecord(mappedInput(row), format);
+        if (ledger.isSettled(scope, migrationNo, item.legacyKey, item.contentHash)) report.skippedUnchanged++;
+        else await submit(batcher.add(item));
+      }
+      progress.row(row);
+      if (uploader.failure || readAbort.signal.aborted) break;
+    }
+    if (!uploader.failure && !readAbort.signal.aborted) await submit(batcher.flush());
+  } catch (err) {
+    failure = err;
+  } finally {
+    options.signal?.removeEventListener('abort', stopReading);
+    options.stop?.removeEventListener('abort', stopReading);
+  }
+
+  // Wind down: whatever stopped the run, the ledger ends consistent.
+  try {
+    if (rejects.length > 0) flushRejects();
+    if (batcher && batcher.pending > 0) {
+      const pending = batcher.takePending();
+      ledger.recordUnsent(run.id, scope, migrationNo, pending.records, pending.bytes);
+      report.unsent += pending.records.length;
+    }
+    if (uploader) {
+      const up = await uploader.drain();
+      Object.assign(report, {
+        sent: up.recordsSent,
+        staged: up.staged,
+        failed: up.failed,
+        failedByCode: up.failedByCode,
+        unconfirmed: up.unconfirmed,
+        batches: up.batches,
+        batchesFailed: up.batchesFailed,
+        bytesSent: up.bytesSent,
+      });
+      failure ??= uploader.failure;
+    }
+  } catch (err) {
+    failure ??= err;
+  }
+
+  const interrupted = options.signal?.aborted === true || options.stop?.aborted === true;
+  const failureIsAbort = failure instanceof StagecoachError && failure.code === 'ABORTED';
+  report.status = failure !== undefined && !(interrupted && failureIsAbort) ? 'failed' : interrupted ? 'interrupted' : 'completed';
+  if (report.status === 'failed') report.error = errorOf(failure);
+  report.retries = retries?.count;
+  report.durationMs = Math.round(performance.now() - started);
+  report.recordsPerSecond = report.durationMs > 0 ? Math.round((report.rowsRead * 1000) / report.durationMs) : 0;
+  report.ledger = ledger.counts(def.name, def.component);
+  report.complete =
+    report.status === 'completed' && report.unconfirmed === 0 && report.unsent === 0 && (report.failedByCode.NO_STAGING_RESULT ?? 0) === 0 && report.ledger.in_flight === 0 && report.ledger.mapped === 0;
+  ledger.finishRun(run.id, report.status, report);
+  progress.finish();
+  log?.info({ run: report.runId, status: report.status, staged: report.staged, skipped: report.skippedUnchanged, rejected: report.rejected, failed: report.failed, durationMs: report.durationMs }, `run ${report.runId} ${report.status}`);
+  return report;
+}
+
+/** The tenant's current migration, or a new one for the pipeline's component. */
+async function attachMigration(def: PipelineDefinition, client: PipelineClient | undefined, signal: AbortSignal | undefined, log: RunLogger | undefined): Promise<{ referenceId: string; created: boolean }> {
+  if (!client) throw new StagecoachError('CONFIG_INVALID', 'no client to find the migration with');
+  const sig = signal ? { signal } : {};
+  if (def.target.migration === 'current') {
+    const current = await client.migrations.current(sig);
+    if (current) {
+      const components = current.components?.map((c) => c.component) ?? [];
+      if (components.length > 0 && !components.includes(def.component)) {
+        log?.warn({ migration: current.referenceId, components }, `the current migration ${current.referenceId} was registered for ${components.join(', ')}, not ${def.component}; staging decides whether it takes these records`);
+      }
+      log?.info({ migration: current.referenceId }, `attached to the current migration ${current.referenceId}`);
+      return { referenceId: current.referenceId, created: false };
+    }
+  }
+  const created = await client.migrations.create([def.component], sig);
+  log?.info({ migration: created.referenceId }, `created migration ${created.referenceId} for ${def.component}`);
+  return { referenceId: created.referenceId, created: true };
+}
+
+function mappedInput(row: Extract<MappedRow, { kind: 'mapped' }>) {
+  const p = row.row.provenance;
+  return {
+    legacyKey: row.legacyKey,
+    referenceId: row.referenceId,
+    record: row.record,
+    provenance: { source: row.row.source, file: p.file, line: p.line, byteOffset: p.byteOffset, rowHash: p.hash },
+  };
+}
+
+/** Hash of the pipeline file and its mapping files (and scripts), to tell runs of changed definitions apart. */
+async function pipelineHash(def: PipelineDefinition): Promise<string> {
+  const files = [def.path, ...new Set(def.sources.map((s) => s.mappingFile.path))];
+  const parts: string[] = [];
+  for (const f of files) parts.push(f, hash('sha256', await readFile(f), 'hex'));
+  return hash('sha256', parts.join('\n'), 'hex').slice(0, 32);
+}
+
+/** Counts the client's retries from its debug log (the client reports each one there). */
+function countingLogger(retries: { count: number }, inner: ClientLogger | undefined): ClientLogger {
+  return {
+    debug(obj, msg) {
+      if (msg === 'retrying request') retries.count++;
+      inner?.debug(obj, msg);
+    },
+    info: (obj, msg) => inner?.info(obj, msg),
+    warn: (obj, msg) => inner?.warn(obj, msg),
+  };
+}
+
+function errorOf(err: unknown): { code: ErrorCode; message: string } {
+  if (err instanceof StagecoachError) return { code: err.code, message: err.message };
+  const message = err instanceof Error ? err.message : String(err);
+  return { code: /SQLITE|database/i.test(message) ? 'LEDGER_ERROR' : 'INTERNAL_ERROR', message };
+}
+
+/** Progress: counts, speed and an ETA from the share of source bytes read. */
+function progressTracker(def: PipelineDefinition, options: RunPipelineOptions, report: RunReport, uploader: () => Uploader | undefined, started: number) {
+  const every = options.progressEveryMs ?? 250;
+  const fileStart = new Map<string, number>();
+  let totalBytes = 0;
+  let position = 0;
+  let last = 0;
+  const snapshot = (done: boolean): RunProgress => {
+    const elapsedMs = performance.now() - started;
+    const fraction = totalBytes > 0 && !options.corrections ? Math.min(1, position / totalBytes) : undefined;
+    const up = uploader();
+    return {
+      rowsRead: report.rowsRead,
+      mapped: report.mapped,
+      rejected: report.rejected,
+      skippedUnchanged: report.skippedUnchanged,
+      sent: up?.report.recordsSent ?? 0,
+      staged: up?.report.staged ?? 0,
+      failed: up?.report.failed ?? 0,
+      batchesInFlight: up?.inFlight ?? 0,
+      elapsedMs: Math.round(elapsedMs),
+      rowsPerSecond: elapsedMs > 0 ? Math.round((report.rowsRead * 1000) / elapsedMs) : 0,
+      fraction: done ? 1 : fraction,
+      etaMs: done ? 0 : fraction !== undefined && fraction > 0.001 ? Math.round((elapsedMs * (1 - fraction)) / fraction) : undefined,
+      done,
+    };
+  };
+  const emit = (force: boolean) => {
+    if (!options.onProgress) return;
+    const now = performance.now();
+    if (!force && now - last < every) return;
+    last = now;
+    options.onProgress(snapshot(false));
+  };
+  let rowsSinceCheck = 0;
+  return {
+    /** Learns the source files' sizes for the ETA (not fatal when it cannot). */
+    async init() {
+      if (!options.onProgress) return;
+      try {
+        for (const s of def.sources) {
+          for (const f of await listSourceFiles(def.dir, s)) {
+            if (fileStart.has(f.file)) continue;
+            fileStart.set(f.file, totalBytes);
+            totalBytes += (await stat(f.path)).size;
+          }
+        }
+      } catch {
+        totalBytes = 0;
+      }
+    },
+    row(row: MappedRow) {
+      if (!options.onProgress) return;
+      const start = fileStart.get(row.row.provenance.file);
+      if (start !== undefined) position = start + row.row.provenance.byteOffset;
+      // Reading the clock on every row costs more than the row's own bookkeeping.
+      if (++rowsSinceCheck >= 256) {
+        rowsSinceCheck = 0;
+        emit(false);
+      }
+    },
+    tick() {
+      emit(false);
+    },
+    finish() {
+      options.onProgress?.(snapshot(true));
+    },
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * The ledger as one run's stages see it: the uploader's batch writes bound to the run, the
+ * pipeline's scope and the migration, and rejected rows turned into ledger rows with their
+ * provenance and every reason.
+ */
+import type { Ledger, LedgerRejectInput, RecordError, Scope } from '../../ledger/index.js';
+import type { MappedRow, RejectReason } from '../types.js';
+import type { UploadLedger } from '../uploader/index.js';
+
+/**
+ * Binds the uploader's writes to one run.
+ * @example const uploader = new Uploader({ sink, ledger: uploadLedger(ledger, run.id, scope, migrationNo), inFlight: 4 });
+ */
+export function uploadLedger(ledger: Ledger, runId: number, scope: Scope, migrationNo: number): UploadLedger {
+  return {
+    beginBatch: (batch) => ledger.beginBatch(runId, scope, migrationNo, batch.records, batch.bytes),
+    finishBatch: (batchId, outcomes) => ledger.finishBatch(scope, batchId, outcomes),
+    failBatch: (batchId, error) => ledger.failBatch(batchId, error),
+  };
+}
+
+const SOURCE_CODES = new Set(['SOURCE_ROW_INVALID', 'SOURCE_READ_FAILED']);
+const CHECK_CODES = new Set(['DUPLICATE_LEGACY_KEY', 'RELATION_TARGET_MISSING']);
+
+/** Which stage found a reject reason, from its code. */
+function stageOf(code: string): RecordError['stage'] {
+  if (SOURCE_CODES.has(code)) return 'source';
+  if (CHECK_CODES.has(code)) return 'check';
+  return 'mapping';
+}
+
+/**
+ * A rejected row as the ledger keeps it. A duplicate of a legacy key is kept under its file:line
+ * (the key belongs to the first occurrence, which may well be staged).
+ */
+export function rejectInput(row: Extract<MappedRow, { kind: 'rejected' }>): LedgerRejectInput {
+  const duplicate = row.reasons.some((r) => r.code === 'DUPLICATE_LEGACY_KEY');
+  const p = row.row.provenance;
+  return {
+    legacyKey: duplicate ? undefined : row.legacyKey,
+    referenceId: duplicate ? undefined : row.referenceId,
+    errors: row.reasons.map(toRecordError),
+    provenance: { source: row.row.source, file: p.file, line: p.line, byteOffset: p.byteOffset, rowHash: p.hash },
+  };
+}
+
+function toRecordError(r: RejectReason): RecordError {
+  const e: RecordError = { stage: stageOf(r.code), field: r.field, code: r.code, message: r.message };
+  if (r.value !== undefined) e.value = r.value;
+  return e;
+}

@@ -1,0 +1,254 @@
+/**
+ * The uploader: sends closed batches to staging through a bounded in-flight window and writes
+ * every result to the ledger. Three rules make a crash or Ctrl-C at any instant recoverable:
+ *
+ * - a batch's records are `in_flight` in the ledger (one transaction) before its PUT starts;
+ * - its results are written (one transaction) before its window slot is given back, so a record
+ *   counts as done only once the ledger has its result (the "ack" of Benthos outputs);
+ * - `submit` returns only when the window has room again, so the caller does not pull the source
+ *   while the window is full: at most `inFlight × batch size` records are ever outstanding.
+ *
+ * Retries (backoff, Retry-After, token refresh) happen inside the client; an upload that still
+ * fails leaves its records `in_flight` (their fate on the platform is unknown; staging replaces
+ * by referenceId, so the next run sends them again safely) and stops the run.
+ */
+import pLimit, { type LimitFunction } from 'p-limit';
+import type { StreamFormat } from '../../codec/index.js';
+import { StagecoachError } from '../../contract/errors.js';
+import type { StagingResult } from '../../contract/migration.js';
+import type { RecordError, RecordOutcome } from '../../ledger/index.js';
+import type { Batch } from '../batcher/index.js';
+
+/** Where batches go: the client's staging upload fits (see `clientSink`). */
+export interface StagingSink {
+  stage(body: string, format: StreamFormat, signal: AbortSignal | undefined): Promise<StagingResult[]>;
+}
+
+/** The client method the sink adapter needs (`client.migrations.stageCounterparties`). */
+export interface StagingApi {
+  stageCounterparties(migrationId: string, body: Uint8Array | string, opts: { format?: StreamFormat; signal?: AbortSignal }): Promise<StagingResult[]>;
+}
+
+/**
+ * The shared client as a sink for one migration.
+ * @example const sink = clientSink(client.migrations, migration.referenceId);
+ */
+export function clientSink(api: StagingApi, migrationId: string): StagingSink {
+  return { stage: (body, format, signal) => api.stageCounterparties(migrationId, body, { format, signal }) };
+}
+
+/** The ledger writes of one run (bound to its run, scope and migration by the runner). */
+export interface UploadLedger {
+  beginBatch(batch: Batch): number | Promise<number>;
+  finishBatch(batchId: number, outcomes: RecordOutcome[]): void | Promise<void>;
+  failBatch(batchId: number, error: string): void | Promise<void>;
+}
+
+/** Moments of a batch's life, for progress and for tests that kill the process at a given point. */
+export type BatchEvent =
+  | { type: 'in_flight'; seq: number; batchId: number; records: number; bytes: number }
+  | { type: 'answered'; seq: number; batchId: number; results: number }
+  | { type: 'done'; seq: number; batchId: number; staged: number; failed: number }
+  | { type: 'failed'; seq: number; batchId: number; error: string; aborted: boolean };
+
+export interface UploaderOptions {
+  sink: StagingSink;
+  ledger: UploadLedger;
+  /** Uploads in flight at once (the window). */
+  inFlight: number;
+  format?: StreamFormat;
+  /** Aborts the uploads in flight (their records stay `in_flight`). */
+  signal?: AbortSignal;
+  onBatch?: (event: BatchEvent) => void;
+}
+
+/** What the uploader did: its stage report. */
+export interface UploadReport {
+  batches: number;
+  batchesFailed: number;
+  recordsSent: number;
+  bytesSent: number;
+  staged: number;
+  /** Records refused by staging (or left without a result), by their first error code. */
+  failed: number;
+  failedByCode: Record<string, number>;
+  /** Records of batches whose upload failed or was aborted: still `in_flight`. */
+  unconfirmed: number;
+}
+
+/** Code of a record the service returned no result for. */
+export const NO_STAGING_RESULT = 'NO_STAGING_RESULT';
+
+export class Uploader {
+  private readonly limit: LimitFunction;
+  private readonly window: number;
+  private readonly format: StreamFormat;
+  private active = 0;
+  private waiters: Array<() => void> = [];
+  private readonly tasks = new Set<Promise<void>>();
+  private fatal: Error | undefined;
+  readonly report: UploadReport = { batches: 0, batchesFailed: 0, recordsSent: 0, bytesSent: 0, staged: 0, failed: 0, failedByCode: {}, unconfirmed: 0 };
+
+  constructor(private readonly options: UploaderOptions) {
+    if (!(options.inFlight >= 1)) throw new RangeError(`inFlight must be at least 1, got ${options.inFlight}`);
+    this.window = options.inFlight;
+    this.limit = pLimit(options.inFlight);
+    this.format = options.format ?? 'json-seq';
+  }
+
+  /** The first error that stopped uploading (the caller stops reading when it is set). */
+  get failure(): Error | undefined {
+    return this.fatal;
+  }
+
+  /** Batches uploading or waiting for their ledger write. */
+  get inFlight(): number {
+    return this.active;
+  }
+
+  /**
+   * Starts uploading a batch and resolves once the window has room for the next one. Throws
+   * the failure that stopped the uploader, if any.
+   * @example for await (const batch of batches(items, limits)) await uploader.submit(batch);
+   *          await uploader.drain();
+   */
+  async submit(batch: Batch): Promise<void> {
+    if (this.fatal) throw this.fatal;
+    this.active++;
+    const task = this.limit(() => this.upload(batch)).finally(() => {
+      this.active--;
+      this.tasks.delete(task);
+      const waiting = this.waiters;
+      this.waiters = [];
+      for (const w of waiting) w();
+    });
+    this.tasks.add(task);
+    while (this.active >= this.window && !this.fatal) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    if (this.fatal) throw this.fatal;
+  }
+
+  /** Waits for every batch in flight to finish (or fail) and returns the report. */
+  async drain(): Promise<UploadReport> {
+    while (this.tasks.size > 0) await Promise.all([...this.tasks]);
+    return this.report;
+  }
+
+  private async upload(batch: Batch): Promise<void> {
+    const { ledger, sink, onBatch, signal } = this.options;
+    let batchId: number;
+    try {
+      batchId = await ledger.beginBatch(batch);
+    } catch (err) {
+      this.fatal ??= asError(err);
+      return;
+    }
+    this.report.batches++;
+    this.report.recordsSent += batch.records.length;
+    this.report.bytesSent += batch.bytes;
+    onBatch?.({ type: 'in_flight', seq: batch.seq, batchId, records: batch.records.length, bytes: batch.bytes });
+    let results: StagingResult[];
+    try {
+      if (this.fatal) throw this.fatal; // another batch already stopped the run: do not send this one
+      if (signal?.aborted) throw new StagecoachError('ABORTED', 'the run was interrupted before this batch was sent');
+      results = await sink.stage(batch.body, this.format, signal);
+    } catch (err) {
+      const aborted = signal?.aborted === true || (err instanceof StagecoachError && err.code === 'ABORTED');
+      const message = err instanceof StagecoachError ? `${err.code}: ${err.message}` : String((err as Error)?.message ?? err);
+      this.report.batchesFailed++;
+      this.report.unconfirmed += batch.records.length;
+      try {
+        await ledger.failBatch(batchId, message);
+      } catch (ledgerErr) {
+        this.fatal ??= asError(ledgerErr);
+      }
+      if (!aborted) this.fatal ??= asError(err);
+      onBatch?.({ type: 'failed', seq: batch.seq, batchId, error: message, aborted });
+      return;
+    }
+    onBatch?.({ type: 'answered', seq: batch.seq, batchId, results: results.length });
+    const outcomes = matchResults(batch, results, this.format);
+    try {
+      await ledger.finishBatch(batchId, outcomes);
+    } catch (err) {
+      this.fatal ??= asError(err);
+      return;
+    }
+    let staged = 0;
+    for (const o of outcomes) {
+      if (o.state === 'staged') staged++;
+      else {
+        const code = o.errors?.[0]?.code ?? 'UNKNOWN';
+        this.report.failedByCode[code] = (this.report.failedByCode[code] ?? 0) + 1;
+      }
+    }
+    this.report.staged += staged;
+    this.report.failed += outcomes.length - staged;
+    onBatch?.({ type: 'done', seq: batch.seq, batchId, staged, failed: outcomes.length - staged });
+  }
+}
+
+/**
+ * Pairs staging results with the batch's records by referenceId. A record without a result is
+ * `failed` with NO_STAGING_RESULT (saying why, when the service ended the response with a
+ * record-less result such as PAYLOAD_TOO_LARGE). Refused records get each error with the value
+ * the record held at that field.
+ */
+export function matchResults(batch: Batch, results: readonly StagingResult[], format: StreamFormat = 'json-seq'): RecordOutcome[] {
+  const byRef = new Map<string, StagingResult>();
+  const stray: StagingResult[] = [];
+  for (const r of results) {
+    if (r.referenceId && !byRef.has(r.referenceId)) byRef.set(r.referenceId, r);
+    else stray.push(r);
+  }
+  let frames: string[] | undefined; // split only when a refused record needs its values
+  const valueOf = (index: number, field: string): unknown => {
+    frames ??= splitFrames(batch.body, format);
+    const text = frames[index];
+    if (text === undefined || field === '') return undefined;
+    try {
+      return valueAt(JSON.parse(text), field);
+    } catch {
+      return undefined;
+    }
+  };
+  const strayReason = stray.flatMap((r) => r.errors.map((e) => e.message)).filter(Boolean)[0];
+  return batch.records.map((record, index): RecordOutcome => {
+    const result = byRef.get(record.referenceId);
+    if (!result) {
+      const message = `no staging result came back for referenceId ${record.referenceId}${strayReason ? ` (the service ended the upload with ${strayReason})` : ''}; the next run sends it again`;
+      return { legacyKey: record.legacyKey, state: 'failed', errors: [{ stage: 'staging', field: '', code: NO_STAGING_RESULT, message }] };
+    }
+    if (result.isSuccessful) return { legacyKey: record.legacyKey, state: 'staged' };
+    const errors: RecordError[] = (result.errors.length > 0 ? result.errors : [{ field: '', message: 'REFUSED' }]).map((e) => {
+      const value = valueOf(index, e.field);
+      const error: RecordError = { stage: 'staging', field: e.field, code: codeOf(e.message), message: `staging refused ${e.field || 'the record'}: ${e.message}` };
+      if (value !== undefined) error.value = value;
+      return error;
+    });
+    return { legacyKey: record.legacyKey, state: 'failed', errors };
+  });
+}
+
+function splitFrames(body: string, format: StreamFormat): string[] {
+  if (format === 'json-seq') return body.split('\x1e').slice(1);
+  return body.split('\n').slice(0, -1);
+}
+
+/** `addresses.0.postalCode` → the value at that path. */
+function valueAt(value: unknown, path: string): unknown {
+  let cur = value;
+  for (const key of path.split('.')) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  return cur;
+}
+
+/** A staging message is a code ("MISSING_REQUIRED_FIELD") or begins with one. */
+function codeOf(message: string): string {
+  return /^([A-Z][A-Z0-9_]{2,})\b/.exec(message)?.[1] ?? message;
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}
