@@ -111,10 +111,14 @@ export function startDispatcher(ctx: ServiceContext): Dispatcher {
             running.add(p);
           }
         }
-        if (signal.aborted || woken) continue;
-        const next = s.nextDue.get()?.at;
-        const wait = next === null || next === undefined ? config.webhookPollMs : Math.max(0, Math.min(config.webhookPollMs, next - Date.now()));
+        if (signal.aborted) break;
+        // Every turn awaits something: a synchronous turn would starve the attempts it waits for.
+        // With every slot busy, a finishing attempt wakes the loop; else the next due time does.
+        const slotsLeft = config.webhookConcurrency - limit.activeCount - limit.pendingCount;
+        const next = slotsLeft > 0 && !woken ? s.nextDue.get()?.at : undefined;
+        const wait = woken ? 0 : next === null || next === undefined ? config.webhookPollMs : Math.max(0, Math.min(config.webhookPollMs, next - Date.now()));
         if (wait > 0) await sleep(wait, signal, (resolve) => (wakeUp = resolve));
+        else await new Promise<void>((r) => setImmediate(r));
         wakeUp = undefined;
       }
     } catch (err) {
