@@ -40,8 +40,10 @@ export class StagingStore {
       upsert: db.prepare<[string, string, string, string | null, string, string]>(
         `INSERT INTO staged_counterparties (migration_id, reference_id, type, identity_key, data, staged_on) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (migration_id, reference_id) DO UPDATE SET type = excluded.type, identity_key = excluded.identity_key, data = excluded.data,
-           staged_on = excluded.staged_on, import_state = NULL`,
+           staged_on = excluded.staged_on, import_state = NULL
+         RETURNING id`,
       ),
+      lastId: db.prepare<[], { last: number | null }>('SELECT MAX(id) AS last FROM staged_counterparties'),
       /** Identities shared by several staged records, with the referenceIds sharing them. */
       duplicates: db.prepare<[string], { identity_key: string; ids: string }>(
         `SELECT identity_key, json_group_array(reference_id) AS ids FROM staged_counterparties
@@ -67,9 +69,17 @@ export class StagingStore {
     };
   }
 
-  /** Stages a record, replacing the one with the same referenceId (inside the caller's transaction). */
-  upsert(migrationId: string, referenceId: string, type: string, identity: string | null, data: string, stagedOn: string): void {
-    this.s.upsert.run(migrationId, referenceId, type, identity, data, stagedOn);
+  /**
+   * Stages a record, replacing the one with the same referenceId (inside the caller's
+   * transaction). Returns its rowid: one above `lastId()` taken before means a new record.
+   */
+  upsert(migrationId: string, referenceId: string, type: string, identity: string | null, data: string, stagedOn: string): number {
+    return (this.s.upsert.get(migrationId, referenceId, type, identity, data, stagedOn) as { id: number }).id;
+  }
+
+  /** The highest rowid in use (new rows always get a higher one). */
+  lastId(): number {
+    return this.s.lastId.get()?.last ?? 0;
   }
 
   count(migrationId: string): number {
