@@ -12,6 +12,7 @@ import type { ServerResponse } from 'node:http';
 import { encodeFrame, type StreamFormat } from '../../codec/index.js';
 import { MEDIA } from '../../contract/media.js';
 import type { ServiceContext } from '../context.js';
+import { streamWriter } from '../faults/index.js';
 import { readIntegerParam } from './query.js';
 import { renderCounterparty } from './render.js';
 
@@ -69,6 +70,8 @@ export async function streamRoute(app: FastifyInstance, ctx: ServiceContext): Pr
       activity.started++;
       reply.hijack();
       try {
+        // Fault injection may cut this response mid-record (docs/fault-injection.md); off: res.write.
+        const write = streamWriter(request, res);
         res.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), 'content-type': mediaType, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
         let next = from;
         for (;;) {
@@ -83,18 +86,18 @@ export async function streamRoute(app: FastifyInstance, ctx: ServiceContext): Pr
           for (const row of rows) {
             chunk += encodeFrame(format, renderCounterparty(row.seq, row.data));
             if (chunk.length >= WRITE_CHUNK_CHARS) {
-              more = res.write(chunk);
+              more = write(chunk);
               chunk = '';
             }
           }
-          if (chunk) more = res.write(chunk);
+          if (chunk) more = write(chunk);
           next = rows[rows.length - 1]!.seq + 1;
           if (rows.length < STREAM_PAGE_ROWS) break;
           if (!more) await drained(res, stop.signal);
           // Let other requests in between pages even when the client reads fast.
           else await new Promise<void>((r) => setImmediate(r));
         }
-        if (stop.signal.aborted) {
+        if (stop.signal.aborted || res.destroyed) {
           activity.stopped++;
           res.destroy();
         } else {
