@@ -184,6 +184,24 @@ describe('webhook delivery', () => {
     expect((await deliveries(base, theirs.id, await getToken(svc.url, OTHER))).total).toBe(0);
   });
 
+  it('delivers everything when more deliveries are due than may be in flight', async () => {
+    const rx = await startReceiver((_r, _n, res) => setTimeout(() => res.end('ok'), 20));
+    receivers.push(rx);
+    const narrow = await startTestService({ ...FAST, webhookConcurrency: 2 });
+    try {
+      const t = await getToken(narrow.url);
+      const base = '/counterparty-management/events/counterparty.merged';
+      const reg = (await call(narrow.url, t, 'POST', `${base}/endpoints`, { body: { uri: `${rx.url}/narrow` }, headers: V })).body;
+      const ids: string[] = [];
+      for (let i = 0; i < 12; i++) ids.push((await call(narrow.url, t, 'POST', `${base}/trigger`, { body: { i }, headers: V })).body.id);
+      const page = await until('12 deliveries', () => call(narrow.url, t, 'GET', `${base}/endpoints/${reg.id}/deliveries?limit=100`, { headers: V }).then((r) => r.body), (p) => p.total === 12 && settled(p));
+      expect(page.items.every((d: any) => d.status === 'delivered' && d.attempts === 1)).toBe(true);
+      expect(rx.received.map((r) => r.body.id).sort()).toEqual([...ids].sort());
+    } finally {
+      await narrow.dispose();
+    }
+  });
+
   it('resumes pending deliveries after a restart', async () => {
     const dataDir = tempDir('stagecoach-svc-');
     const first = await startTestService({ ...FAST, webhookMaxAttempts: 50, webhookRetryBaseMs: 100, webhookRetryCapMs: 100, dataDir });
