@@ -14,6 +14,8 @@ export function registerServeCommands(program: Command): void {
     .option('--fault-seed <n>', 'seed of the fault-injection generator', (v) => Number.parseInt(v, 10), 1)
     .option('--job-rate <records/s>', 'slow background jobs down to this many records per second', Number)
     .option('--allow-private-webhooks', 'allow webhook uris on private networks', false)
+    .option('--max-staging-bytes <n>', 'byte limit of one staging upload request', (v) => Number.parseInt(v, 10))
+    .option('--max-record-bytes <n>', 'byte limit of one staged record', (v) => Number.parseInt(v, 10))
     .action(async (opts) => {
       const service = await startService({
         port: opts.port,
@@ -24,6 +26,8 @@ export function registerServeCommands(program: Command): void {
         faultSeed: opts.faultSeed,
         jobRecordsPerSecond: opts.jobRate,
         allowPrivateWebhooks: opts.allowPrivateWebhooks,
+        maxStagingBytes: opts.maxStagingBytes,
+        maxRecordBytes: opts.maxRecordBytes,
       });
       // The first line on stdout is the base URL: scripts and tests read it.
       process.stdout.write(`${service.url}\n`);
