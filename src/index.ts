@@ -17,3 +17,5 @@ export {
   type StreamOptions,
 } from './client/index.js';
 export { createWebhookReceiver, type WebhookReceiver, type WebhookReceiverOptions, type ReceivedEvent } from './client/webhook-receiver.js';
+export { runPipeline, type RunPipelineOptions, type RunReport, type RunProgress, type PipelineClient } from './pipeline/runner/index.js';
+export { openLedger, type Ledger, type RecordState, type RecordRow, type PipelineStatus } from './ledger/index.js';

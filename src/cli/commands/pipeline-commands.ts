@@ -4,11 +4,21 @@ import pc from 'picocolors';
 import { loadPipeline, readPipeline, summarisePlan, type PlanSummary } from '../../pipeline/read-pipeline.js';
 import { generateCrmSamples } from '../../pipeline/samples/generate-crm.js';
 import { StagecoachError } from '../../contract/errors.js';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { runPipeline, DEFAULT_LEDGER_FILE, type RunReport } from '../../pipeline/runner/index.js';
+import { openLedger, RECORD_STATES, type PipelineStatus, type RunRow } from '../../ledger/index.js';
+import { addConnectionOptions, resolveConnection, type ConnectionFlags } from '../connection.js';
+import { runDisplay } from '../progress.js';
+import { EXIT, exitCodeFor } from '../run.js';
+import { printJson, printTable } from '../output.js';
 
 export function registerPipelineCommands(program: Command): void {
   registerPlanCommand(program);
   registerMapCommand(program);
   registerGenerateSamplesCommand(program);
+  registerRunCommand(program);
+  registerStatusCommand(program);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -142,5 +152,184 @@ export function registerGenerateSamplesCommand(program: Command): void {
       const seconds = (performance.now() - started) / 1000;
       process.stdout.write(`Wrote ${result.persons} persons, ${result.organisations} organisations, ${result.defects.length} planted defects (${(result.bytes / 1024 / 1024).toFixed(1)} MB in ${seconds.toFixed(1)} s)\n`);
       for (const f of result.files) process.stdout.write(`  ${f}\n`);
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// run, status (the pipeline's back half: ledger, batches, uploads; docs/running.md)
+
+/**
+ * Test hook: `STAGECOACH_TEST_KILL_AFTER_BATCHES=n` makes the process SIGKILL itself at the n-th
+ * batch event of the kind `STAGECOACH_TEST_KILL_AT` names (`in_flight`: the batch is in the
+ * ledger, its PUT not sent; `answered`: the results are in, not yet in the ledger; `done`: the
+ * results are in the ledger; default `done`), so end-to-end tests can crash a run at exact points.
+ */
+function testKillHook(env: NodeJS.ProcessEnv): ((e: { type: string }) => void) | undefined {
+  const after = Number(env.STAGECOACH_TEST_KILL_AFTER_BATCHES);
+  if (!Number.isInteger(after) || after < 1) return undefined;
+  const at = env.STAGECOACH_TEST_KILL_AT ?? 'done';
+  let seen = 0;
+  return (e) => {
+    if (e.type === at && ++seen === after) process.kill(process.pid, 'SIGKILL');
+  };
+}
+
+const num = (v: number) => v.toLocaleString('en-US');
+const byCode = (counts: Record<string, number>) =>
+  Object.entries(counts)
+    .sort((a, b) => b[1] - a[1])
+    .map(([code, count]) => `${code} ${num(count)}`)
+    .join(', ');
+
+function printRunReport(r: RunReport): void {
+  const out: string[] = [];
+  const status = r.status === 'completed' ? pc.green(r.status) : r.status === 'interrupted' ? pc.yellow(r.status) : pc.red(r.status);
+  out.push(pc.bold(`Run ${r.runId} of ${r.pipeline} (${r.component}) into migration ${r.migrationId ?? '(none)'}${r.migrationCreated ? ' (created)' : ''}: `) + status);
+  const row = (label: string, value: number, note = '') => out.push(`  ${label.padEnd(20)} ${num(value).padStart(10)}${note ? `   ${note}` : ''}`);
+  row('rows read', r.rowsRead);
+  row('mapped', r.mapped);
+  row('rejected', r.rejected, r.rejected ? byCode(r.rejectedByReason) : '');
+  row('unchanged', r.skippedUnchanged, r.skippedUnchanged ? 'already staged with the same content: not sent' : '');
+  row('sent', r.sent, `in ${num(r.batches)} batch${r.batches === 1 ? '' : 'es'} (${(r.bytesSent / 1024 / 1024).toFixed(1)} MB)`);
+  row('staged', r.staged);
+  row('refused by staging', r.failed, r.failed ? byCode(r.failedByCode) : '');
+  if (r.unconfirmed) row('unconfirmed', r.unconfirmed, 'uploads that did not finish: in_flight, sent again next run');
+  if (r.unsent) row('not sent', r.unsent, 'mapped when the run stopped: sent next run');
+  out.push(`  ${num(r.rowsRead)} rows in ${(r.durationMs / 1000).toFixed(1)} s (${num(r.recordsPerSecond)} rows/s)${r.retries !== undefined ? `, ${num(r.retries)} request retr${r.retries === 1 ? 'y' : 'ies'}` : ''}`);
+  out.push(`  ledger ${r.ledgerFile}: ${RECORD_STATES.filter((s) => r.ledger[s] > 0).map((s) => `${s} ${num(r.ledger[s])}`).join(', ') || 'empty'}`);
+  out.push('');
+  const refused = r.ledger.rejected + r.ledger.failed + r.ledger.invalid;
+  if (r.status === 'completed' && r.complete) {
+    out.push(pc.green('Everything that could be staged is staged.') + (refused ? ` ${num(refused)} record${refused === 1 ? ' was' : 's were'} refused, each with its reasons in the ledger (stagecoach status; fix and run again).` : ''));
+  } else if (r.status === 'completed') {
+    out.push(pc.yellow('Not everything is staged yet: some records have no confirmed result. Run again to send them.'));
+  } else if (r.status === 'interrupted') {
+    out.push(pc.yellow('Interrupted. The ledger is consistent: run the same command again to continue.'));
+  } else {
+    out.push(pc.red(`Failed: ${r.error?.code}: ${r.error?.message}`));
+    out.push('The ledger is consistent: run the same command again to continue once the cause is fixed.');
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+/**
+ * Exit code of `run`: 0 when everything that could be staged is staged (refused records are
+ * data to fix, reported, not a failure of the run — unless --strict), 1 when records are left
+ * without a confirmed result (or refused, with --strict), 130 interrupted, else by the error.
+ */
+export function runExitCode(r: RunReport, strict = false): number {
+  if (r.status === 'interrupted') return EXIT.interrupted;
+  if (r.status === 'failed') return exitCodeFor(new StagecoachError(r.error?.code ?? 'INTERNAL_ERROR', r.error?.message ?? 'failed'));
+  if (!r.complete) return EXIT.failed;
+  if (strict && r.ledger.rejected + r.ledger.failed + r.ledger.invalid > 0) return EXIT.failed;
+  return EXIT.ok;
+}
+
+export function registerRunCommand(program: Command): void {
+  const cmd = program
+    .command('run')
+    .description('Run a pipeline: read, map, check, upload to staging of the current migration (created when there is none), every record in the ledger; run again to continue after any failure')
+    .argument('<pipeline>', 'pipeline file, e.g. pipelines/crm.yaml')
+    .option('--ledger <file>', `ledger file (default ${DEFAULT_LEDGER_FILE})`)
+    .option('--corrections <file>', 'send only the rows of this corrections file')
+    .option('--json', 'print the report as JSON')
+    .option('--strict', 'exit 1 when any record was rejected or refused by staging')
+    .option('--log-level <level>', 'pino log level (default warn on a terminal, info otherwise)');
+  addConnectionOptions(cmd).action(async (file: string, opts: ConnectionFlags & { ledger?: string; corrections?: string; json?: boolean; strict?: boolean; logLevel?: string }) => {
+    const { sources: _sources, configFile: _configFile, ...connection } = resolveConnection(opts);
+    const display = runDisplay({ label: file, ...(opts.logLevel ? { level: opts.logLevel } : {}) });
+    const stop = new AbortController();
+    const abort = new AbortController();
+    const onSigint = () => {
+      if (!stop.signal.aborted) {
+        display.notice('Stopping: no more rows are read; uploads in flight finish and are recorded (Ctrl-C again to abort them)…');
+        stop.abort();
+      } else {
+        display.notice('Aborting uploads in flight: their records stay in_flight and are sent again next run…');
+        abort.abort();
+      }
+    };
+    process.on('SIGINT', onSigint);
+    const kill = testKillHook(process.env);
+    try {
+      const report = await runPipeline({
+        pipelineFile: file,
+        connection: { ...connection, logger: display.logger },
+        ...(opts.ledger ? { ledgerFile: opts.ledger } : {}),
+        ...(opts.corrections ? { corrections: opts.corrections } : {}),
+        signal: abort.signal,
+        stop: stop.signal,
+        logger: display.logger,
+        onProgress: display.onProgress,
+        ...(kill ? { onBatch: kill } : {}),
+      });
+      display.done();
+      if (opts.json) printJson(report);
+      else printRunReport(report);
+      process.exitCode = runExitCode(report, opts.strict);
+    } finally {
+      display.done();
+      process.off('SIGINT', onSigint);
+    }
+  });
+}
+
+function printStatus(ledgerFile: string, pipelines: PipelineStatus[], runs: RunRow[]): void {
+  if (pipelines.length === 0) {
+    process.stdout.write(`The ledger ${ledgerFile} holds no pipeline yet.\n`);
+    return;
+  }
+  for (const p of pipelines) {
+    const run = p.lastRun;
+    process.stdout.write(`${pc.bold(`${p.pipeline} (${p.component})`)}: ${num(p.records)} records in ${ledgerFile}\n`);
+    const states = RECORD_STATES.map((s) => ({ state: s, records: p.byState[s] }));
+    printTable(states, [
+      { header: 'State', value: (r) => r.state },
+      { header: 'Records', value: (r) => num(r.records), align: 'right' },
+    ]);
+    if (run) process.stdout.write(`last run ${run.id}: ${run.status}, started ${run.startedAt}${run.finishedAt ? `, finished ${run.finishedAt}` : ''}, migration ${run.migrationId ?? '(none)'}\n`);
+    if (p.lastBatch) {
+      const b = p.lastBatch;
+      process.stdout.write(`last batch ${b.id} (run ${b.run}): ${b.state}, ${num(b.records)} records, ${num(b.bytes)} bytes${b.error ? `, ${b.error}` : ''}\n`);
+    }
+    if (p.byState.in_flight + p.byState.mapped > 0) process.stdout.write(pc.yellow(`${num(p.byState.in_flight + p.byState.mapped)} records have no confirmed staging result: run the pipeline again to send them.\n`));
+    process.stdout.write('\n');
+  }
+  const rows = runs.map((r) => ({ r, report: (r.report ?? {}) as Partial<RunReport> }));
+  printTable(rows, [
+    { header: 'Run', value: (x) => x.r.id, align: 'right' },
+    { header: 'Pipeline', value: (x) => x.r.pipeline },
+    { header: 'Status', value: (x) => x.r.status },
+    { header: 'Started', value: (x) => x.r.startedAt },
+    { header: 'Migration', value: (x) => x.r.migrationId ?? '' },
+    { header: 'Read', value: (x) => (x.report.rowsRead !== undefined ? num(x.report.rowsRead) : ''), align: 'right' },
+    { header: 'Staged', value: (x) => (x.report.staged !== undefined ? num(x.report.staged) : ''), align: 'right' },
+    { header: 'Unchanged', value: (x) => (x.report.skippedUnchanged !== undefined ? num(x.report.skippedUnchanged) : ''), align: 'right' },
+    { header: 'Rejected', value: (x) => (x.report.rejected !== undefined ? num(x.report.rejected) : ''), align: 'right' },
+    { header: 'Refused', value: (x) => (x.report.failed !== undefined ? num(x.report.failed) : ''), align: 'right' },
+  ]);
+}
+
+export function registerStatusCommand(program: Command): void {
+  program
+    .command('status')
+    .description('What the ledger knows: per pipeline the records in each state, the last run and batch; the runs with their migration')
+    .option('--ledger <file>', `ledger file (default ${DEFAULT_LEDGER_FILE})`)
+    .option('--runs <n>', 'how many recent runs to list', positiveInt('--runs'), 10)
+    .option('--json', 'print {ledger, pipelines, runs} as JSON')
+    .action((opts: { ledger?: string; runs: number; json?: boolean }) => {
+      const ledgerFile = resolve(opts.ledger ?? DEFAULT_LEDGER_FILE);
+      if (!existsSync(ledgerFile)) {
+        throw new StagecoachError('CONFIG_INVALID', `no ledger at ${ledgerFile}: run a pipeline first (stagecoach run <pipeline>) or name the ledger with --ledger <file>`, { file: ledgerFile });
+      }
+      const ledger = openLedger(ledgerFile, { readonly: true });
+      try {
+        const pipelines = ledger.status();
+        const runs = ledger.runs().slice(-opts.runs);
+        if (opts.json) printJson({ ledger: ledgerFile, pipelines, runs });
+        else printStatus(ledgerFile, pipelines, runs);
+      } finally {
+        ledger.close();
+      }
     });
 }
