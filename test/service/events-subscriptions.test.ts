@@ -40,7 +40,19 @@ describe('event types', () => {
       id: '5a1f0e2d-3c4b-4a59-8e7f-6d5c4b3a2918',
       eventName: 'process.status-changed',
       occurredOn: '2025-01-15T09:30:00.000Z',
-      data: { processReferenceId: '0b1c2d3e-4f50-4617-8829-3a4b5c6d7e8f', previousStatus: 'Received', status: 'InProgress' },
+      data: {
+        processReferenceId: '0b1c2d3e-4f50-4617-8829-3a4b5c6d7e8f',
+        processDefinitionReferenceId: '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
+        processDefinitionCode: 'CleanOrder',
+        previousStatus: 'ApplicationReceived',
+        previousStatusReferenceId: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+        status: 'InReview',
+        statusReferenceId: '6e5d4c3b-2a19-4f8e-9d7c-6b5a49382716',
+        messageReferenceId: 'c4d5e6f7-0819-4a2b-8c3d-4e5f60718293',
+        reason: 'message c4d5e6f7-0819-4a2b-8c3d-4e5f60718293 handled',
+        externalReferences: [{ origin: 'crm', referenceId: 'A-2025-7' }],
+        changedOn: '2025-01-15T09:30:00.000Z',
+      },
     });
   });
 });
