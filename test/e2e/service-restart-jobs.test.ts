@@ -81,4 +81,20 @@ describe('migration jobs across a service restart', () => {
     const ids = entries.flatMap((e) => e.entityReferenceIds).sort();
     expect(ids).toEqual(records.map((r) => r.referenceId as string).sort());
   });
+
+  it('stops a running job with an error result when its migration is canceled', async () => {
+    await svc?.close();
+    svc = await start();
+    const token = await getToken(svc.url);
+    const m = await createMigration(svc.url, token);
+    await stage(svc.url, token, m, Array.from({ length: RECORDS }, (_, i) => person(i + 101)));
+    const job = await startJob(svc.url, token, m, 'validate-staging');
+    expect((await call(svc.url, token, 'PUT', `/migration-assistance/migrations/${m}/cancel`)).status).toBe(200);
+    expect(await pollJob(svc.url, token, job)).toEqual({
+      referenceId: job,
+      jobType: 'ValidateStaging',
+      isValid: false,
+      errors: [{ component: 'Counterparties', referenceId: '', field: '', message: `MIGRATION_NOT_ACTIVE: migration ${m} became Canceled while the job ran; the job stopped` }],
+    });
+  });
 });
