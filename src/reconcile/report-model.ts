@@ -50,8 +50,8 @@ export interface JobFacts {
 export interface PlatformFacts {
   /** Per component, from GET migration. */
   migration?: Array<{ component: string; numberOfStagedEntities: number; numberOfImportedEntities: number }>;
-  /** Per entity type, from the counts job's TotalEntity table. */
-  counts?: { staged: Record<string, number>; imported: Record<string, number> };
+  /** From the counts job: per entity type, and per entity (component) when the job gives totals. */
+  counts?: CountsByType;
   /** Errors of the import job, per component (a partial import shows here). */
   importErrors?: Array<{ component: string; message: string }>;
 }
@@ -153,7 +153,7 @@ export interface Gap {
 export interface PlatformCheck {
   measure: 'staged' | 'imported';
   /** Where the platform's number came from. */
-  source: 'counts job' | 'migration';
+  source: 'counts job' | 'counts job total' | 'migration';
   ledger: number;
   platform: number;
   difference: number;
@@ -320,6 +320,11 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
     const expected = own.reduce((a, g) => a + g.expectedOnPlatform, 0);
     const imported = own.reduce((a, g) => a + g.steps.imported, 0);
     const checks: PlatformCheck[] = [];
+    const total = platform.counts?.totals && jobs.counts === 'done' ? Object.entries(platform.counts.totals).find(([entity]) => entityMatchesComponent(entity, component)) : undefined;
+    if (total) {
+      checks.push(check('staged', 'counts job total', expected, total[1].staged, tolerance));
+      checks.push(check('imported', 'counts job total', imported, total[1].imported, tolerance));
+    }
     const m = platform.migration?.find((x) => x.component === component);
     if (m) {
       checks.push(check('staged', 'migration', expected, m.numberOfStagedEntities, tolerance));
@@ -366,32 +371,62 @@ function signed(n: number): string {
   return n > 0 ? `+${n}` : String(n);
 }
 
-/**
- * Reads a counts-job result's TotalEntity table into per-entity-type numbers. The table's
- * headers name the entity-type and count columns; rows are strings.
- * @example countsByType({ counts: [{ type: 'TotalEntity', headers: ['EntityType','Count'], stagedRows: [['person','3']], importedRows: [] }] })
- *   // { staged: { person: 3 }, imported: {} }
- */
-export function countsByType(result: { counts: Array<{ type: string; headers: string[]; stagedRows: string[][]; importedRows: string[][] }> }): {
+export interface CountsByType {
+  /** Per entity type (person, organisation): from the per-type tables, else the TotalEntity rows. */
   staged: Record<string, number>;
   imported: Record<string, number>;
-} {
-  const table = result.counts.find((t) => t.type === 'TotalEntity') ?? result.counts[0];
-  const out = { staged: {} as Record<string, number>, imported: {} as Record<string, number> };
-  if (!table) return out;
+  /** Per entity (Counterparty…) from the TotalEntity table, when per-type tables exist beside it. */
+  totals?: Record<string, { staged: number; imported: number }>;
+}
+
+/** Reads one counts table's rows into name → count, finding the name and count columns by their headers. */
+function readTable(table: { headers: string[]; stagedRows: string[][]; importedRows: string[][] }): { staged: Record<string, number>; imported: Record<string, number> } {
   const lower = table.headers.map((h) => h.toLowerCase());
   let countCol = lower.findIndex((h) => h.includes('count') || h.includes('number') || h === 'total');
   if (countCol < 0) countCol = table.headers.length - 1;
   let typeCol = lower.findIndex((h, i) => i !== countCol && (h.includes('type') || h.includes('entity')));
   if (typeCol < 0) typeCol = countCol === 0 ? 1 : 0;
-  const read = (rows: string[][], into: Record<string, number>) => {
+  const read = (rows: string[][]) => {
+    const into: Record<string, number> = {};
     for (const row of rows) {
       const type = row[typeCol];
       const n = Number(row[countCol]);
       if (type !== undefined && Number.isFinite(n)) into[type] = (into[type] ?? 0) + n;
     }
+    return into;
   };
-  read(table.stagedRows, out.staged);
-  read(table.importedRows, out.imported);
+  return { staged: read(table.stagedRows), imported: read(table.importedRows) };
+}
+
+/**
+ * Reads a counts-job result. The spec shows a TotalEntity table (entity type and count); the
+ * embedded service adds one table per entity with its types (a `Counterparty` table of person
+ * and organisation counts). Per-type numbers come from those tables when present, else from
+ * the TotalEntity rows themselves; the TotalEntity rows then give per-entity totals.
+ * @example countsByType({ counts: [{ type: 'TotalEntity', headers: ['EntityType','Count'], stagedRows: [['person','3']], importedRows: [] }] })
+ *   // { staged: { person: 3 }, imported: {} }
+ */
+export function countsByType(result: { counts: Array<{ type: string; headers: string[]; stagedRows: string[][]; importedRows: string[][] }> }): CountsByType {
+  const total = result.counts.find((t) => t.type === 'TotalEntity');
+  const perType = result.counts.filter((t) => t !== total);
+  if (perType.length === 0) return total ? readTable(total) : { staged: {}, imported: {} };
+  const out: CountsByType = { staged: {}, imported: {} };
+  for (const t of perType) {
+    const r = readTable(t);
+    for (const [k, v] of Object.entries(r.staged)) out.staged[k] = (out.staged[k] ?? 0) + v;
+    for (const [k, v] of Object.entries(r.imported)) out.imported[k] = (out.imported[k] ?? 0) + v;
+  }
+  if (total) {
+    const r = readTable(total);
+    out.totals = {};
+    for (const name of new Set([...Object.keys(r.staged), ...Object.keys(r.imported)])) out.totals[name] = { staged: r.staged[name] ?? 0, imported: r.imported[name] ?? 0 };
+  }
   return out;
+}
+
+/** Whether a counts table's entity name (Counterparty) stands for a migration component (Counterparties). */
+export function entityMatchesComponent(entity: string, component: string): boolean {
+  const e = entity.toLowerCase();
+  const c = component.toLowerCase();
+  return e === c || `${e}s` === c || e.replace(/y$/, 'ies') === c || c.startsWith(e);
 }

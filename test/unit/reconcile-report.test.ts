@@ -116,14 +116,24 @@ describe('tolerance option', () => {
 });
 
 describe('counts job table', () => {
-  it('reads the TotalEntity table by its headers', () => {
+  it('reads the TotalEntity table by its headers when it is the only table', () => {
     expect(
-      countsByType({
-        counts: [
-          { type: 'Other', headers: ['x'], stagedRows: [['9']], importedRows: [] },
-          { type: 'TotalEntity', headers: ['EntityType', 'Count'], stagedRows: [['person', '3'], ['organisation', '2']], importedRows: [['person', '3']] },
-        ],
-      }),
+      countsByType({ counts: [{ type: 'TotalEntity', headers: ['Count', 'EntityType'], stagedRows: [['3', 'person'], ['2', 'organisation']], importedRows: [['3', 'person']] }] }),
     ).toEqual({ staged: { person: 3, organisation: 2 }, imported: { person: 3 } });
+  });
+
+  it('takes entity types from the per-entity tables and per-component totals from TotalEntity', () => {
+    const counts = countsByType({
+      counts: [
+        { type: 'TotalEntity', headers: ['EntityType', 'Count'], stagedRows: [['Counterparty', '7']], importedRows: [['Counterparty', '6']] },
+        { type: 'Counterparty', headers: ['Type', 'Count'], stagedRows: [['person', '7'], ['organisation', '0']], importedRows: [['person', '6'], ['organisation', '0']] },
+      ],
+    });
+    expect(counts).toEqual({ staged: { person: 7, organisation: 0 }, imported: { person: 6, organisation: 0 }, totals: { Counterparty: { staged: 7, imported: 6 } } });
+    const report = buildReport(input({ platform: { counts } }));
+    expect(report.components[0]!.platform).toEqual([
+      { measure: 'staged', source: 'counts job total', ledger: 6, platform: 7, difference: 1, allowed: 0, ok: false },
+      { measure: 'imported', source: 'counts job total', ledger: 6, platform: 6, difference: 0, allowed: 0, ok: true },
+    ]);
   });
 });

@@ -1,0 +1,104 @@
+/**
+ * The platform half of a migration, after staging: validate → (drop invalid records and
+ * validate again, when asked) → import → counts, each job driven through the ledger's jobs
+ * table so a crash or Ctrl-C resumes the same job, and each result applied to the ledger's
+ * records in one transaction (invalid records with their errors, imported records, import
+ * failures attached to their records).
+ *
+ * Order on a re-run: an import that was started is resumed (or its result reused) and
+ * validation is not repeated; otherwise a running validation is resumed, and a finished one
+ * is run again, because staging may have changed since (corrections re-staged).
+ */
+import type { Ledger } from '../ledger/index.js';
+import { markImportOutcome } from '../ledger/ledger-jobs.js';
+import type { CountsResult, ImportResult, JobResult, ValidationResult } from '../contract/migration.js';
+import { StagecoachError } from '../contract/errors.js';
+import { driveJob, type JobEvent, type JobKind, type JobsApi } from './jobs-driver.js';
+import { activeRemovals, recordRemoval } from './store-removals.js';
+
+/** Rounds of remove-and-validate-again before giving up (each round removes what the last refused). */
+const MAX_DROP_ROUNDS = 5;
+
+export interface ChainClient {
+  jobs: JobsApi;
+  migrations: { deleteStaged(migrationId: string, referenceId: string, opts?: { signal?: AbortSignal }): Promise<unknown> };
+}
+
+export interface ChainOptions {
+  signal?: AbortSignal;
+  /** Longest wait for one job, in ms (default 30 minutes). The job keeps running on the service. */
+  jobDeadlineMs?: number;
+  /**
+   * When validation refuses records: delete them from staging (they stay `invalid` in the
+   * ledger and in the corrections file), validate again and import the rest. Without it the
+   * chain stops before import, as the platform requires a passing validation.
+   */
+  dropInvalid?: boolean;
+  onEvent?: (event: ChainEvent) => void;
+}
+
+export type ChainEvent =
+  | JobEvent
+  /** `invalid`: records this validation refused; `total`: records invalid in the ledger now (removed ones included). */
+  | { type: 'validated'; isValid: boolean; invalid: number; errors: number; total: number }
+  | { type: 'removed'; count: number }
+  | { type: 'imported'; imported: number; failed: number };
+
+export type ChainOutcome =
+  | { status: 'validation-failed'; validation: ValidationResult }
+  | { status: 'imported'; validation?: ValidationResult; import: ImportResult; counts: CountsResult };
+
+function expect<T extends JobResult['jobType']>(result: JobResult, type: T, kind: JobKind): Extract<JobResult, { jobType: T }> {
+  if (result.jobType !== type) throw new StagecoachError('JOB_FAILED', `The ${kind} job returned a ${result.jobType} result, expected ${type}`, { jobType: result.jobType });
+  return result as Extract<JobResult, { jobType: T }>;
+}
+
+/**
+ * Runs validate → import → counts for a staged migration.
+ * @example
+ *   const outcome = await runChain(client, ledger, migrationId, { signal, dropInvalid: true });
+ *   if (outcome.status === 'validation-failed') console.log(outcome.validation.errors.length, 'errors');
+ */
+export async function runChain(client: ChainClient, ledger: Ledger, migrationId: string, options: ChainOptions = {}): Promise<ChainOutcome> {
+  const emit = options.onEvent ?? (() => undefined);
+  const drive = (kind: JobKind, whenDone: 'reuse' | 'again') =>
+    driveJob(client.jobs, ledger.jobs, migrationId, kind, { signal: options.signal, deadlineMs: options.jobDeadlineMs, whenDone, onEvent: emit });
+
+  let validation: ValidationResult | undefined;
+  if (!ledger.jobs.latest(migrationId, 'import')) {
+    const validate = async () => {
+      const v = expect((await drive('validate-staging', 'again')).result, 'ValidateStaging', 'validate-staging');
+      // Records deleted from staging are absent from a new validation's errors, yet still refused:
+      // they keep their errors (markValidated would otherwise clear every record it does not name).
+      const removed = [...activeRemovals(ledger, migrationId)].flatMap(([referenceId, errors]) => errors.map((e) => ({ referenceId, field: e.field, message: e.message, code: e.code })));
+      const applied = ledger.markValidated(migrationId, [...v.errors.map((e) => ({ referenceId: e.referenceId, field: e.field, message: e.message })), ...removed]);
+      emit({ type: 'validated', isValid: v.isValid, invalid: new Set(v.errors.map((e) => e.referenceId)).size, errors: v.errors.length, total: applied.invalid });
+      return v;
+    };
+    validation = await validate();
+    // Removing a record can invalidate the records that point at it (RELATION_TARGET_MISSING),
+    // so removal and validation repeat until validation passes, a bounded number of rounds.
+    for (let round = 0; !validation.isValid && options.dropInvalid && round < MAX_DROP_ROUNDS; round++) {
+      const invalid = ledger.recordsByReferenceIds(new Set(validation.errors.map((e) => e.referenceId))).filter((r) => r.state === 'invalid' && r.migrationId === migrationId);
+      if (invalid.length === 0) break;
+      for (const rec of invalid) {
+        if (options.signal?.aborted) throw new StagecoachError('ABORTED', 'Interrupted while removing invalid records from staging');
+        await client.migrations.deleteStaged(migrationId, rec.referenceId!, { signal: options.signal });
+        recordRemoval(ledger, migrationId, rec.referenceId!, rec.lastBatch, rec.errors);
+      }
+      emit({ type: 'removed', count: invalid.length });
+      validation = await validate();
+    }
+    if (!validation.isValid) return { status: 'validation-failed', validation };
+  }
+
+  const imported = expect((await drive('import', 'reuse')).result, 'Import', 'import');
+  const failures = imported.errors
+    .filter((e): e is typeof e & { referenceId: string } => typeof (e as { referenceId?: unknown }).referenceId === 'string')
+    .map((e) => ({ referenceId: e.referenceId, message: e.message }));
+  const applied = markImportOutcome(ledger, migrationId, failures);
+  emit({ type: 'imported', imported: applied.imported, failed: failures.length });
+
+  const counts = expect((await drive('counts', 'again')).result, 'Counts', 'counts');
+  return { status: 'imported', ...(validation ? { validation } : {}), import: imported, counts };
+}

@@ -1,0 +1,100 @@
+/**
+ * `migrate`: one pipeline through the whole chain — stage (the runner) → validate → import →
+ * counts → report — resumable at every step: the runner sends only what is not staged yet,
+ * and the jobs driver polls a job the ledger says is running instead of starting another.
+ */
+import { resolve } from 'node:path';
+import { createClient, type ClientOptions, type StagecoachClient } from '../client/index.js';
+import { StagecoachError } from '../contract/errors.js';
+import { openLedger } from '../ledger/index.js';
+import { DEFAULT_LEDGER_FILE, runPipeline, type RunLogger, type RunProgress, type RunReport } from '../pipeline/runner/index.js';
+import { runChain, type ChainEvent, type ChainOutcome } from './chain.js';
+import { reconcile, REPORTS_DIR, type ReconcileResult } from './reconcile.js';
+import type { Tolerance } from './report-model.js';
+import { join } from 'node:path';
+
+export interface MigrateOptions {
+  /** The pipeline file, e.g. pipelines/crm.yaml. */
+  pipelineFile: string;
+  /** A client to use (left open), or the connection to build one from (closed at the end). */
+  client?: StagecoachClient;
+  connection?: ClientOptions;
+  /** The ledger file (default .stagecoach/ledger.db). */
+  ledgerFile?: string;
+  /** Stage only the rows of this corrections file (see docs/reconciliation.md). */
+  corrections?: string;
+  /** Delete records refused by validation from staging, validate again and import the rest. */
+  dropInvalid?: boolean;
+  /** `3` or `0.5%`: unaccounted records the report accepts (default 0). */
+  tolerance?: string | number | Tolerance;
+  /** Folder of the report (default ./.stagecoach/reports/run-<id>). */
+  outDir?: string;
+  /** Longest wait for one job in ms (default 30 minutes). */
+  jobDeadlineMs?: number;
+  signal?: AbortSignal;
+  onProgress?: (progress: RunProgress) => void;
+  onEvent?: (event: ChainEvent) => void;
+  logger?: RunLogger;
+}
+
+export interface MigrateResult {
+  run: RunReport;
+  /** Undefined when staging did not complete (nothing validated). */
+  chain?: ChainOutcome;
+  reconcile: ReconcileResult;
+  /** 0 when the records were imported and the report balances, else 1. */
+  exitCode: 0 | 1;
+}
+
+/**
+ * Runs a pipeline through stage, validate, import and counts, and writes the report.
+ * @example
+ *   const result = await migrate({ pipelineFile: 'pipelines/crm.yaml', connection, tolerance: '0.5%' });
+ *   console.log(result.reconcile.files.html, result.reconcile.report.balanced);
+ */
+export async function migrate(options: MigrateOptions): Promise<MigrateResult> {
+  const ledgerFile = resolve(options.ledgerFile ?? DEFAULT_LEDGER_FILE);
+  let own: StagecoachClient | undefined;
+  const client = options.client ?? (options.connection ? (own = createClient(options.connection)) : undefined);
+  if (!client) throw new StagecoachError('CONFIG_INVALID', 'migrate needs a client or a connection to reach the platform');
+  try {
+    const run = await runPipeline({
+      pipelineFile: options.pipelineFile,
+      client,
+      ledgerFile,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.corrections ? { corrections: options.corrections } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
+    if (run.status === 'interrupted') throw new StagecoachError('ABORTED', `Interrupted while staging run ${run.runId}; run migrate again to continue`);
+    if (run.status === 'failed') throw new StagecoachError(run.error?.code ?? 'INTERNAL_ERROR', `Staging failed in run ${run.runId}: ${run.error?.message ?? 'unknown error'}`);
+    const migrationId = run.migrationId!;
+    const ledger = openLedger(ledgerFile);
+    try {
+      let chain: ChainOutcome | undefined;
+      if (run.complete) {
+        chain = await runChain(client, ledger, migrationId, {
+          ...(options.signal ? { signal: options.signal } : {}),
+          ...(options.jobDeadlineMs ? { jobDeadlineMs: options.jobDeadlineMs } : {}),
+          ...(options.dropInvalid ? { dropInvalid: true } : {}),
+          ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+        });
+      }
+      const result = await reconcile({
+        ledger,
+        migrationId,
+        client,
+        ...(options.tolerance !== undefined ? { tolerance: options.tolerance } : {}),
+        outDir: options.outDir ?? join(REPORTS_DIR, `run-${run.runId}`),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      const exitCode = chain?.status === 'imported' && result.report.balanced ? 0 : 1;
+      return { run, ...(chain ? { chain } : {}), reconcile: result, exitCode };
+    } finally {
+      ledger.close();
+    }
+  } finally {
+    await own?.close();
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * `reconcile`: the report of one platform migration from the ledger and the platform's own
+ * numbers, written as Markdown, HTML and JSON, with the corrections files of the refused rows.
+ * It starts no job: the counts and import numbers are those the ledger recorded from finished
+ * jobs (`migrate` runs them first); the migration object is read live when a client is given.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
+import type { Ledger, RecordRow } from '../ledger/index.js';
+import type { PipelineDefinition } from '../pipeline/definition/load-pipeline.js';
+import { loadPipeline } from '../pipeline/definition/load-pipeline.js';
+import type { MigrationRecord } from '../client/index.js';
+import { writeCorrections, type CorrectionSource, type CorrectionsFile } from './corrections.js';
+import { gatherLedgerFacts, pipelinesOf } from './ledger-facts.js';
+import { renderHtml } from './render-html.js';
+import { renderJson, renderMarkdown } from './render-markdown.js';
+import { buildReport, parseTolerance, type ErrorExample, type ReconciliationReport, type Tolerance } from './report-model.js';
+import { readRowAt } from './source-rows.js';
+
+/** Default folder of reports: one subfolder per run. */
+export const REPORTS_DIR = join('.stagecoach', 'reports');
+
+export interface ReconcileOptions {
+  ledger: Ledger;
+  migrationId: string;
+  /** Reads the migration object for the platform's counters; without it they are left out. */
+  client?: { migrations: { get(id: string, opts?: { signal?: AbortSignal }): Promise<MigrationRecord> } };
+  /** `3` or `0.5%` (default 0). */
+  tolerance?: string | number | Tolerance;
+  /** Folder of report.{md,html,json} and the corrections files (default ./.stagecoach/reports/run-<id>). */
+  outDir?: string;
+  /** Pipelines to report on (default: those whose runs attached to the migration). */
+  pipelines?: string[];
+  /** Loaded definitions of those pipelines (for corrections and row excerpts); loaded from the run's pipeline file when absent. */
+  definitions?: PipelineDefinition[];
+  signal?: AbortSignal;
+  now?: () => Date;
+}
+
+export interface ReconcileResult {
+  report: ReconciliationReport;
+  dir: string;
+  files: { markdown: string; html: string; json: string };
+  corrections: CorrectionsFile[];
+}
+
+/** Resolves a provenance path: relative to the working folder (as runs record it), else to the pipeline's folder. */
+function sourcePath(file: string, def: PipelineDefinition | undefined): string {
+  if (isAbsolute(file)) return file;
+  const here = resolve(file);
+  if (existsSync(here) || !def) return here;
+  return resolve(def.dir, file);
+}
+
+async function loadDefinitions(ledger: Ledger, pipelines: string[]): Promise<PipelineDefinition[]> {
+  const defs: PipelineDefinition[] = [];
+  for (const name of pipelines) {
+    const run = [...ledger.runs(name)].pop();
+    if (!run) continue;
+    try {
+      defs.push(await loadPipeline(run.pipelineFile));
+    } catch {
+      // the pipeline file moved or changed: the report still stands, without excerpts and corrections
+    }
+  }
+  return defs;
+}
+
+/** The legacy row of an example, on one line, cut to a readable length. */
+async function excerpt(rec: RecordRow, defs: PipelineDefinition[]): Promise<string | undefined> {
+  const def = defs.find((d) => d.name === rec.pipeline);
+  const source = def?.sources.find((s) => s.name === rec.provenance.source);
+  if (!def || !source) return undefined;
+  try {
+    const row = await readRowAt(sourcePath(rec.provenance.file, def), rec.provenance.byteOffset, source);
+    const text = source.format === 'csv' ? row.columns.map((c) => String(row.values[c] ?? '')).join(source.csv.delimiter) : JSON.stringify(row.values);
+    const flat = text.replace(/\s*\r?\n\s*/g, ' ');
+    return flat.length > 240 ? `${flat.slice(0, 239)}…` : flat;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Builds the reconciliation report of a migration and writes it (Markdown, HTML, JSON) with the
+ * corrections files of the refused rows.
+ * @example
+ *   const { report, files } = await reconcile({ ledger, migrationId, client, tolerance: '0.5%' });
+ *   if (!report.balanced) process.exitCode = 1;
+ */
+export async function reconcile(options: ReconcileOptions): Promise<ReconcileResult> {
+  const { ledger, migrationId } = options;
+  const tolerance = typeof options.tolerance === 'object' ? options.tolerance : parseTolerance(options.tolerance);
+  const pipelines = options.pipelines ?? pipelinesOf(ledger, migrationId);
+  const facts = gatherLedgerFacts(ledger, migrationId, pipelines);
+  const defs = options.definitions ?? (await loadDefinitions(ledger, pipelines));
+  for (const [example, rec] of facts.exampleRecords) {
+    const text = await excerpt(rec, defs);
+    if (text !== undefined) example.excerpt = text;
+  }
+
+  let migration: MigrationRecord | undefined;
+  if (options.client) migration = await options.client.migrations.get(migrationId, { signal: options.signal });
+
+  const runs = ledger.runs().filter((r) => r.migrationId === migrationId && pipelines.includes(r.pipeline));
+  const lastRun = runs[runs.length - 1];
+  const runLabel = lastRun ? `run-${lastRun.id}` : `migration-${migrationId}`;
+  const report = buildReport({
+    run: { id: lastRun ? String(lastRun.id) : migrationId, pipeline: pipelines.join(', ') || '(no pipeline)', migrationId, ...(runs[0] ? { startedAt: runs[0].startedAt } : {}) },
+    generatedAt: (options.now?.() ?? new Date()).toISOString(),
+    groups: facts.groups,
+    jobs: facts.jobs,
+    platform: {
+      ...facts.platform,
+      ...(migration ? { migration: migration.components.map((c) => ({ component: c.component, numberOfStagedEntities: c.numberOfStagedEntities, numberOfImportedEntities: c.numberOfImportedEntities })) } : {}),
+    },
+    errorCodes: facts.errorCodes,
+    tolerance,
+  });
+
+  const dir = options.outDir ?? join(REPORTS_DIR, runLabel);
+  await mkdir(dir, { recursive: true });
+  const files = { markdown: join(dir, 'report.md'), html: join(dir, 'report.html'), json: join(dir, 'report.json') };
+  await writeFile(files.markdown, renderMarkdown(report));
+  await writeFile(files.html, renderHtml(report));
+  await writeFile(files.json, renderJson(report));
+
+  const corrections: CorrectionsFile[] = [];
+  for (const def of defs) {
+    const sources: CorrectionSource[] = def.sources.map((s) => ({ name: s.name, format: s.format, encoding: s.encoding, csv: s.csv }));
+    corrections.push(...(await writeCorrections(ledger.refused({ pipeline: def.name }), sources, dir, process.cwd())));
+  }
+  return { report, dir, files, corrections };
+}
