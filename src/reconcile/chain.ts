@@ -53,6 +53,47 @@ function expect<T extends JobResult['jobType']>(result: JobResult, type: T, kind
   return result as Extract<JobResult, { jobType: T }>;
 }
 
+type StepOptions = Pick<ChainOptions, 'signal' | 'jobDeadlineMs' | 'onEvent'>;
+
+function driver(client: ChainClient, ledger: Ledger, migrationId: string, options: StepOptions) {
+  return (kind: JobKind, whenDone: 'reuse' | 'again') =>
+    driveJob(client.jobs, ledger.jobs, migrationId, kind, { signal: options.signal, deadlineMs: options.jobDeadlineMs, whenDone, onEvent: options.onEvent });
+}
+
+/**
+ * Validates the staged data (resuming a running validation, else starting a new one) and marks
+ * the refused records `invalid` with their errors, the others `staged` again.
+ * @example const v = await validateStep(client, ledger, migrationId); if (!v.isValid) …
+ */
+export async function validateStep(client: ChainClient, ledger: Ledger, migrationId: string, options: StepOptions = {}): Promise<ValidationResult> {
+  const v = expect((await driver(client, ledger, migrationId, options)('validate-staging', 'again')).result, 'ValidateStaging', 'validate-staging');
+  // Records deleted from staging are absent from a new validation's errors, yet still refused:
+  // they keep their errors (markValidated would otherwise clear every record it does not name).
+  const removed = [...activeRemovals(ledger, migrationId)].flatMap(([referenceId, errors]) => errors.map((e) => ({ referenceId, field: e.field, message: e.message, code: e.code })));
+  const applied = ledger.markValidated(migrationId, [...v.errors.map((e) => ({ referenceId: e.referenceId, field: e.field, message: e.message })), ...removed]);
+  options.onEvent?.({ type: 'validated', isValid: v.isValid, invalid: new Set(v.errors.map((e) => e.referenceId)).size, errors: v.errors.length, total: applied.invalid });
+  return v;
+}
+
+/**
+ * Imports (resuming a running import, or reusing a finished one: an import never runs twice)
+ * and marks the records `imported`, attaching import errors to the records they name.
+ */
+export async function importStep(client: ChainClient, ledger: Ledger, migrationId: string, options: StepOptions = {}): Promise<ImportResult> {
+  const imported = expect((await driver(client, ledger, migrationId, options)('import', 'reuse')).result, 'Import', 'import');
+  const failures = imported.errors
+    .filter((e): e is typeof e & { referenceId: string } => typeof (e as { referenceId?: unknown }).referenceId === 'string')
+    .map((e) => ({ referenceId: e.referenceId, message: e.message }));
+  const applied = markImportOutcome(ledger, migrationId, failures);
+  options.onEvent?.({ type: 'imported', imported: applied.imported, failed: failures.length });
+  return imported;
+}
+
+/** Runs a counts job (resuming a running one) and returns its tables. */
+export async function countsStep(client: ChainClient, ledger: Ledger, migrationId: string, options: StepOptions = {}): Promise<CountsResult> {
+  return expect((await driver(client, ledger, migrationId, options)('counts', 'again')).result, 'Counts', 'counts');
+}
+
 /**
  * Runs validate → import → counts for a staged migration.
  * @example
@@ -61,21 +102,11 @@ function expect<T extends JobResult['jobType']>(result: JobResult, type: T, kind
  */
 export async function runChain(client: ChainClient, ledger: Ledger, migrationId: string, options: ChainOptions = {}): Promise<ChainOutcome> {
   const emit = options.onEvent ?? (() => undefined);
-  const drive = (kind: JobKind, whenDone: 'reuse' | 'again') =>
-    driveJob(client.jobs, ledger.jobs, migrationId, kind, { signal: options.signal, deadlineMs: options.jobDeadlineMs, whenDone, onEvent: emit });
+  const step: StepOptions = { signal: options.signal, jobDeadlineMs: options.jobDeadlineMs, onEvent: emit };
 
   let validation: ValidationResult | undefined;
   if (!ledger.jobs.latest(migrationId, 'import')) {
-    const validate = async () => {
-      const v = expect((await drive('validate-staging', 'again')).result, 'ValidateStaging', 'validate-staging');
-      // Records deleted from staging are absent from a new validation's errors, yet still refused:
-      // they keep their errors (markValidated would otherwise clear every record it does not name).
-      const removed = [...activeRemovals(ledger, migrationId)].flatMap(([referenceId, errors]) => errors.map((e) => ({ referenceId, field: e.field, message: e.message, code: e.code })));
-      const applied = ledger.markValidated(migrationId, [...v.errors.map((e) => ({ referenceId: e.referenceId, field: e.field, message: e.message })), ...removed]);
-      emit({ type: 'validated', isValid: v.isValid, invalid: new Set(v.errors.map((e) => e.referenceId)).size, errors: v.errors.length, total: applied.invalid });
-      return v;
-    };
-    validation = await validate();
+    validation = await validateStep(client, ledger, migrationId, step);
     // Removing a record can invalidate the records that point at it (RELATION_TARGET_MISSING),
     // so removal and validation repeat until validation passes, a bounded number of rounds.
     for (let round = 0; !validation.isValid && options.dropInvalid && round < MAX_DROP_ROUNDS; round++) {
@@ -87,18 +118,11 @@ export async function runChain(client: ChainClient, ledger: Ledger, migrationId:
         recordRemoval(ledger, migrationId, rec.referenceId!, rec.lastBatch, rec.errors);
       }
       emit({ type: 'removed', count: invalid.length });
-      validation = await validate();
+      validation = await validateStep(client, ledger, migrationId, step);
     }
     if (!validation.isValid) return { status: 'validation-failed', validation };
   }
-
-  const imported = expect((await drive('import', 'reuse')).result, 'Import', 'import');
-  const failures = imported.errors
-    .filter((e): e is typeof e & { referenceId: string } => typeof (e as { referenceId?: unknown }).referenceId === 'string')
-    .map((e) => ({ referenceId: e.referenceId, message: e.message }));
-  const applied = markImportOutcome(ledger, migrationId, failures);
-  emit({ type: 'imported', imported: applied.imported, failed: failures.length });
-
-  const counts = expect((await drive('counts', 'again')).result, 'Counts', 'counts');
+  const imported = await importStep(client, ledger, migrationId, step);
+  const counts = await countsStep(client, ledger, migrationId, step);
   return { status: 'imported', ...(validation ? { validation } : {}), import: imported, counts };
 }
