@@ -19,3 +19,18 @@ export {
 export { createWebhookReceiver, type WebhookReceiver, type WebhookReceiverOptions, type ReceivedEvent } from './client/webhook-receiver.js';
 export { runPipeline, type RunPipelineOptions, type RunReport, type RunProgress, type PipelineClient } from './pipeline/runner/index.js';
 export { openLedger, type Ledger, type RecordState, type RecordRow, type PipelineStatus } from './ledger/index.js';
+export {
+  migrate,
+  reconcile,
+  runDemo,
+  followLogs,
+  parseTolerance,
+  type MigrateOptions,
+  type MigrateResult,
+  type ReconcileOptions,
+  type ReconcileResult,
+  type ReconciliationReport,
+  type DemoOptions,
+  type DemoResult,
+  type Tolerance,
+} from './reconcile/index.js';
