@@ -42,9 +42,8 @@ export async function stagingUploadRoute(app: FastifyInstance, parts: MigrationP
     if (rows.length > 0) {
       const now = new Date().toISOString();
       // Counted as they go (a COUNT(*) per batch costs more than the inserts of a big upload).
-      const lastBefore = staging.lastId();
       let added = 0;
-      for (const r of rows) if (staging.upsert(migrationId, r.referenceId, r.type, identityKey(r), JSON.stringify(r), now) > lastBefore) added++;
+      for (const r of rows) if (staging.upsert(migrationId, r.referenceId, r.type, identityKey(r), JSON.stringify(r), now)) added++;
       migrations.setStagedCount(migrationId, COUNTERPARTIES, migrations.component(migrationId, COUNTERPARTIES)!.staged + added);
       migrations.setStagingStatus(migrationId, COUNTERPARTIES, 'InProgress');
       migrations.bumpGeneration(migrationId);
