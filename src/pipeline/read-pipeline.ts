@@ -18,8 +18,10 @@ import type { MappedRow, RejectReason, SourceRow, SourceRowError } from './types
 import { assertImplemented, type PipelineDefinition, type SourceDefinition } from './definition/load-pipeline.js';
 import { compileMapping, type CompiledMapping, type MapContext } from './mapping/compile.js';
 import { ReferenceIds } from './mapping/reference-ids.js';
-import { isSourceRowError, listSourceFiles, readSourceFile, type SourceFile } from './source/index.js';
+import { isSourceRowError, listSourceFiles, readSourceBatches, readSourceFile, type SourceFile } from './source/index.js';
 import { KeyIndex } from './checks/key-index.js';
+import { detectEncoding } from './source/encoding.js';
+import { scanCsvKeys } from './source/scan-csv-keys.js';
 import { checkRecord, duplicateReason, missingTargets } from './checks/check-record.js';
 import { readCorrections, type CorrectionsIndex } from './checks/corrections.js';
 import { StagecoachError } from '../contract/errors.js';
@@ -90,12 +92,24 @@ export async function* readPipeline(def: PipelineDefinition, options: ReadPipeli
   const keyPass = prepared.needsKeyPass || corrections !== undefined;
   if (keyPass) {
     for (const s of sources) {
-      const { scope } = s.mapping;
+      const { scope, keyColumn } = s.mapping;
+      const probe: Record<string, unknown> = {};
+      const mark = (raw: string) => {
+        probe[keyColumn] = raw;
+        const key = s.mapping.key(probe);
+        if (key !== undefined) index.mark(scope, key);
+      };
       for (const f of s.files) {
+        const enc = s.def.format === 'csv' ? await detectEncoding(f.path, f.file, s.def.encoding) : undefined;
+        if (enc && enc.node !== 'utf16le') {
+          const { delimiter, quote, header, columns } = s.def.csv;
+          await scanCsvKeys({ path: f.path, file: f.file, enc, delimiter, quote, header, columns, column: keyColumn, signal }, mark);
+          continue;
+        }
         for await (const row of readSourceFile(s.def, f, { requiredColumns: s.mapping.columns, signal })) {
           if (isSourceRowError(row)) continue;
           const key = s.mapping.key(row.values);
-          if (key !== undefined) index.add(scope, key, f.index, row.provenance.line);
+          if (key !== undefined) index.mark(scope, key);
         }
       }
     }
@@ -125,7 +139,7 @@ export async function* readPipeline(def: PipelineDefinition, options: ReadPipeli
     }
     let reasons: RejectReason[] | null = ctx.reasons;
     const here = { fileIndex, line: row.provenance.line };
-    const first = duplicates ? duplicates.add(mapping.scope, key, fileIndex, row.provenance.line) : index.get(mapping.scope, key);
+    const first = (duplicates ?? index).add(mapping.scope, key, fileIndex, row.provenance.line);
     const dup = duplicateReason(mapping.keyColumn, mapping.scope, key, first, here, files);
     if (dup) (reasons ??= []).push(dup);
     if (rejectMissing && ctx.refs.length > 0) {
@@ -157,17 +171,16 @@ export async function* readPipeline(def: PipelineDefinition, options: ReadPipeli
         continue;
       }
       const key = s.mapping.key(row.values);
-      if (key !== undefined) index.add(s.mapping.scope, key, corrections.fileIndex(files), row.provenance.line);
+      if (key !== undefined) index.mark(s.mapping.scope, key);
       yield mapRow(s, row, corrections.fileIndex(files), seen);
     }
     return;
   }
 
-  const single = keyPass ? undefined : index;
   for (const s of sources) {
     for (const f of s.files) {
-      for await (const row of readSourceFile(s.def, f, { requiredColumns: s.mapping.columns, signal })) {
-        yield isSourceRowError(row) ? rejectUnreadable(row) : mapRow(s, row, f.index, single);
+      for await (const batch of readSourceBatches(s.def, f, { requiredColumns: s.mapping.columns, signal })) {
+        for (const row of batch) yield isSourceRowError(row) ? rejectUnreadable(row) : mapRow(s, row, f.index, undefined);
       }
     }
   }

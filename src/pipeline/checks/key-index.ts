@@ -43,21 +43,37 @@ export class KeyIndex {
   }
 
   /**
-   * Adds a key; returns where it was first seen when it is already present.
-   * @example index.add('klant', '1001', 0, 2) // undefined (new)
+   * Records a row's key at its location; returns where the key was first recorded when another
+   * row holds it (a duplicate). A key the key pass only marked is recorded here for the first time.
+   * @example index.add('klant', '1001', 0, 2) // undefined (first)
    *          index.add('klant', '1001', 0, 9) // { fileIndex: 0, line: 2 }
    */
   add(scope: string, key: string, fileIndex: number, line: number): KeyLocation | undefined {
     if ((this.count + 1) * 2 > this.capacity) this.grow();
     const [a, b] = fingerprint(scope, key);
     const slot = this.find(a, b);
-    if (this.h2[slot] !== EMPTY) return { fileIndex: this.files[slot]!, line: this.lines[slot]! };
-    this.h1[slot] = a;
-    this.h2[slot] = b;
+    if (this.h2[slot] !== EMPTY) {
+      if (this.lines[slot] !== 0) return { fileIndex: this.files[slot]!, line: this.lines[slot]! };
+    } else {
+      this.h1[slot] = a;
+      this.h2[slot] = b;
+      this.count++;
+    }
     this.files[slot] = fileIndex;
     this.lines[slot] = line;
-    this.count++;
     return undefined;
+  }
+
+  /** Marks a key as held by some row, location unknown yet (the key pass; lines are 1-based). */
+  mark(scope: string, key: string): void {
+    if ((this.count + 1) * 2 > this.capacity) this.grow();
+    const [a, b] = fingerprint(scope, key);
+    const slot = this.find(a, b);
+    if (this.h2[slot] !== EMPTY) return;
+    this.h1[slot] = a;
+    this.h2[slot] = b;
+    this.lines[slot] = 0;
+    this.count++;
   }
 
   /** Where a key was first seen, if any source holds it. */

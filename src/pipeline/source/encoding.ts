@@ -7,6 +7,8 @@
  * maps 0x80 to U+0080 (see DEPENDENCIES.md).
  */
 import { Transform, type TransformCallback } from 'node:stream';
+import { open } from 'node:fs/promises';
+import { StagecoachError } from '../../contract/errors.js';
 import iconv from 'iconv-lite';
 import type { SourceEncoding } from '../definition/schema.js';
 
@@ -79,4 +81,24 @@ const REPAIR: string[] = Array.from(iconv.decode(Buffer.from(Array.from({ length
 export function repairWindows1252(latin1: string): string {
   if (!C1.test(latin1)) return latin1;
   return latin1.replace(C1_GLOBAL, (c) => REPAIR[c.charCodeAt(0) - 0x80]!);
+}
+
+/**
+ * Reads a file's first bytes and resolves its encoding.
+ * @example const enc = await detectEncoding('/…/klanten.csv', 'klanten.csv', 'auto');
+ */
+export async function detectEncoding(path: string, file: string, declared: SourceEncoding): Promise<ResolvedEncoding> {
+  const head = Buffer.alloc(4);
+  let n = 0;
+  try {
+    const fh = await open(path, 'r');
+    try {
+      n = (await fh.read(head, 0, 4, 0)).bytesRead;
+    } finally {
+      await fh.close();
+    }
+  } catch (err) {
+    throw new StagecoachError('SOURCE_READ_FAILED', `Cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file }, { cause: err });
+  }
+  return resolveEncoding(declared, head.subarray(0, n));
 }

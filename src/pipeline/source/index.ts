@@ -8,8 +8,8 @@ import { StagecoachError } from '../../contract/errors.js';
 import type { SourceRow, SourceRowError } from '../types.js';
 import type { SourceDefinition } from '../definition/load-pipeline.js';
 import { displayPath } from '../definition/load-pipeline.js';
-import { readCsvFile } from './source-csv.js';
-import { readJsonArrayFile, readJsonLinesFile } from './source-json.js';
+import { readCsvBatches } from './source-csv.js';
+import { readJsonArrayBatches, readJsonLinesBatches } from './source-json.js';
 
 export interface SourceFile {
   /** Absolute path. */
@@ -30,20 +30,29 @@ export async function listSourceFiles(dir: string, source: Pick<SourceDefinition
   return paths.sort().map((p) => ({ path: resolve(p), file: displayPath(p) }));
 }
 
-/** Reads one file of a source in its format. */
-export function readSourceFile(
+/** Reads one file of a source in its format, row by row. */
+export async function* readSourceFile(
   source: SourceDefinition,
   file: SourceFile,
   options: { requiredColumns?: ReadonlySet<string>; signal?: AbortSignal | undefined } = {},
 ): AsyncGenerator<SourceRow | SourceRowError> {
+  for await (const batch of readSourceBatches(source, file, options)) yield* batch;
+}
+
+/** Reads one file of a source in batches of rows (one await per batch: the hot path). */
+export function readSourceBatches(
+  source: SourceDefinition,
+  file: SourceFile,
+  options: { requiredColumns?: ReadonlySet<string>; signal?: AbortSignal | undefined } = {},
+): AsyncGenerator<(SourceRow | SourceRowError)[]> {
   const common = { source: source.name, path: file.path, file: file.file, encoding: source.encoding, ...(options.signal ? { signal: options.signal } : {}) };
   switch (source.format) {
     case 'csv':
-      return readCsvFile({ ...common, csv: source.csv, ...(options.requiredColumns ? { requiredColumns: options.requiredColumns } : {}) });
+      return readCsvBatches({ ...common, csv: source.csv, ...(options.requiredColumns ? { requiredColumns: options.requiredColumns } : {}) });
     case 'json':
-      return readJsonArrayFile({ ...common, arrayPath: source.json.path });
+      return readJsonArrayBatches({ ...common, arrayPath: source.json.path });
     case 'jsonl':
-      return readJsonLinesFile(common);
+      return readJsonLinesBatches(common);
   }
 }
 

@@ -14,8 +14,6 @@
  * line is a row error and the file goes on; a line's hash is the sha256 of its text.
  */
 import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { createHash } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import { jsonParser } from 'stream-json/core/parser.js';
 import Assembler from 'stream-json/assembler.js';
@@ -23,7 +21,8 @@ import { getManyValues, isMany, none } from 'stream-chain/defs.js';
 import type { SourceRow, SourceRowError } from '../types.js';
 import type { SourceEncoding } from '../definition/schema.js';
 import { StagecoachError } from '../../contract/errors.js';
-import { repairWindows1252, resolveEncoding, swap16Stream, type ResolvedEncoding } from './encoding.js';
+import { detectEncoding, repairWindows1252, swap16Stream, type ResolvedEncoding } from './encoding.js';
+import { sha256Hex } from './source-csv.js';
 
 export interface JsonFileOptions {
   source: string;
@@ -37,9 +36,7 @@ export interface JsonFileOptions {
 
 const RAW_LIMIT = 200;
 
-export function hashText(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
+export const hashText = sha256Hex;
 
 interface Token {
   name: string;
@@ -48,19 +45,7 @@ interface Token {
 
 /** Opens a file and yields decoded text chunks with the encoding resolved from its first bytes. */
 async function* decodedChunks(path: string, file: string, declared: SourceEncoding, signal?: AbortSignal): AsyncGenerator<{ text: string; enc: ResolvedEncoding }> {
-  const head = Buffer.alloc(4);
-  let n = 0;
-  try {
-    const fh = await open(path, 'r');
-    try {
-      n = (await fh.read(head, 0, 4, 0)).bytesRead;
-    } finally {
-      await fh.close();
-    }
-  } catch (err) {
-    throw new StagecoachError('SOURCE_READ_FAILED', `Cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file }, { cause: err });
-  }
-  const enc = resolveEncoding(declared, head.subarray(0, n));
+  const enc = await detectEncoding(path, file, declared);
   const input = createReadStream(path, { highWaterMark: 256 * 1024, signal, start: enc.bomLength });
   const body = enc.swap16 ? input.pipe(swap16Stream()) : input;
   const decoder = new StringDecoder(enc.node);
@@ -96,6 +81,11 @@ function countLines(text: string): number {
  * @example for await (const row of readJsonArrayFile({ source: 'bedrijven', path, file, encoding: 'auto', arrayPath: 'export.bedrijven' })) …
  */
 export async function* readJsonArrayFile(opts: JsonFileOptions): AsyncGenerator<SourceRow | SourceRowError> {
+  for await (const batch of readJsonArrayBatches(opts)) yield* batch;
+}
+
+/** Same as `readJsonArrayFile`, in batches (the rows each piece of input completes). */
+export async function* readJsonArrayBatches(opts: JsonFileOptions): AsyncGenerator<(SourceRow | SourceRowError)[]> {
   const { source, file } = opts;
   const target = opts.arrayPath ? opts.arrayPath.split('.') : [];
   const tokenizer = jsonParser({ streamValues: false });
@@ -197,31 +187,31 @@ export async function* readJsonArrayFile(opts: JsonFileOptions): AsyncGenerator<
       for (let i = text.indexOf('{', 1); i !== -1; i = text.indexOf('{', i + 1)) {
         feed(text.slice(from, i), enc);
         from = i;
-        if (out.length > 0) yield* out.splice(0);
+        if (out.length > 0) yield out.splice(0);
       }
       feed(text.slice(from), enc);
-      if (out.length > 0) yield* out.splice(0);
+      if (out.length > 0) yield out.splice(0);
     }
     const tail = tokenizer(none as never) as unknown;
     if (isMany(tail)) for (const t of getManyValues(tail) as Token[]) consume(t);
-    if (out.length > 0) yield* out.splice(0);
+    if (out.length > 0) yield out.splice(0);
     if (!targetSeen) {
-      yield {
+      yield [{
         source,
         provenance: { file, line: 1, byteOffset: 0, hash: '' },
         code: 'SOURCE_READ_FAILED',
         message: opts.arrayPath ? `${file}: no array at ${opts.arrayPath}, expected an object holding an array there` : `${file}: expected a JSON array at the top level`,
-      } satisfies SourceRowError;
+      } satisfies SourceRowError];
     }
   } catch (err) {
     if (err instanceof StagecoachError) throw err;
-    if (out.length > 0) yield* out.splice(0);
-    yield {
+    if (out.length > 0) yield out.splice(0);
+    yield [{
       source,
       provenance: { file, line, byteOffset, hash: '' },
       code: 'SOURCE_READ_FAILED',
       message: `${file}:${line}: the rest of the file cannot be read: ${(err as Error).message}`,
-    } satisfies SourceRowError;
+    } satisfies SourceRowError];
   }
 }
 
@@ -230,6 +220,11 @@ export async function* readJsonArrayFile(opts: JsonFileOptions): AsyncGenerator<
  * @example for await (const row of readJsonLinesFile({ source: 'contacten', path, file, encoding: 'utf-8' })) …
  */
 export async function* readJsonLinesFile(opts: JsonFileOptions): AsyncGenerator<SourceRow | SourceRowError> {
+  for await (const batch of readJsonLinesBatches(opts)) yield* batch;
+}
+
+/** Same as `readJsonLinesFile`, in batches (the lines each chunk completes). */
+export async function* readJsonLinesBatches(opts: JsonFileOptions): AsyncGenerator<(SourceRow | SourceRowError)[]> {
   const { source, file } = opts;
   let line = 1;
   let byteOffset = -1;
@@ -264,18 +259,20 @@ export async function* readJsonLinesFile(opts: JsonFileOptions): AsyncGenerator<
     }
     text = pending + text;
     let from = 0;
+    const batch: (SourceRow | SourceRowError)[] = [];
     for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', from)) {
       const lineText = text.slice(from, nl);
       const row = rowOf(lineText, line, byteOffset);
-      if (row) yield row;
+      if (row) batch.push(row);
       byteOffset += byteLength(lineText, enc) + byteLength('\n', enc);
       line++;
       from = nl + 1;
     }
     pending = text.slice(from);
+    if (batch.length > 0) yield batch;
   }
   if (enc && pending) {
     const row = rowOf(pending, line, byteOffset);
-    if (row) yield row;
+    if (row) yield [row];
   }
 }

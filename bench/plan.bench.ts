@@ -1,0 +1,72 @@
+/**
+ * `plan` speed: the front half of the pipeline (parse, map, check; no network) on generated
+ * persons, against two floors measured on the same file in the same run: csv-parse alone, and
+ * Miller (`mlr --icsv --ojsonl --ifs ';' cat`) when installed. Target: plan at least half of
+ * Miller's rate. 1,000,000 persons (100,000 with --quick).
+ */
+import { spawn } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'csv-parse';
+import type { BenchOptions, BenchRow } from './harness.js';
+import { mb, samplePeakRss } from './harness.js';
+import { generateCrmSamples } from '../src/pipeline/samples/generate-crm.js';
+
+export const title = 'plan: parse, map and check without network';
+
+const CLI = join(import.meta.dirname, '..', 'src', 'cli', 'main.js');
+
+function exec(cmd: string, args: string[], stdout: 'ignore' | 'pipe' = 'ignore'): Promise<{ ms: number; code: number | null; out: string; peakRss: number }> {
+  return new Promise((resolveRun, reject) => {
+    const started = performance.now();
+    const child = spawn(cmd, args, { stdio: ['ignore', stdout, 'inherit'] });
+    const rss = samplePeakRss(child.pid!, 50);
+    let out = '';
+    child.stdout?.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolveRun({ ms: performance.now() - started, code, out, peakRss: rss.stop() }));
+  });
+}
+
+async function csvParseAlone(file: string): Promise<{ rows: number; ms: number }> {
+  const started = performance.now();
+  let rows = 0;
+  for await (const _record of createReadStream(file).pipe(parse({ delimiter: ';', columns: true, relax_column_count: true }))) rows++;
+  return { rows, ms: performance.now() - started };
+}
+
+const rate = (rows: number, ms: number) => Math.round(rows / (ms / 1000));
+
+export async function run(options: BenchOptions): Promise<BenchRow[]> {
+  const persons = options.quick ? 100_000 : 1_000_000;
+  const dir = join(options.workDir, 'crm');
+  const rows: BenchRow[] = [];
+  const gen = await generateCrmSamples({ out: dir, persons, organisations: 0, seed: 42, defectsPer10k: 5 });
+  const file = join(dir, 'klanten.csv');
+  const size = `${persons.toLocaleString('en')} persons, ${mb(gen.bytes)} MB`;
+
+  const floor = await csvParseAlone(file);
+  rows.push({ benchmark: title, metric: 'csv-parse alone (columns: true, relaxed)', value: rate(floor.rows, floor.ms), unit: 'rows/s', note: size });
+
+  let mlrRate: number | undefined;
+  const mlr = await exec('mlr', ['--icsv', '--ojsonl', '--ifs', ';', 'cat', file]).catch(() => undefined);
+  if (mlr && mlr.code === 0) {
+    mlrRate = rate(persons, mlr.ms);
+    rows.push({ benchmark: title, metric: 'mlr --icsv --ojsonl cat', value: mlrRate, unit: 'rows/s', note: size });
+  } else {
+    process.stderr.write('  note: mlr (Miller) is not installed: apt-get install -y miller to measure the floor\n');
+    rows.push({ benchmark: title, metric: 'mlr --icsv --ojsonl cat', value: NaN, unit: 'rows/s', note: 'mlr not installed' });
+  }
+
+  const plan = await exec(process.execPath, [CLI, 'plan', join(dir, 'pipeline.yaml'), '--json'], 'pipe');
+  if (plan.code !== 0) throw new Error(`plan exited with ${plan.code}`);
+  const summary = JSON.parse(plan.out) as { rowsRead: number; rejected: number };
+  const planRate = rate(summary.rowsRead, plan.ms);
+  rows.push({ benchmark: title, metric: 'plan (2 passes, whole process)', value: planRate, unit: 'rows/s', note: `${size}; ${summary.rejected} rejected; ${(plan.ms / 1000).toFixed(1)} s` });
+  rows.push({ benchmark: title, metric: 'plan peak RSS', value: mb(plan.peakRss), unit: 'MB' });
+  if (mlrRate) {
+    const ratio = Math.round((planRate / mlrRate) * 100) / 100;
+    rows.push({ benchmark: title, metric: 'plan / mlr', value: ratio, unit: '×', note: ratio >= 0.5 ? 'target ≥ 0.5 met' : 'target ≥ 0.5 NOT met' });
+  }
+  return rows;
+}
