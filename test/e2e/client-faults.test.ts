@@ -5,7 +5,7 @@
  * uploads whose connection is reset, and a POST that is never repeated.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, ClientError, type ClientLogger, type StagecoachClient } from '../../src/client/index.js';
+import { createClient, ClientError, type ClientLogger } from '../../src/client/index.js';
 import { encodeFrame } from '../../src/codec/index.js';
 import { startTestService, DEMO, type TestService } from '../support/service.js';
 
