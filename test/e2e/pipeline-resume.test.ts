@@ -11,6 +11,14 @@ import { demoClient, generateSamples, runPipelineCli, stagedLog, stagedSet, type
 const PERSONS = 600;
 const BATCH = 50;
 const WINDOW = 3;
+/** Slow enough that a run is still uploading when the test has seen its first staged batch. */
+const SLOW_UPLOADS = 'PUT /counterparty-management/*:latency=1000';
+
+/** Back to normal speed for the run that finishes the job. */
+async function clearFaults(baseUrl: string): Promise<void> {
+  const res = await fetch(`${baseUrl}/_admin/faults`, { method: 'DELETE' });
+  if (res.status !== 204) throw new Error(`clearing faults: ${res.status}`);
+}
 
 /** What the ledger holds after a run: counts per state, and the referenceIds in some states. */
 function readLedger(file: string, states: readonly RecordState[] = []) {
@@ -97,8 +105,9 @@ describe('resuming a pipeline run', () => {
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    for (;;) {
+    let gone = false;
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => ((gone = true), resolve(code))));
+    while (!gone) {
       await new Promise((r) => setTimeout(r, 25));
       let staged = 0;
       try {
@@ -111,7 +120,7 @@ describe('resuming a pipeline run', () => {
     child.kill('SIGINT');
     if (times > 1) {
       // The second Ctrl-C once the first one has been taken in.
-      while (!stderr.includes('Stopping: no more rows are read')) await new Promise((r) => setTimeout(r, 10));
+      while (!gone && !stderr.includes('Stopping: no more rows are read')) await new Promise((r) => setTimeout(r, 10));
       child.kill('SIGINT');
     }
     const code = await exited;
@@ -119,7 +128,7 @@ describe('resuming a pipeline run', () => {
   }
 
   it('on Ctrl-C stops reading, lets the uploads in flight finish, exits 130, and the next run sends nothing twice', async () => {
-    const service = await startTestService({ faults: 'PUT /counterparty-management/*:latency=150' });
+    const service = await startTestService({ faults: SLOW_UPLOADS });
     const client = demoClient(service.url);
     const ledgerFile = join(work, 'sigint.db');
     try {
@@ -132,6 +141,7 @@ describe('resuming a pipeline run', () => {
       expect(after.counts.mapped).toBe(first.report.unsent);
       expect(after.counts.staged).toBe(first.report.staged);
       expect(first.report.staged).toBeLessThan(PERSONS);
+      await clearFaults(service.url);
 
       const second = await runPipelineCli(samples, service.url, { args: ['--ledger', ledgerFile] });
       expect(second.code).toBe(0);
@@ -147,7 +157,7 @@ describe('resuming a pipeline run', () => {
   });
 
   it('on a second Ctrl-C aborts the uploads in flight, leaving their records in_flight for the next run', async () => {
-    const service = await startTestService({ faults: 'PUT /counterparty-management/*:latency=400' });
+    const service = await startTestService({ faults: SLOW_UPLOADS });
     const client = demoClient(service.url);
     const ledgerFile = join(work, 'sigint-twice.db');
     try {
@@ -158,6 +168,7 @@ describe('resuming a pipeline run', () => {
       const after = readLedger(ledgerFile, ['in_flight']);
       expect(after.counts.in_flight).toBe(first.report.unconfirmed);
       expect(after.counts.in_flight).toBeGreaterThan(0);
+      await clearFaults(service.url);
       expect(after.counts.in_flight).toBeLessThanOrEqual(WINDOW * BATCH);
 
       const second = await runPipelineCli(samples, service.url, { args: ['--ledger', ledgerFile] });
