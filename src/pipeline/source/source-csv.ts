@@ -95,6 +95,7 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
   // Rows go straight into this batch from the callbacks (never through the stream's readable
   // side): the parser is written one file chunk at a time and the batch taken after each.
   let pending: (SourceRow | SourceRowError)[] = [];
+  let failure: unknown;
   const parser: Parser = parse({
     delimiter: csv.delimiter,
     quote: csv.quote,
@@ -118,11 +119,12 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
         columns = (csv.columns ?? record).map((c, i) => (i === 0 ? c.replace(/^\ufeff/, '') : c).trim());
         width = csv.columns?.length ?? record.length;
         if (csv.columns && csv.columns.length !== record.length) {
-          throw new StagecoachError('CONFIG_INVALID', `${file}:${at.line}: csv.columns names ${csv.columns.length} columns but the header has ${record.length}`, { file, line: at.line });
+          failure = new StagecoachError('CONFIG_INVALID', `${file}:${at.line}: csv.columns names ${csv.columns.length} columns but the header has ${record.length}`, { file, line: at.line });
         }
         const missing = [...(opts.requiredColumns ?? [])].filter((c) => !columns!.includes(c) && !c.includes('.'));
         if (missing.length > 0) {
-          throw new StagecoachError(
+          // Not thrown: csv-parse would turn it into a stream error, reported a tick later.
+          failure = new StagecoachError(
             'CONFIG_INVALID',
             `${file}:${at.line}: the mapping reads column${missing.length > 1 ? 's' : ''} ${missing.map((c) => JSON.stringify(c)).join(', ')} that the header lacks; expected one of ${columns.map((c) => JSON.stringify(c)).join(', ')}`,
             { file, line: at.line },
@@ -167,7 +169,6 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
   // read no faster than the batches are taken.
   const input = createReadStream(opts.path, { highWaterMark: 32 * 1024, signal: opts.signal }); // csv-parse slows down on big chunks
   const body: AsyncIterable<Buffer> = enc.swap16 ? input.pipe(swap16Stream()) : input;
-  let failure: unknown;
   parser.on('error', (err) => (failure ??= err));
   const drain = (): (SourceRow | SourceRowError)[] => {
     const batch = pending;
@@ -182,7 +183,11 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
       if (batch.length > 0) yield batch;
     }
     parser.end();
-    await new Promise<void>((res) => (parser.writableFinished ? res() : parser.once('finish', () => res())));
+    await new Promise<void>((res) => {
+      if (parser.writableFinished || parser.destroyed) return res();
+      parser.once('finish', () => res());
+      parser.once('close', () => res());
+    });
     const batch = drain();
     if (failure) throw failure;
     if (batch.length > 0) yield batch;

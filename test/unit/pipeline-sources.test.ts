@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readCsvFile } from '../../src/pipeline/source/source-csv.js';
+import { readJsonArrayFile, readJsonLinesFile } from '../../src/pipeline/source/source-json.js';
+import { scanCsvKeys } from '../../src/pipeline/source/scan-csv-keys.js';
+import { detectEncoding, repairWindows1252 } from '../../src/pipeline/source/encoding.js';
+import type { SourceEncoding } from '../../src/pipeline/definition/schema.js';
+import type { SourceRow, SourceRowError } from '../../src/pipeline/types.js';
+
+const CASES = join(import.meta.dirname, '..', 'cases', 'sources');
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+const fieldsHash = (...fields: string[]) => sha(fields.join('\u001f'));
+
+async function all<T>(gen: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of gen) out.push(x);
+  return out;
+}
+
+function csv(name: string, encoding: SourceEncoding, delimiter = ';') {
+  return all(readCsvFile({ source: 's', path: join(CASES, name), file: name, encoding, csv: { delimiter, quote: '"', header: true } }));
+}
+
+describe('CSV source', () => {
+  const expected = (file: string, first: number, second: number) => [
+    { source: 's', values: { nr: '1', naam: 'Zoë', plaats: 'Enschede' }, provenance: { file, line: 2, byteOffset: first, hash: fieldsHash('1', 'Zoë', 'Enschede') } },
+    { source: 's', values: { nr: '2', naam: 'Renée € Café', plaats: 'Liège' }, provenance: { file, line: 3, byteOffset: second, hash: fieldsHash('2', 'Renée € Café', 'Liège') } },
+  ];
+
+  it('reads UTF-8 with exact line, byte offset and hash', async () => {
+    expect(await csv('persons-utf8.csv', 'utf-8')).toEqual(expected('persons-utf8.csv', 16, 33));
+  });
+
+  it('skips a UTF-8 BOM and counts its bytes in the offsets', async () => {
+    expect(await csv('persons-utf8-bom.csv', 'utf-8-bom')).toEqual(expected('persons-utf8-bom.csv', 19, 36));
+    expect(await csv('persons-utf8-bom.csv', 'auto')).toEqual(expected('persons-utf8-bom.csv', 19, 36));
+  });
+
+  it('reads windows-1252 including € (0x80) and ë, one byte a character', async () => {
+    expect(await csv('persons-windows-1252.csv', 'windows-1252')).toEqual(expected('persons-windows-1252.csv', 16, 32));
+  });
+
+  it('reads UTF-16LE and UTF-16BE with a BOM, declared or detected, offsets in file bytes', async () => {
+    expect(await csv('persons-utf16le-bom.csv', 'utf-16le')).toEqual(expected('persons-utf16le-bom.csv', 34, 66));
+    expect(await csv('persons-utf16le-bom.csv', 'auto')).toEqual(expected('persons-utf16le-bom.csv', 34, 66));
+    expect(await csv('persons-utf16be-bom.csv', 'utf-16be')).toEqual(expected('persons-utf16be-bom.csv', 34, 66));
+    expect(await csv('persons-utf16be-bom.csv', 'auto')).toEqual(expected('persons-utf16be-bom.csv', 34, 66));
+  });
+
+  it('handles CRLF, a quoted field over two lines, doubled quotes, blank lines, a short row and a last line without line end', async () => {
+    const text = readFileSync(join(CASES, 'tricky-crlf.csv'));
+    const at = (s: string) => text.indexOf(s);
+    const rows = await csv('tricky-crlf.csv', 'utf-8');
+    expect(rows.map((r) => [r.provenance.line, r.provenance.byteOffset])).toEqual([
+      [2, at('1;Jan')],
+      [5, at('2;Piet')],
+      [6, at('3;kort')],
+      [9, at('4;Kees')],
+      [10, at('5;Ans')],
+    ]);
+    expect((rows[0] as SourceRow).values).toEqual({ nr: '1', naam: 'Jan', opmerking: 'eerste regel\r\ntweede regel' });
+    expect((rows[1] as SourceRow).values).toEqual({ nr: '2', naam: 'Piet', opmerking: 'zegt "hallo"' });
+    expect(rows[2]).toEqual({
+      source: 's',
+      provenance: { file: 'tricky-crlf.csv', line: 6, byteOffset: at('3;kort'), hash: fieldsHash('3', 'kort') },
+      code: 'SOURCE_ROW_INVALID',
+      message: 'tricky-crlf.csv:6: wrong number of columns, expected 3 (as the header), got 2',
+      raw: '3;kort',
+    } satisfies SourceRowError);
+    expect((rows[3] as SourceRow).values).toEqual({ nr: '4', naam: 'Kees', opmerking: 'a;b' });
+    expect((rows[4] as SourceRow).values).toEqual({ nr: '5', naam: 'Ans', opmerking: 'laatste zonder regeleinde' });
+  });
+
+  it('numbers the lines after a multi-line LF field correctly', async () => {
+    const rows = await csv('multiline-lf.csv', 'utf-8', ',');
+    expect(rows.map((r) => [r.provenance.line, r.provenance.byteOffset, (r as SourceRow).values.nr])).toEqual([
+      [2, 8, '1'],
+      [5, 29, '2'],
+    ]);
+  });
+
+  it('refuses a header that lacks a column the mapping reads, naming file, line and the columns it has', async () => {
+    const gen = readCsvFile({ source: 's', path: join(CASES, 'persons-utf8.csv'), file: 'persons-utf8.csv', encoding: 'utf-8', csv: { delimiter: ';', quote: '"', header: true }, requiredColumns: new Set(['nr', 'achternaam']) });
+    await expect(all(gen)).rejects.toThrow('persons-utf8.csv:1: the mapping reads column "achternaam" that the header lacks; expected one of "nr", "naam", "plaats"');
+  });
+});
+
+describe('windows-1252 repair', () => {
+  it('maps the bytes 0x80–0x9F read as latin1 to their windows-1252 characters', () => {
+    expect(repairWindows1252('\u0080 \u0092t \u0099 é')).toBe('€ ’t ™ é');
+    expect(repairWindows1252('plain')).toBe('plain');
+  });
+
+  it('detects encodings from the BOM, and UTF-8 without one', async () => {
+    expect((await detectEncoding(join(CASES, 'persons-utf16be-bom.csv'), 'x', 'auto')).name).toBe('utf-16be');
+    expect((await detectEncoding(join(CASES, 'persons-utf8.csv'), 'x', 'auto')).name).toBe('utf-8');
+  });
+});
+
+describe('CSV key scan', () => {
+  it('finds the same key values as the full reader, across quotes, line breaks and blank lines', async () => {
+    const keys: string[] = [];
+    const enc = await detectEncoding(join(CASES, 'tricky-crlf.csv'), 'x', 'utf-8');
+    await scanCsvKeys({ path: join(CASES, 'tricky-crlf.csv'), file: 'tricky-crlf.csv', enc, delimiter: ';', quote: '"', header: true, column: 'opmerking' }, (k) => keys.push(k));
+    // the short row has no third column: the scan reads its record but finds no value there
+    expect(keys).toEqual(['eerste regel\r\ntweede regel', 'zegt "hallo"', 'a;b', 'laatste zonder regeleinde']);
+    const names: string[] = [];
+    const enc1252 = await detectEncoding(join(CASES, 'persons-windows-1252.csv'), 'x', 'windows-1252');
+    await scanCsvKeys({ path: join(CASES, 'persons-windows-1252.csv'), file: 'p.csv', enc: enc1252, delimiter: ';', quote: '"', header: true, column: 'naam' }, (k) => names.push(k));
+    expect(names).toEqual(['Zoë', 'Renée € Café']);
+  });
+});
+
+describe('JSON sources', () => {
+  it('reads a top-level array with the line and byte offset of each opening brace', async () => {
+    const text = readFileSync(join(CASES, 'array-top.json'), 'utf8');
+    const rows = await all(readJsonArrayFile({ source: 'j', path: join(CASES, 'array-top.json'), file: 'array-top.json', encoding: 'auto' }));
+    const bytes = Buffer.from(text);
+    expect(rows).toEqual([
+      { source: 'j', values: { nr: '1', naam: 'Zoë' }, provenance: { file: 'array-top.json', line: 2, byteOffset: bytes.indexOf('{"nr": "1"'), hash: sha('{"nr":"1","naam":"Zoë"}') } },
+      { source: 'j', values: { nr: '2', naam: 'Piet' }, provenance: { file: 'array-top.json', line: 3, byteOffset: bytes.indexOf('{"nr": "2"'), hash: sha('{"nr":"2","naam":"Piet"}') } },
+      { source: 'j', values: { nr: '3', naam: 'Ans' }, provenance: { file: 'array-top.json', line: 4, byteOffset: bytes.indexOf('{"nr": "3"'), hash: sha('{"nr":"3","naam":"Ans"}') } },
+    ]);
+  });
+
+  it('reads the array at a dotted path and ignores arrays elsewhere', async () => {
+    const rows = (await all(readJsonArrayFile({ source: 'j', path: join(CASES, 'array-at-path.json'), file: 'a.json', encoding: 'utf-8', arrayPath: 'export.bedrijven' }))) as SourceRow[];
+    expect(rows.map((r) => [r.provenance.line, r.values])).toEqual([
+      [2, { kvk: '12345678', adres: { plaats: 'Zwolle' } }],
+      [3, { kvk: '87654321', adres: { plaats: 'Utrecht' } }],
+    ]);
+  });
+
+  it('says so when the path holds no array', async () => {
+    const rows = await all(readJsonArrayFile({ source: 'j', path: join(CASES, 'array-at-path.json'), file: 'a.json', encoding: 'utf-8', arrayPath: 'export.nergens' }));
+    expect(rows).toEqual([{ source: 'j', provenance: { file: 'a.json', line: 1, byteOffset: 0, hash: '' }, code: 'SOURCE_READ_FAILED', message: 'a.json: no array at export.nergens, expected an object holding an array there' }]);
+  });
+
+  it('yields the elements before a syntax error, then one error where reading stopped', async () => {
+    const rows = await all(readJsonArrayFile({ source: 'j', path: join(CASES, 'truncated.json'), file: 't.json', encoding: 'utf-8' }));
+    expect(rows).toHaveLength(2);
+    expect((rows[0] as SourceRow).values).toEqual({ nr: '1' });
+    expect(rows[1]).toMatchObject({ code: 'SOURCE_READ_FAILED', provenance: { line: 1 } });
+    expect((rows[1] as SourceRowError).message).toMatch(/^t\.json:1: the rest of the file cannot be read: /);
+  });
+
+  it('reads JSON Lines: blank lines skipped, a broken line and a non-object are row errors, the file goes on', async () => {
+    const text = readFileSync(join(CASES, 'lines.jsonl'));
+    const rows = await all(readJsonLinesFile({ source: 'l', path: join(CASES, 'lines.jsonl'), file: 'lines.jsonl', encoding: 'auto' }));
+    expect(rows.map((r) => [r.provenance.line, r.provenance.byteOffset, 'code' in r ? r.code : (r as SourceRow).values.nr])).toEqual([
+      [1, 0, '1'],
+      [3, text.indexOf('{"nr": "2"'), 'SOURCE_ROW_INVALID'],
+      [4, text.indexOf('[1, 2]'), 'SOURCE_ROW_INVALID'],
+      [5, text.indexOf('{"nr": "3"'), '3'],
+    ]);
+    expect(rows[0]!.provenance.hash).toBe(sha('{"nr": "1", "naam": "Zoë"}'));
+    expect((rows[2] as SourceRowError).message).toBe('lines.jsonl:4: expected a JSON object on the line, got [1, 2]');
+    expect((rows[1] as SourceRowError).message).toMatch(/^lines\.jsonl:3: not a JSON object: /);
+  });
+});
