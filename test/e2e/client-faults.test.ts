@@ -79,6 +79,31 @@ describe('streams under fault injection', () => {
     });
   }
 
+  it('resumes a counterparty stream cut mid-record, in both formats, to the same counterparties', async () => {
+    // Its own service: live counterparties come from an import, which ends that migration.
+    const own = await startTestService();
+    const c = clientOf(own.url);
+    try {
+      const m = await c.migrations.create(['Counterparties']);
+      await c.migrations.stageCounterparties(m.referenceId, validBatch(5000, 120), { format: 'jsonl' });
+      await c.jobs.waitFor(await c.jobs.validateStaging(m.referenceId), { deadlineMs: 30_000 });
+      await c.jobs.waitFor(await c.jobs.import(m.referenceId), { deadlineMs: 30_000 });
+      const clean = await collect(c.counterparties.stream());
+      expect(clean.length).toBeGreaterThanOrEqual(120);
+
+      await faults(own.url, 'GET /counterparty-management/counterparties/stream:cut=1:after=5000');
+      for (const format of ['jsonl', 'json-seq'] as const) {
+        let resumes = 0;
+        const got = await collect(c.counterparties.stream({ format, onResume: () => void resumes++ }));
+        expect(got).toEqual(clean);
+        expect(resumes).toBeGreaterThan(3);
+      }
+    } finally {
+      await c.close();
+      await own.dispose();
+    }
+  });
+
   it('resumes a stream cut at random places (p=0.5) to the same entries', async () => {
     await faults(svc.url, 'GET /migration-assistance/migrations/*/logs/stream:cut=0.5', 3);
     const c = clientOf(svc.url);
