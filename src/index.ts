@@ -34,3 +34,5 @@ export {
   type DemoResult,
   type Tolerance,
 } from './reconcile/index.js';
+export { lodgeFolder, type LodgeOptions, type LodgeReport } from './client/lodge-folder.js';
+export { exportCounterparties, type ExportOptions, type ExportReport, type ExportFormat } from './client/export-counterparties.js';
