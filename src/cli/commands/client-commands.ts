@@ -319,6 +319,8 @@ function registerWebhooks(program: Command): void {
       const receiver = createWebhookReceiver({
         tokens: () => [...tokens],
         onEvent: (e) => {
+          // Past --count, deliveries are not acknowledged (500), so the service keeps them.
+          if (opts.count !== undefined && received >= opts.count) throw new Error('receiver is stopping');
           if (opts.json) process.stdout.write(`${JSON.stringify({ id: e.id, eventName: e.eventName, occurredOn: e.occurredOn, data: e.data })}\n`);
           else process.stdout.write(`${e.occurredOn ?? new Date().toISOString()}  ${e.eventName ?? '(no event name)'}  ${e.id ?? '(no id)'}  ${JSON.stringify(e.data ?? e.body)}\n`);
           if (opts.count !== undefined && ++received >= opts.count) setImmediate(finish);
