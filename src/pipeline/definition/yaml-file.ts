@@ -84,7 +84,9 @@ function resolveUnion(issue: Issue): Issue[] {
   for (const branch of issue.errors) {
     if (depth(branch) > depth(best) || (depth(branch) === depth(best) && branch.length < best.length)) best = branch;
   }
-  return best.flatMap((i) => resolveUnion({ ...i, path: [...issue.path, ...i.path] } as Issue));
+  // An unknown key usually explains the rest of that form's complaints (a misspelt option).
+  const unknown = best.filter((i) => i.code === 'unrecognized_keys');
+  return (unknown.length > 0 ? unknown : best).flatMap((i) => resolveUnion({ ...i, path: [...issue.path, ...i.path] } as Issue));
 }
 
 function locateIssue(doc: Document, lc: LineCounter, file: string, issue: Issue, data: unknown): DeclarationProblem {

@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { loadPipeline } from '../../src/pipeline/definition/load-pipeline.js';
+import { readPipeline } from '../../src/pipeline/read-pipeline.js';
+import { StagecoachError } from '../../src/contract/errors.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+let dir: string;
+let shown: string; // how the loader shows paths in dir (relative to the working folder)
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'pipeline-definition-'));
+  shown = relative(process.cwd(), dir);
+  if (shown.startsWith('..')) shown = dir;
+  cpSync(join(ROOT, 'mappings', 'counterparties'), join(dir, 'mappings'), { recursive: true });
+  writeFileSync(join(dir, 'k.csv'), 'klantnr\n');
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function write(name: string, text: string): string {
+  writeFileSync(join(dir, name), text);
+  return join(dir, name);
+}
+
+async function loadError(file: string): Promise<StagecoachError> {
+  try {
+    await loadPipeline(file);
+  } catch (err) {
+    return err as StagecoachError;
+  }
+  throw new Error('expected the pipeline to be refused');
+}
+
+describe('pipeline definition', () => {
+  it('loads the sample pipeline with its defaults and validated mappings', async () => {
+    const def = await loadPipeline(join(ROOT, 'pipelines', 'crm.yaml'));
+    expect(def.name).toBe('crm');
+    expect(def.component).toBe('Counterparties');
+    expect(def.sources.map((s) => [s.name, s.format, s.encoding, s.mappingFile.spec.type])).toEqual([
+      ['klanten', 'csv', 'windows-1252', 'person'],
+      ['bedrijven', 'json', 'utf-8', 'organisation'],
+    ]);
+    expect(def.sources[0]!.csv).toEqual({ delimiter: ';', quote: '"', header: true });
+    expect(def.checks).toEqual({ missingRelationTarget: 'reject' });
+    expect(def.target).toEqual({ migration: 'current', referenceNamespace: '3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f' });
+  });
+
+  it('applies the declared defaults to a minimal pipeline', async () => {
+    const def = await loadPipeline(write('minimal.yaml', 'name: m\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n'));
+    expect(def.batching).toEqual({ records: 1000, bytes: 4 * 1024 * 1024 });
+    expect(def.concurrency).toEqual({ inFlight: 4 });
+    expect(def.sources[0]!.encoding).toBe('auto');
+    expect(def.sources[0]!.csv).toEqual({ delimiter: ',', quote: '"', header: true });
+  });
+
+  it('names file, line and column of every problem and says what was expected', async () => {
+    const file = write(
+      'bad.yaml',
+      ['name: bad', 'sources:', '  - name: klanten', '    format: xml', '    path: k.csv', '    mapping: mappings/crm-persons.yaml', "    csv: { delimiter: ';;', quoute: '\"' }", 'target:', '  referenceNamespace: not-a-uuid', ''].join('\n'),
+    );
+    const err = await loadError(file);
+    expect(err.code).toBe('CONFIG_INVALID');
+    const f = join(shown, 'bad.yaml');
+    expect(err.message).toBe(
+      [
+        `Invalid ${f}: 4 problems`,
+        `  ${f}:4:13: sources[0].format: expected one of "csv" | "json" | "jsonl", got "xml"`,
+        `  ${f}:7:23: sources[0].csv.delimiter: expected a single character (delimiter), got ";;"`,
+        `  ${f}:7:29: sources[0].csv: unknown option "quoute"`,
+        `  ${f}:9:23: target.referenceNamespace: expected a UUID, got "not-a-uuid"`,
+      ].join('\n'),
+    );
+    expect(err.context).toMatchObject({ file: f, line: 4, column: 13 });
+  });
+
+  it('points at the map that lacks a required option', async () => {
+    const err = await loadError(write('no-target.yaml', 'name: x\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\n'));
+    expect(err.message).toBe(`Invalid ${join(shown, 'no-target.yaml')}: ${join(shown, 'no-target.yaml')}:1:1: target: missing, expected object`);
+  });
+
+  it('reports YAML syntax errors with their position', async () => {
+    const err = await loadError(write('syntax.yaml', 'name: x\nsources: [\n  - a\n'));
+    const f = join(shown, 'syntax.yaml');
+    expect(err.message).toBe(
+      [
+        `Invalid ${f}: 2 problems`,
+        `  ${f}:3:3: YAML syntax error: Block collections are not allowed within flow collections`,
+        `  ${f}:4:1: YAML syntax error: Flow sequence in block collection must be sufficiently indented and end with a ]`,
+      ].join('\n'),
+    );
+  });
+
+  it('refuses duplicate source names and a mapping file that does not exist', async () => {
+    const ns = 'target: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }';
+    const err = await loadError(write('dupe.yaml', `name: x\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: nowhere.yaml }\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\n${ns}\n`));
+    const f = join(shown, 'dupe.yaml');
+    expect(err.message).toBe(
+      [
+        `Invalid ${f}: 2 problems`,
+        `  ${f}:3:51: sources[0].mapping: mapping file not found: "nowhere.yaml" (relative to the pipeline file)`,
+        `  ${f}:4:13: sources[1].name: duplicate source name "k", expected names unique in the pipeline`,
+      ].join('\n'),
+    );
+  });
+
+  it('checks mapping files too: unknown options, code tables and date formats at their line', async () => {
+    const mapping = [
+      'type: person',
+      'key: { column: klantnr, scope: k }',
+      'record:',
+      '  surname: { column: achternaam, transforms: [trim] }',
+      '  sex: { column: geslacht, transforms: [{ code: sexe }] }',
+      '  dateOfBirth: { column: geboortedatum, transforms: [{ date: dd-mm-yy }] }',
+      '  relations:',
+      '    - object:',
+      '        type: { vaule: x }',
+      'codes: { geslacht: { M: male } }',
+      '',
+    ].join('\n');
+    write('mappings/bad-mapping.yaml', mapping);
+    const pipeline = write('uses-bad-mapping.yaml', 'name: x\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/bad-mapping.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n');
+    const m = join(shown, 'mappings', 'bad-mapping.yaml');
+    expect((await loadError(pipeline)).message).toBe(`Invalid ${m}: ${m}:9:17: record.relations[0].object.type: unknown option "vaule"`);
+    write('mappings/bad-mapping.yaml', mapping.replace('vaule', 'value'));
+    expect((await loadError(pipeline)).message).toBe(
+      [
+        `Invalid ${m}: 2 problems`,
+        `  ${m}:5:41: record.sex.transforms[0]: unknown code table "sexe"; the mapping's codes: declares "geslacht"`,
+        `  ${m}:6:54: record.dateOfBirth.transforms[0]: date format "dd-mm-yy" must contain a day (dd or d), a month (mm or m) and a year (yyyy) once each`,
+      ].join('\n'),
+    );
+  });
+
+  it('accepts the components still to come but reading them says they are not implemented yet', async () => {
+    const def = await loadPipeline(write('collaterals.yaml', 'name: c\ncomponent: Collaterals\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n'));
+    expect(def.component).toBe('Collaterals');
+    await expect(readPipeline(def).next()).rejects.toThrow(`${join(shown, 'collaterals.yaml')}: component Collaterals is not implemented yet; only Counterparties pipelines can be read (the format accepts Collaterals so the file can be written now)`);
+  });
+});

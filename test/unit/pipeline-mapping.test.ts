@@ -1,0 +1,245 @@
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { v5 } from 'uuid';
+import {
+  compileDateFormat,
+  compileNumberFormat,
+  compileTransform,
+  initials,
+  normaliseEmail,
+  normalisePhone,
+  parseDate,
+  postcodeNl,
+  titleCase,
+  TransformFailure,
+} from '../../src/pipeline/mapping/transforms.js';
+import { compileMapping, type MapContext } from '../../src/pipeline/mapping/compile.js';
+import { ReferenceIds } from '../../src/pipeline/mapping/reference-ids.js';
+import { mappingFileSchema, type Transform } from '../../src/pipeline/mapping/schema.js';
+import { parseYamlText } from '../../src/pipeline/definition/yaml-file.js';
+
+const NS = '3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f';
+const step = (t: Transform, codes = {}) => compileTransform(t, codes).step;
+
+describe('transforms', () => {
+  it('trims and changes case, title case keeping the Dutch IJ together', () => {
+    expect(step('trim')('  Jan ')).toBe('Jan');
+    expect(step('upper')('jan')).toBe('JAN');
+    expect(step('lower')('JAN')).toBe('jan');
+    expect(titleCase('jan-pieter VAN dijk')).toBe('Jan-Pieter Van Dijk');
+    expect(titleCase('ijsbrand')).toBe('IJsbrand');
+    expect(titleCase("o'neil")).toBe("O'Neil");
+    expect(step('collapse-spaces')('  Jan \t  Pieter ')).toBe('Jan Pieter');
+  });
+
+  it('derives initials from first names', () => {
+    expect(initials('Jan Pieter')).toBe('J.P.');
+    expect(initials('IJsbrand Jan')).toBe('IJ.J.');
+    expect(initials('jan-willem')).toBe('J.W.');
+    expect(initials('  Zoë  ')).toBe('Z.');
+    expect(initials('')).toBe('');
+  });
+
+  it('parses dates in the given formats strictly, rejecting dates that do not exist', () => {
+    const formats = ['dd-mm-yyyy', 'd-m-yyyy', 'yyyymmdd', 'dd/mm/yyyy'].map(compileDateFormat);
+    expect(parseDate('07-03-1980', formats)).toBe('1980-03-07');
+    expect(parseDate('7-3-1980', formats)).toBe('1980-03-07');
+    expect(parseDate('19800307', formats)).toBe('1980-03-07');
+    expect(parseDate('07/03/1980', formats)).toBe('1980-03-07');
+    expect(parseDate('29-02-2000', formats)).toBe('2000-02-29');
+    expect(parseDate('29-02-1900', formats)).toBeUndefined();
+    expect(parseDate('31-02-1980', formats)).toBeUndefined();
+    expect(parseDate('31-04-1980', formats)).toBeUndefined();
+    expect(parseDate('00-01-1980', formats)).toBeUndefined();
+    expect(parseDate('01-13-1980', formats)).toBeUndefined();
+    expect(parseDate('1980-03-07', formats)).toBeUndefined();
+    expect(parseDate('07.03.1980', [compileDateFormat('dd.mm.yyyy')])).toBe('1980-03-07');
+    expect(parseDate('07x03x1980', [compileDateFormat('dd.mm.yyyy')])).toBeUndefined();
+    expect(() => compileDateFormat('dd-mm-yy')).toThrow('date format "dd-mm-yy" must contain a day (dd or d), a month (mm or m) and a year (yyyy) once each');
+    const date = step({ date: 'dd-mm-yyyy' });
+    expect(date('31-02-1980')).toEqual(new TransformFailure('INVALID_FIELD_VALUE', 'not a valid date, expected dd-mm-yyyy'));
+  });
+
+  it('reads numbers with decimal commas and thousands separators', () => {
+    const nl = compileNumberFormat({ decimal: ',', thousands: '.' });
+    expect(nl('1.234,56')).toBe(1234.56);
+    expect(nl('45.000,00')).toBe(45000);
+    expect(nl('1234,5')).toBe(1234.5);
+    expect(nl('-12')).toBe(-12);
+    expect(nl('1.234.567')).toBe(1234567);
+    expect(nl('1.23,4')).toBeUndefined();
+    expect(nl('12,34,5')).toBeUndefined();
+    expect(nl('abc')).toBeUndefined();
+    const en = compileNumberFormat({ decimal: '.', thousands: ',' });
+    expect(en('1,234.56')).toBe(1234.56);
+    expect(compileNumberFormat({ decimal: ',', thousands: '' })('1234,56')).toBe(1234.56);
+    expect(step({ number: { decimal: ',', thousands: '.' } })('4,5,6')).toEqual(new TransformFailure('INVALID_FIELD_VALUE', 'not a number, expected a number like 1.234,56'));
+  });
+
+  it('normalises Dutch and international phone numbers to E.164', () => {
+    expect(normalisePhone('06-12345678')).toBe('+31612345678');
+    expect(normalisePhone('06 12 34 56 78')).toBe('+31612345678');
+    expect(normalisePhone('020-1234567')).toBe('+31201234567');
+    expect(normalisePhone('(020) 123 45 67')).toBe('+31201234567');
+    expect(normalisePhone('+31 6 12345678')).toBe('+31612345678');
+    expect(normalisePhone('+31 (0)6 12345678')).toBe('+31612345678');
+    expect(normalisePhone('0031612345678')).toBe('+31612345678');
+    expect(normalisePhone('+32 3 123 45 67')).toBe('+3231234567');
+    expect(normalisePhone('03 123 45 67', 'BE')).toBe('+3231234567');
+    expect(normalisePhone('0612345')).toBeUndefined();
+    expect(normalisePhone('bel me')).toBeUndefined();
+  });
+
+  it('normalises e-mail addresses: trimmed, domain lower-cased, basic validity', () => {
+    expect(normaliseEmail(' Jan.Jansen@Example.NL ')).toBe('Jan.Jansen@example.nl');
+    expect(normaliseEmail('a+b@sub.domain.com')).toBe('a+b@sub.domain.com');
+    expect(normaliseEmail('jan@')).toBeUndefined();
+    expect(normaliseEmail('@example.nl')).toBeUndefined();
+    expect(normaliseEmail('jan@bedrijf')).toBeUndefined();
+    expect(normaliseEmail('jan jansen@example.nl')).toBeUndefined();
+    expect(normaliseEmail('jan..jansen@example.nl')).toBeUndefined();
+  });
+
+  it('normalises Dutch postcodes and booleans', () => {
+    expect(postcodeNl('1234ab')).toBe('1234 AB');
+    expect(postcodeNl(' 1234 AB ')).toBe('1234 AB');
+    expect(postcodeNl('123 AB')).toBeUndefined();
+    expect(postcodeNl('0123 AB')).toBeUndefined();
+    expect(postcodeNl('1234 SS')).toBeUndefined();
+    expect(step('boolean')('J')).toBe(true);
+    expect(step('boolean')('nee')).toBe(false);
+    expect(step('boolean')(true)).toBe(true);
+    expect(step('boolean')('misschien')).toBeInstanceOf(TransformFailure);
+  });
+
+  it('translates codes through a table, with a clear refusal of unknown codes', () => {
+    const codes = { land: { NL: 'NL', NEDERLANDS: 'NL', ONBEKEND: null } };
+    expect(step({ code: 'land' }, codes)('NEDERLANDS')).toBe('NL');
+    expect(step({ code: 'land' }, codes)('ONBEKEND')).toBe('');
+    expect(step({ code: 'land' }, codes)('MARS')).toEqual(new TransformFailure('UNKNOWN_CODE', 'unknown code in table land, expected one of NL, NEDERLANDS, ONBEKEND'));
+    expect(step({ code: { table: 'land', unknown: 'keep' } }, codes)('MARS')).toBe('MARS');
+    expect(step({ code: { table: 'land', unknown: 'empty' } }, codes)('MARS')).toBe('');
+    expect(() => compileTransform({ code: 'sexe' }, codes)).toThrow('unknown code table "sexe"; the mapping\'s codes: declares "land"');
+  });
+
+  it('splits, joins, defaults, matches and replaces', () => {
+    expect(step({ split: { separator: ' ', index: 0 } })('Jan Pieter')).toBe('Jan');
+    expect(step({ split: { separator: ' ', index: -1 } })('Jan Pieter')).toBe('Pieter');
+    expect(step({ split: { separator: ' ', index: 5 } })('Jan')).toBe('');
+    expect(step({ split: { separator: ',' } })('a,b')).toEqual(['a', 'b']);
+    expect(step({ join: '-' })(['a', '', 'b'])).toBe('a-b');
+    const d = compileTransform({ default: 'NL' }, {});
+    expect([d.acceptsEmpty, d.step(''), d.step('BE')]).toEqual([true, 'NL', 'BE']);
+    expect(step({ pattern: { regex: '^\\d{8}$', message: 'expected 8 digits' } })('1234')).toEqual(new TransformFailure('INVALID_FIELD_VALUE', 'expected 8 digits'));
+    expect(step({ replace: { regex: '\\s+', with: '' } })('1234 56 78')).toBe('12345678');
+  });
+});
+
+const ids = new ReferenceIds(NS);
+const mappingYaml = (extra = '') => `
+type: person
+key: { column: nr, scope: klant }
+record:
+  initials: { first: [{ column: voorletters, transforms: [upper] }, { column: voornamen, transforms: [initials] }] }
+  surname: { column: achternaam, required: true }
+  fullName: { concat: [voornamen, { column: achternaam, transforms: [upper] }], separator: ' ' }
+  sex: { column: geslacht, transforms: [{ code: geslacht }], when: { column: geslacht, in: [M, V] } }
+  telephoneNumbers:
+    - object: { type: { value: mobiel }, number: { column: mobiel, transforms: [phone] } }
+    - object: { type: { value: vast }, number: { column: vast, transforms: [phone] } }
+  addresses:
+    - object:
+        referenceId: { referenceId: { suffix: address/main } }
+        type: { value: main }
+        postalCode: { column: postcode, transforms: [postcode-nl] }
+  relations:
+    - when: { column: partner, notEmpty: true }
+      object:
+        to: { referenceId: { column: partner } }
+        type: { value: isSignificantOtherOf }
+codes: { geslacht: { M: male, V: female } }
+${extra}`;
+
+async function mapping(extra = '', dir?: string) {
+  const spec = parseYamlText(mappingYaml(extra), mappingFileSchema, 'm.yaml');
+  return compileMapping(spec, join(dir ?? tmpdir(), 'm.yaml'), ids);
+}
+
+function run(m: Awaited<ReturnType<typeof mapping>>, values: Record<string, unknown>) {
+  const ctx: MapContext = { reasons: null, refs: [], key: m.key(values) ?? '' };
+  const out = m.map(values, ctx);
+  return { ...out, reasons: ctx.reasons, refs: [...ctx.refs] };
+}
+
+describe('mapping engine', () => {
+  it('builds a record: first non-empty, concat, conditions, code tables, nested arrays skipped when empty', async () => {
+    const m = await mapping();
+    const r = run(m, { nr: ' 1001 ', voorletters: '', voornamen: 'Jan Pieter', achternaam: 'Jansen', geslacht: 'X', mobiel: '06-12345678', vast: '', postcode: '', partner: '' });
+    expect(r.reasons).toBeNull();
+    expect(r.record).toEqual({
+      referenceId: ids.of('klant', '1001'),
+      type: 'person',
+      initials: 'J.P.',
+      surname: 'Jansen',
+      fullName: 'Jan Pieter JANSEN',
+      telephoneNumbers: [{ type: 'mobiel', number: '+31612345678' }],
+    });
+  });
+
+  it('derives referenceIds as UUIDv5 of scope:key, equal to the uuid package, and resolves relations to the same id', async () => {
+    const m = await mapping();
+    const a = run(m, { nr: '1001', voornamen: 'Jan', achternaam: 'A', partner: '1002', postcode: '1234ab' });
+    const b = run(m, { nr: '1002', voornamen: 'Ans', achternaam: 'B', partner: '1001' });
+    expect(a.referenceId).toBe(v5('klant:1001', NS));
+    expect(b.referenceId).toBe(v5('klant:1002', NS));
+    expect(a.record.relations).toEqual([{ to: b.referenceId, type: 'isSignificantOtherOf' }]);
+    expect(b.record.relations).toEqual([{ to: a.referenceId, type: 'isSignificantOtherOf' }]);
+    expect(a.record.addresses).toEqual([{ referenceId: v5('klant:1001#address/main', NS), type: 'main', postalCode: '1234 AB' }]);
+    expect(a.refs).toEqual([{ field: 'relations[0].to', column: 'partner', scope: 'klant', key: '1002' }]);
+    // a re-run (a new compile, a new ReferenceIds) gives the same ids
+    const again = await compileMapping(parseYamlText(mappingYaml(), mappingFileSchema, 'm.yaml'), 'm.yaml', new ReferenceIds(NS));
+    expect(run(again, { nr: '1001', voornamen: 'Jan', achternaam: 'A', partner: '1002' }).record.relations).toEqual(a.record.relations);
+  });
+
+  it('computes v5 ids exactly as the uuid package does, for any name', () => {
+    for (const [scope, key, suffix] of [['klant', '1'], ['crm-klant', '100234', 'address/main'], ['ü', 'Zoë €'], ['k', 'x'.repeat(600)], ['k', 'é'.repeat(400)]] as [string, string, string?][]) {
+      expect(ids.of(scope, key, suffix)).toBe(ids.reference(scope, key, suffix));
+    }
+  });
+
+  it('collects every reason of a row with field, value and what was expected', async () => {
+    const m = await mapping();
+    const r = run(m, { nr: '7', voornamen: 'Jan', achternaam: '', geslacht: 'M', mobiel: 'bel me', postcode: '123 AB' });
+    expect(r.reasons).toEqual([
+      { field: 'surname', value: '', code: 'MISSING_REQUIRED_FIELD', message: 'surname: required, got nothing in column achternaam' },
+      { field: 'telephoneNumbers[0].number', value: 'bel me', code: 'INVALID_FIELD_VALUE', message: 'telephoneNumbers[0].number: not a phone number, expected a NL or international number, got `bel me` in column mobiel' },
+      { field: 'addresses[0].postalCode', value: '123 AB', code: 'INVALID_FIELD_VALUE', message: 'addresses[0].postalCode: not a Dutch postcode, expected 1234 AB, got `123 AB` in column postcode' },
+    ]);
+    expect(r.record.sex).toBe('male');
+  });
+
+  it('runs a script next to the mapping for the rule a declaration cannot say', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mapping-script-'));
+    writeFileSync(
+      join(dir, 'rule.mjs'),
+      `export default (row, record, helpers) => {
+        if (row.achternaam.startsWith('van ')) { record.surnamePrefix = 'van'; record.surname = record.surname.slice(4); }
+        if (row.vader) record.relations = [{ to: helpers.relation('relations[0].to', 'klant', row.vader), type: 'isChildOf' }];
+        if (row.achternaam === 'X') helpers.reject('surname', 'INVALID_FIELD_VALUE', 'surname: X is not a name', 'X');
+        return record;
+      };`,
+    );
+    const m = await mapping('script: ./rule.mjs', dir);
+    const r = run(m, { nr: '5', voornamen: 'Jan', achternaam: 'van Dijk', vader: '9' });
+    expect([r.record.surnamePrefix, r.record.surname, r.record.relations]).toEqual(['van', 'Dijk', [{ to: ids.of('klant', '9'), type: 'isChildOf' }]]);
+    expect(r.refs).toEqual([{ field: 'relations[0].to', column: '(script)', scope: 'klant', key: '9' }]);
+    expect(run(m, { nr: '6', voornamen: 'Jan', achternaam: 'X' }).reasons).toEqual([{ field: 'surname', value: 'X', code: 'INVALID_FIELD_VALUE', message: 'surname: X is not a name' }]);
+  });
+
+  it('lists the columns it reads, for the header check', async () => {
+    const m = await mapping();
+    expect([...m.columns].sort()).toEqual(['achternaam', 'geslacht', 'mobiel', 'nr', 'partner', 'postcode', 'vast', 'voorletters', 'voornamen']);
+  });
+});
