@@ -21,7 +21,6 @@ import { checkStagedCounterparty, type StagedCounterparty, type StagingResult } 
 import { MEDIA, parseAccept, streamMediaType } from '../../contract/media.js';
 import { identityKey } from '../counterparties/store.js';
 import { HttpProblem } from '../http/problem.js';
-import { fastCheckStagedCounterparty } from './fast-check.js';
 import { COUNTERPARTIES, requireStagingOpen, type MigrationParts } from './parts.js';
 
 /** Records per staging transaction: large enough for fast inserts, small enough to stream results. */
@@ -190,8 +189,6 @@ function stageFrame(frame: Frame, maxRecordBytes: number): { result: StagingResu
   const referenceId = typeof value === 'object' && value !== null && typeof value.referenceId === 'string' ? value.referenceId : '';
   // The decoder flags records that span chunks; a big record inside one chunk is caught here.
   if (frame.bytes > maxRecordBytes) return { result: { referenceId, isSuccessful: false, errors: [{ field: '', message: 'RECORD_TOO_LARGE' }] } };
-  const fast = fastCheckStagedCounterparty(frame.value);
-  if (fast) return { result: { referenceId: fast.referenceId, isSuccessful: true, errors: [] }, record: fast };
   const checked = checkStagedCounterparty(frame.value);
   if (!checked.ok) return { result: { referenceId, isSuccessful: false, errors: checked.errors } };
   return { result: { referenceId: checked.record.referenceId, isSuccessful: true, errors: [] }, record: checked.record };
