@@ -57,7 +57,7 @@ describe('stagecoach logs', () => {
       }, 50);
     });
     follower.kill('SIGINT');
-    const [code] = (await new Promise((r) => follower.once('exit', (...a) => r(a)))) as [number | null];
+    const code = await new Promise<number | null>((r) => follower.once('exit', (c) => r(c)));
     expect(code).toBe(0);
     const during = sequenceNumbers(followed);
     expect(during[0]).toBe(seen.length + 1);
