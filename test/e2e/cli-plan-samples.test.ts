@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, runCli } from '../support/cli.js';
+
+interface Defect {
+  kind: string;
+  file: string;
+  line: number;
+  key: string;
+  code: string;
+  field: string;
+}
+interface Summary {
+  rowsRead: number;
+  mapped: number;
+  rejected: number;
+  rejectedByReason: Record<string, number>;
+  samples: { file: string; line: number; code: string; field: string; value?: unknown; message: string; legacyKey?: string }[];
+}
+
+const defects = JSON.parse(readFileSync(join(ROOT, 'samples', 'crm', 'defects.json'), 'utf8')) as Defect[];
+let work: string;
+
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'cli-plan-'));
+});
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe('stagecoach plan on the sample CRM exports', () => {
+  it('reports every known defect at its file and line with the expected reason, and nothing else', async () => {
+    const res = await runCli(['plan', 'pipelines/crm.yaml', '--json', '--samples', '50']);
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    const s = JSON.parse(res.stdout) as Summary;
+    expect([s.rowsRead, s.mapped, s.rejected]).toEqual([240, 228, 12]);
+    expect(defects).toHaveLength(12);
+    const reported = s.samples.map((x) => `${x.file}:${x.line} ${x.code} ${x.field}`).sort();
+    const expected = defects.map((d) => `${join('samples', 'crm', d.file)}:${d.line} ${d.code} ${d.field}`).sort();
+    expect(reported).toEqual(expected);
+    const rows = s.samples.find((x) => x.code === 'DUPLICATE_LEGACY_KEY' && x.file.endsWith('klanten.csv'))!;
+    expect(rows.message).toMatch(/^klantnr: duplicate legacy key crm-klant \d+, first seen at samples\/crm\/klanten\.csv:\d+$/);
+  });
+
+  it('prints the counts, the reasons and the examples for a person at a terminal', async () => {
+    const res = await runCli(['plan', 'pipelines/crm.yaml']);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('Plan for pipelines/crm.yaml (Counterparties): read, mapped and checked, nothing sent\n  rows read       240   klanten 200, bedrijven 40\n  mapped          228\n  rejected         12\n');
+    const impossible = defects.find((d) => d.kind === 'impossible-date')!;
+    expect(res.stdout).toContain(`  samples/crm/klanten.csv:${impossible.line}  INVALID_FIELD_VALUE  dateOfBirth = "31-02-1980"\n      dateOfBirth: not a valid date, expected dd-mm-yyyy or d-m-yyyy, got \`31-02-1980\` in column geboortedatum\n`);
+  });
+
+  it('exits 2 with file:line:column when the pipeline is invalid', async () => {
+    writeFileSync(join(work, 'bad.yaml'), 'name: bad\nsources: []\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n');
+    const res = await runCli(['plan', join(work, 'bad.yaml')]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toBe(`stagecoach: Invalid ${join(work, 'bad.yaml')}: ${join(work, 'bad.yaml')}:2:10: sources: expected array to have >=1 items, got []\n`);
+  });
+});
+
+describe('stagecoach map', () => {
+  it('shows source rows next to their mapped records', async () => {
+    const res = await runCli(['map', 'pipelines/crm.yaml', '--sample', '2', '--json']);
+    expect(res.code).toBe(0);
+    const lines = res.stdout.trim().split('\n').map((l) => JSON.parse(l) as { provenance: { file: string; line: number }; values: Record<string, string>; kind: string; record: Record<string, unknown> });
+    expect(lines).toHaveLength(2);
+    expect(lines[0]!.provenance).toMatchObject({ file: 'samples/crm/klanten.csv', line: 2 });
+    expect(lines[0]!.kind).toBe('mapped');
+    expect(lines[0]!.record.surname).toBe(lines[0]!.values.achternaam);
+  });
+
+  it('shows the reasons of rejected rows, with the row as read', async () => {
+    const res = await runCli(['map', 'pipelines/crm.yaml', '--rejected', '--sample', '1']);
+    expect(res.code).toBe(0);
+    const first = defects[0]!;
+    expect(res.stdout).toContain(`── samples/crm/klanten.csv:${first.line} (klanten, key ${first.key})`);
+    expect(res.stdout).toContain('rejected\n  MISSING_REQUIRED_FIELD  surname: required, got nothing in column achternaam\n');
+  });
+});
+
+describe('stagecoach generate-samples', () => {
+  it('writes the same files for the same seed, and a pipeline that plans its planted defects', async () => {
+    const a = join(work, 'a');
+    const b = join(work, 'b');
+    for (const out of [a, b]) {
+      const res = await runCli(['generate-samples', '--persons', '2000', '--organisations', '100', '--out', out, '--seed', '9', '--defects-per-10k', '40']);
+      expect(res.code).toBe(0);
+      expect(res.stdout).toMatch(/^Wrote 2000 persons, 100 organisations, 8 planted defects/);
+    }
+    expect(readFileSync(join(a, 'klanten.csv')).equals(readFileSync(join(b, 'klanten.csv')))).toBe(true);
+    expect(readFileSync(join(a, 'bedrijven.json')).equals(readFileSync(join(b, 'bedrijven.json')))).toBe(true);
+    const planted = JSON.parse(readFileSync(join(a, 'defects.json'), 'utf8')) as Defect[];
+    const res = await runCli(['plan', join(a, 'pipeline.yaml'), '--json', '--samples', '100']);
+    expect(res.code).toBe(0);
+    const s = JSON.parse(res.stdout) as Summary;
+    expect(s.rejected).toBe(planted.length);
+    expect(s.samples.map((x) => `${x.file}:${x.line} ${x.code}`).sort()).toEqual(planted.map((d) => `${join(a, d.file)}:${d.line} ${d.code}`).sort());
+  });
+});
