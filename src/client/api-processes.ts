@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { createdProcessSchema, messageSchema, type CreateMessage, type Message, type ProcessDefinition } from '../contract/process.js';
 import type { ExternalReference } from '../contract/shared.js';
+import { ClientError } from './errors.js';
 import { parseWith, readDefinitions } from './tolerant.js';
 import { FormData, seg, type Transport } from './transport.js';
 
@@ -52,7 +53,7 @@ export function processesApi(transport: Transport) {
 
 export function lodgingApi(transport: Transport) {
   const messagePath = (processId: string, messageId: string) => `/lodging/processes/${seg(processId)}/messages/${seg(messageId)}`;
-  return {
+  const api = {
     /**
      * Creates the draft message (PUT with a client-chosen id: safe to retry).
      * @example await client.lodging.createMessage(processId, randomUUID(), { messageType: 'CleanOrder', stakeholder, recipient, sender });
@@ -90,8 +91,18 @@ export function lodgingApi(transport: Transport) {
      * @example const sent = await client.lodging.send(pid, mid); sent.status // 'Sent'
      */
     async send(processId: string, messageId: string, opts: Signal = {}): Promise<Message> {
-      const res = await transport.json<unknown>({ method: 'PUT', path: `${messagePath(processId, messageId)}/send`, area: 'lodging', contentType: 'application/json', signal: opts.signal });
-      return parseWith(messageSchema, res.body, 'sent message');
+      try {
+        const res = await transport.json<unknown>({ method: 'PUT', path: `${messagePath(processId, messageId)}/send`, area: 'lodging', contentType: 'application/json', signal: opts.signal });
+        return parseWith(messageSchema, res.body, 'sent message');
+      } catch (err) {
+        // A platform that refuses a second send (409) after our first attempt got through:
+        // the message is Sent, which is what was asked.
+        if (err instanceof ClientError && err.status === 409 && err.attempts > 1) {
+          const message = await api.getMessage(processId, messageId, opts).catch(() => undefined);
+          if (message?.status === 'Sent') return message;
+        }
+        throw err;
+      }
     },
     /** One message with its attachments (an endpoint of the embedded service; not in the spec). */
     async getMessage(processId: string, messageId: string, opts: Signal = {}): Promise<Message> {
@@ -99,4 +110,5 @@ export function lodgingApi(transport: Transport) {
       return parseWith(messageSchema, res.body, 'message');
     },
   };
+  return api;
 }

@@ -162,6 +162,20 @@ describe('retries', () => {
   });
 });
 
+describe('lodging send after a lost answer', () => {
+  it('returns the message when the repeated send is refused with 409 because the first one went through', async () => {
+    const message = { referenceId: '22222222-2222-4222-8222-222222222222', messageType: 'CleanOrder', status: 'Sent', createdOn: '2025-01-01T00:00:00Z', sentOn: '2025-01-01T00:00:01Z' };
+    const f = await fake((req, res, n) => {
+      if (req.method === 'GET') return json(res, 200, message);
+      if (n === 1) return req.socket.destroy(); // the send arrives, its answer is lost
+      return json(res, 409, { title: 'Conflict', status: 409, code: 'MESSAGE_NOT_DRAFT', detail: 'message is Sent' });
+    });
+    const c = client(f.url);
+    expect(await c.lodging.send('p', message.referenceId)).toEqual(message);
+    expect(f.requests.map((r) => r.method)).toEqual(['PUT', 'PUT', 'GET']);
+  });
+});
+
 describe('timeouts', () => {
   it('fails with TIMEOUT when the headers do not come in time, after retrying', async () => {
     const f = await fake(() => {
