@@ -96,4 +96,23 @@ describe('live counterparty store', () => {
     expect(events()).toEqual([]);
     expect(liveCounterpartyExists(db, 't1', B)).toBe(false);
   });
+
+  it('finds counterparties by id, identity and sequence through indexes, never a scan', () => {
+    upsertLiveCounterparties(db, 't1', [person(A)], 'import');
+    const plan = (sql: string) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all('t1', 'x') as Array<{ detail: string }>).map((r) => r.detail).join('; ');
+    expect(plan('SELECT * FROM live_counterparties WHERE broker_key = ? AND identity_key = ? ORDER BY seq LIMIT 1')).toContain('USING INDEX live_counterparties_identity_key (broker_key=? AND identity_key=?)');
+    expect(plan('SELECT * FROM live_counterparties WHERE broker_key = ? AND reference_id = ?')).toContain('USING PRIMARY KEY (broker_key=? AND reference_id=?)');
+    expect(plan('SELECT seq, data FROM live_counterparties WHERE broker_key = ? AND seq >= ? ORDER BY seq LIMIT 1000')).toContain('USING INDEX live_counterparties_seq (broker_key=? AND seq>?)');
+  });
+
+  it('rewrites nothing and emits nothing when the same record comes again from the same source', () => {
+    upsertLiveCounterparties(db, 't1', [person(A, { emailAddress: 'a@example.org' })], 'import');
+    const writes = () => (db.prepare('SELECT total_changes() AS n').get() as { n: number }).n;
+    const before = writes();
+    expect(upsertLiveCounterparties(db, 't1', [person(A, { emailAddress: 'a@example.org' })], 'import')).toEqual({ inserted: 0, updated: 1, merged: [] });
+    expect(writes()).toBe(before);
+    upsertLiveCounterparties(db, 't1', [person(A, { emailAddress: 'a@example.org' })], 'lodging'); // another source: written
+    expect(writes()).toBe(before + 1);
+    expect(events()).toEqual([]);
+  });
 });

@@ -63,7 +63,10 @@ export function createCounterpartyTables(db: Db): void {
       updated_on TEXT NOT NULL,
       PRIMARY KEY (broker_key, reference_id)) WITHOUT ROWID;
     CREATE UNIQUE INDEX IF NOT EXISTS live_counterparties_seq ON live_counterparties (broker_key, seq);
-    CREATE INDEX IF NOT EXISTS live_counterparties_identity ON live_counterparties (broker_key, identity_key) WHERE identity_key IS NOT NULL;
+    -- Not a partial index: SQLite cannot use one for "identity_key = ?" and would scan the
+    -- tenant's rows in seq order for every record instead. seq last, for ORDER BY seq.
+    DROP INDEX IF EXISTS live_counterparties_identity;
+    CREATE INDEX IF NOT EXISTS live_counterparties_identity_key ON live_counterparties (broker_key, identity_key, seq);
     CREATE TABLE IF NOT EXISTS live_counterparty_aliases (
       broker_key TEXT NOT NULL,
       alias_id TEXT NOT NULL,
@@ -145,10 +148,12 @@ export function upsertLiveCounterparties(db: Db, brokerKey: string, records: Sta
       const previous = JSON.parse(existing.data) as Record<string, unknown>;
       // A record addressed by an alias must not rename the survivor.
       const next = { ...stored(record), referenceId: existing.reference_id };
-      const changed = changedFields(previous, next);
-      s.update.run(record.type, identity, JSON.stringify(next), source, now, brokerKey, existing.reference_id);
-      emitConsolidations(db, brokerKey, existing, changed, source);
+      const text = JSON.stringify(next);
       result.updated++;
+      // A re-run of the same import rewrites nothing and emits nothing.
+      if (text === existing.data && existing.source === source) continue;
+      s.update.run(record.type, identity, text, source, now, brokerKey, existing.reference_id);
+      emitConsolidations(db, brokerKey, existing, changedFields(previous, next), source);
       continue;
     }
     const twin = identity ? s.byIdentity.get(brokerKey, identity) : undefined;
@@ -171,7 +176,8 @@ export function upsertLiveCounterparties(db: Db, brokerKey: string, records: Sta
       result.merged.push({ survivor: twin.reference_id, merged: record.referenceId });
       continue;
     }
-    s.insert.run(brokerKey, record.referenceId, nextSeq++, record.type, identity, JSON.stringify(stored(record)), source, now, now);
+    // JSON.stringify drops undefined members: the same text stored() would give.
+    s.insert.run(brokerKey, record.referenceId, nextSeq++, record.type, identity, JSON.stringify(record), source, now, now);
     result.inserted++;
   }
   return result;
