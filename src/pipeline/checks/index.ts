@@ -1,0 +1,4 @@
+/** Checks before upload and the plan summary built on them. */
+export { KeyIndex, type KeyLocation } from './key-index.js';
+export { checkRecord, duplicateReason, missingTargets } from './check-record.js';
+export { summariseRows, type PlanSummary, type RejectSample } from './plan-summary.js';
