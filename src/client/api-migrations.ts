@@ -83,26 +83,31 @@ export function migrationsApi(transport: Transport) {
     async stageCounterparties(migrationId: string, body: Uint8Array | string, opts: StageOptions = {}): Promise<StagingResult[]> {
       const format = opts.format ?? 'json-seq';
       const mediaType = streamMediaType(format);
-      const res = await transport.open({
-        method: 'PUT',
-        path: staging(migrationId),
-        area: 'counterparty-management',
-        accept: [mediaType, MEDIA.json],
-        body: typeof body === 'string' ? Buffer.from(body) : body,
-        contentType: mediaType,
-        signal: opts.signal,
-      });
-      try {
-        const ct = res.headers['content-type'];
-        return await readStagingResults(res.body, Array.isArray(ct) ? ct[0] : ct);
-      } catch (err) {
-        if (err instanceof StagecoachError && !(err instanceof ClientError)) {
-          throw new ClientError('HTTP_ERROR', err.message, { method: 'PUT', path: staging(migrationId), status: res.status, cause: err });
-        }
-        throw err;
-      } finally {
-        res.body.destroy();
-      }
+      // Results are read inside the attempt: a connection reset mid-answer re-sends the batch.
+      return transport.read(
+        {
+          method: 'PUT',
+          path: staging(migrationId),
+          area: 'counterparty-management',
+          accept: [mediaType, MEDIA.json],
+          body: typeof body === 'string' ? Buffer.from(body) : body,
+          contentType: mediaType,
+          signal: opts.signal,
+        },
+        async (res) => {
+          try {
+            const ct = res.headers['content-type'];
+            return await readStagingResults(res.body, Array.isArray(ct) ? ct[0] : ct);
+          } catch (err) {
+            if (err instanceof StagecoachError && !(err instanceof ClientError)) {
+              throw new ClientError('HTTP_ERROR', err.message, { method: 'PUT', path: staging(migrationId), status: res.status, cause: err });
+            }
+            throw err;
+          } finally {
+            res.body.destroy();
+          }
+        },
+      );
     },
     /** A page of staged records (offset paging). */
     async listStaged(migrationId: string, opts: { offset?: number; limit?: number } & Signal = {}): Promise<StagedPage> {

@@ -113,6 +113,16 @@ export class Transport {
     return this.withRetries(spec, async (res) => ({ status: res.statusCode, headers: res.headers, body: res.body }));
   }
 
+  /**
+   * Sends a request and lets `reader` consume the body inside the attempt, so a connection
+   * that breaks while the body is read is retried like one that broke before the headers (for
+   * idempotent requests). `reader` must throw a ClientError with the status for a body it does
+   * not understand (not retried).
+   */
+  async read<T>(spec: RequestSpec, reader: (res: StreamResponse) => Promise<T>): Promise<T> {
+    return this.withRetries(spec, (res) => reader({ status: res.statusCode, headers: res.headers, body: res.body }));
+  }
+
   async close(): Promise<void> {
     await this.agent.close();
   }

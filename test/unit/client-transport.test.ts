@@ -162,6 +162,30 @@ describe('retries', () => {
   });
 });
 
+describe('staging upload', () => {
+  it('re-sends the batch when the connection breaks while the results arrive', async () => {
+    const r = (id: string) => `\x1e${JSON.stringify({ referenceId: id, isSuccessful: true, errors: [] })}\n`;
+    const bodies: string[] = [];
+    const f = await fake(async (req, res, n) => {
+      let body = '';
+      for await (const chunk of req) body += chunk;
+      bodies.push(body);
+      res.writeHead(200, { 'content-type': 'application/json-seq' });
+      if (n === 1) {
+        res.write(r('a'));
+        setTimeout(() => res.destroy(), 20);
+        return;
+      }
+      res.end(r('a') + r('b'));
+    });
+    const c = client(f.url);
+    const results = await c.migrations.stageCounterparties('m', '\x1e{"referenceId":"a"}\n\x1e{"referenceId":"b"}\n', { format: 'json-seq' });
+    expect(results.map((x) => x.referenceId)).toEqual(['a', 'b']);
+    expect(bodies).toEqual(['\x1e{"referenceId":"a"}\n\x1e{"referenceId":"b"}\n', '\x1e{"referenceId":"a"}\n\x1e{"referenceId":"b"}\n']);
+    expect(f.requests[0]!.accept).toBe('application/json-seq;api-version=2025.1.0, application/json;api-version=2025.1.0;q=0.9');
+  });
+});
+
 describe('lodging send after a lost answer', () => {
   it('returns the message when the repeated send is refused with 409 because the first one went through', async () => {
     const message = { referenceId: '22222222-2222-4222-8222-222222222222', messageType: 'CleanOrder', status: 'Sent', createdOn: '2025-01-01T00:00:00Z', sentOn: '2025-01-01T00:00:01Z' };
