@@ -3,7 +3,7 @@
  * Exit codes (documented in the README):
  *   0 success · 1 failure of the work (records refused, report unbalanced) · 2 usage or
  *   configuration error · 3 authentication or authorisation refused · 4 the service or network
- *   failed · 130 interrupted (Ctrl-C)
+ *   failed, or kept refusing (429), or a job outlived its deadline · 130 interrupted (Ctrl-C)
  */
 import type { Command } from 'commander';
 import { StagecoachError, type ErrorCode } from '../contract/errors.js';
@@ -11,7 +11,11 @@ import { StagecoachError, type ErrorCode } from '../contract/errors.js';
 export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, unavailable: 4, interrupted: 130 } as const;
 
 const AUTH_CODES: ReadonlySet<ErrorCode> = new Set(['INVALID_CLIENT_CREDENTIALS', 'UNKNOWN_TENANT_OR_LABEL', 'INVALID_TOKEN', 'TOKEN_EXPIRED', 'SCOPE_NOT_GRANTED', 'MISSING_BEARER_TOKEN']);
-const UNAVAILABLE_CODES: ReadonlySet<ErrorCode> = new Set(['NETWORK_ERROR', 'TIMEOUT', 'SERVICE_UNAVAILABLE', 'INTERNAL_ERROR', 'HTTP_ERROR', 'STREAM_TRUNCATED']);
+// The platform or the way to it failed (or kept refusing): retrying later may help.
+const UNAVAILABLE_CODES: ReadonlySet<ErrorCode> = new Set([
+  'NETWORK_ERROR', 'TIMEOUT', 'SERVICE_UNAVAILABLE', 'INTERNAL_ERROR', 'HTTP_ERROR', 'STREAM_TRUNCATED',
+  'RATE_LIMITED', 'INJECTED_FAULT', 'TOO_MANY_ATTEMPTS', 'JOB_DEADLINE_EXCEEDED',
+]);
 
 export function exitCodeFor(err: unknown): number {
   if (err instanceof StagecoachError) {

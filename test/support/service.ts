@@ -45,17 +45,19 @@ export async function getToken(baseUrl: string, who: { clientId: string; secret:
   return body.access_token;
 }
 
+type RequestBody = NonNullable<RequestInit['body']>;
+
 /** A raw authenticated request; returns status, headers and the parsed (or raw) body. */
 export async function call(
   baseUrl: string,
   token: string | undefined,
   method: string,
   path: string,
-  init: { body?: unknown; headers?: Record<string, string>; raw?: BodyInit } = {},
+  init: { body?: unknown; headers?: Record<string, string>; raw?: RequestBody } = {},
 ): Promise<{ status: number; headers: Headers; body: any; text: string }> {
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
   if (token) headers.authorization = `Bearer ${token}`;
-  let body: BodyInit | undefined = init.raw;
+  let body: RequestBody | undefined = init.raw;
   if (init.body !== undefined) {
     body = JSON.stringify(init.body);
     headers['content-type'] ??= 'application/json';
