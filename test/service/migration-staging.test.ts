@@ -155,6 +155,9 @@ describe('staging upload', () => {
 
   it('refuses other content types with 415', async () => {
     const m = await freshMigration();
+    const none = await call(svc.url, token, 'PUT', stagingPath(m));
+    expect(none.status).toBe(415);
+    expect(none.body.detail).toBe('content type (none) is not accepted here; send application/json-seq or application/jsonl');
     for (const type of ['application/json', 'text/plain', 'application/x-ndjson']) {
       const res = await put(m, frames('jsonl', [person(1)]), { 'content-type': type });
       expect(res.status).toBe(415);

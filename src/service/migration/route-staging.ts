@@ -15,7 +15,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { decodeFrames, encodeFrame, type Frame, type StreamFormat } from '../../codec/index.js';
 import { checkStagedCounterparty, type StagedCounterparty, type StagingResult } from '../../contract/migration.js';
 import { MEDIA, parseAccept, streamMediaType } from '../../contract/media.js';
@@ -119,7 +119,8 @@ export async function stagingUploadRoute(app: FastifyInstance, parts: MigrationP
         res.end(take() + (out === 'json' ? ']' : ''));
       };
 
-      const body = request.body as Readable;
+      // An empty body may arrive unparsed.
+      const body = (request.body ?? Readable.from([])) as Readable;
       // Not destroyed when we stop reading early: a 413 must still reach the client.
       const source = body.iterator({ destroyOnReturn: false });
       const onBytes = (total: number) => {
@@ -199,9 +200,12 @@ function recoverReferenceId(text: string): string {
   return /"referenceId"\s*:\s*"([^"\\]{1,100})"/.exec(text)?.[1] ?? '';
 }
 
+/** The upload's format; a body-less request without Content-Type reaches here too (415). */
 function requestFormat(request: FastifyRequest): StreamFormat {
   const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  return type === MEDIA.jsonl ? 'jsonl' : 'json-seq';
+  if (type === MEDIA.jsonl) return 'jsonl';
+  if (type === MEDIA.jsonSeq) return 'json-seq';
+  throw new HttpProblem(415, 'UNSUPPORTED_MEDIA_TYPE', `content type ${type || '(none)'} is not accepted here; send ${MEDIA.jsonSeq} or ${MEDIA.jsonl}`);
 }
 
 /** The request's own format unless Accept names a produced type explicitly. */
