@@ -56,11 +56,15 @@ export class StagingStore {
       countByType: db.prepare<[string], { type: string; staged: number; imported: number }>(
         "SELECT type, COUNT(*) AS staged, SUM(import_state = 'imported') AS imported FROM staged_counterparties WHERE migration_id = ? GROUP BY type",
       ),
+      // Staging order is rowid order. "+migration_id" keeps SQLite from using the (migration_id,
+      // reference_id) index and sorting the whole migration for every page: it walks the rowids
+      // instead, where a migration's rows lie mostly together. (An index on (migration_id, id)
+      // would do it too, at about 1 µs more per staged record.)
       page: db.prepare<[string, number, number], StagedRow>(
-        'SELECT id, reference_id, type, data, import_state FROM staged_counterparties WHERE migration_id = ? ORDER BY id LIMIT ? OFFSET ?',
+        'SELECT id, reference_id, type, data, import_state FROM staged_counterparties WHERE +migration_id = ? ORDER BY id LIMIT ? OFFSET ?',
       ),
       after: db.prepare<[string, number, number], StagedRow>(
-        'SELECT id, reference_id, type, data, import_state FROM staged_counterparties WHERE migration_id = ? AND id > ? ORDER BY id LIMIT ?',
+        'SELECT id, reference_id, type, data, import_state FROM staged_counterparties WHERE +migration_id = ? AND id > ? ORDER BY id LIMIT ?',
       ),
       byRef: db.prepare<[string, string], StagedRow>(
         'SELECT id, reference_id, type, data, import_state FROM staged_counterparties WHERE migration_id = ? AND reference_id = ?',
