@@ -83,6 +83,27 @@ describe('migration log stream', () => {
     expect(await seqs(`?Before=${encodeURIComponent('2100-01-01T00:00:00+02:00')}&continue-from=6`)).toEqual([6]);
   });
 
+  it('streams more entries than one page, in order, with continue-from inside the second page', async () => {
+    const other = await getToken(svc.url, OTHER);
+    const big = await createMigration(svc.url, other);
+    // 1,200 refused records: one WARN entry each, after the CreatedMigration entry.
+    await stage(svc.url, other, big, Array.from({ length: 1200 }, (_, i) => ({ referenceId: id(i + 1), type: 'person' })));
+    const read = async (query: string) => {
+      const res = await fetch(`${svc.url}/migration-assistance/migrations/${big}/logs/stream${query}`, { headers: { authorization: `Bearer ${other}`, accept: 'application/json-seq' } });
+      const got: Array<{ sequenceNumber: number; entityReferenceIds: string[] }> = [];
+      const parser = new JsonSeqParser();
+      parser.on('data', (v: { sequenceNumber: number; entityReferenceIds: string[] }) => got.push(v));
+      await pipeline(Readable.fromWeb(res.body as any), parser);
+      return got;
+    };
+    const everything = await read('');
+    expect(everything.map((e) => e.sequenceNumber)).toEqual(Array.from({ length: 1201 }, (_, i) => i + 1));
+    expect(everything[1200]!.entityReferenceIds).toEqual([id(1200)]);
+    const tail = await read('?continue-from=700');
+    expect(tail.map((e) => e.sequenceNumber)).toEqual(Array.from({ length: 502 }, (_, i) => i + 700));
+    await call(svc.url, other, 'PUT', `/migration-assistance/migrations/${big}/cancel`);
+  });
+
   it('refuses a missing stream format, bad filter values and another tenant', async () => {
     const noAccept = await call(svc.url, token, 'GET', logs());
     expect(noAccept.status).toBe(400);

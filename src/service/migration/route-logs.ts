@@ -18,8 +18,10 @@ import { HttpProblem } from '../http/problem.js';
 import type { MigrationParts } from './parts.js';
 import { renderLogEntry, type LogRow } from './store-logs.js';
 
-/** Entries read from SQLite per page (and written per socket write). */
+/** Entries read from SQLite per page. */
 export const LOG_PAGE_ROWS = 500;
+/** Bytes gathered before a socket write (then the route waits for 'drain' when asked to). */
+const LOG_WRITE_BYTES = 256 * 1024;
 
 interface LogFilter {
   entityIds?: string[];
@@ -58,17 +60,23 @@ export async function logStreamRoute(app: FastifyInstance, parts: MigrationParts
       try {
         res.writeHead(200, { 'content-type': request.negotiated.mediaType, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
         let next = from;
-        for (;;) {
+        pages: for (;;) {
           if (stop.signal.aborted) break;
           const rows = page.all(migration.reference_id, next, ...args, LOG_PAGE_ROWS);
           if (rows.length === 0) break;
-          let chunk = '';
-          for (const row of rows) chunk += encodeFrame(format, renderLogEntry(row));
           next = rows[rows.length - 1]!.seq + 1;
-          const more = write(chunk);
+          // Entries of a staging batch list thousands of ids: bound each write by bytes too.
+          let chunk = '';
+          for (let i = 0; i < rows.length; i++) {
+            chunk += encodeFrame(format, renderLogEntry(rows[i]!));
+            if (chunk.length < LOG_WRITE_BYTES && i < rows.length - 1) continue;
+            const more = write(chunk);
+            chunk = '';
+            if (!more) await drained(res, stop.signal);
+            if (stop.signal.aborted) break pages;
+          }
           if (rows.length < LOG_PAGE_ROWS) break;
-          if (!more) await drained(res, stop.signal);
-          else await new Promise<void>((r) => setImmediate(r));
+          await new Promise<void>((r) => setImmediate(r));
         }
         if (stop.signal.aborted) res.destroy();
         else res.end();
