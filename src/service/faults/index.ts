@@ -57,6 +57,10 @@ interface CutPlan {
 const cuts = new WeakMap<IncomingMessage, CutPlan>();
 const resets = new WeakMap<IncomingMessage, { after: number; rule: string }>();
 
+/**
+ * Installs the fault hooks and the admin endpoint; call it before the routes are registered.
+ * @example installFaults(app, ctx); // rules from ctx.config.faults, seed ctx.config.faultSeed
+ */
 export function installFaults(app: FastifyInstance, ctx: ServiceContext): void {
   const faults = new FaultController(ctx.config.faults, ctx.config.faultSeed);
   if (faults.active) ctx.logger.warn({ faults: faults.spec, seed: faults.seed }, 'fault injection is ON');

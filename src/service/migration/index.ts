@@ -15,6 +15,10 @@ import { migrationRoutes } from './route-migrations.js';
 import { stagedDataRoutes } from './route-staged.js';
 import { stagingUploadRoute } from './route-staging.js';
 
+/**
+ * Creates the migration tables, registers the routes and resumes unfinished jobs.
+ * @example await registerMigrationAssistance(app, ctx); // in buildApp, after the guard
+ */
 export async function registerMigrationAssistance(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
   const parts = createMigrationParts(ctx);
   const runner = new JobRunner(parts);
