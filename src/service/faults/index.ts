@@ -90,6 +90,10 @@ export function installFaults(app: FastifyInstance, ctx: ServiceContext): void {
       },
     });
     payload.on('error', (err) => wrapped.destroy(err));
+    // A route may answer without reading the body (e.g. a 409 before staging starts); the reset
+    // error must then not become an uncaught 'error' event that takes the whole service down.
+    // Routes that do read the body still see the error through their own listeners.
+    wrapped.on('error', () => undefined);
     payload.pipe(wrapped);
     done(null, wrapped);
   });
