@@ -57,6 +57,10 @@ export function createFrameDecoder(format: StreamFormat, emit: (frame: Frame) =>
 
   /** One complete piece between separators (json-seq: after RS; jsonl: before LF). */
   const piece = (buf: Buffer, offset: number, atEnd: boolean) => {
+    // The same bound whether the record spanned chunks (caught while buffering) or arrived whole.
+    if (buf.length > maxRecordBytes) {
+      return invalid('too-large', offset, buf.length, buf.subarray(0, SNIPPET).toString('utf8'), `record larger than ${maxRecordBytes} bytes`);
+    }
     if (format === 'json-seq') {
       // RFC 7464: a record is RS, JSON text, LF. Text not ending in LF was cut short.
       if (buf.length === 0) return; // two RS in a row: an empty record is ignored by parsers

@@ -42,6 +42,12 @@ describe('json-seq decoding (RFC 7464)', () => {
     expect(values(decode('json-seq', ['junk\n\x1e{"a":1}\n']))).toEqual(['invalid:malformed', { a: 1 }]);
   });
 
+  it('refuses a record above the byte limit also when it arrives in one chunk', () => {
+    const big = `\x1e{"x":"${'y'.repeat(100)}"}\n\x1e{"ok":true}\n`;
+    expect(values(decode('json-seq', [big], 50))).toEqual(['invalid:too-large', { ok: true }]);
+    expect(values(decode('jsonl', [`{"x":"${'y'.repeat(100)}"}\n{"ok":true}\n`], 50))).toEqual(['invalid:too-large', { ok: true }]);
+  });
+
   it('turns a record above the byte limit into one too-large frame and resumes after it', () => {
     const big = `\x1e{"x":"${'y'.repeat(100)}"}\n`;
     expect(values(decode('json-seq', [big.slice(0, 40), big.slice(40), '\x1e{"ok":true}\n'], 50))).toEqual(['invalid:too-large', { ok: true }]);
