@@ -82,6 +82,8 @@ const DDL = `
     row_hash TEXT NOT NULL,
     updated_at TEXT NOT NULL,
     PRIMARY KEY (scope, keyed, legacy_key)) WITHOUT ROWID;
+  -- Batch ids only grow, so this index is appended to; it lets one statement settle a batch.
+  CREATE INDEX IF NOT EXISTS records_by_batch ON records (last_batch);
 
   CREATE TABLE IF NOT EXISTS jobs (
     id INTEGER PRIMARY KEY,

@@ -25,10 +25,10 @@ describe('json-seq batches', () => {
     const a = item(1);
     expect(a.frame).toBe('\x1e{"referenceId":"00000000-0000-4000-8000-000000000001","type":"person","initials":"J.","surname":"Jansen1"}\n');
     expect(a.bytes).toBe(Buffer.byteLength(a.frame));
-    expect(a.contentHash).toMatch(/^[0-9a-f]{32}$/);
-    expect(item(1).contentHash).toBe(a.contentHash);
-    expect(item(1, 'Jansen-changed').contentHash).not.toBe(a.contentHash);
-    expect(a.entityType).toBe('person');
+    expect(a.record.contentHash).toMatch(/^[0-9a-f]{32}$/);
+    expect(item(1).record.contentHash).toBe(a.record.contentHash);
+    expect(item(1, 'Jansen-changed').record.contentHash).not.toBe(a.record.contentHash);
+    expect(a.record).toMatchObject({ legacyKey: 'K1', referenceId: '00000000-0000-4000-8000-000000000001', entityType: 'person' });
   });
 
   it('closes a batch at the record bound, in order, and flushes the rest', () => {

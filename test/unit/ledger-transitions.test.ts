@@ -81,6 +81,26 @@ describe('ledger transitions', () => {
     expect(ledger.isSettled(scope, mig, 'K9999', 'h1')).toBe(false);
   });
 
+  it('finds the settled records of a group in one go, and knows when nothing is settled yet', () => {
+    expect(ledger.hasSettled(scope, mig)).toBe(false);
+    const batch = ledger.beginBatch(runId, scope, mig, [rec(1), rec(2), rec(3)], 300);
+    expect(ledger.hasSettled(scope, mig)).toBe(false);
+    ledger.finishBatch(scope, batch, [
+      { legacyKey: 'K0001', state: 'staged' },
+      { legacyKey: 'K0002', state: 'staged' },
+      { legacyKey: 'K0003', state: 'failed', errors: [] },
+    ]);
+    expect(ledger.hasSettled(scope, mig)).toBe(true);
+    expect(ledger.hasSettled(scope, ledger.migrationNo(OTHER_MIGRATION))).toBe(false);
+    const keys = ledger.settledKeys(scope, mig, [
+      { legacyKey: 'K0001', contentHash: 'h1' },
+      { legacyKey: 'K0002', contentHash: 'changed' },
+      { legacyKey: 'K0003', contentHash: 'h3' },
+      { legacyKey: 'K0004', contentHash: 'h4' },
+    ]);
+    expect([...keys]).toEqual(['K0001']);
+  });
+
   it('counts attempts across sends and clears old errors when a record is sent again', () => {
     const first = ledger.beginBatch(runId, scope, mig, [rec(1)], 100);
     ledger.finishBatch(scope, first, [{ legacyKey: 'K0001', state: 'failed', errors: [{ stage: 'staging', field: 'surname', code: 'INVALID_FIELD_VALUE', message: 'x' }] }]);
@@ -244,14 +264,17 @@ describe('ledger runs', () => {
     ledger.setRunMigration(run.id, MIGRATION);
     const mig = ledger.migrationNo(MIGRATION);
     const b = ledger.beginBatch(run.id, scope, mig, [rec(1), rec(2)], 200);
-    ledger.finishBatch(scope, b, [{ legacyKey: 'K0001', state: 'staged' }]);
+    ledger.finishBatch(scope, b, [
+      { legacyKey: 'K0001', state: 'staged' },
+      { legacyKey: 'K0002', state: 'failed', errors: [{ stage: 'staging', field: '', code: 'NO_STAGING_RESULT', message: 'm' }] },
+    ]);
     ledger.finishRun(run.id, 'completed');
     const [status] = ledger.status();
     expect(status).toMatchObject({
       pipeline: 'crm',
       component: 'Counterparties',
       records: 2,
-      byState: { mapped: 0, rejected: 0, in_flight: 1, staged: 1, failed: 0, invalid: 0, imported: 0 },
+      byState: { mapped: 0, rejected: 0, in_flight: 0, staged: 1, failed: 1, invalid: 0, imported: 0 },
       lastRun: { id: run.id, status: 'completed', migrationId: MIGRATION },
       lastBatch: { id: b, state: 'done', records: 2 },
     });

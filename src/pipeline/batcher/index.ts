@@ -20,8 +20,9 @@ export interface BatchLimits {
 
 export const DEFAULT_BATCH_LIMITS: BatchLimits = { maxRecords: 1000, maxBytes: 4 * 1024 * 1024, format: 'json-seq' };
 
-/** One record ready for a batch: what the ledger keeps, plus its encoded frame. */
-export interface BatchItem extends LedgerRecordInput {
+/** One record ready for a batch: what the ledger keeps, and its encoded frame. */
+export interface BatchItem {
+  record: LedgerRecordInput;
   /** The record as one json-seq / JSON Lines frame. */
   frame: string;
   /** UTF-8 length of the frame. */
@@ -43,6 +44,7 @@ export interface Batch {
  * @example
  *   const item = prepareRecord({ legacyKey: 'K1', referenceId, record, provenance }, 'json-seq');
  *   item.frame // '\x1e{"referenceId":…}\n'
+ *   item.record.contentHash // 32 hex digits
  */
 export function prepareRecord(
   input: { legacyKey: string; referenceId: string; record: { type?: unknown }; provenance: RecordProvenance },
@@ -50,12 +52,14 @@ export function prepareRecord(
 ): BatchItem {
   const frame = encodeFrame(format, input.record);
   return {
-    legacyKey: input.legacyKey,
-    referenceId: input.referenceId,
-    entityType: typeof input.record.type === 'string' ? input.record.type : undefined,
-    // 128 bits of sha256 are plenty to tell a changed record from an unchanged one.
-    contentHash: hash('sha256', frame, 'hex').slice(0, 32),
-    provenance: input.provenance,
+    record: {
+      legacyKey: input.legacyKey,
+      referenceId: input.referenceId,
+      entityType: typeof input.record.type === 'string' ? input.record.type : undefined,
+      // 128 bits of sha256 are plenty to tell a changed record from an unchanged one.
+      contentHash: hash('sha256', frame, 'hex').slice(0, 32),
+      provenance: input.provenance,
+    },
     frame,
     bytes: Buffer.byteLength(frame),
   };
@@ -88,8 +92,7 @@ export class Batcher {
     let closed: Batch | undefined;
     if (this.records.length > 0 && (this.records.length >= this.limits.maxRecords || this.bytes + item.bytes > this.limits.maxBytes)) closed = this.flush();
     this.frames.push(item.frame);
-    const { frame: _frame, bytes: _bytes, ...record } = item;
-    this.records.push(record);
+    this.records.push(item.record);
     this.bytes += item.bytes;
     // A full batch goes out now instead of waiting for one more record.
     if (closed === undefined && this.records.length >= this.limits.maxRecords) closed = this.flush();

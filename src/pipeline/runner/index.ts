@@ -16,12 +16,15 @@ import { createClient, type ClientLogger, type ClientOptions } from '../../clien
 import { StagecoachError, type ErrorCode } from '../../contract/errors.js';
 import type { Component, StagingResult } from '../../contract/migration.js';
 import { openLedger, type Ledger, type LedgerRejectInput, type RecordState } from '../../ledger/index.js';
-import { Batcher, prepareRecord, type Batch } from '../batcher/index.js';
+import { Batcher, prepareRecord, type Batch, type BatchItem } from '../batcher/index.js';
 import { loadPipeline, readPipeline, type PipelineDefinition } from '../read-pipeline.js';
 import { listSourceFiles } from '../source/index.js';
 import type { MappedRow } from '../types.js';
 import { clientSink, Uploader, type BatchEvent, type StagingSink } from '../uploader/index.js';
 import { rejectInput, uploadLedger } from './run-ledger.js';
+
+/** Mapped records looked up in the ledger together (one read transaction per group). */
+const LOOKUP_GROUP = 500;
 
 /** Where the ledger lives unless told otherwise (relative to the working folder). */
 export const DEFAULT_LEDGER_FILE = '.stagecoach/ledger.db';
@@ -208,6 +211,7 @@ async function runWith(def: PipelineDefinition, ledger: Ledger, client: Pipeline
   let uploader: Uploader | undefined;
   let batcher: Batcher | undefined;
   let migrationNo: number | null = null;
+  let lookups: BatchItem[] | undefined;
   const rejects: LedgerRejectInput[] = [];
   const flushRejects = () => {
     ledger.recordRejects(run.id, scope, rejects);
@@ -247,6 +251,21 @@ async function runWith(def: PipelineDefinition, ledger: Ledger, client: Pipeline
       await uploader!.submit(batch);
     };
 
+    // Skipping unchanged records needs a ledger lookup per record; a ledger with nothing settled
+    // in this migration (a first run) cannot have a hit, so the lookups are left out. Otherwise
+    // they go in groups, one read transaction each.
+    lookups = ledger.hasSettled(scope, migrationNo) ? [] : undefined;
+    const resolveLookups = async () => {
+      if (!lookups || lookups.length === 0) return;
+      const group = lookups;
+      lookups = [];
+      const settled = ledger.settledKeys(scope, migrationNo!, group.map((i) => i.record));
+      for (const item of group) {
+        if (settled.has(item.record.legacyKey)) report.skippedUnchanged++;
+        else await submit(batcher!.add(item));
+      }
+    };
+
     const rows = readPipeline(def, { signal: readAbort.signal, ...(options.corrections ? { corrections: options.corrections } : {}) });
     for await (const row of rows) {
       report.rowsRead++;
@@ -259,13 +278,16 @@ async function runWith(def: PipelineDefinition, ledger: Ledger, client: Pipeline
       } else {
         report.mapped++;
         const item = prepareRecord(mappedInput(row), format);
-        if (ledger.isSettled(scope, migrationNo, item.legacyKey, item.contentHash)) report.skippedUnchanged++;
-        else await submit(batcher.add(item));
+        if (!lookups) await submit(batcher.add(item));
+        else if (lookups.push(item) >= LOOKUP_GROUP) await resolveLookups();
       }
       progress.row(row);
       if (uploader.failure || readAbort.signal.aborted) break;
     }
-    if (!uploader.failure && !readAbort.signal.aborted) await submit(batcher.flush());
+    if (!uploader.failure && !readAbort.signal.aborted) {
+      await resolveLookups();
+      await submit(batcher.flush());
+    }
   } catch (err) {
     failure = err;
   } finally {
@@ -276,10 +298,22 @@ async function runWith(def: PipelineDefinition, ledger: Ledger, client: Pipeline
   // Wind down: whatever stopped the run, the ledger ends consistent.
   try {
     if (rejects.length > 0) flushRejects();
-    if (batcher && batcher.pending > 0) {
-      const pending = batcher.takePending();
-      ledger.recordUnsent(run.id, scope, migrationNo, pending.records, pending.bytes);
-      report.unsent += pending.records.length;
+    const unsent = batcher ? batcher.takePending() : { records: [], bytes: 0 };
+    if (lookups && lookups.length > 0 && migrationNo !== null) {
+      const settled = ledger.settledKeys(scope, migrationNo, lookups.map((i) => i.record));
+      for (const item of lookups) {
+        if (settled.has(item.record.legacyKey)) {
+          report.skippedUnchanged++;
+        } else {
+          unsent.records.push(item.record);
+          unsent.bytes += item.bytes;
+        }
+      }
+      lookups = [];
+    }
+    if (unsent.records.length > 0) {
+      ledger.recordUnsent(run.id, scope, migrationNo, unsent.records, unsent.bytes);
+      report.unsent += unsent.records.length;
     }
     if (uploader) {
       const up = await uploader.drain();
