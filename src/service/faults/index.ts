@@ -18,6 +18,7 @@ import { HttpProblem, sendProblem } from '../http/problem.js';
 import { createRandom, type Random } from './random.js';
 import { parseFaultSpec, ruleMatches, type FaultRule } from './rules.js';
 import { adminRoutes, ADMIN_PREFIX } from './route-admin.js';
+import { FaultStats } from './stats.js';
 
 export { parseFaultSpec, type FaultRule } from './rules.js';
 
@@ -52,10 +53,20 @@ interface CutPlan {
   after?: number;
   random: Random;
   rule: string;
+  /** Counts the cut once it happens. */
+  onCut: () => void;
 }
 /** Planned cuts by raw request; stream routes look here through `streamWriter`. */
 const cuts = new WeakMap<IncomingMessage, CutPlan>();
 const resets = new WeakMap<IncomingMessage, { after: number; rule: string }>();
+/** Requests already counted as faulted (a request may meet latency, then a reset). */
+const faultedRequests = new WeakSet<IncomingMessage>();
+function countFault(stats: FaultStats, raw: IncomingMessage, kind: FaultRule['kind'], status?: number): void {
+  stats.fire(kind, status);
+  if (faultedRequests.has(raw)) return;
+  faultedRequests.add(raw);
+  stats.faultedRequest();
+}
 
 /**
  * Installs the fault hooks and the admin endpoint; call it before the routes are registered.
@@ -64,11 +75,14 @@ const resets = new WeakMap<IncomingMessage, { after: number; rule: string }>();
 export function installFaults(app: FastifyInstance, ctx: ServiceContext): void {
   const faults = new FaultController(ctx.config.faults, ctx.config.faultSeed);
   if (faults.active) ctx.logger.warn({ faults: faults.spec, seed: faults.seed }, 'fault injection is ON');
-  adminRoutes(app, ctx, faults);
+  const stats = new FaultStats();
+  adminRoutes(app, ctx, faults, stats);
 
   app.addHook('onRequest', (request, reply, done) => {
-    if (!faults.active || request.url.startsWith(ADMIN_PREFIX)) return done();
-    decide(faults, ctx, request, reply).then(
+    if (request.url.startsWith(ADMIN_PREFIX)) return done();
+    stats.track(`${request.method} ${request.routeOptions.url ?? '(no route)'}`, reply.raw);
+    if (!faults.active) return done();
+    decide(faults, ctx, request, reply, stats).then(
       (handled) => {
         if (!handled) done();
       },
@@ -85,6 +99,7 @@ export function installFaults(app: FastifyInstance, ctx: ServiceContext): void {
         seen += chunk.length;
         if (seen <= plan.after) return callback(null, chunk);
         ctx.logger.info({ rule: plan.rule, url: request.url, bytes: seen }, 'injected fault: connection reset during the request body');
+        countFault(stats, request.raw, 'reset');
         request.raw.socket.destroy();
         callback(new Error(`injected fault: connection reset (${plan.rule})`));
       },
@@ -100,7 +115,7 @@ export function installFaults(app: FastifyInstance, ctx: ServiceContext): void {
 }
 
 /** Applies the matching rules to one request; true when the request was answered or dropped. */
-async function decide(faults: FaultController, ctx: ServiceContext, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+async function decide(faults: FaultController, ctx: ServiceContext, request: FastifyRequest, reply: FastifyReply, stats: FaultStats): Promise<boolean> {
   const path = request.url.split('?')[0]!;
   let delay = 0;
   let status: FaultRule | undefined;
@@ -119,12 +134,16 @@ async function decide(faults: FaultController, ctx: ServiceContext, request: Fas
       else cut ??= rule;
     }
   }
-  if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+  if (delay > 0) {
+    countFault(stats, request.raw, 'latency');
+    await new Promise((r) => setTimeout(r, delay));
+  }
   if (reset) {
     if (hasBody(request.raw)) {
       resets.set(request.raw, { after: reset.after ?? 0, rule: reset.text });
     } else {
       ctx.logger.info({ rule: reset.text, url: request.url }, 'injected fault: connection reset');
+      countFault(stats, request.raw, 'reset');
       reply.hijack();
       request.raw.socket.destroy();
       return true;
@@ -132,6 +151,7 @@ async function decide(faults: FaultController, ctx: ServiceContext, request: Fas
   }
   if (status) {
     ctx.logger.info({ rule: status.text, url: request.url, status: status.status }, 'injected fault: error status');
+    countFault(stats, request.raw, 'status', status.status);
     const headers: Record<string, string> = { 'x-injected-fault': status.text };
     if (status.retryAfter !== undefined) headers['retry-after'] = String(status.retryAfter);
     const problem = new HttpProblem(status.status!, 'INJECTED_FAULT', `injected fault: rule \`${status.text}\` answered ${status.status} (fault injection is on; see docs/fault-injection.md)`, {
@@ -140,7 +160,7 @@ async function decide(faults: FaultController, ctx: ServiceContext, request: Fas
     sendProblem(reply, problem, request.url);
     return true;
   }
-  if (cut) cuts.set(request.raw, { after: cut.after, random: faults.random, rule: cut.text });
+  if (cut) cuts.set(request.raw, { after: cut.after, random: faults.random, rule: cut.text, onCut: () => countFault(stats, request.raw, 'cut') });
   return false;
 }
 
@@ -180,6 +200,7 @@ export function streamWriter(request: FastifyRequest, res: ServerResponse): (chu
     const start = end === 0 ? 0 : buf.lastIndexOf(0x0a, end - 1) + 1;
     const at = start + 1 + Math.floor(plan.random.next() * Math.max(1, end - start - 1));
     cutDone = true;
+    plan.onCut();
     // The route may call res.end() right after this write; that must not finish the response
     // properly, so end() is disabled for this one response and the socket is destroyed once
     // the partial record has been flushed to it.

@@ -5,6 +5,8 @@
  *   GET    /_admin/faults                       {faults, seed, rules}
  *   PUT    /_admin/faults  {"faults": "<spec>", "seed"?: n}   replaces the rules, restarts the generator
  *   DELETE /_admin/faults                       clears every rule (204)
+ *   GET    /_admin/faults/stats                 requests, faults fired, most requests in progress per route
+ *   DELETE /_admin/faults/stats                 starts the counters afresh (204)
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -12,13 +14,14 @@ import { StagecoachError } from '../../contract/errors.js';
 import type { ServiceContext } from '../context.js';
 import { HttpProblem } from '../http/problem.js';
 import type { FaultController } from './index.js';
+import type { FaultStats } from './stats.js';
 
 export const ADMIN_PREFIX = '/_admin/';
 const PATH = '/_admin/faults';
 
 const bodySchema = z.object({ faults: z.string().nullable(), seed: z.number().int().optional() });
 
-export function adminRoutes(app: FastifyInstance, ctx: ServiceContext, faults: FaultController): void {
+export function adminRoutes(app: FastifyInstance, ctx: ServiceContext, faults: FaultController, stats: FaultStats): void {
   const show = () => ({
     faults: faults.spec,
     seed: faults.seed,
@@ -44,6 +47,18 @@ export function adminRoutes(app: FastifyInstance, ctx: ServiceContext, faults: F
     }
     ctx.logger.warn({ faults: faults.spec, seed: faults.seed }, faults.active ? 'fault injection rules replaced' : 'fault injection cleared');
     return show();
+  });
+
+  // Counters of requests, fired faults and the most requests in progress at once per route
+  // (stats.ts), for reliability tests; DELETE starts them afresh.
+  app.get(`${PATH}/stats`, { config: { public: true } }, async (request) => {
+    requireLoopback(request);
+    return stats.view();
+  });
+  app.delete(`${PATH}/stats`, { config: { public: true } }, async (request, reply) => {
+    requireLoopback(request);
+    stats.reset();
+    return reply.status(204).send();
   });
 
   app.delete(PATH, { config: { public: true } }, async (request, reply) => {
