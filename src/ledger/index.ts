@@ -3,6 +3,7 @@
  * use these typed functions; the tables are described in docs/ledger.md.
  */
 export { openLedger, Ledger, LedgerJobs, keylessKey, type Scope, type StartRunInput } from './ledger.js';
+export { openLedgerWriter, type LedgerWriter } from './writer.js';
 export { LEDGER_SCHEMA_VERSION, WAL_AUTOCHECKPOINT_PAGES } from './schema.js';
 export {
   RECORD_STATES,

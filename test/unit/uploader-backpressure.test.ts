@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { openLedger, type Ledger, type Scope } from '../../src/ledger/index.js';
+import { openLedger, openLedgerWriter, type Ledger, type Scope } from '../../src/ledger/index.js';
 import { Batcher, prepareRecord, type Batch, type BatchItem } from '../../src/pipeline/batcher/index.js';
 import { matchResults, Uploader, type StagingSink } from '../../src/pipeline/uploader/index.js';
 import { uploadLedger } from '../../src/pipeline/runner/run-ledger.js';
@@ -69,7 +69,7 @@ describe('staging upload window', () => {
     };
     const uploader = new Uploader({
       sink,
-      ledger: uploadLedger(ledger, runId, scope, mig),
+      ledger: uploadLedger(openLedgerWriter(ledger, { thread: 'main' }), runId, scope, mig),
       inFlight: window,
       onBatch: (e) => {
         if (e.type === 'done') settled += e.staged + e.failed;
@@ -111,7 +111,7 @@ describe('staging upload window', () => {
         { referenceId: '', isSuccessful: false, errors: [{ field: '', message: 'PAYLOAD_TOO_LARGE' }] },
       ],
     };
-    const uploader = new Uploader({ sink, ledger: uploadLedger(ledger, runId, scope, mig), inFlight: 2 });
+    const uploader = new Uploader({ sink, ledger: uploadLedger(openLedgerWriter(ledger, { thread: 'main' }), runId, scope, mig), inFlight: 2 });
     await uploader.submit(batch);
     const report = await uploader.drain();
     expect(report.failedByCode).toEqual({ MISSING_REQUIRED_FIELD: 1, NO_STAGING_RESULT: 1 });
@@ -141,7 +141,7 @@ describe('staging upload window', () => {
         return acceptAll(body);
       },
     };
-    const uploader = new Uploader({ sink, ledger: uploadLedger(ledger, runId, scope, mig), inFlight: 1 });
+    const uploader = new Uploader({ sink, ledger: uploadLedger(openLedgerWriter(ledger, { thread: 'main' }), runId, scope, mig), inFlight: 1 });
     const batches: Batch[] = [];
     const batcher = new Batcher({ maxRecords: 2, maxBytes: 1 << 20, format: 'json-seq' });
     for (let n = 1; n <= 6; n++) {
@@ -172,7 +172,7 @@ describe('staging upload window', () => {
           signal!.addEventListener('abort', () => reject(new StagecoachError('ABORTED', 'PUT /staging was aborted')), { once: true });
         }),
     };
-    const uploader = new Uploader({ sink, ledger: uploadLedger(ledger, runId, scope, mig), inFlight: 2, signal: ac.signal });
+    const uploader = new Uploader({ sink, ledger: uploadLedger(openLedgerWriter(ledger, { thread: 'main' }), runId, scope, mig), inFlight: 2, signal: ac.signal });
     const batcher = new Batcher({ maxRecords: 3, maxBytes: 1 << 20, format: 'json-seq' });
     for (let n = 1; n <= 2; n++) batcher.add(item(n));
     await uploader.submit(batcher.flush()!);

@@ -15,7 +15,7 @@ import { resolve } from 'node:path';
 import { createClient, type ClientLogger, type ClientOptions } from '../../client/index.js';
 import { StagecoachError, type ErrorCode } from '../../contract/errors.js';
 import type { Component, StagingResult } from '../../contract/migration.js';
-import { openLedger, type Ledger, type LedgerRejectInput, type RecordState } from '../../ledger/index.js';
+import { openLedger, openLedgerWriter, type Ledger, type LedgerRejectInput, type LedgerWriter, type RecordState } from '../../ledger/index.js';
 import { Batcher, prepareRecord, type Batch, type BatchItem } from '../batcher/index.js';
 import { loadPipeline, readPipeline, type PipelineDefinition } from '../read-pipeline.js';
 import { listSourceFiles } from '../source/index.js';
@@ -67,6 +67,8 @@ export interface RunPipelineOptions {
   /** Every batch's moments (in flight, answered, done, failed). */
   onBatch?: (event: BatchEvent) => void;
   logger?: RunLogger;
+  /** Where the ledger's record writes run: a worker thread (default when built) or this thread. */
+  ledgerThread?: 'auto' | 'main' | 'worker';
   /**
    * Replaces the staging upload (tests, dry runs against something else). Default: the client's
    * `migrations.stageCounterparties` for the run's migration.
@@ -213,9 +215,10 @@ async function runWith(def: PipelineDefinition, ledger: Ledger, client: Pipeline
   let migrationNo: number | null = null;
   let lookups: BatchItem[] | undefined;
   const rejects: LedgerRejectInput[] = [];
+  let writer: LedgerWriter | undefined;
   const flushRejects = () => {
-    ledger.recordRejects(run.id, scope, rejects);
-    rejects.length = 0;
+    // Not awaited: the writer applies writes in order and close() reports a failure.
+    void writer?.recordRejects(run.id, scope, rejects.splice(0));
   };
   const progress = progressTracker(def, options, report, () => uploader, started);
   let failure: unknown;
@@ -228,12 +231,13 @@ async function runWith(def: PipelineDefinition, ledger: Ledger, client: Pipeline
     ledger.setRunMigration(run.id, migration.referenceId);
     migrationNo = ledger.migrationNo(migration.referenceId);
     await progress.init();
+    writer = openLedgerWriter(ledger, { thread: options.ledgerThread ?? 'auto' });
 
     const format = 'json-seq' as const;
     const sink = options.sink ?? clientSink(client!.migrations, migration.referenceId);
     uploader = new Uploader({
       sink,
-      ledger: uploadLedger(ledger, run.id, scope, migrationNo),
+      ledger: uploadLedger(writer, run.id, scope, migrationNo),
       inFlight: def.concurrency.inFlight,
       format,
       ...(options.signal ? { signal: options.signal } : {}),
@@ -311,8 +315,8 @@ async function runWith(def: PipelineDefinition, ledger: Ledger, client: Pipeline
       }
       lookups = [];
     }
-    if (unsent.records.length > 0) {
-      ledger.recordUnsent(run.id, scope, migrationNo, unsent.records, unsent.bytes);
+    if (unsent.records.length > 0 && writer) {
+      void writer.recordUnsent(run.id, scope, migrationNo, unsent.records, unsent.bytes);
       report.unsent += unsent.records.length;
     }
     if (uploader) {
@@ -329,6 +333,11 @@ async function runWith(def: PipelineDefinition, ledger: Ledger, client: Pipeline
       });
       failure ??= uploader.failure;
     }
+  } catch (err) {
+    failure ??= err;
+  }
+  try {
+    await writer?.close(); // every write of the run is in the ledger after this
   } catch (err) {
     failure ??= err;
   }

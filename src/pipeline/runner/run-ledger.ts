@@ -3,19 +3,20 @@
  * pipeline's scope and the migration, and rejected rows turned into ledger rows with their
  * provenance and every reason.
  */
-import type { Ledger, LedgerRejectInput, RecordError, Scope } from '../../ledger/index.js';
+import type { LedgerRejectInput, LedgerWriter, RecordError, Scope } from '../../ledger/index.js';
 import type { MappedRow, RejectReason } from '../types.js';
 import type { UploadLedger } from '../uploader/index.js';
 
 /**
  * Binds the uploader's writes to one run.
- * @example const uploader = new Uploader({ sink, ledger: uploadLedger(ledger, run.id, scope, migrationNo), inFlight: 4 });
+ * @example const uploader = new Uploader({ sink, ledger: uploadLedger(writer, run.id, scope, migrationNo), inFlight: 4 });
  */
-export function uploadLedger(ledger: Ledger, runId: number, scope: Scope, migrationNo: number): UploadLedger {
+export function uploadLedger(writer: LedgerWriter, runId: number, scope: Scope, migrationNo: number): UploadLedger {
   return {
-    beginBatch: (batch) => ledger.beginBatch(runId, scope, migrationNo, batch.records, batch.bytes),
-    finishBatch: (batchId, outcomes) => ledger.finishBatch(scope, batchId, outcomes),
-    failBatch: (batchId, error) => ledger.failBatch(batchId, error),
+    beginBatch: (batch) => writer.beginBatch(runId, scope, migrationNo, batch.records, batch.bytes),
+    // Only the refusals travel: every other record of the batch is staged by one statement.
+    finishBatch: (batchId, outcomes) => writer.finishBatch(scope, batchId, outcomes.filter((o) => o.state !== 'staged')),
+    failBatch: (batchId, error) => writer.failBatch(batchId, error),
   };
 }
 
