@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { createClient, type ClientOptions, type StagecoachClient } from '../client/index.js';
 import { StagecoachError } from '../contract/errors.js';
 import { openLedger } from '../ledger/index.js';
+import { loadPipeline } from '../pipeline/read-pipeline.js';
 import { DEFAULT_LEDGER_FILE, runPipeline, type RunLogger, type RunProgress, type RunReport } from '../pipeline/runner/index.js';
 import { runChain, type ChainEvent, type ChainOutcome } from './chain.js';
 import { followLogs } from './logs-follow.js';
@@ -60,15 +61,17 @@ export async function migrate(options: MigrateOptions): Promise<MigrateResult> {
   const client = options.client ?? (options.connection ? (own = createClient(options.connection)) : undefined);
   if (!client) throw new StagecoachError('CONFIG_INVALID', 'migrate needs a client or a connection to reach the platform');
   try {
-    const run = await runPipeline({
-      pipelineFile: options.pipelineFile,
-      client,
-      ledgerFile,
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.corrections ? { corrections: options.corrections } : {}),
-      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-      ...(options.logger ? { logger: options.logger } : {}),
-    });
+    const run =
+      (options.corrections ? undefined : await importedRun(ledgerFile, options.pipelineFile, options.logger)) ??
+      (await runPipeline({
+        pipelineFile: options.pipelineFile,
+        client,
+        ledgerFile,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.corrections ? { corrections: options.corrections } : {}),
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+        ...(options.logger ? { logger: options.logger } : {}),
+      }));
     if (run.status === 'interrupted') throw new StagecoachError('ABORTED', `Interrupted while staging run ${run.runId}; run migrate again to continue`);
     if (run.status === 'failed') throw new StagecoachError(run.error?.code ?? 'INTERNAL_ERROR', `Staging failed in run ${run.runId}: ${run.error?.message ?? 'unknown error'}`);
     const migrationId = run.migrationId!;
@@ -105,5 +108,29 @@ export async function migrate(options: MigrateOptions): Promise<MigrateResult> {
     }
   } finally {
     await own?.close();
+  }
+}
+
+/**
+ * The staging run of this pipeline's migration when that migration's import was already started
+ * (the ledger holds its import job, running or done): staging is closed then, and a migrate
+ * that was killed after it (during the import, the counts or the report) must resume that
+ * migration's chain, not stage every record again into a new migration.
+ */
+async function importedRun(ledgerFile: string, pipelineFile: string, logger: RunLogger | undefined): Promise<RunReport | undefined> {
+  const def = await loadPipeline(pipelineFile);
+  const ledger = openLedger(ledgerFile);
+  try {
+    const runs = ledger.runs(def.name);
+    const migrationId = runs.filter((r) => r.migrationId).at(-1)?.migrationId;
+    if (!migrationId) return undefined;
+    const job = ledger.jobs.latest(migrationId, 'import');
+    if (!job || job.state === 'failed') return undefined;
+    const staged = runs.filter((r) => r.migrationId === migrationId && r.status === 'completed' && r.report).at(-1);
+    if (!staged) return undefined;
+    logger?.info({ migration: migrationId, run: staged.id, job: job.jobId }, `the import of migration ${migrationId} was started by an earlier migrate: resuming its chain instead of staging again`);
+    return staged.report as RunReport;
+  } finally {
+    ledger.close();
   }
 }
