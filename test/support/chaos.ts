@@ -306,7 +306,8 @@ export async function serviceTruth(client: StagecoachClient, migrationId: string
   const result = await client.jobs.waitFor(jobId, { deadlineMs: 600_000 });
   const counts = { staged: 0, imported: 0 };
   if (result.jobType === 'Counts') {
-    for (const table of result.counts) {
+    // The TotalEntity table: one row per entity type (the Counterparty table splits the same records by type).
+    for (const table of result.counts.filter((t) => t.type === 'TotalEntity')) {
       for (const row of table.stagedRows) counts.staged += Number(row[1]);
       for (const row of table.importedRows) counts.imported += Number(row[1]);
     }
