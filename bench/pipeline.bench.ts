@@ -1,0 +1,96 @@
+/**
+ * The whole pipeline: `stagecoach run` (CSV → map → check → ledger → json-seq batches → four
+ * uploads in flight → results → ledger) against the embedded service, both in child processes
+ * so each one's peak RSS is its own, at 100,000 and 1,000,000 generated persons (quick: 10,000
+ * and 100,000). On the same file in the same run: the floor, csv-parse alone. Targets on the
+ * 2-core machine: 1,000,000 staged in under 45 s (≥ a fifth of the floor), client RSS under
+ * 200 MB and within 20% between the two sizes.
+ */
+import { spawn } from 'node:child_process';
+import { appendFileSync, createReadStream } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'csv-parse';
+import { mb, samplePeakRss, type BenchOptions, type BenchRow } from './harness.js';
+import { spawnService } from './counterparty-stream.bench.js';
+import { generateCrmSamples } from '../src/pipeline/samples/generate-crm.js';
+import type { RunReport } from '../src/pipeline/runner/index.js';
+
+export const title = 'pipeline run (CSV to staging, ledger, 4 in flight)';
+
+const CLI = join(import.meta.dirname, '..', 'src', 'cli', 'main.js');
+
+async function csvParseAlone(file: string): Promise<number> {
+  const started = performance.now();
+  let rows = 0;
+  for await (const _record of createReadStream(file).pipe(parse({ delimiter: ';', columns: true, relax_column_count: true }))) rows++;
+  return rows / ((performance.now() - started) / 1000);
+}
+
+/** `stagecoach run` in the samples folder; wall time, its report and its peak RSS. */
+function runCli(dir: string, url: string): Promise<{ ms: number; report: RunReport; peakRss: number }> {
+  return new Promise((resolveRun, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, [CLI, 'run', 'pipeline.yaml', '--json', '--base-url', url, '--log-level', 'warn'], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] });
+    const rss = samplePeakRss(child.pid!, 50);
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const ms = performance.now() - started;
+      const peakRss = rss.stop();
+      try {
+        resolveRun({ ms, report: JSON.parse(out) as RunReport, peakRss });
+      } catch {
+        reject(new Error(`run exited with ${code} without a report: ${out.slice(0, 500)}`));
+      }
+    });
+  });
+}
+
+const rate = (n: number, ms: number) => Math.round(n / (ms / 1000));
+
+export async function run(options: BenchOptions): Promise<BenchRow[]> {
+  const sizes = options.quick ? [10_000, 100_000] : [100_000, 1_000_000];
+  const rows: BenchRow[] = [];
+  const clientRss: number[] = [];
+  for (const persons of sizes) {
+    const dir = join(options.workDir, `crm-${persons}`);
+    const gen = await generateCrmSamples({ out: dir, persons, organisations: 0, seed: 42, defectsPer10k: 5 });
+    appendFileSync(join(dir, 'pipeline.yaml'), 'batching: { records: 2000, bytes: 4194304 }\nconcurrency: { inFlight: 4 }\n');
+    const size = `${persons.toLocaleString('en')} persons, ${mb(gen.bytes)} MB`;
+
+    const floor = await csvParseAlone(join(dir, 'klanten.csv'));
+    rows.push({ benchmark: title, metric: `csv-parse alone, ${persons.toLocaleString('en')}`, value: Math.round(floor), unit: 'rows/s', note: 'the floor, same file' });
+
+    const service = await spawnService(join(options.workDir, `service-${persons}`));
+    const serviceRss = samplePeakRss(service.pid, 50);
+    try {
+      const { ms, report, peakRss } = await runCli(dir, service.url);
+      const svcPeak = serviceRss.stop();
+      if (report.status !== 'completed' || !report.complete) throw new Error(`run ended ${report.status}${report.error ? `: ${report.error.code} ${report.error.message}` : ''}`);
+      clientRss.push(peakRss);
+      const staged = report.staged;
+      const wallRate = rate(staged, ms);
+      rows.push({
+        benchmark: title,
+        metric: `staged, ${persons.toLocaleString('en')}`,
+        value: wallRate,
+        unit: 'records/s',
+        note: `${size}; ${staged.toLocaleString('en')} staged, ${report.rejected} rejected in ${(ms / 1000).toFixed(1)} s whole process (${(report.durationMs / 1000).toFixed(1)} s in the run); ${Math.round((wallRate / floor) * 100)}% of the floor`,
+      });
+      rows.push({ benchmark: title, metric: `client peak RSS, ${persons.toLocaleString('en')}`, value: mb(peakRss), unit: 'MB', note: peakRss < 200 * 1024 * 1024 ? 'target < 200 MB met' : 'target < 200 MB NOT met' });
+      rows.push({ benchmark: title, metric: `service peak RSS, ${persons.toLocaleString('en')}`, value: mb(svcPeak), unit: 'MB' });
+      if (persons === 1_000_000) {
+        rows.push({ benchmark: title, metric: '1,000,000 staged in', value: Math.round(ms / 100) / 10, unit: 's', note: ms < 45_000 ? 'target < 45 s met' : 'target < 45 s NOT met' });
+      }
+    } finally {
+      serviceRss.stop();
+      await service.stop();
+    }
+  }
+  if (clientRss.length === 2) {
+    const growth = Math.round((clientRss[1]! / clientRss[0]! - 1) * 100);
+    rows.push({ benchmark: title, metric: 'client RSS growth, small → large', value: growth, unit: '%', note: Math.abs(growth) <= 20 ? 'target within 20% met' : 'target within 20% NOT met' });
+  }
+  return rows;
+}
