@@ -167,13 +167,16 @@ export interface WaitOptions {
 
 export function jobsApi(transport: Transport) {
   const start = async (migrationId: string, job: 'validate-staging' | 'import' | 'counts', opts: Signal) => {
-    // Starting a job twice is not harmless (two imports): retried only when surely unsent.
+    // Starting an import twice is not harmless (two imports): retried only when surely unsent.
+    // A validation or counts job only reads staging, so one started twice costs work, not data
+    // (and a service that dedupes, as the embedded one does, answers the running job's id):
+    // those starts are retried like any idempotent request.
     const res = await transport.text({
       method: 'PUT',
       path: `/migration-assistance/migrations/${seg(migrationId)}/jobs/${job}`,
       area: 'migration-assistance',
       contentType: 'application/json',
-      retry: 'unsent-only',
+      retry: job === 'import' ? 'unsent-only' : 'idempotent',
       signal: opts.signal,
     });
     try {
