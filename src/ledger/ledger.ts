@@ -45,6 +45,11 @@ export interface StartRunInput {
   pipelineFile: string;
   /** Hash of the pipeline and mapping files' content, to tell runs of changed definitions apart. */
   pipelineHash: string;
+  /**
+   * Whether this run reads every row (default true). A run over a corrections file reads only
+   * some rows, so it must not clear the keyless rejects the last full run reported.
+   */
+  readsEverything?: boolean;
 }
 
 interface RunDbRow {
@@ -203,7 +208,8 @@ export class Ledger {
    * Starts a run of a pipeline. In the same transaction: refuses when another live process is
    * running the same pipeline on this ledger, marks runs whose process died as `crashed` (their
    * unfinished batches `failed`; their records stay `in_flight` and are sent again), and clears
-   * the keyless rejects of the pipeline, which this run reports afresh as it reads.
+   * the keyless rejects of the pipeline, which this run reports afresh as it reads (unless it
+   * reads only a corrections file).
    */
   startRun(input: StartRunInput): { run: RunRow; scope: Scope; crashed: RunRow[] } {
     const scope = this.scope(input.pipeline, input.component);
@@ -223,7 +229,7 @@ export class Ledger {
         this.db.prepare(`UPDATE batches SET state = 'failed', error = 'the run ended before the results came back', finished_at = ? WHERE run = ? AND state IN ('building', 'in_flight')`).run(now, r.id);
         crashed.push(toRun({ ...r, status: 'crashed', finished_at: now }));
       }
-      this.w.dropKeyless.run(scope.id);
+      if (input.readsEverything !== false) this.w.dropKeyless.run(scope.id);
       const { lastInsertRowid } = this.db
         .prepare(`INSERT INTO runs (scope, pipeline_file, pipeline_hash, status, pid, host, started_at) VALUES (?, ?, ?, 'running', ?, ?, ?)`)
         .run(scope.id, input.pipelineFile, input.pipelineHash, process.pid, host, now);

@@ -244,7 +244,7 @@ describe('ledger runs', () => {
     ledger.close();
   });
 
-  it('clears keyless rejects when a run starts, since the run reports them afresh', () => {
+  it('clears keyless rejects when a full run starts, since the run reports them afresh, but not for a corrections run', () => {
     const ledger = openLedger(file);
     const { run, scope } = ledger.startRun(input);
     ledger.recordRejects(run.id, scope, [
@@ -252,6 +252,9 @@ describe('ledger runs', () => {
       { legacyKey: 'K0004', referenceId: undefined, errors: [{ stage: 'check', field: 'surname', code: 'MISSING_REQUIRED_FIELD', message: 'm' }], provenance: rec(4).provenance },
     ]);
     ledger.finishRun(run.id, 'completed', { rowsRead: 2 });
+    const corrections = ledger.startRun({ ...input, readsEverything: false });
+    expect([...ledger.records()].map((r) => r.legacyKey)).toEqual(['K0004', undefined]); // a corrections run reads only some rows
+    ledger.finishRun(corrections.run.id, 'completed');
     ledger.startRun(input);
     expect([...ledger.records()].map((r) => r.legacyKey)).toEqual(['K0004']);
     expect(ledger.run(run.id)).toMatchObject({ status: 'completed', report: { rowsRead: 2 } });

@@ -172,7 +172,13 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunRepor
 async function runWith(def: PipelineDefinition, ledger: Ledger, client: PipelineClient | undefined, options: RunPipelineOptions, retries: { count: number } | undefined): Promise<RunReport> {
   const log = options.logger;
   const started = performance.now();
-  const { run, scope, crashed } = ledger.startRun({ pipeline: def.name, component: def.component, pipelineFile: def.file, pipelineHash: await pipelineHash(def) });
+  const { run, scope, crashed } = ledger.startRun({
+    pipeline: def.name,
+    component: def.component,
+    pipelineFile: def.file,
+    pipelineHash: await pipelineHash(def),
+    readsEverything: options.corrections === undefined,
+  });
   for (const c of crashed) log?.warn({ run: c.id, pid: c.pid, startedAt: c.startedAt }, `run ${c.id} of ${def.name} ended without finishing (crashed); its in-flight records are sent again`);
 
   const report: RunReport = {
