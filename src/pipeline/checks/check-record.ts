@@ -42,9 +42,13 @@ export function checkRecord(record: unknown, already: readonly RejectReason[] | 
   return reasons.length > 0 ? { ok: false, reasons } : { ok: false, reasons: [] };
 }
 
-/** DUPLICATE_LEGACY_KEY when `first` is another row than this one. */
-export function duplicateReason(keyColumn: string, scope: string, key: string, first: KeyLocation | undefined, here: KeyLocation, files: readonly string[]): RejectReason | undefined {
-  if (!first || (first.fileIndex === here.fileIndex && first.line === here.line)) return undefined;
+/**
+ * DUPLICATE_LEGACY_KEY when an earlier row holds the key (`first`: its location, from
+ * `KeyIndex.add`, which answers only for a key some row added before). The location is not a
+ * row's identity: a minified JSON export has every element on line 1.
+ */
+export function duplicateReason(keyColumn: string, scope: string, key: string, first: KeyLocation | undefined, _here: KeyLocation, files: readonly string[]): RejectReason | undefined {
+  if (!first) return undefined;
   return {
     field: keyColumn,
     value: key,
