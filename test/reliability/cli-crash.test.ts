@@ -19,6 +19,7 @@ import {
   judge,
   killWhen,
   latestJob,
+  ledgerMigrations,
   ledgerIdsInState,
   ledgerIntegrity,
   readLedgerState,
@@ -183,6 +184,8 @@ describe('killing stagecoach migrate with SIGKILL', () => {
         expect(truth.migration).toMatchObject({ numberOfStagedEntities: PERSONS, numberOfImportedEntities: PERSONS, importStatus: 'Completed' });
         expect(truth.counts).toEqual({ staged: PERSONS, imported: PERSONS });
         expect(readLedgerState(ledger)!.records).toEqual({ imported: PERSONS });
+        // Every run went into the one migration (none staged everything again into a new one).
+        expect(ledgerMigrations(ledger)).toEqual([migrationId]);
         // Every kill point of the list was met, in every phase.
         expect(missed).toEqual([]);
         expect(kills.length).toBe(points.length);

@@ -97,13 +97,17 @@ export async function startServiceProcess(opts: { dataDir: string; port?: number
       c.stderr!.on('data', (d) => (err += d));
       const started = await new Promise<boolean>((resolve) => {
         let out = '';
+        // Its log may come first (e.g. the warning that fault injection is on): wait for the URL line.
         c.stdout!.on('data', (d) => {
           out += d;
-          if (out.includes('\n')) resolve(true);
+          if (/^http:\/\/\S+\n/m.test(out)) resolve(true);
         });
         c.once('exit', () => resolve(false));
       });
       if (started) {
+        c.once('exit', (code, signal) => {
+          if (signal !== 'SIGKILL' && signal !== 'SIGTERM') err += `\n[the service exited by itself: code ${code}, signal ${signal}]`;
+        });
         child = c;
         starts++;
         return;
@@ -221,6 +225,16 @@ export function ledgerIdsInState(file: string, state: string): string[] {
     return (db.prepare('SELECT reference_id AS id FROM records WHERE state = ? AND reference_id IS NOT NULL').all(state) as Array<{ id: string }>).map((r) => r.id);
   } catch {
     return [];
+  } finally {
+    db.close();
+  }
+}
+
+/** The distinct migrations the ledger's runs went into. */
+export function ledgerMigrations(file: string): string[] {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return (db.prepare('SELECT DISTINCT migration_id AS id FROM runs WHERE migration_id IS NOT NULL ORDER BY id').all() as Array<{ id: string }>).map((r) => r.id);
   } finally {
     db.close();
   }
@@ -396,6 +410,7 @@ export async function faultStats(baseUrl: string): Promise<FaultStatsBody> {
 
 export interface FaultStatsBody {
   requests: number;
+  routes: Record<string, number>;
   faulted: number;
   fired: { status: number; latency: number; reset: number; cut: number };
   statuses: Record<string, number>;
@@ -412,3 +427,87 @@ export async function setFaults(baseUrl: string, faults: string | null, seed?: n
 
 /** The staging route as the fault stats name it. */
 export const STAGING_ROUTE = 'PUT /counterparty-management/migrations/:id/staging/counterparties';
+
+// ---------------------------------------------------------------------------------------------
+// A pass-through proxy that watches the client from outside
+
+export interface ProxyStats {
+  requests: number;
+  /** Most staging uploads in progress at once, as the client opened them. */
+  maxStagingInFlight: number;
+  /** Staging uploads per batch (keyed by the batch's first referenceId): 1 + the retries it took. */
+  stagingAttempts: Map<string, number>;
+  /** Answers by status. */
+  statuses: Map<number, number>;
+  /** Token requests (GET /authentication/token/…). */
+  tokenRequests: number;
+}
+
+/**
+ * A loopback HTTP proxy in front of `target` that forwards every request and answer byte for byte
+ * (a connection the service drops is dropped towards the client too, so resets and cut streams
+ * reach it as they are) and records what the client did: its requests, the staging uploads it
+ * had open at once, and how often it sent each batch.
+ * @example const proxy = await startWatchingProxy(service.url); … proxy.stats().maxStagingInFlight
+ */
+export async function startWatchingProxy(target: string): Promise<{ url: string; stats(): ProxyStats; reset(): void; close(): Promise<void> }> {
+  const { createServer: createHttpServer, request: httpRequest } = await import('node:http');
+  const up = new URL(target);
+  let stats: ProxyStats = { requests: 0, maxStagingInFlight: 0, stagingAttempts: new Map(), statuses: new Map(), tokenRequests: 0 };
+  let active = 0;
+  const server = createHttpServer((req, res) => {
+    stats.requests++;
+    if ((req.url ?? '').startsWith('/authentication/token/')) stats.tokenRequests++;
+    const staging = req.method === 'PUT' && /\/staging\/counterparties$/.test((req.url ?? '').split('?')[0]!);
+    let open = staging;
+    const leave = () => {
+      if (open) active--;
+      open = false;
+    };
+    if (staging) stats.maxStagingInFlight = Math.max(stats.maxStagingInFlight, ++active);
+    const drop = () => {
+      leave();
+      res.destroy();
+    };
+    const upstream = httpRequest({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      stats.statuses.set(answer.statusCode ?? 0, (stats.statuses.get(answer.statusCode ?? 0) ?? 0) + 1);
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+      answer.on('close', () => {
+        if (!answer.complete) drop();
+      });
+    });
+    upstream.on('error', drop);
+    let head: string | undefined = staging ? '' : undefined;
+    const counted = stats;
+    req.on('data', (chunk: Buffer) => {
+      if (head === undefined) return;
+      head += chunk.toString('latin1');
+      const m = /"referenceId":"([0-9a-f-]{36})"/.exec(head);
+      if (m) {
+        counted.stagingAttempts.set(m[1]!, (counted.stagingAttempts.get(m[1]!) ?? 0) + 1);
+        head = undefined;
+      }
+    });
+    req.pipe(upstream);
+    res.on('close', () => {
+      leave();
+      // The client went away before the answer was complete: so does the request upstream.
+      if (!res.writableFinished) upstream.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stats: () => stats,
+    reset: () => {
+      stats = { requests: 0, maxStagingInFlight: 0, stagingAttempts: new Map(), statuses: new Map(), tokenRequests: 0 };
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -15,6 +15,8 @@ import type { FaultKind } from './rules.js';
 export interface FaultStatsView {
   /** Requests seen (the admin endpoint excluded). */
   requests: number;
+  /** Requests seen per "METHOD /route/:param". */
+  routes: Record<string, number>;
   /** Requests that met at least one fault that fired. */
   faulted: number;
   /** Faults that took effect, by kind (a cut counts when a stream was cut, a body reset when the socket was destroyed). */
@@ -31,6 +33,7 @@ export interface FaultStatsView {
 
 export class FaultStats {
   private requests = 0;
+  private routes = new Map<string, number>();
   private faulted = 0;
   private readonly fired: Record<FaultKind, number> = { status: 0, latency: 0, reset: 0, cut: 0 };
   private statuses: Record<string, number> = {};
@@ -41,6 +44,7 @@ export class FaultStats {
   /** Counts a request in progress on `route` until `res` closes. */
   track(route: string, res: ServerResponse): void {
     this.requests++;
+    this.routes.set(route, (this.routes.get(route) ?? 0) + 1);
     this.enter(route);
     this.enter('*');
     res.once('close', () => {
@@ -63,6 +67,7 @@ export class FaultStats {
   view(): FaultStatsView {
     return {
       requests: this.requests,
+      routes: Object.fromEntries(this.routes),
       faulted: this.faulted,
       fired: { ...this.fired },
       statuses: { ...this.statuses },
@@ -75,6 +80,7 @@ export class FaultStats {
   /** Starts counting afresh (requests in progress stay counted until they close). */
   reset(): void {
     this.requests = 0;
+    this.routes = new Map();
     this.faulted = 0;
     for (const k of Object.keys(this.fired) as FaultKind[]) this.fired[k] = 0;
     this.statuses = {};
