@@ -102,3 +102,28 @@ export async function detectEncoding(path: string, file: string, declared: Sourc
   }
   return resolveEncoding(declared, head.subarray(0, n));
 }
+
+// NUL, a byte-order mark inside the text, the replacement character a decoder puts for bytes it
+// cannot decode; lone UTF-16 surrogates are tested apart (isWellFormed).
+const TEXT_DEFECT = /[\u0000\ufeff\ufffd]/;
+
+/**
+ * What makes decoded text unfit to stage, or undefined: undecodable bytes (the file is not in
+ * the declared encoding), a NUL byte (binary data, or UTF-16 read as a one-byte encoding), a
+ * byte-order mark inside the text (files concatenated), a lone surrogate (broken UTF-16).
+ * @example textDefect('M\ufffdller') // 'undecodable bytes (U+FFFD)'
+ */
+export function textDefect(text: string): string | undefined {
+  const m = TEXT_DEFECT.exec(text);
+  if (m) return m[0] === '\u0000' ? 'a NUL byte' : m[0] === '\ufeff' ? 'a byte-order mark (U+FEFF)' : 'undecodable bytes (U+FFFD)';
+  if (!(text as string & { isWellFormed(): boolean }).isWellFormed()) return 'a lone UTF-16 surrogate';
+  return undefined;
+}
+
+/** The advice that goes with a text defect, given the encoding the file was read in. */
+export function textDefectHint(defect: string, encoding: string): string {
+  if (defect.startsWith('undecodable')) return `the file is not valid ${encoding}: declare its encoding, for example encoding: windows-1252`;
+  if (defect === 'a NUL byte') return 'binary data, or a UTF-16 file without a byte-order mark: declare encoding: utf-16le';
+  if (defect.startsWith('a byte-order mark')) return 'two exports glued together? remove the mark';
+  return 'broken UTF-16 text';
+}

@@ -15,7 +15,7 @@ import { parse, type CsvError, type Options, type Parser } from 'csv-parse';
 import type { SourceRow, SourceRowError } from '../types.js';
 import type { CsvOptions, SourceEncoding } from '../definition/schema.js';
 import { StagecoachError } from '../../contract/errors.js';
-import { detectEncoding, repairWindows1252, swap16Stream } from './encoding.js';
+import { detectEncoding, repairWindows1252, swap16Stream, textDefect, textDefectHint } from './encoding.js';
 
 export interface CsvFileOptions {
   /** Source name (pipeline file). */
@@ -122,23 +122,51 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
           failure = new StagecoachError('CONFIG_INVALID', `${file}:${at.line}: csv.columns names ${csv.columns.length} columns but the header has ${record.length}`, { file, line: at.line });
         }
         const missing = [...(opts.requiredColumns ?? [])].filter((c) => !columns!.includes(c) && !c.includes('.'));
-        if (missing.length > 0) {
+        const headerDefect = csv.columns ? undefined : textDefect(record.join(FIELD_SEPARATOR));
+        const doubled = [...(opts.requiredColumns ?? [])].filter((c) => columns!.indexOf(c) !== columns!.lastIndexOf(c));
+        if (missing.length > 0 && headerDefect) {
+          failure = new StagecoachError(
+            'CONFIG_INVALID',
+            `${file}:${at.line}: the header is not text in ${enc.name}: it holds ${headerDefect}; ${textDefectHint(headerDefect, enc.name)}; expected a header naming the columns ${missing.map((c) => JSON.stringify(c)).join(', ')}`,
+            { file, line: at.line },
+          );
+        } else if (missing.length > 0) {
           // Not thrown: csv-parse would turn it into a stream error, reported a tick later.
           failure = new StagecoachError(
             'CONFIG_INVALID',
             `${file}:${at.line}: the mapping reads column${missing.length > 1 ? 's' : ''} ${missing.map((c) => JSON.stringify(c)).join(', ')} that the header lacks; expected one of ${columns.map((c) => JSON.stringify(c)).join(', ')}`,
             { file, line: at.line },
           );
+        } else if (doubled.length > 0) {
+          // Which of the two would the mapping read? Neither guess is safe.
+          failure = new StagecoachError(
+            'CONFIG_INVALID',
+            `${file}:${at.line}: the header names column${doubled.length > 1 ? 's' : ''} ${doubled.map((c) => JSON.stringify(c)).join(', ')} more than once and the mapping reads ${doubled.length > 1 ? 'them' : 'it'}; rename the columns with csv.columns`,
+            { file, line: at.line },
+          );
         }
         return null;
       }
-      const provenance = { file, line: at.line, byteOffset: at.byteOffset, hash: hashFields(record) };
+      const joined = record.join(FIELD_SEPARATOR);
+      const provenance = { file, line: at.line, byteOffset: at.byteOffset, hash: sha256Hex(joined) };
       if (record.length !== width) {
         pending.push({
           source,
           provenance,
           code: 'SOURCE_ROW_INVALID',
           message: `${file}:${at.line}: wrong number of columns, expected ${width} (as the header), got ${record.length}`,
+          raw: record.join(csv.delimiter).slice(0, RAW_LIMIT),
+        } satisfies SourceRowError);
+        return null;
+      }
+      const defect = textDefect(joined);
+      if (defect) {
+        const at2 = record.findIndex((f) => textDefect(f) !== undefined);
+        pending.push({
+          source,
+          provenance,
+          code: 'SOURCE_ROW_INVALID',
+          message: `${file}:${at.line}: column ${JSON.stringify(columns[at2] ?? String(at2 + 1))} holds ${defect}, expected text in ${enc.name}; ${textDefectHint(defect, enc.name)}`,
           raw: record.join(csv.delimiter).slice(0, RAW_LIMIT),
         } satisfies SourceRowError);
         return null;
@@ -191,6 +219,15 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
     const batch = drain();
     if (failure) throw failure;
     if (batch.length > 0) yield batch;
+    if (columns === undefined) {
+      // Nothing at all, not even a header: an export that failed, not an empty one.
+      yield [{
+        source,
+        provenance: { file, line: 1, byteOffset: 0, hash: '' },
+        code: 'SOURCE_READ_FAILED',
+        message: `${file}:1: the file is empty, expected a header line naming the columns`,
+      } satisfies SourceRowError];
+    }
   } catch (err) {
     if (err instanceof StagecoachError) throw err;
     if ((err as Error).name === 'AbortError') throw new StagecoachError('ABORTED', 'Reading stopped', { file }, { cause: err });

@@ -21,7 +21,7 @@ import { getManyValues, isMany, none } from 'stream-chain/defs.js';
 import type { SourceRow, SourceRowError } from '../types.js';
 import type { SourceEncoding } from '../definition/schema.js';
 import { StagecoachError } from '../../contract/errors.js';
-import { detectEncoding, repairWindows1252, swap16Stream, type ResolvedEncoding } from './encoding.js';
+import { detectEncoding, repairWindows1252, swap16Stream, textDefect, textDefectHint, type ResolvedEncoding } from './encoding.js';
 import { sha256Hex } from './source-csv.js';
 
 export interface JsonFileOptions {
@@ -35,6 +35,36 @@ export interface JsonFileOptions {
 }
 
 const RAW_LIMIT = 200;
+/** Deepest nesting of an element: deeper ones are refused (re-serialising them would overflow the stack). */
+export const MAX_JSON_DEPTH = 100;
+
+// Escaped or raw NUL, byte-order mark, replacement character or surrogate in JSON text: a cheap
+// test before the value itself is searched (textIn).
+const DEFECT_HINT = /[\u0000\ufeff\ufffd]|\\u(?:0000|feff|fffd|d[89a-f])/i;
+
+/** The first string (key or value) of a parsed JSON value with a text defect: its path and the defect. */
+function textIn(value: unknown, path: string): { path: string; defect: string } | undefined {
+  const stack: Array<[unknown, string]> = [[value, path]];
+  while (stack.length > 0) {
+    const [v, p] = stack.pop()!;
+    if (typeof v === 'string') {
+      const defect = textDefect(v);
+      if (defect) return { path: p, defect };
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v)) {
+        const defect = textDefect(k);
+        if (defect) return { path: p ? `${p}.${k}` : k, defect };
+        stack.push([child, p ? `${p}.${k}` : k]);
+      }
+    }
+  }
+  return undefined;
+}
+
+function defectMessage(file: string, line: number, found: { path: string; defect: string }, enc: ResolvedEncoding | undefined): string {
+  const name = enc?.name ?? 'utf-8';
+  return `${file}:${line}: field ${JSON.stringify(found.path)} holds ${found.defect}, expected text in ${name}; ${textDefectHint(found.defect, name)}`;
+}
 
 export const hashText = sha256Hex;
 
@@ -108,19 +138,43 @@ export async function* readJsonArrayBatches(opts: JsonFileOptions): AsyncGenerat
     return true;
   };
 
+  let currentEnc: ResolvedEncoding | undefined;
   const finishElement = (value: unknown) => {
     const provenance = { file, line: elementStart.line, byteOffset: elementStart.byteOffset, hash: '' };
     const text = JSON.stringify(value);
     provenance.hash = hashText(text);
+    const found = DEFECT_HINT.test(text) ? textIn(value, '') : undefined;
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       out.push({ source, provenance, code: 'SOURCE_ROW_INVALID', message: `${file}:${provenance.line}: expected an object in the array, got ${text.slice(0, 60)}`, raw: text.slice(0, RAW_LIMIT) });
+    } else if (found) {
+      out.push({ source, provenance, code: 'SOURCE_ROW_INVALID', message: defectMessage(file, provenance.line, found, currentEnc), raw: text.slice(0, RAW_LIMIT) });
     } else {
       out.push({ source, values: value as Record<string, unknown>, provenance });
     }
   };
 
+  // An element nested deeper than MAX_JSON_DEPTH is not assembled: its tokens are counted
+  // until it closes, and it becomes a row error; the array goes on.
+  let depth = 0;
+  let tooDeep = false;
   const consume = (t: Token) => {
     if (asm) {
+      if (t.name === 'startObject' || t.name === 'startArray') depth++;
+      else if (t.name === 'endObject' || t.name === 'endArray') depth--;
+      if (tooDeep || depth > MAX_JSON_DEPTH) {
+        tooDeep = true;
+        if (depth === 0) {
+          asm = null;
+          tooDeep = false;
+          out.push({
+            source,
+            provenance: { file, line: elementStart.line, byteOffset: elementStart.byteOffset, hash: '' },
+            code: 'SOURCE_ROW_INVALID',
+            message: `${file}:${elementStart.line}: the element is nested deeper than ${MAX_JSON_DEPTH} levels, expected a flat record`,
+          });
+        }
+        return;
+      }
       asm.consume(t as never);
       if (asm.done) {
         const value = asm.current;
@@ -153,6 +207,7 @@ export async function* readJsonArrayBatches(opts: JsonFileOptions): AsyncGenerat
     }
     // A value inside the target array: an element.
     elementStart = pieceStart;
+    depth = t.name === 'startObject' || t.name === 'startArray' ? 1 : 0;
     asm = new Assembler();
     asm.consume(t as never);
     if (asm.done) {
@@ -173,6 +228,7 @@ export async function* readJsonArrayBatches(opts: JsonFileOptions): AsyncGenerat
 
   try {
     for await (const { text: chunk, enc } of decodedChunks(opts.path, file, opts.encoding, opts.signal)) {
+      currentEnc = enc;
       if (bomBytes < 0) {
         bomBytes = enc.bomLength;
         byteOffset = bomBytes;
@@ -244,6 +300,8 @@ export async function* readJsonLinesBatches(opts: JsonFileOptions): AsyncGenerat
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       return { source, provenance, code: 'SOURCE_ROW_INVALID', message: `${file}:${at}: expected a JSON object on the line, got ${body.slice(0, 60)}`, raw: body.slice(0, RAW_LIMIT) };
     }
+    const found = DEFECT_HINT.test(body) ? textIn(value, '') : undefined;
+    if (found) return { source, provenance, code: 'SOURCE_ROW_INVALID', message: defectMessage(file, at, found, enc), raw: body.slice(0, RAW_LIMIT) };
     return { source, values: value as Record<string, unknown>, provenance };
   };
 
