@@ -89,6 +89,9 @@ function reject(ctx: MapContext, reason: RejectReason): void {
   (ctx.reasons ??= []).push(reason);
 }
 
+/** Longest text a mapped column may hold (the service refuses a whole record over 1 MiB). */
+export const MAX_FIELD_CHARS = 65_536;
+
 function describeValue(v: unknown): string {
   const s = typeof v === 'string' ? v : JSON.stringify(v);
   return `\`${s && s.length > 60 ? `${s.slice(0, 57)}…` : s}\``;
@@ -164,7 +167,8 @@ class Compiler {
     if (!required) return run;
     return (values, ctx) => {
       const v = run(values, ctx);
-      if (isEmpty(v)) reject(ctx, { field, value: v ?? '', code: 'MISSING_REQUIRED_FIELD', message: `${field}: required, got nothing${label}` });
+      // A value refused on the way (too long, a failed transform) is not also "missing".
+      if (isEmpty(v) && !ctx.reasons?.some((r) => r.field === field)) reject(ctx, { field, value: v ?? '', code: 'MISSING_REQUIRED_FIELD', message: `${field}: required, got nothing${label}` });
       return v;
     };
   }
@@ -175,12 +179,18 @@ class Compiler {
       const get = accessor(e.column);
       const label = ` in column ${e.column}`;
       const chain = this.chain(e.transforms, field, label);
-      const run: Eval = chain
-        ? (values, ctx) => {
-            const raw = get(values);
-            return chain(typeof raw === 'string' ? raw : raw ?? '', ctx);
-          }
-        : (values) => get(values);
+      const read: Eval = (values, ctx) => {
+        const raw = get(values);
+        if (typeof raw !== 'string' || raw.length <= MAX_FIELD_CHARS) return raw;
+        // No staged field is this long; refusing it here keeps a runaway value (a 10 MB column of a
+        // broken export) out of the transforms, the reasons and the ledger.
+        reject(ctx, { field, value: `${raw.slice(0, 57)}…`, code: 'INVALID_FIELD_VALUE', message: `${field}: ${raw.length} characters, expected at most ${MAX_FIELD_CHARS}${label}` });
+        return undefined;
+      };
+      const run: Eval = chain ? (values, ctx) => {
+        const raw = read(values, ctx);
+        return chain(typeof raw === 'string' ? raw : raw ?? '', ctx);
+      } : read;
       return { run: this.required(this.emptyToUndefined(run), field, label, e.required), constant: false };
     }
     if ('value' in e) {
