@@ -18,7 +18,6 @@ import { countsStep, importStep, validateStep, type ChainEvent } from '../../rec
 import { followLogs } from '../../reconcile/logs-follow.js';
 import { migrate } from '../../reconcile/migrate.js';
 import { reconcile, type ReconcileResult } from '../../reconcile/reconcile.js';
-import { runDemo } from '../../reconcile/demo.js';
 import { parseTolerance, type ReconciliationReport } from '../../reconcile/report-model.js';
 import { EXIT } from '../run.js';
 
@@ -339,6 +338,8 @@ function registerDemo(program: Command): void {
     .option('--out <dir>', 'folder of the report (default ./.stagecoach/reports/demo)')
     .option('--json', 'print the report as JSON')
     .action(async (opts: { out?: string; json?: boolean }) => {
+      // Loaded on use: the demo embeds the service, which no other command needs at start-up.
+      const { runDemo } = await import('../../reconcile/demo.js');
       const result = await interruptible((signal) =>
         runDemo({ signal, ...(opts.out ? { outDir: opts.out } : {}), onStep: (t) => !opts.json && process.stderr.write(`${pc.dim('›')} ${t}\n`) }),
       );

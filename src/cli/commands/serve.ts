@@ -1,6 +1,5 @@
 /** `stagecoach serve`: runs the embedded lending service until SIGINT or SIGTERM. */
 import type { Command } from 'commander';
-import { startService } from '../../service/index.js';
 
 export function registerServeCommands(program: Command): void {
   program
@@ -17,6 +16,9 @@ export function registerServeCommands(program: Command): void {
     .option('--max-staging-bytes <n>', 'byte limit of one staging upload request', (v) => Number.parseInt(v, 10))
     .option('--max-record-bytes <n>', 'byte limit of one staged record', (v) => Number.parseInt(v, 10))
     .action(async (opts) => {
+      // Loaded here, not at start-up: the service (fastify, XML schemas) is heavy and only
+      // `serve` and `demo` need it, so every other command starts lighter.
+      const { startService } = await import('../../service/index.js');
       const service = await startService({
         port: opts.port,
         dataDir: opts.data,
