@@ -37,6 +37,8 @@ export interface JsonFileOptions {
 const RAW_LIMIT = 200;
 /** Deepest nesting of an element: deeper ones are refused (re-serialising them would overflow the stack). */
 export const MAX_JSON_DEPTH = 100;
+/** Longest JSON Lines line held in memory; a longer one is a row error, read past without holding it. */
+export const MAX_LINE_CHARS = 16 * 1024 * 1024;
 
 // Escaped or raw NUL, byte-order mark, replacement character or surrogate in JSON text: a cheap
 // test before the value itself is searched (textIn).
@@ -284,7 +286,6 @@ export async function* readJsonLinesBatches(opts: JsonFileOptions): AsyncGenerat
   const { source, file } = opts;
   let line = 1;
   let byteOffset = -1;
-  let pending = '';
   let enc: ResolvedEncoding | undefined;
 
   const rowOf = (text: string, at: number, offset: number): SourceRow | SourceRowError | undefined => {
@@ -305,6 +306,19 @@ export async function* readJsonLinesBatches(opts: JsonFileOptions): AsyncGenerat
     return { source, values: value as Record<string, unknown>, provenance };
   };
 
+  // A line is held as parts until its line feed arrives (only the new chunk is searched), and
+  // one longer than MAX_LINE_CHARS is dropped as it comes and reported where it started.
+  let parts: string[] = [];
+  let partsLength = 0;
+  let oversized: { bytes: number; head: string } | undefined;
+  const tooLong = (at: number, offset: number, head: string): SourceRowError => ({
+    source,
+    provenance: { file, line: at, byteOffset: offset, hash: '' },
+    code: 'SOURCE_ROW_INVALID',
+    message: `${file}:${at}: the line is longer than ${MAX_LINE_CHARS} characters, expected one JSON object a line`,
+    raw: head.slice(0, RAW_LIMIT),
+  });
+
   for await (const chunk of decodedChunks(opts.path, file, opts.encoding, opts.signal)) {
     enc = chunk.enc;
     let text = chunk.text;
@@ -315,22 +329,41 @@ export async function* readJsonLinesBatches(opts: JsonFileOptions): AsyncGenerat
         text = text.slice(1);
       }
     }
-    text = pending + text;
     let from = 0;
     const batch: (SourceRow | SourceRowError)[] = [];
     for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', from)) {
-      const lineText = text.slice(from, nl);
-      const row = rowOf(lineText, line, byteOffset);
-      if (row) batch.push(row);
-      byteOffset += byteLength(lineText, enc) + byteLength('\n', enc);
+      const piece = text.slice(from, nl);
+      if (oversized) {
+        batch.push(tooLong(line, byteOffset, oversized.head));
+        byteOffset += oversized.bytes + byteLength(piece, enc) + byteLength('\n', enc);
+        oversized = undefined;
+      } else {
+        const lineText = parts.length > 0 ? parts.join('') + piece : piece;
+        parts = [];
+        partsLength = 0;
+        const row = lineText.length > MAX_LINE_CHARS ? tooLong(line, byteOffset, lineText) : rowOf(lineText, line, byteOffset);
+        if (row) batch.push(row);
+        byteOffset += byteLength(lineText, enc) + byteLength('\n', enc);
+      }
       line++;
       from = nl + 1;
     }
-    pending = text.slice(from);
+    const rest = text.slice(from);
+    if (oversized) oversized.bytes += byteLength(rest, enc);
+    else if (rest) {
+      parts.push(rest);
+      partsLength += rest.length;
+      if (partsLength > MAX_LINE_CHARS) {
+        oversized = { bytes: parts.reduce((n, p) => n + byteLength(p, enc!), 0), head: parts[0]!.slice(0, RAW_LIMIT) };
+        parts = [];
+        partsLength = 0;
+      }
+    }
     if (batch.length > 0) yield batch;
   }
-  if (enc && pending) {
-    const row = rowOf(pending, line, byteOffset);
+  if (oversized) yield [tooLong(line, byteOffset, oversized.head)];
+  else if (enc && parts.length > 0) {
+    const row = rowOf(parts.join(''), line, byteOffset);
     if (row) yield [row];
   }
 }
