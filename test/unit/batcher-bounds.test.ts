@@ -2,12 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { Batcher, batches, prepareRecord, type Batch, type BatchItem } from '../../src/pipeline/batcher/index.js';
 import { createFrameDecoder, type Frame } from '../../src/codec/index.js';
 
+/** Test records carry only the fields a test looks at. */
+type PartialRecord = { type?: unknown };
+
 function item(n: number, surname = `Jansen${n}`): BatchItem {
   const referenceId = `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
   return prepareRecord({
     legacyKey: `K${n}`,
     referenceId,
-    record: { referenceId, type: 'person', initials: 'J.', surname },
+    record: { referenceId, type: 'person', initials: 'J.', surname } as PartialRecord,
     provenance: { source: 'persons', file: 'persons.csv', line: n + 1, byteOffset: n * 50, rowHash: `r${n}` },
   });
 }
@@ -104,7 +107,7 @@ describe('json-seq batches', () => {
 
   it('frames JSON Lines when asked', () => {
     const referenceId = '00000000-0000-4000-8000-000000000009';
-    const a = prepareRecord({ legacyKey: 'K9', referenceId, record: { referenceId, type: 'organisation' }, provenance: { source: 's', file: 'f', line: 1, byteOffset: 0, rowHash: 'r' } }, 'jsonl');
+    const a = prepareRecord({ legacyKey: 'K9', referenceId, record: { referenceId, type: 'organisation' } as PartialRecord, provenance: { source: 's', file: 'f', line: 1, byteOffset: 0, rowHash: 'r' } }, 'jsonl');
     expect(a.frame).toBe(`{"referenceId":"${referenceId}","type":"organisation"}\n`);
   });
 });

@@ -19,6 +19,7 @@ import { compileMapping, type MapContext } from '../../src/pipeline/mapping/comp
 import { ReferenceIds } from '../../src/pipeline/mapping/reference-ids.js';
 import { mappingFileSchema, type Transform } from '../../src/pipeline/mapping/schema.js';
 import { parseYamlText } from '../../src/pipeline/definition/yaml-file.js';
+import type { StagedPerson } from '../../src/contract/migration.js';
 
 const NS = '3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f';
 const step = (t: Transform, codes = {}) => compileTransform(t, codes).step;
@@ -217,7 +218,7 @@ describe('mapping engine', () => {
       { field: 'telephoneNumbers[0].number', value: 'bel me', code: 'INVALID_FIELD_VALUE', message: 'telephoneNumbers[0].number: not a phone number, expected a NL or international number, got `bel me` in column mobiel' },
       { field: 'addresses[0].postalCode', value: '123 AB', code: 'INVALID_FIELD_VALUE', message: 'addresses[0].postalCode: not a Dutch postcode, expected 1234 AB, got `123 AB` in column postcode' },
     ]);
-    expect(r.record.sex).toBe('male');
+    expect((r.record as StagedPerson).sex).toBe('male');
   });
 
   it('runs a script next to the mapping for the rule a declaration cannot say', async () => {
@@ -233,7 +234,8 @@ describe('mapping engine', () => {
     );
     const m = await mapping('script: ./rule.mjs', dir);
     const r = run(m, { nr: '5', voornamen: 'Jan', achternaam: 'van Dijk', vader: '9' });
-    expect([r.record.surnamePrefix, r.record.surname, r.record.relations]).toEqual(['van', 'Dijk', [{ to: ids.of('klant', '9'), type: 'isChildOf' }]]);
+    const person = r.record as StagedPerson;
+    expect([person.surnamePrefix, person.surname, person.relations]).toEqual(['van', 'Dijk', [{ to: ids.of('klant', '9'), type: 'isChildOf' }]]);
     expect(r.refs).toEqual([{ field: 'relations[0].to', column: '(script)', scope: 'klant', key: '9' }]);
     expect(run(m, { nr: '6', voornamen: 'Jan', achternaam: 'X' }).reasons).toEqual([{ field: 'surname', value: 'X', code: 'INVALID_FIELD_VALUE', message: 'surname: X is not a name' }]);
   });

@@ -9,6 +9,9 @@ import { StagecoachError } from '../../src/contract/errors.js';
 import type { StagingResult } from '../../src/contract/migration.js';
 import { tempDir } from '../support/service.js';
 
+/** Test records carry only the fields a test looks at. */
+type PartialRecord = { type?: unknown };
+
 const MIGRATION = '11111111-1111-4111-8111-111111111111';
 
 function refOf(n: number): string {
@@ -18,7 +21,7 @@ function item(n: number, record: Record<string, unknown> = {}): BatchItem {
   return prepareRecord({
     legacyKey: `K${String(n).padStart(5, '0')}`,
     referenceId: refOf(n),
-    record: { referenceId: refOf(n), type: 'person', initials: 'A.', surname: `S${n}`, ...record },
+    record: { referenceId: refOf(n), type: 'person', initials: 'A.', surname: `S${n}`, ...record } as PartialRecord,
     provenance: { source: 'persons', file: 'persons.csv', line: n + 1, byteOffset: n * 40, rowHash: `r${n}` },
   });
 }
@@ -187,7 +190,7 @@ describe('staging upload window', () => {
 
   it('reads a JSON Lines body back for the values of refused records', () => {
     const b = new Batcher({ maxRecords: 5, maxBytes: 1 << 20, format: 'jsonl' });
-    const one = prepareRecord({ legacyKey: 'A', referenceId: refOf(1), record: { referenceId: refOf(1), type: 'person', addresses: [{ postalCode: '12' }] }, provenance: { source: 's', file: 'f', line: 1, byteOffset: 0, rowHash: 'r' } }, 'jsonl');
+    const one = prepareRecord({ legacyKey: 'A', referenceId: refOf(1), record: { referenceId: refOf(1), type: 'person', addresses: [{ postalCode: '12' }] } as PartialRecord, provenance: { source: 's', file: 'f', line: 1, byteOffset: 0, rowHash: 'r' } }, 'jsonl');
     b.add(one);
     const outcomes = matchResults(b.flush()!, [{ referenceId: refOf(1), isSuccessful: false, errors: [{ field: 'addresses.0.postalCode', message: 'INVALID_FIELD_VALUE' }] }], 'jsonl');
     expect(outcomes).toEqual([
