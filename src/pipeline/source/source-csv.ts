@@ -103,6 +103,10 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
     encoding: enc.node,
     bom: enc.node !== 'latin1',
     relax_column_count: true,
+    // A quote inside a field that does not start with one (Jan"sen, "Sm"it) is a literal, as
+    // spreadsheets read it. Without this, csv-parse stayed in quoting mode after skipping such a
+    // row and swallowed the valid rows after it, up to the next quote, into one error.
+    relax_quotes: true,
     skip_empty_lines: true,
     skip_records_with_error: true,
     on_record: (record: string[]): SourceRow | SourceRowError | null => {
@@ -180,12 +184,15 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
       // A record csv-parse could not read: report it where it started, then go on.
       const info = parser.info;
       const at = start(parser, info);
-      finish(info, Math.max(at.line, info.lines));
+      const endLine = Math.max(at.line, info.lines);
+      finish(info, endLine);
+      // An unclosed quote takes the lines after it into the same row: say which lines it holds.
+      const span = endLine > at.line ? ` (lines ${at.line}–${endLine} read as one row)` : '';
       const error: SourceRowError = {
         source,
         provenance: { file, line: at.line, byteOffset: at.byteOffset, hash: '' },
         code: 'SOURCE_ROW_INVALID',
-        message: `${file}:${at.line}: unreadable CSV row: ${err?.message ?? 'unknown error'}`,
+        message: `${file}:${at.line}: unreadable CSV row${span}: ${err?.message ?? 'unknown error'}`,
       };
       pending.push(error);
       return undefined;
