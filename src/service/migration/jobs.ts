@@ -14,6 +14,7 @@ import type { Component, JobType, StagedCounterparty } from '../../contract/migr
 import { liveCounterpartyExists, upsertLiveCounterparties } from '../counterparties/store.js';
 import { COUNTERPARTIES, type MigrationParts } from './parts.js';
 import type { JobRow } from './store-jobs.js';
+import type { StagedRow } from './store-staging.js';
 import { overall, type MigrationRow } from './store-migrations.js';
 import { MIGRATION_COMPONENT } from './store-logs.js';
 import { checkStagedRecord, type ValidationIssue } from './validate.js';
@@ -190,19 +191,9 @@ export class JobRunner {
       jobs.advance(jobId, rows[rows.length - 1]!.id, processed);
     });
 
-    let cursor = job.cursor;
-    let processed = job.processed;
-    for (;;) {
-      if (signal.aborted) return 'paused';
-      const m = migrations.byId(mid)!;
-      if (m.activity !== 'Active') return this.stopped(job, m);
-      const rows = staging.after(mid, cursor, this.chunk);
-      if (rows.length === 0) break;
-      processed += rows.length;
-      step(rows, processed);
-      cursor = rows[rows.length - 1]!.id;
-      await this.pace(rows.length, signal);
-    }
+    const walked = await this.walkStaged(job, signal, step);
+    if (walked.outcome) return walked.outcome;
+    const processed = walked.processed;
 
     ctx.db.transaction(() => {
       const errorCount = jobs.countErrors(jobId);
@@ -281,19 +272,9 @@ export class JobRunner {
       jobs.advance(jobId, rows[rows.length - 1]!.id, processed);
     });
 
-    let cursor = job.cursor;
-    let processed = job.processed;
-    for (;;) {
-      if (signal.aborted) return 'paused';
-      const m = migrations.byId(mid)!;
-      if (m.activity !== 'Active') return this.stopped(job, m);
-      const rows = staging.after(mid, cursor, this.chunk);
-      if (rows.length === 0) break;
-      processed += rows.length;
-      step(rows, processed);
-      cursor = rows[rows.length - 1]!.id;
-      await this.pace(rows.length, signal);
-    }
+    const walked = await this.walkStaged(job, signal, step);
+    if (walked.outcome) return walked.outcome;
+    const processed = walked.processed;
 
     ctx.db.transaction(() => {
       const components = migrations.components(mid);
@@ -371,6 +352,33 @@ export class JobRunner {
   }
 
   /** The migration was canceled (or completed) under a running job: end it with an error. */
+  /**
+   * Walks the migration's staged rows after the job's cursor, a chunk at a time, one `step`
+   * transaction per chunk (which also advances the persisted cursor), paced by the configured
+   * job rate. Ends early with an outcome when the service shuts down (the job resumes on the
+   * next start) or the migration stopped being active.
+   */
+  private async walkStaged(
+    job: JobRow,
+    signal: AbortSignal,
+    step: (rows: StagedRow[], processed: number) => void,
+  ): Promise<{ outcome?: JobOutcome; processed: number }> {
+    const { staging, migrations } = this.parts;
+    let cursor = job.cursor;
+    let processed = job.processed;
+    for (;;) {
+      if (signal.aborted) return { outcome: 'paused', processed };
+      const m = migrations.byId(job.migration_id)!;
+      if (m.activity !== 'Active') return { outcome: this.stopped(job, m), processed };
+      const rows = staging.after(job.migration_id, cursor, this.chunk);
+      if (rows.length === 0) return { processed };
+      processed += rows.length;
+      step(rows, processed);
+      cursor = rows[rows.length - 1]!.id;
+      await this.pace(rows.length, signal);
+    }
+  }
+
   private stopped(job: JobRow, m: MigrationRow): JobOutcome {
     const message = `MIGRATION_NOT_ACTIVE: migration ${m.reference_id} became ${m.activity} while the job ran; the job stopped`;
     this.parts.ctx.db.transaction(() => this.finishWithError(job, message))();
