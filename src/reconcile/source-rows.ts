@@ -62,36 +62,65 @@ export async function csvColumns(file: string, format: RowFormat): Promise<strin
   return (await firstCsvRecord(file, encoding, bomBytes, format.csv)) ?? [];
 }
 
-/** The JSON value (an object) starting at `start`, found by matching its brackets. */
+/** Longest row text re-read, and deepest nesting parsed: a longer or deeper row is shown cut, as text. */
+const MAX_ROW_CHARS = 1024 * 1024;
+const MAX_ROW_DEPTH = 100;
+
+/** A row's text as a value: parsed when it is JSON, else the text itself (a row refused as unreadable). */
+function parseRowText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * The JSON value (an object) starting at `start`, found by matching its brackets. A row that is
+ * not JSON (refused as unreadable), longer than MAX_ROW_CHARS or nested deeper than
+ * MAX_ROW_DEPTH comes back as its text (cut): a broken row must not break the report.
+ */
 async function jsonValueAt(file: string, encoding: string, start: number): Promise<unknown> {
-  let text = '';
+  const parts: string[] = [];
+  let length = 0;
   let depth = 0;
   let inString = false;
   let escaped = false;
   let begun = false;
+  const cut = () => `${parts.join('').slice(0, 200)}…`;
   const stream = textFrom(file, encoding, start);
   try {
     for await (const chunk of stream as AsyncIterable<string>) {
+      let from = 0;
       for (let i = 0; i < chunk.length; i++) {
         const ch = chunk[i]!;
         if (!begun) {
           if (/\s/.test(ch)) continue;
           begun = true;
+          from = i;
         }
-        text += ch;
         if (inString) {
           if (escaped) escaped = false;
           else if (ch === '\\') escaped = true;
           else if (ch === '"') inString = false;
         } else if (ch === '"') inString = true;
-        else if (ch === '{' || ch === '[') depth++;
-        else if (ch === '}' || ch === ']') {
+        else if (ch === '{' || ch === '[') {
+          if (++depth > MAX_ROW_DEPTH) {
+            parts.push(chunk.slice(from, i + 1));
+            return cut();
+          }
+        } else if (ch === '}' || ch === ']') {
           depth--;
-          if (depth === 0) return JSON.parse(text);
-        } else if (depth === 0 && (ch === ',' || ch === '\n')) return JSON.parse(text.slice(0, -1));
+          if (depth === 0) return parseRowText(parts.join('') + chunk.slice(from, i + 1));
+        } else if (depth === 0 && (ch === ',' || ch === '\n')) return parseRowText(parts.join('') + chunk.slice(from, i));
+      }
+      if (begun) {
+        parts.push(chunk.slice(from));
+        length += chunk.length - from;
+        if (length > MAX_ROW_CHARS) return cut();
       }
     }
-    return text ? JSON.parse(text) : undefined;
+    return parts.length > 0 ? parseRowText(parts.join('')) : undefined;
   } finally {
     (stream as unknown as { destroy?: () => void }).destroy?.();
   }
