@@ -75,7 +75,8 @@ async function excerpt(rec: RecordRow, defs: PipelineDefinition[]): Promise<stri
   try {
     const row = await readRowAt(sourcePath(rec.provenance.file, def), rec.provenance.byteOffset, source);
     const text = source.format === 'csv' ? row.columns.map((c) => String(row.values[c] ?? '')).join(source.csv.delimiter) : JSON.stringify(row.values);
-    const flat = text.replace(/\s*\r?\n\s*/g, ' ');
+    // Cut before flattening: a 10 MB field full of line breaks made the replace take 100 MB.
+    const flat = text.slice(0, 1000).replace(/\s*\r?\n\s*/g, ' ');
     return flat.length > 240 ? `${flat.slice(0, 239)}…` : flat;
   } catch {
     return undefined;
