@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { externalReferenceSchema, isoDate, timestamp, uuid } from './shared.js';
+import { fieldIssues } from './field-errors.js';
 
 export const COMPONENTS = ['Counterparties', 'Collaterals', 'FinancingSolutions', 'FinancingExecutions', 'Administrate'] as const;
 export const componentSchema = z.enum(COMPONENTS);
@@ -128,26 +129,8 @@ export function checkStagedCounterparty(
   }
   const parsed = stagedCounterpartySchema.safeParse(input);
   if (parsed.success) return { ok: true, record: parsed.data };
-  const errors: StagingError[] = [];
-  for (const issue of parsed.error.issues) {
-    const field = issue.path.map(String).join('.');
-    const missing = issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined;
-    const badDiscriminator = issue.code === 'invalid_union' && field === 'type';
-    errors.push({
-      field: field || 'type',
-      message: missing || (badDiscriminator && valueAt(input, ['type']) === undefined) ? 'MISSING_REQUIRED_FIELD' : 'INVALID_FIELD_VALUE',
-    });
-  }
-  return { ok: false, errors };
-}
-
-function valueAt(obj: unknown, path: readonly PropertyKey[]): unknown {
-  let cur: unknown = obj;
-  for (const key of path) {
-    if (cur === null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<PropertyKey, unknown>)[key];
-  }
-  return cur;
+  // A missing or unknown `type` fails the discriminated union at the root: name the field.
+  return { ok: false, errors: fieldIssues(input, parsed.error).map((i) => ({ field: i.field || 'type', message: i.message })) };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,13 +8,13 @@
  * service shuts down, the loop stops at the next page.
  */
 import type { FastifyInstance } from 'fastify';
-import type { ServerResponse } from 'node:http';
 import { encodeFrame, type StreamFormat } from '../../codec/index.js';
 import { MEDIA } from '../../contract/media.js';
 import type { ServiceContext } from '../context.js';
 import { streamWriter } from '../faults/index.js';
 import { readIntegerParam } from './query.js';
 import { renderCounterparty } from './render.js';
+import { drained } from '../http/drained.js';
 
 /** Rows read from SQLite per page (and written per socket write). */
 export const STREAM_PAGE_ROWS = 1000;
@@ -115,16 +115,4 @@ export async function streamRoute(app: FastifyInstance, ctx: ServiceContext): Pr
       }
     },
   );
-}
-
-function drained(res: ServerResponse, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    res.once('drain', done);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -8,7 +8,6 @@
  * read only once the socket took the previous one, and the loop stops when the client leaves.
  */
 import type { FastifyInstance } from 'fastify';
-import type { ServerResponse } from 'node:http';
 import { encodeFrame, type StreamFormat } from '../../codec/index.js';
 import { LOG_LEVELS } from '../../contract/migration.js';
 import { MEDIA } from '../../contract/media.js';
@@ -17,6 +16,7 @@ import { streamWriter } from '../faults/index.js';
 import { HttpProblem } from '../http/problem.js';
 import type { MigrationParts } from './parts.js';
 import { renderLogEntry, type LogRow } from './store-logs.js';
+import { drained } from '../http/drained.js';
 
 /** Entries read from SQLite per page. */
 export const LOG_PAGE_ROWS = 500;
@@ -165,16 +165,4 @@ function valueOf(query: Record<string, unknown>, name: string): unknown {
   if (query[name] !== undefined) return query[name];
   const key = Object.keys(query).find((k) => k.toLowerCase() === name.toLowerCase());
   return key === undefined ? undefined : query[key];
-}
-
-function drained(res: ServerResponse, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    res.once('drain', done);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
