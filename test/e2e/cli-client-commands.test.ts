@@ -5,9 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createClient, type StagecoachClient } from '../../src/client/index.js';
+import type { StagecoachClient } from '../../src/client/index.js';
 import { runCli, startCli, ROOT } from '../support/cli.js';
-import { startTestService, tempDir, DEMO, type TestService } from '../support/service.js';
+import { tempDir, type TestService } from '../support/service.js';
+import { startServiceWithClient, stopServiceWithClient } from '../support/client-fixture.js';
 
 let svc: TestService;
 let client: StagecoachClient;
@@ -15,15 +16,9 @@ let env: Record<string, string>;
 let dir: string;
 
 beforeAll(async () => {
-  svc = await startTestService({ webhookPollMs: 50 });
-  client = createClient({ baseUrl: svc.url, clientId: DEMO.clientId, clientSecret: DEMO.secret, brokerKey: DEMO.broker, labelReferenceId: DEMO.label });
-  env = { STAGECOACH_BASE_URL: svc.url };
-  dir = tempDir('stagecoach-cli-');
+  ({ svc, client, env, dir } = await startServiceWithClient());
 });
-afterAll(async () => {
-  await client.close();
-  await svc.dispose();
-});
+afterAll(() => stopServiceWithClient({ svc, client }));
 
 describe('stagecoach lodge', () => {
   it('lodges the sample folder: every file uploaded with its mimeType, message Sent', async () => {
