@@ -40,18 +40,39 @@ function textFrom(file: string, encoding: string, start: number): NodeJS.Readabl
   return createReadStream(file, { start }).pipe(iconv.decodeStream(encoding));
 }
 
-/** The first CSV record starting at `start`, as an array of strings. */
+/**
+ * The first CSV record starting at `start`, as an array of strings, read as the pipeline's CSV
+ * source reads it. A record that cannot be read as CSV (an unclosed quote: the row was refused
+ * for it) comes back as one field, the text of its first line (cut at MAX_ROW_CHARS).
+ */
 async function firstCsvRecord(file: string, encoding: string, start: number, csv: RowFormat['csv']): Promise<string[] | undefined> {
   const source = createReadStream(file, { start });
   const parser = source.pipe(iconv.decodeStream(encoding)).pipe(
-    parse({ delimiter: csv?.delimiter ?? ',', quote: csv?.quote ?? '"', relax_column_count: true, skip_empty_lines: true, to: 1 }),
+    parse({ delimiter: csv?.delimiter ?? ',', quote: csv?.quote ?? '"', relax_column_count: true, relax_quotes: true, skip_empty_lines: true, to: 1 }),
   );
   try {
     for await (const record of parser) return record as string[];
     return undefined;
+  } catch {
+    return [await firstLine(file, encoding, start)];
   } finally {
     source.destroy();
   }
+}
+
+async function firstLine(file: string, encoding: string, start: number): Promise<string> {
+  const stream = textFrom(file, encoding, start);
+  let text = '';
+  try {
+    for await (const chunk of stream as AsyncIterable<string>) {
+      const nl = chunk.indexOf('\n');
+      text += nl >= 0 ? chunk.slice(0, nl) : chunk;
+      if (nl >= 0 || text.length > MAX_ROW_CHARS) break;
+    }
+  } finally {
+    (stream as unknown as { destroy?: () => void }).destroy?.();
+  }
+  return text.replace(/\r$/, '').slice(0, MAX_ROW_CHARS);
 }
 
 /** The header of a CSV source: its declared columns, or its first record. */
