@@ -9,6 +9,7 @@
  * one broken record never takes the valid ones down with it. The same core serves the service
  * (staging uploads) and the client (counterparty and log streams).
  */
+import { isUtf8 } from 'node:buffer';
 
 export type StreamFormat = 'jsonl' | 'json-seq';
 
@@ -61,6 +62,9 @@ export function createFrameDecoder(format: StreamFormat, emit: (frame: Frame) =>
     if (buf.length > maxRecordBytes) {
       return invalid('too-large', offset, buf.length, buf.subarray(0, SNIPPET).toString('utf8'), `record larger than ${maxRecordBytes} bytes`);
     }
+    // JSON text is UTF-8 (RFC 8259, RFC 7464); decoding other bytes would turn them into U+FFFD
+    // and store "M�ller" as if it had been sent.
+    if (!isUtf8(buf)) return invalid('malformed', offset, buf.length, buf.subarray(0, SNIPPET).toString('utf8'), 'not valid UTF-8');
     if (format === 'json-seq') {
       // RFC 7464: a record is RS, JSON text, LF. Text not ending in LF was cut short.
       if (buf.length === 0) return; // two RS in a row: an empty record is ignored by parsers
