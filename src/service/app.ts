@@ -5,7 +5,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import './http/route-config.js';
 import type { ServiceContext } from './context.js';
-import { installProblemHandlers } from './http/problem.js';
+import { HttpProblem, installProblemHandlers, sendProblem } from './http/problem.js';
 import { installGuard } from './auth/guard.js';
 import { authenticationRoutes } from './auth/route-authentication.js';
 import { installFaults } from './faults/index.js';
@@ -25,6 +25,11 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
     // Close idle keep-alive sockets on shutdown; in-flight requests still finish.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
+    // Errors fastify raises before routing (a path that is not valid percent-encoding, such as an
+    // overlong UTF-8 "%c0%ae"): a problem body like every other error, not fastify's own JSON.
+    frameworkErrors: (error, request, reply) => {
+      sendProblem(reply, new HttpProblem(400, 'INVALID_REQUEST', `the request cannot be read: ${error.message}`), request.url);
+    },
   });
   installProblemHandlers(app);
   installGuard(app, ctx);
