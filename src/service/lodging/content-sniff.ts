@@ -17,8 +17,35 @@ interface AcceptedType {
 const startsWith = (bytes: Buffer, signature: readonly number[]) => signature.every((b, i) => bytes[i] === b);
 const ZIP = [0x50, 0x4b, 0x03, 0x04];
 
-/** XML: optional UTF-8 BOM and white space, then `<` followed by `?xml`, `!--`, or a name. */
+/**
+ * The first bytes of an XML document in an encoding that is not ASCII-compatible (XML 1.0,
+ * appendix F): byte-order marks, or `<?` / `<` as UTF-16 / UTF-32 without one, or `<?xm` in
+ * EBCDIC. Such a document is still XML (so its mimeType is right), but the service refuses it
+ * as XML it will not read (xml-validation).
+ */
+const FOREIGN_XML_SIGNATURES: ReadonlyArray<[string, readonly number[]]> = [
+  ['UTF-32BE', [0x00, 0x00, 0xfe, 0xff]],
+  ['UTF-32LE', [0xff, 0xfe, 0x00, 0x00]],
+  ['UTF-32BE', [0x00, 0x00, 0x00, 0x3c]],
+  ['UTF-32LE', [0x3c, 0x00, 0x00, 0x00]],
+  ['UTF-16BE', [0xfe, 0xff]],
+  ['UTF-16LE', [0xff, 0xfe]],
+  ['UTF-16BE', [0x00, 0x3c, 0x00]],
+  ['UTF-16LE', [0x3c, 0x00]],
+  ['EBCDIC', [0x4c, 0x6f, 0xa7, 0x94]],
+];
+
+/** The encoding an XML document announces by its first bytes when that is not ASCII-compatible. */
+export function foreignXmlEncoding(bytes: Buffer): string | undefined {
+  return FOREIGN_XML_SIGNATURES.find(([, signature]) => startsWith(bytes, signature))?.[0];
+}
+
+/**
+ * XML: optional UTF-8 BOM and white space, then `<` followed by `?xml`, `!--`, or a name; or
+ * the start of an XML document in UTF-16, UTF-32 or EBCDIC.
+ */
 function looksLikeXml(bytes: Buffer): boolean {
+  if (foreignXmlEncoding(bytes)) return true;
   let i = startsWith(bytes, [0xef, 0xbb, 0xbf]) ? 3 : 0;
   while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x09 || bytes[i] === 0x0a || bytes[i] === 0x0d)) i++;
   if (bytes[i] !== 0x3c) return false;

@@ -14,6 +14,7 @@ import type { Problem } from '../../contract/problem.js';
 import { WELL_KNOWN_ATTACHMENTS } from '../../contract/process.js';
 import { HttpProblem } from '../http/problem.js';
 import { LODGING_LIMITS } from './limits.js';
+import { foreignXmlEncoding } from './content-sniff.js';
 
 /** The namespace of every well-known lodging document. */
 export const LODGING_NAMESPACE = 'urn:stagecoach:lodging:2022.1';
@@ -62,16 +63,14 @@ function lineAt(bytes: Buffer, index: number): number {
 }
 
 /**
- * Refuses what the service will not parse: UTF-16/32 (the byte scan below needs an
- * ASCII-compatible encoding) and any DOCTYPE or markup declaration.
+ * Refuses what the service will not parse: encodings that are not ASCII-compatible (the byte
+ * scan below reads the document as ASCII) and any DOCTYPE or markup declaration.
  */
 function refuseUnsafe(fileName: string, bytes: Buffer): void {
+  const foreign = foreignXmlEncoding(bytes) ?? declaredForeignEncoding(bytes);
+  if (foreign) throw notUtf8(fileName, `the content is ${foreign}`);
   const nul = bytes.indexOf(0);
-  if (startsWithAny(bytes, [[0xfe, 0xff], [0xff, 0xfe]]) || nul !== -1) {
-    throw new HttpProblem(422, 'ATTACHMENT_MALFORMED_XML', `${fileName}: XML attachments must be UTF-8 encoded; the content is UTF-16/32 or has NUL bytes${nul === -1 ? '' : ` (line ${lineAt(bytes, nul)})`}`, {
-      errors: [{ field: 'encoding', message: 'ATTACHMENT_MALFORMED_XML' }],
-    });
-  }
+  if (nul !== -1) throw notUtf8(fileName, `the content has a NUL byte at line ${lineAt(bytes, nul)}`);
   const text = bytes.toString('latin1');
   const match = FORBIDDEN_DECLARATION.exec(text);
   if (match) {
@@ -82,8 +81,22 @@ function refuseUnsafe(fileName: string, bytes: Buffer): void {
   }
 }
 
-function startsWithAny(bytes: Buffer, signatures: number[][]): boolean {
-  return signatures.some((sig) => sig.every((b, i) => bytes[i] === b));
+function notUtf8(fileName: string, detail: string): HttpProblem {
+  return new HttpProblem(422, 'ATTACHMENT_MALFORMED_XML', `${fileName}: XML attachments must be encoded as UTF-8 (or an ASCII-compatible encoding); ${detail}`, {
+    errors: [{ field: 'encoding', message: 'ATTACHMENT_MALFORMED_XML' }],
+  });
+}
+
+/**
+ * An encoding named in the XML declaration that is not ASCII-compatible (UTF-7, UTF-16/32,
+ * EBCDIC code pages): the DOCTYPE scan reads bytes as ASCII, so such a document could hide a
+ * declaration from it (UTF-7 spells `<` as `+ADw-`).
+ */
+function declaredForeignEncoding(bytes: Buffer): string | undefined {
+  const declaration = /^(?:\xef\xbb\xbf)?\s*<\?xml[^>]*?encoding\s*=\s*["']([^"']+)["']/.exec(bytes.subarray(0, 200).toString('latin1'));
+  const name = declaration?.[1];
+  if (!name) return undefined;
+  return /^(utf-?(7|16|32)|ucs-?[24]|ibm|cp0?(037|273|277|278|280|284|285|297|500|870|871|875|1026|1047|114[0-9])|ebcdic)/i.test(name) ? `declared as ${name}` : undefined;
 }
 
 /**
