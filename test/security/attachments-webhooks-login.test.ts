@@ -3,7 +3,8 @@
  * entities, entity expansion or XInclude in every disguise we know; attachment names that try to
  * be paths (encoded, doubly encoded, overlong UTF-8, Windows, NUL, look-alike characters);
  * webhook uris that point at metadata, link-local, loopback or private addresses in every
- * notation, or that redirect there; and password guessing on the token endpoint. The existing
+ * notation, or that redirect there; triggered events that try to reach another white label's
+ * receivers; and password guessing on the token endpoint. The existing
  * fixtures (test/cases/lodging, test/service/events-subscriptions) cover the plain forms; these
  * are the systematic lists.
  */
@@ -156,6 +157,58 @@ describe('webhook uris that point inside', () => {
     } finally {
       receiver.close();
       internal.close();
+    }
+  });
+});
+
+describe('triggered events stay within the caller\'s white label', () => {
+  it('delivers a demo-label-2 trigger to none of demo-label\'s receivers, and a demo-label trigger to demo-label\'s', async () => {
+    const received: Array<{ path: string; token: string | undefined; eventId: string | undefined; body: { id: string; data: Record<string, unknown> } }> = [];
+    const receiver: Server = createServer((req, res) => {
+      let text = '';
+      req.setEncoding('utf8');
+      req.on('data', (c: string) => (text += c));
+      req.on('end', () => {
+        received.push({ path: req.url ?? '', token: req.headers['x-event-token'] as string | undefined, eventId: req.headers['x-event-id'] as string | undefined, body: JSON.parse(text) });
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const rx = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    const label2 = await getToken(svc.url, { clientId: 'demo-client', secret: 'demo-secret', broker: 'demo-broker', label: 'demo-label-2' });
+    const deliveries = async (base: string, id: string, t: string) => (await call(svc.url, t, 'GET', `${base}/endpoints/${id}/deliveries`)).body as { total: number; items: Array<{ eventId: string; status: string }> };
+    const settled = async (base: string, id: string, t: string, eventId: string) => {
+      for (let i = 0; i < 200; i++) {
+        const page = await deliveries(base, id, t);
+        const d = page.items.find((x) => x.eventId === eventId);
+        if (d && d.status !== 'pending') return d.status;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      throw new Error(`delivery of event ${eventId} to registration ${id} did not settle`);
+    };
+    try {
+      // one event of each group: counterparty events otherwise carry no white label at all
+      for (const [group, event] of [['counterparty-management', 'counterparty_operational.consolidated'], ['lodging', 'lodging.message.handling_failed'], ['process-orchestration', 'process.status-changed']] as const) {
+        const base = `/${group}/events/${event}`;
+        const mine = (await call(svc.url, token, 'POST', `${base}/endpoints`, { body: { uri: `${rx}/demo-label/${event}` } })).body as { id: string; token: string };
+        const theirs = (await call(svc.url, label2, 'POST', `${base}/endpoints`, { body: { uri: `${rx}/demo-label-2/${event}` } })).body as { id: string; token: string };
+
+        const forged = await call(svc.url, label2, 'POST', `${base}/trigger`, { body: { forged: true } });
+        expect(forged.status).toBe(202);
+        // demo-label-2's own delivery settling means the event was fanned out (one transaction)
+        expect(await settled(base, theirs.id, label2, forged.body.id)).toBe('delivered');
+        expect((await deliveries(base, mine.id, token)).total).toBe(0);
+        expect(received.filter((r) => r.path === `/demo-label/${event}`)).toEqual([]);
+        expect(received.filter((r) => r.eventId === forged.body.id).map((r) => [r.path, r.token])).toEqual([[`/demo-label-2/${event}`, theirs.token]]);
+
+        const own = await call(svc.url, token, 'POST', `${base}/trigger`, { body: { own: true } });
+        expect(own.status).toBe(202);
+        expect(await settled(base, mine.id, token, own.body.id)).toBe('delivered');
+        expect(received.filter((r) => r.eventId === own.body.id).map((r) => [r.path, r.token, r.body.id, r.body.data])).toEqual([[`/demo-label/${event}`, mine.token, own.body.id, { own: true }]]);
+        expect((await deliveries(base, theirs.id, label2)).items.map((d) => d.eventId)).toEqual([forged.body.id]);
+      }
+    } finally {
+      receiver.close();
     }
   });
 });

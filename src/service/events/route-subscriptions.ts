@@ -2,7 +2,8 @@
  * Event subscription routes of one functional group (/{group}/events/…): event types, webhook
  * registrations (create, list, token, change uri, delete), an example payload, and two routes
  * the spec does not show: the delivery journal of a registration and on-demand triggering.
- * Registrations belong to the token's tenant and white label; anyone else gets 404.
+ * Registrations belong to the token's tenant and white label; anyone else gets 404. A triggered
+ * event reaches only the registrations of the caller's tenant and white label.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { EVENT_GROUPS, subscribeRequestSchema, type EventGroup, type EventName } from '../../contract/events.js';
@@ -110,7 +111,11 @@ export async function subscriptionRoutes(app: FastifyInstance, ctx: ServiceConte
       throw new HttpProblem(400, 'INVALID_REQUEST', `request body: expected a JSON object (the event data) or no body, got ${Array.isArray(body) ? 'an array' : typeof body}`);
     }
     const data = (body as Record<string, unknown> | undefined) ?? EXAMPLE_DATA[eventName];
-    const emitted = ctx.db.transaction(() => emitEvent(ctx.db, { brokerKey: request.principal.brokerKey, eventName, data }))();
+    // The event carries the caller's white label, so only the caller's own registrations get it.
+    // Without it the fan-out would reach every white label of the tenant, handing caller-chosen
+    // data to their receivers under their X-Event-Token. Real events keep their own rule.
+    const { brokerKey, label } = request.principal;
+    const emitted = ctx.db.transaction(() => emitEvent(ctx.db, { brokerKey, label, eventName, data }))();
     return reply.code(202).send(emitted);
   });
 }
