@@ -27,9 +27,34 @@ describe('stagecoach serve', () => {
       // the token signed before the restart still verifies: the signing key was kept
       const res = await call(second.firstLine, token, 'GET', '/authentication/validation');
       expect(res.status).toBe(200);
+      // without --no-loopback-webhooks a loopback receiver is accepted (the default)
+      const hook = await call(second.firstLine, token, 'POST', '/counterparty-management/events/counterparty.merged/endpoints', { body: { uri: 'http://127.0.0.1:9/hook' } });
+      expect(hook.status).toBe(201);
     } finally {
       second.child.kill('SIGTERM');
       await waitExit(second.child);
+    }
+  });
+
+  it('refuses loopback webhook receivers with --no-loopback-webhooks (422 WEBHOOK_URI_REFUSED)', async () => {
+    const data = tempDir();
+    dirs.push(data);
+    const served = await startCli(['serve', '--port', '0', '--data', data, '--log-level', 'silent', '--no-loopback-webhooks']);
+    try {
+      const token = await getToken(served.firstLine);
+      const base = '/counterparty-management/events/counterparty.merged/endpoints';
+      for (const [uri, address] of [['http://127.0.0.1:9/hook', '127.0.0.1'], ['http://[::1]:9/hook', '::1']] as const) {
+        const res = await call(served.firstLine, token, 'POST', base, { body: { uri } });
+        expect([uri, res.status]).toEqual([uri, 422]);
+        expect(res.body).toMatchObject({
+          code: 'WEBHOOK_URI_REFUSED',
+          detail: `webhook uri refused: ${address} is a loopback address (allowLoopbackWebhooks is off); expected an http(s) uri of a publicly reachable host, got "${uri}"`,
+        });
+      }
+      expect((await call(served.firstLine, token, 'GET', base)).body).toEqual([]);
+    } finally {
+      served.child.kill('SIGTERM');
+      await waitExit(served.child);
     }
   });
 });

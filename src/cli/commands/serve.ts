@@ -13,6 +13,9 @@ export function registerServeCommands(program: Command): void {
     .option('--fault-seed <n>', 'seed of the fault-injection generator', (v) => Number.parseInt(v, 10), 1)
     .option('--job-rate <records/s>', 'slow background jobs down to this many records per second', Number)
     .option('--allow-private-webhooks', 'allow webhook uris on private networks', false)
+    // Loopback receivers stay allowed by default (demos and tests receive on loopback); a
+    // service that others can reach turns them off so no token can make it POST to local ports.
+    .option('--no-loopback-webhooks', 'refuse webhook uris on loopback (127.0.0.0/8, ::1, localhost) with 422 WEBHOOK_URI_REFUSED')
     .option('--max-staging-bytes <n>', 'byte limit of one staging upload request', (v) => Number.parseInt(v, 10))
     .option('--max-record-bytes <n>', 'byte limit of one staged record', (v) => Number.parseInt(v, 10))
     .action(async (opts) => {
@@ -28,6 +31,7 @@ export function registerServeCommands(program: Command): void {
         faultSeed: opts.faultSeed,
         jobRecordsPerSecond: opts.jobRate,
         allowPrivateWebhooks: opts.allowPrivateWebhooks,
+        allowLoopbackWebhooks: opts.loopbackWebhooks,
         maxStagingBytes: opts.maxStagingBytes,
         maxRecordBytes: opts.maxRecordBytes,
       });
