@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { startTestService, tempDir, type TestService } from '../support/service.js';
 import { demoClient, type Samples } from '../support/pipeline-run.js';
 import {
+  expectMigratedExactlyOnce,
   cleanSamples,
   expectedReferenceIds,
   judge,
@@ -171,19 +172,8 @@ describe('killing stagecoach migrate with SIGKILL', () => {
           seconds,
           kills,
         });
-        expect(verdict).toEqual({
-          expected: expected.length,
-          lost: { staged: 0, imported: 0, live: 0 },
-          duplicates: { staged: 0, imported: 0, live: 0 },
-          unexpected: 0,
-          resent: verdict.resent,
-          resentBeyondWindow: 0,
-          importJobs: 1,
-        });
         expect(truth.staged).toEqual(expected);
-        expect(truth.migration).toMatchObject({ numberOfStagedEntities: expected.length, numberOfImportedEntities: expected.length, importStatus: 'Completed' });
-        expect(truth.counts).toEqual({ staged: expected.length, imported: expected.length });
-        expect(readLedgerState(ledger)!.records).toEqual({ imported: expected.length });
+        expectMigratedExactlyOnce(expected, verdict, truth, ledger);
         // Every run went into the one migration (none staged everything again into a new one).
         expect(ledgerMigrations(ledger)).toEqual([migrationId]);
         // Every kill point of the list was met, in every phase.

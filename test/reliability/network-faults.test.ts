@@ -15,12 +15,12 @@ import { retrySchema } from '../../src/client/options.js';
 import { tempDir } from '../support/service.js';
 import { demoClient, type Samples } from '../support/pipeline-run.js';
 import {
+  expectMigratedExactlyOnce,
   cleanSamples,
   expectedReferenceIds,
   faultStats,
   judge,
   ledgerIdsInState,
-  readLedgerState,
   reportFigures,
   seedIds,
   serviceTruth,
@@ -135,18 +135,7 @@ describe('stagecoach migrate under injected network faults', () => {
           ...verdict,
           seconds: Math.round((performance.now() - started) / 100) / 10,
         });
-        expect(verdict).toEqual({
-          expected: expected.length,
-          lost: { staged: 0, imported: 0, live: 0 },
-          duplicates: { staged: 0, imported: 0, live: 0 },
-          unexpected: 0,
-          resent: verdict.resent,
-          resentBeyondWindow: 0,
-          importJobs: 1,
-        });
-        expect(truth.migration).toMatchObject({ numberOfStagedEntities: expected.length, numberOfImportedEntities: expected.length, importStatus: 'Completed' });
-        expect(truth.counts).toEqual({ staged: expected.length, imported: expected.length });
-        expect(readLedgerState(ledger)!.records).toEqual({ imported: expected.length });
+        expectMigratedExactlyOnce(expected, verdict, truth, ledger);
         // Faults were met and survived, the window held on both sides, no batch beyond the budget.
         expect(stats.faulted).toBeGreaterThan(0);
         expect(stats.fired.status + stats.fired.reset).toBeGreaterThan(0);

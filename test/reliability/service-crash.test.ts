@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { tempDir } from '../support/service.js';
 import { demoClient, type Samples } from '../support/pipeline-run.js';
 import {
+  expectMigratedExactlyOnce,
   cleanSamples,
   clientConfig,
   expectedReferenceIds,
@@ -137,18 +138,7 @@ describe('killing the service with SIGKILL while a migrate runs', () => {
           seconds: Math.round((performance.now() - started) / 100) / 10,
           kills,
         });
-        expect(verdict).toEqual({
-          expected: expected.length,
-          lost: { staged: 0, imported: 0, live: 0 },
-          duplicates: { staged: 0, imported: 0, live: 0 },
-          unexpected: 0,
-          resent: verdict.resent,
-          resentBeyondWindow: 0,
-          importJobs: 1,
-        });
-        expect(truth.migration).toMatchObject({ numberOfStagedEntities: expected.length, numberOfImportedEntities: expected.length, importStatus: 'Completed' });
-        expect(truth.counts).toEqual({ staged: expected.length, imported: expected.length });
-        expect(readLedgerState(ledger)!.records).toEqual({ imported: expected.length });
+        expectMigratedExactlyOnce(expected, verdict, truth, ledger);
         expect(kills.map((k) => k.phase)).toEqual(points.map((p) => p.phase));
       } finally {
         await client.close();

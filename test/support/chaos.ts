@@ -14,6 +14,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
+import { expect } from 'vitest';
 import type { StagecoachClient } from '../../src/client/index.js';
 import { loadPipeline, readPipeline } from '../../src/pipeline/read-pipeline.js';
 import { CLI, ROOT } from './cli.js';
@@ -420,6 +421,27 @@ export function judge(expected: readonly string[], truth: ServiceTruth, seedIds:
     resentBeyondWindow: beyond,
     importJobs: truth.importJobs.length,
   };
+}
+
+/**
+ * The yardstick every reliability suite ends with: nothing lost, nothing duplicated, nothing the
+ * input does not have, no re-send beyond the in-flight window, one import job; the service's
+ * counters and its own counts job agree with the expected set, and the ledger holds every
+ * record as imported.
+ */
+export function expectMigratedExactlyOnce(expected: readonly string[], verdict: Verdict, truth: ServiceTruth, ledgerFile: string): void {
+  expect(verdict).toEqual({
+    expected: expected.length,
+    lost: { staged: 0, imported: 0, live: 0 },
+    duplicates: { staged: 0, imported: 0, live: 0 },
+    unexpected: 0,
+    resent: verdict.resent,
+    resentBeyondWindow: 0,
+    importJobs: 1,
+  });
+  expect(truth.migration).toMatchObject({ numberOfStagedEntities: expected.length, numberOfImportedEntities: expected.length, importStatus: 'Completed' });
+  expect(truth.counts).toEqual({ staged: expected.length, imported: expected.length });
+  expect(readLedgerState(ledgerFile)!.records).toEqual({ imported: expected.length });
 }
 
 /** The referenceIds of the service's seed counterparties (there before any migration). */
