@@ -82,6 +82,7 @@ export const ERROR_CODES = [
   // fault injection (service admin endpoint)
   'FAULT_SPEC_INVALID',
   'ADMIN_LOOPBACK_ONLY',
+  'ADMIN_HOST_NOT_LOOPBACK',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

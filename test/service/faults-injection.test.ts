@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { get as httpGet } from 'node:http';
+import { get as httpGet, request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { startService } from '../../src/service/index.js';
 import { parseFaultSpec } from '../../src/service/faults/index.js';
@@ -64,6 +65,55 @@ describe('fault injection admin endpoint', () => {
     });
     expect(() => parseFaultSpec('*:p=2:status=500')).toThrow('fault rule 1 `*:p=2:status=500`: p must be a probability from 0 to 1, got "2"');
     expect(() => parseFaultSpec('GET /a:bogus=1')).toThrow('fault rule 1 `GET /a:bogus=1`: unknown setting "bogus" (known: status, p, retry-after, latency, reset, cut, after)');
+  });
+
+  /** An admin request over loopback with a Host header of our choosing (fetch sets its own). */
+  const withHost = (method: string, path: string, host: string, body?: unknown) =>
+    new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const { hostname, port } = new URL(svc.url);
+      const text = body === undefined ? undefined : JSON.stringify(body);
+      const headers: Record<string, string> = { host, ...(text === undefined ? {} : { 'content-type': 'application/json' }) };
+      const req = httpRequest({ hostname, port, method, path, headers }, (res) => {
+        let answer = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (answer += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: answer ? JSON.parse(answer) : undefined }));
+      });
+      req.on('error', reject);
+      req.end(text);
+    });
+
+  it('refuses a Host header that is not a loopback name (DNS rebinding) with 403 ADMIN_HOST_NOT_LOOPBACK, on every admin route', async () => {
+    const port = new URL(svc.url).port;
+    const hosts = [`rebind.attacker.example:${port}`, 'rebind.attacker.example', `127.0.0.1.nip.io:${port}`, `localhost.attacker.example:${port}`, `127.0.0.2:${port}`, `[::2]:${port}`, '0.0.0.0', `127.0.0.1:${port}@evil.example`, `127.0.0.1 :${port}`];
+    const routes: Array<[string, string, unknown?]> = [['GET', '/_admin/faults'], ['PUT', '/_admin/faults', { faults: '*:status=500' }], ['DELETE', '/_admin/faults'], ['GET', '/_admin/faults/stats'], ['DELETE', '/_admin/faults/stats']];
+    for (const host of hosts) {
+      for (const [method, path, body] of routes) {
+        const res = await withHost(method, path, host, body);
+        expect([host, method, path, res.status, res.body?.code]).toEqual([host, method, path, 403, 'ADMIN_HOST_NOT_LOOPBACK']);
+        expect(res.body).toMatchObject({
+          status: 403,
+          detail: `the fault-injection admin endpoint answers requests addressed to a loopback name only; expected Host 127.0.0.1, localhost or [::1] (any port), got Host ${JSON.stringify(host)}`,
+        });
+      }
+    }
+    // no Host at all (HTTP/1.0) and an empty one, written on the socket as they are
+    for (const [raw, got] of [['GET /_admin/faults HTTP/1.0\r\n\r\n', 'no Host header'], ['GET /_admin/faults HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n', 'Host ""']] as const) {
+      const answer = await new Promise<string>((resolve, reject) => {
+        let text = '';
+        const socket = connect(Number(port), '127.0.0.1', () => socket.end(raw));
+        socket.on('data', (d) => (text += d));
+        socket.on('error', reject);
+        socket.on('close', () => resolve(text));
+      });
+      expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 403 Forbidden');
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ code: 'ADMIN_HOST_NOT_LOOPBACK', detail: expect.stringMatching(new RegExp(`got ${got}$`)) });
+    }
+    // the refused PUTs changed nothing
+    expect((await call(svc.url, undefined, 'GET', '/_admin/faults')).body.rules).toEqual([]);
+    for (const host of [`127.0.0.1:${port}`, '127.0.0.1', `localhost:${port}`, 'localhost', `LOCALHOST:${port}`, `[::1]:${port}`, '[::1]']) {
+      expect([host, (await withHost('GET', '/_admin/faults', host)).status]).toEqual([host, 200]);
+    }
   });
 
   const external = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address;

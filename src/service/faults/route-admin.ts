@@ -1,6 +1,7 @@
 /**
  * The fault-injection admin endpoint, for tests and demos that switch faults on a running
- * service. Public (no token) but answered only for loopback callers; everyone else gets 403.
+ * service. Public (no token) but answered only for loopback callers whose Host header is a
+ * loopback name; everyone else gets 403.
  *
  *   GET    /_admin/faults                       {faults, seed, rules}
  *   PUT    /_admin/faults  {"faults": "<spec>", "seed"?: n}   replaces the rules, restarts the generator
@@ -69,10 +70,27 @@ export function adminRoutes(app: FastifyInstance, ctx: ServiceContext, faults: F
   });
 }
 
+/**
+ * Host headers the admin endpoint answers: 127.0.0.1, localhost or [::1], with or without a
+ * port. A browser page that rebinds its own name to 127.0.0.1 (DNS rebinding) connects from
+ * loopback, so the address check alone lets it through; but the browser still sends the page's
+ * name as Host, and that is refused here. A request without a Host header is refused too.
+ */
+const LOOPBACK_HOST = /^(?:127\.0\.0\.1|localhost|\[::1\])(?::\d{1,5})?$/i;
+
 function requireLoopback(request: FastifyRequest): void {
   const address = request.socket.remoteAddress ?? '';
   const loopback = address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
   if (!loopback) {
     throw new HttpProblem(403, 'ADMIN_LOOPBACK_ONLY', `the fault-injection admin endpoint answers loopback callers only; ${address || 'this caller'} is not one`);
+  }
+  const host = request.headers.host;
+  if (host === undefined || !LOOPBACK_HOST.test(host)) {
+    const got = host === undefined ? 'no Host header' : `Host ${JSON.stringify(host.length > 200 ? `${host.slice(0, 200)}…` : host)}`;
+    throw new HttpProblem(
+      403,
+      'ADMIN_HOST_NOT_LOOPBACK',
+      `the fault-injection admin endpoint answers requests addressed to a loopback name only; expected Host 127.0.0.1, localhost or [::1] (any port), got ${got}`,
+    );
   }
 }
