@@ -108,10 +108,16 @@ describe('webhook uris that point inside', () => {
     'http://255.255.255.255/', 'http://224.0.0.251/', 'http://[ff02::1]/', 'http://192.0.2.1/', 'http://[2001:db8::1]/', 'http://240.0.0.1/',
   ];
   const PRIVATE = ['http://10.0.0.1/', 'http://10.255.255.255/', 'http://172.16.0.1/', 'http://172.31.255.255/', 'http://192.168.0.1/', 'http://0xc0a80001/', 'http://3232235521/', 'http://100.64.0.1/', 'http://198.18.0.1/', 'http://[fc00::1]/', 'http://[fd12:3456::1]/', 'http://[::ffff:10.0.0.1]/', 'http://[::ffff:192.168.0.1]/'];
+  // Teredo and local-use NAT64 carrying metadata, loopback, private and public IPv4 addresses: refused as whole ranges
+  const TUNNEL = [
+    'http://[2001:0:4136:e378:8000:63bf:5601:5601]/', 'http://[2001:0:a9fe:a9fe:8000:63bf:3fff:fdd2]/', 'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/', 'http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/',
+    'http://[2001:0000:4136:e378:8000:63bf:3fff:fdd2]/', 'http://[2001::1]/',
+    'http://[64:ff9b:1::a9fe:a9fe]/', 'http://[64:ff9b:1::169.254.169.254]/', 'http://[64:ff9b:1:a9fe:a9:fe00::]/', 'http://[64:ff9b:1:7f00:0:100::]/', 'http://[64:ff9b:1::a00:1]/', 'http://[64:ff9b:1::808:808]/',
+  ];
   const USERINFO = ['http://allowed.example.com@169.254.169.254/', 'http://127.0.0.1:9@169.254.169.254/', 'http://user:pass@127.0.0.1:9/', 'http://%31%36%39.254.169.254@127.0.0.1:9/'];
   const SCHEMES = ['file:///etc/passwd', 'gopher://127.0.0.1:6379/_INFO', 'dict://127.0.0.1:11211/', 'ftp://127.0.0.1/', 'ldap://127.0.0.1/', 'javascript:alert(1)', 'data:text/plain,x', 'http:/169.254.169.254', '//169.254.169.254/', 'http://'];
 
-  it.each([...METADATA, ...LINK_LOCAL_AND_OTHERS, ...PRIVATE, ...USERINFO, ...SCHEMES])('refuses %s with 422 WEBHOOK_URI_REFUSED', async (uri) => {
+  it.each([...METADATA, ...LINK_LOCAL_AND_OTHERS, ...PRIVATE, ...TUNNEL, ...USERINFO, ...SCHEMES])('refuses %s with 422 WEBHOOK_URI_REFUSED', async (uri) => {
     expect(await refused(uri)).toEqual([uri, 422, 'WEBHOOK_URI_REFUSED']);
   });
 

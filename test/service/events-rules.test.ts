@@ -31,6 +31,21 @@ describe('webhook address classes', () => {
     ['255.255.255.255', 'reserved'],
     ['2001:db8::1', 'reserved'],
     ['2606:4700::1111', 'public'],
+    // Teredo 2001::/32: refused as a range, whatever IPv4 it carries (here 192.0.2.45, the RFC 4380 example)
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'tunnel'],
+    ['2001:0:4136:e378:8000:63bf:5601:5601', 'tunnel'], // client 169.254.169.254, inverted
+    ['2001:0:a9fe:a9fe::', 'tunnel'], // server 169.254.169.254
+    ['2001::', 'tunnel'],
+    ['2001:0:ffff:ffff:ffff:ffff:ffff:ffff', 'tunnel'],
+    ['2001:1::1', 'public'], // just past 2001::/32
+    ['2001:4860:4860::8888', 'public'],
+    // local-use NAT64 64:ff9b:1::/48, IPv4 at the /96 and the /48 places
+    ['64:ff9b:1::a9fe:a9fe', 'tunnel'],
+    ['64:ff9b:1::8.8.8.8', 'tunnel'],
+    ['64:ff9b:1:a9fe:a9:fe00::', 'tunnel'],
+    ['64:ff9b:1:ffff:ffff:ffff:ffff:ffff', 'tunnel'],
+    ['64:ff9b::8.8.8.8', 'public'], // the well-known NAT64 prefix is still judged by its IPv4
+    ['64:ff9b:2::1', 'public'],
   ])('%s is %s', (address, kind) => {
     expect(classifyAddress(address)).toBe(kind);
   });

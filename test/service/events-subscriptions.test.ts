@@ -129,6 +129,8 @@ describe('webhook registrations', () => {
     ['http://0.0.0.0:8080/', '0.0.0.0 is an unspecified address'],
     ['http://[::]/', ':: is an unspecified address'],
     ['http://224.0.0.1/', '224.0.0.1 is a multicast address'],
+    ['http://[2001:0:4136:e378:8000:63bf:5601:5601]/', '2001:0:4136:e378:8000:63bf:5601:5601 is a Teredo (2001::/32) or local-use NAT64 (64:ff9b:1::/48) address, refused whatever IPv4 address it leads to'],
+    ['http://[64:ff9b:1::a9fe:a9fe]/', '64:ff9b:1::a9fe:a9fe is a Teredo (2001::/32) or local-use NAT64 (64:ff9b:1::/48) address, refused whatever IPv4 address it leads to'],
     ['ftp://example.org/hook', 'scheme ftp is not http or https'],
     ['file:///etc/passwd', 'scheme file is not http or https'],
     ['not a uri', 'not an absolute uri'],

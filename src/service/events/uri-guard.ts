@@ -3,7 +3,8 @@
  * its host resolves to must be public; loopback is allowed when `allowLoopback` (this service
  * runs on loopback), private networks when `allowPrivate`. Link-local, cloud metadata,
  * unspecified, multicast and reserved addresses are refused always, in every spelling
- * (IPv4-mapped and NAT64 IPv6 forms, decimal IPv4 via the URL parser).
+ * (IPv4-mapped and NAT64 IPv6 forms, decimal IPv4 via the URL parser). Teredo and local-use
+ * NAT64 addresses are refused always as well: they lead to an IPv4 address that is not checked.
  *
  * The check runs at registration and again at every delivery, and the delivery's own socket
  * connects through `guardedLookup`, so a name that resolves to a public address at registration
@@ -20,7 +21,7 @@ export interface UriPolicy {
   resolve?: (host: string) => Promise<LookupAddress[]>;
 }
 
-export type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'metadata' | 'unspecified' | 'multicast' | 'reserved';
+export type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'metadata' | 'unspecified' | 'multicast' | 'reserved' | 'tunnel';
 
 /** Host names of cloud metadata services, refused whatever they resolve to. */
 const METADATA_HOSTS = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal']);
@@ -78,6 +79,8 @@ export function addressRefusal(address: string, policy: UriPolicy): string | und
       return policy.allowPrivate ? undefined : 'is on a private network (allowPrivateWebhooks is off)';
     case 'metadata':
       return 'is a cloud metadata address';
+    case 'tunnel':
+      return 'is a Teredo (2001::/32) or local-use NAT64 (64:ff9b:1::/48) address, refused whatever IPv4 address it leads to';
     default:
       return `is ${/^[aeiu]/.test(kind) ? 'an' : 'a'} ${kind} address`;
   }
@@ -100,6 +103,14 @@ export function classifyAddress(address: string): AddressClass {
   if (zeros(6)) return embedded(h[6]!, h[7]!); // ::a.b.c.d (deprecated IPv4-compatible)
   if (h[0] === 0x64 && h[1] === 0xff9b && h.slice(2, 6).every((x) => x === 0)) return embedded(h[6]!, h[7]!); // NAT64
   if (h[0] === 0x2002) return embedded(h[1]!, h[2]!); // 6to4
+  // Teredo 2001::/32 and local-use NAT64 64:ff9b:1::/48 are refused as whole ranges, not
+  // decoded. A Teredo address carries two IPv4 addresses (the server's, and the client's
+  // inverted), and the packets go through whatever relay the network has, so judging one
+  // embedded address would not say where the request goes. In a local-use NAT64 address the
+  // IPv4 address sits where the operator's prefix length puts it (RFC 6052: /48 to /96), so it
+  // cannot be read reliably. No webhook receiver needs either.
+  if (h[0] === 0x2001 && h[1] === 0) return 'tunnel';
+  if (h[0] === 0x64 && h[1] === 0xff9b && h[2] === 1) return 'tunnel';
   if (h[0] === 0xfd00 && h[1] === 0x0ec2 && h.slice(2, 7).every((x) => x === 0) && h[7] === 0x254) return 'metadata';
   if ((h[0]! & 0xffc0) === 0xfe80) return 'link-local';
   if ((h[0]! & 0xfe00) === 0xfc00) return 'private';
