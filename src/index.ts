@@ -39,3 +39,5 @@ export { exportCounterparties, type ExportOptions, type ExportReport, type Expor
 export { loadPipeline, readPipeline, summarisePlan, type PipelineDefinition, type ReadPipelineOptions, type PlanSummary } from './pipeline/read-pipeline.js';
 export type { MappedRow, SourceRow, Provenance, RejectReason } from './pipeline/types.js';
 export { generateCrmSamples, type GenerateCrmOptions, type GenerateCrmResult } from './pipeline/samples/generate-crm.js';
+/** For mapping scripts written in TypeScript: `const rule: MappingScript = (row, record, helpers) => …`. */
+export type { MappingScript, MappingHelpers } from './pipeline/mapping/index.js';

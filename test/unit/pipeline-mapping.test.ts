@@ -240,6 +240,36 @@ describe('mapping engine', () => {
     expect(run(m, { nr: '6', voornamen: 'Jan', achternaam: 'X' }).reasons).toEqual([{ field: 'surname', value: 'X', code: 'INVALID_FIELD_VALUE', message: 'surname: X is not a name' }]);
   });
 
+  it('runs a TypeScript script, with its types stripped on load and its relative imports resolved', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mapping-script-ts-'));
+    writeFileSync(join(dir, 'prefixes.ts'), `export const PREFIXES: readonly string[] = ['van der', 'van'];\n`);
+    writeFileSync(
+      join(dir, 'rule.ts'),
+      `import type { MappingScript } from 'stagecoach';
+      import { PREFIXES } from './prefixes.js';
+      interface Person { surname?: string; surnamePrefix?: string }
+      const rule: MappingScript = (_row, record) => {
+        const person = record as Person;
+        const prefix = PREFIXES.find((p: string) => person.surname?.toLowerCase().startsWith(p + ' '));
+        if (prefix && !person.surnamePrefix) { person.surnamePrefix = prefix; person.surname = person.surname!.slice(prefix.length + 1); }
+        return record;
+      };
+      export default rule;`,
+    );
+    const m = await mapping('script: ./rule.ts', dir);
+    const person = run(m, { nr: '5', voornamen: 'Jan', achternaam: 'van der Berg' }).record as StagedPerson;
+    expect([person.surnamePrefix, person.surname]).toEqual(['van der', 'Berg']);
+  });
+
+  it('says which script failed to load and why, and what it must export', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mapping-script-bad-'));
+    writeFileSync(join(dir, 'broken.ts'), `export default (row: = 1;\n`);
+    writeFileSync(join(dir, 'nothing.ts'), `export const x = 1;\n`);
+    const file = join(dir, 'm.yaml');
+    await expect(mapping('script: ./broken.ts', dir)).rejects.toThrow(`${file}: script ./broken.ts could not be loaded: Transform failed with 1 error:`);
+    await expect(mapping('script: ./nothing.ts', dir)).rejects.toThrow(`${file}: script ./nothing.ts must export a default function (row, record, helpers) => record`);
+  });
+
   it('lists the columns it reads, for the header check', async () => {
     const m = await mapping();
     expect([...m.columns].sort()).toEqual(['achternaam', 'geslacht', 'mobiel', 'nr', 'partner', 'postcode', 'vast', 'voorletters', 'voornamen']);

@@ -4,13 +4,12 @@
  * transform a step with its formats and regular expressions already built. Per row the only
  * allocations are the record itself and, when something is wrong, the reject reasons.
  */
-import { pathToFileURL } from 'node:url';
-import { dirname, resolve } from 'node:path';
 import type { RejectReason } from '../types.js';
 import type { StagedCounterparty } from '../../contract/migration.js';
 import type { Condition, Expr, MappingFile, Transform } from './schema.js';
 import { compileTransform, initials, normaliseEmail, normalisePhone, titleCase, TransformFailure, type CodeTables, type Step } from './transforms.js';
 import { ReferenceIds } from './reference-ids.js';
+import { loadMappingScript } from './load-script.js';
 
 export type Values = Record<string, unknown>;
 
@@ -310,18 +309,7 @@ export async function compileMapping(spec: MappingFile, file: string, ids: Refer
   const type = spec.type;
   const scope = spec.key.scope;
 
-  let script: MappingScript | undefined;
-  if (spec.script) {
-    const scriptPath = resolve(dirname(file), spec.script);
-    let mod: { default?: unknown };
-    try {
-      mod = (await import(pathToFileURL(scriptPath).href)) as { default?: unknown };
-    } catch (err) {
-      throw new Error(`${file}: script ${spec.script} could not be loaded: ${(err as Error).message}`);
-    }
-    if (typeof mod.default !== 'function') throw new Error(`${file}: script ${spec.script} must export a default function (row, record, helpers) => record`);
-    script = mod.default as MappingScript;
-  }
+  const script = spec.script ? await loadMappingScript(file, spec.script) : undefined;
   let current: MapContext = scratch;
   const helpers: MappingHelpers = {
     referenceId: (s, k, suffix) => ids.of(s, k, suffix),

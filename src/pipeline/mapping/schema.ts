@@ -107,9 +107,9 @@ export const mappingFileSchema = z.strictObject({
   codes: z.record(z.string(), codeTableSchema).default({}).describe('code tables used by code transforms'),
   script: z
     .string()
-    .regex(/\.(mjs|js)$/, { message: 'expected a .mjs or .js file' })
+    .regex(/\.(mjs|js|ts|mts)$/, { message: 'expected a .mjs, .js, .ts or .mts file' })
     .optional()
-    .describe('escape hatch: a module next to the mapping exporting default (row, record, helpers) => record'),
+    .describe('escape hatch: a JavaScript or TypeScript module next to the mapping exporting default (row, record, helpers) => record'),
 });
 export type MappingFile = z.output<typeof mappingFileSchema>;
 
