@@ -96,7 +96,7 @@ function declaredForeignEncoding(bytes: Buffer): string | undefined {
   const declaration = /^(?:\xef\xbb\xbf)?\s*<\?xml[^>]*?encoding\s*=\s*["']([^"']+)["']/.exec(bytes.subarray(0, 200).toString('latin1'));
   const name = declaration?.[1];
   if (!name) return undefined;
-  return /^(utf-?(7|16|32)|ucs-?[24]|ibm|cp0?(037|273|277|278|280|284|285|297|500|870|871|875|1026|1047|114[0-9])|ebcdic)/i.test(name) ? `declared as ${name}` : undefined;
+  return /^(utf-?(7|16|32)|ucs-?[24]|(ibm|cp)0?(37|273|277|278|280|284|285|297|500|870|871|875|1026|1047|114[0-9])$|ebcdic)/i.test(name) ? `declared as ${name}` : undefined;
 }
 
 /**
