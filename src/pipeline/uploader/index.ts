@@ -22,6 +22,12 @@ import type { Batch } from '../batcher/index.js';
 /** Where batches go: the client's staging upload fits (see `clientSink`). */
 export interface StagingSink {
   stage(body: string, format: StreamFormat, signal: AbortSignal | undefined): Promise<StagingResult[]>;
+  /**
+   * The same upload, given the body as the UTF-8 bytes it travels as. Used instead of `stage`
+   * when present: the batch's body is built as bytes, so it need not be decoded to text and
+   * encoded again.
+   */
+  stageBytes?(body: Uint8Array, format: StreamFormat, signal: AbortSignal | undefined): Promise<StagingResult[]>;
 }
 
 /** The client method the sink adapter needs (`client.migrations.stageCounterparties`). */
@@ -34,7 +40,10 @@ export interface StagingApi {
  * @example const sink = clientSink(client.migrations, migration.referenceId);
  */
 export function clientSink(api: StagingApi, migrationId: string): StagingSink {
-  return { stage: (body, format, signal) => api.stageCounterparties(migrationId, body, { format, signal }) };
+  return {
+    stage: (body, format, signal) => api.stageCounterparties(migrationId, body, { format, signal }),
+    stageBytes: (body, format, signal) => api.stageCounterparties(migrationId, body, { format, signal }),
+  };
 }
 
 /** The ledger writes of one run (bound to its run, scope and migration by the runner). */
@@ -150,7 +159,7 @@ export class Uploader {
     try {
       if (this.fatal) throw this.fatal; // another batch already stopped the run: do not send this one
       if (signal?.aborted) throw new StagecoachError('ABORTED', 'the run was interrupted before this batch was sent');
-      results = await sink.stage(batch.body, this.format, signal);
+      results = sink.stageBytes ? await sink.stageBytes(batch.payload, this.format, signal) : await sink.stage(batch.body, this.format, signal);
     } catch (err) {
       const aborted = signal?.aborted === true || (err instanceof StagecoachError && err.code === 'ABORTED');
       const message = err instanceof StagecoachError ? `${err.code}: ${err.message}` : String((err as Error)?.message ?? err);
@@ -200,7 +209,7 @@ export function matchResults(batch: Batch, results: readonly StagingResult[], fo
     if (r.referenceId && !byRef.has(r.referenceId)) byRef.set(r.referenceId, r);
     else stray.push(r);
   }
-  let frames: string[] | undefined; // split only when a refused record needs its values
+  let frames: string[] | undefined; // decoded and split only when a refused record needs its values
   const valueOf = (index: number, field: string): unknown => {
     frames ??= splitFrames(batch.body, format);
     const text = frames[index];
