@@ -40,10 +40,9 @@ export interface StagingApi {
  * @example const sink = clientSink(client.migrations, migration.referenceId);
  */
 export function clientSink(api: StagingApi, migrationId: string): StagingSink {
-  return {
-    stage: (body, format, signal) => api.stageCounterparties(migrationId, body, { format, signal }),
-    stageBytes: (body, format, signal) => api.stageCounterparties(migrationId, body, { format, signal }),
-  };
+  // The client takes text or bytes alike, so one function serves both ways in.
+  const stage = (body: string | Uint8Array, format: StreamFormat, signal: AbortSignal | undefined) => api.stageCounterparties(migrationId, body, { format, signal });
+  return { stage, stageBytes: stage };
 }
 
 /** The ledger writes of one run (bound to its run, scope and migration by the runner). */
