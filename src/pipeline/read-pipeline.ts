@@ -14,15 +14,17 @@
  * mapping can make a relation: duplicates are then caught in the one pass, since a first
  * occurrence always comes before its duplicates.
  */
-import type { MappedRow, RejectReason, SourceRow, SourceRowError } from './types.js';
+import type { FrontRow, MappedRow, RejectReason, SourceRow, SourceRowError } from './types.js';
+import type { CsvRange } from './source/source-csv.js';
+import { ParallelReader, type ParallelOptions } from './parallel/read-parallel.js';
 import { assertImplemented, type PipelineDefinition, type SourceDefinition } from './definition/load-pipeline.js';
-import { compileMapping, type CompiledMapping, type MapContext } from './mapping/compile.js';
+import { compileMapping, type CompiledMapping, type MapContext, type RelationRef } from './mapping/compile.js';
 import { ReferenceIds } from './mapping/reference-ids.js';
 import { isSourceRowError, listSourceFiles, readSourceBatches, readSourceFile, type SourceFile } from './source/index.js';
 import { KeyIndex } from './checks/key-index.js';
 import { detectEncoding } from './source/encoding.js';
 import { scanCsvKeys } from './source/scan-csv-keys.js';
-import { checkRecord, duplicateReason, missingTargets } from './checks/check-record.js';
+import { checkRecord, duplicateReason, missingTargets, refusedAlready } from './checks/check-record.js';
 import { readCorrections, type CorrectionsIndex } from './checks/corrections.js';
 import { StagecoachError } from '../contract/errors.js';
 import { summariseRows, type PlanSummary } from './checks/plan-summary.js';
@@ -38,7 +40,7 @@ export interface ReadPipelineOptions {
   corrections?: string;
 }
 
-interface PreparedSource {
+export interface PreparedSource {
   def: SourceDefinition;
   mapping: CompiledMapping;
   files: (SourceFile & { index: number })[];
@@ -80,7 +82,18 @@ function mappingMakesRelations(node: unknown): boolean {
  *            if (row.kind === 'rejected') console.log(row.row.provenance, row.reasons);
  *          }
  */
-export async function* readPipeline(def: PipelineDefinition, options: ReadPipelineOptions = {}): AsyncGenerator<MappedRow> {
+export function readPipeline(def: PipelineDefinition, options?: ReadPipelineOptions): AsyncGenerator<MappedRow>;
+/**
+ * With `parallel`, big CSV files are read by worker threads (parallel/read-parallel.ts): the rows
+ * come in the same order with the same verdicts, as `FrontRow`s (framed for upload when asked;
+ * source values only on rows a worker refused).
+ */
+export function readPipeline(def: PipelineDefinition, options: ReadPipelineOptions & { parallel: ParallelOptions }): AsyncGenerator<FrontRow>;
+export function readPipeline(def: PipelineDefinition, options: ReadPipelineOptions & { parallel?: ParallelOptions } = {}): AsyncGenerator<FrontRow> {
+  return readRows(def, options);
+}
+
+async function* readRows(def: PipelineDefinition, options: ReadPipelineOptions & { parallel?: ParallelOptions }): AsyncGenerator<FrontRow> {
   const { signal } = options;
   const prepared = await preparePipeline(def);
   const { sources, files } = prepared;
@@ -118,47 +131,13 @@ export async function* readPipeline(def: PipelineDefinition, options: ReadPipeli
   // Pass 2: map and check, in source order.
   const ctx: MapContext = { reasons: null, refs: [], key: '' };
   const mapRow = (s: PreparedSource, row: SourceRow, fileIndex: number, duplicates: KeyIndex | undefined): MappedRow => {
-    const { mapping } = s;
-    const key = mapping.key(row.values);
-    if (key === undefined) {
-      return {
-        kind: 'rejected',
-        component: 'Counterparties',
-        reasons: [{ field: mapping.keyColumn, value: row.values[mapping.keyColumn] ?? '', code: 'MISSING_REQUIRED_FIELD', message: `${mapping.keyColumn}: the legacy key is empty, expected a value to derive the referenceId from` }],
-        row,
-      };
-    }
-    ctx.reasons = null;
-    ctx.refs.length = 0;
-    ctx.key = key;
-    let mapped: ReturnType<CompiledMapping['map']>;
-    try {
-      mapped = mapping.map(row.values, ctx);
-    } catch (err) {
-      return { kind: 'rejected', component: 'Counterparties', legacyKey: key, reasons: [{ field: '', code: 'MAPPING_FAILED', message: `the mapping failed: ${(err as Error).message}` }], row };
-    }
-    let reasons: RejectReason[] | null = ctx.reasons;
-    const here = { fileIndex, line: row.provenance.line };
-    const first = (duplicates ?? index).add(mapping.scope, key, fileIndex, row.provenance.line);
-    const dup = duplicateReason(mapping.keyColumn, mapping.scope, key, first, here, files);
-    if (dup) (reasons ??= []).push(dup);
-    if (rejectMissing && ctx.refs.length > 0) {
-      const missing = missingTargets(ctx.refs, index);
-      if (missing) (reasons ??= []).push(...missing);
-    }
-    const checked = checkRecord(mapped.record, reasons);
-    if (reasons === null && checked.ok) {
-      return { kind: 'mapped', component: 'Counterparties', legacyKey: key, referenceId: mapped.referenceId, record: checked.record, row };
-    }
-    if (!checked.ok) (reasons ??= []).push(...checked.reasons);
-    return { kind: 'rejected', component: 'Counterparties', legacyKey: key, referenceId: mapped.referenceId, reasons: reasons ?? [], row };
+    const v = mapAndCheck(s.mapping, row, ctx);
+    if (v.kind === 'final') return v.row;
+    const keys = { index, duplicates, rejectMissing, files };
+    const reasons = settleRow(s.mapping, v.legacyKey, fileIndex, row.provenance.line, v.mappingReasons, v.refs, v.check.ok ? null : v.check.reasons, keys);
+    if (reasons === null && v.check.ok) return { kind: 'mapped', component: 'Counterparties', legacyKey: v.legacyKey, referenceId: v.referenceId, record: v.check.record, row };
+    return { kind: 'rejected', component: 'Counterparties', legacyKey: v.legacyKey, referenceId: v.referenceId, reasons: reasons ?? [], row };
   };
-  const rejectUnreadable = (row: SourceRowError): MappedRow => ({
-    kind: 'rejected',
-    component: 'Counterparties',
-    reasons: [{ field: '', ...(row.raw !== undefined ? { value: row.raw } : {}), code: row.code, message: row.message }],
-    row,
-  });
 
   if (corrections) {
     // Only the corrected rows; their originals' keys are in the index already, so a corrected
@@ -177,14 +156,107 @@ export async function* readPipeline(def: PipelineDefinition, options: ReadPipeli
     return;
   }
 
-  for (const s of sources) {
-    for (const f of s.files) {
-      for await (const batch of readSourceBatches(s.def, f, { requiredColumns: s.mapping.columns, signal })) {
-        for (const row of batch) yield isSourceRowError(row) ? rejectUnreadable(row) : mapRow(s, row, f.index, undefined);
+  const parallel = options.parallel && !corrections ? new ParallelReader(def.path, options.parallel) : undefined;
+  try {
+    for (const [sourceIndex, s] of sources.entries()) {
+      for (const f of s.files) {
+        async function* onThisThread(range: CsvRange | undefined): AsyncGenerator<FrontRow[]> {
+          for await (const batch of readSourceBatches(s.def, f, { requiredColumns: s.mapping.columns, signal, range })) {
+            yield batch.map((row) => (isSourceRowError(row) ? rejectUnreadable(row) : mapRow(s, row, f.index, undefined)));
+          }
+        }
+        const rows = parallel && (await parallel.takes(s, f.path)) ? parallel.readFile(sourceIndex, s, f, { index, duplicates: undefined, rejectMissing, files }, onThisThread, signal) : onThisThread(undefined);
+        for await (const batch of rows) yield* batch;
       }
     }
+  } finally {
+    await parallel?.close();
   }
   index = new KeyIndex(); // let the big table go before the caller's next step
+}
+
+/**
+ * The first half of a row's checks, the part that needs only the row: its key, its mapping, the
+ * staging schema. Runs wherever the row is read (this thread, or a parallel reader's worker).
+ * `final` rows are rejected whatever the other rows hold (no key, the mapping threw).
+ */
+export type RowVerdict =
+  | { kind: 'final'; row: Extract<MappedRow, { kind: 'rejected' }> }
+  | {
+      kind: 'checked';
+      legacyKey: string;
+      referenceId: string;
+      /** Refusals the mapping made (a code it does not know, a date it cannot read). */
+      mappingReasons: RejectReason[] | null;
+      /** Relations to other legacy keys, for the missing-target check (a copy: ctx.refs is reused). */
+      refs: RelationRef[];
+      check: ReturnType<typeof checkRecord>;
+    };
+
+export function mapAndCheck(mapping: CompiledMapping, row: SourceRow, ctx: MapContext): RowVerdict {
+  const key = mapping.key(row.values);
+  if (key === undefined) {
+    const reasons: RejectReason[] = [{ field: mapping.keyColumn, value: row.values[mapping.keyColumn] ?? '', code: 'MISSING_REQUIRED_FIELD', message: `${mapping.keyColumn}: the legacy key is empty, expected a value to derive the referenceId from` }];
+    return { kind: 'final', row: { kind: 'rejected', component: 'Counterparties', reasons, row } };
+  }
+  ctx.reasons = null;
+  ctx.refs.length = 0;
+  ctx.key = key;
+  let mapped: ReturnType<CompiledMapping['map']>;
+  try {
+    mapped = mapping.map(row.values, ctx);
+  } catch (err) {
+    return { kind: 'final', row: { kind: 'rejected', component: 'Counterparties', legacyKey: key, reasons: [{ field: '', code: 'MAPPING_FAILED', message: `the mapping failed: ${(err as Error).message}` }], row } };
+  }
+  const mappingReasons = ctx.reasons;
+  return { kind: 'checked', legacyKey: key, referenceId: mapped.referenceId, mappingReasons, refs: ctx.refs.length > 0 ? ctx.refs.slice() : [], check: checkRecord(mapped.record, mappingReasons) };
+}
+
+/** What the second half of the checks consults: every legacy key, and where each first appeared. */
+export interface KeyChecks {
+  index: KeyIndex;
+  /** Where duplicates are looked up when not in `index` (corrections: only among themselves). */
+  duplicates: KeyIndex | undefined;
+  rejectMissing: boolean;
+  files: readonly string[];
+}
+
+/**
+ * The second half, in source order (a duplicate is the later of two rows): the row's key goes
+ * into the index; a duplicate, relations to keys no source holds, and the schema's refusals of
+ * fields not already refused join the mapping's reasons. Null when the row is clean.
+ */
+export function settleRow(
+  mapping: CompiledMapping,
+  key: string,
+  fileIndex: number,
+  line: number,
+  mappingReasons: RejectReason[] | null,
+  refs: readonly RelationRef[],
+  checkReasons: RejectReason[] | null,
+  keys: KeyChecks,
+): RejectReason[] | null {
+  let reasons = mappingReasons === null ? null : mappingReasons.slice();
+  const first = (keys.duplicates ?? keys.index).add(mapping.scope, key, fileIndex, line);
+  const dup = duplicateReason(mapping.keyColumn, mapping.scope, key, first, { fileIndex, line }, keys.files);
+  if (dup) (reasons ??= []).push(dup);
+  if (keys.rejectMissing && refs.length > 0) {
+    const missing = missingTargets(refs, keys.index);
+    if (missing) (reasons ??= []).push(...missing);
+  }
+  if (checkReasons === null) return reasons;
+  const before = reasons;
+  return [...(reasons ?? []), ...checkReasons.filter((r) => !refusedAlready(before, r.field))];
+}
+
+/** A row the source could not read, as a rejected row. */
+export function rejectUnreadable(row: SourceRowError): Extract<MappedRow, { kind: 'rejected' }> {
+  return {
+    kind: 'rejected',
+    component: 'Counterparties',
+    reasons: [{ field: '', ...(row.raw !== undefined ? { value: row.raw } : {}), code: row.code, message: row.message }],
+    row,
+  };
 }
 
 export type { CorrectionsIndex };
@@ -194,7 +266,7 @@ export type { CorrectionsIndex };
  * @example const s = await summarisePlan(def); s.rejectedByReason // { UNKNOWN_CODE: 1, … }
  */
 export async function summarisePlan(def: PipelineDefinition, options: ReadPipelineOptions & { samplesPerReason?: number } = {}): Promise<PlanSummary> {
-  return summariseRows(readPipeline(def, options), { pipeline: def.file, component: def.component, ...(options.samplesPerReason !== undefined ? { samplesPerReason: options.samplesPerReason } : {}) });
+  return summariseRows(readPipeline(def, { ...options, parallel: { workers: def.concurrency.workers } }), { pipeline: def.file, component: def.component, ...(options.samplesPerReason !== undefined ? { samplesPerReason: options.samplesPerReason } : {}) });
 }
 
 export { loadPipeline, type PipelineDefinition, type SourceDefinition } from './definition/load-pipeline.js';

@@ -4,6 +4,7 @@
  * ledger take it from there. Kept in one small module so each stage can be built and tested alone.
  */
 import type { StagedCounterparty } from '../contract/migration.js';
+import type { EncodedRecord } from './batcher/index.js';
 
 /** Where a row came from: enough to point a user at the exact place in the legacy file. */
 export interface Provenance {
@@ -45,3 +46,27 @@ export interface RejectReason {
 export type MappedRow =
   | { kind: 'mapped'; component: 'Counterparties'; legacyKey: string; referenceId: string; record: StagedCounterparty; row: SourceRow }
   | { kind: 'rejected'; component: 'Counterparties'; legacyKey?: string; referenceId?: string; reasons: RejectReason[]; row: SourceRow | SourceRowError };
+
+/** Where a row came from; its values only where the reader kept them. */
+export interface RowOrigin {
+  source: string;
+  provenance: Provenance;
+  values?: Record<string, unknown>;
+}
+
+/**
+ * A `MappedRow` as `run` and `plan` take it, which a parallel reader can hand over cheaply: a
+ * mapped row may come framed for upload (`encoded`) instead of as a record, and a row keeps its
+ * source values only when a worker refused it. Every `MappedRow` is a `FrontRow`.
+ */
+export type FrontRow =
+  | {
+      kind: 'mapped';
+      component: 'Counterparties';
+      legacyKey: string;
+      referenceId: string;
+      record?: StagedCounterparty;
+      encoded?: EncodedRecord;
+      row: RowOrigin;
+    }
+  | { kind: 'rejected'; component: 'Counterparties'; legacyKey?: string; referenceId?: string; reasons: RejectReason[]; row: RowOrigin | SourceRowError };

@@ -23,8 +23,8 @@ export const DEFAULT_BATCH_LIMITS: BatchLimits = { maxRecords: 1000, maxBytes: 4
 /** One record ready for a batch: what the ledger keeps, and its encoded frame. */
 export interface BatchItem {
   record: LedgerRecordInput;
-  /** The record as one json-seq / JSON Lines frame. */
-  frame: string;
+  /** The record as one json-seq / JSON Lines frame (text, or UTF-8 from a parallel reader). */
+  frame: string | Buffer;
   /** UTF-8 length of the frame. */
   bytes: number;
 }
@@ -41,29 +41,46 @@ export interface Batch {
   bytes: number;
 }
 
+/** A record framed for upload, with what the ledger needs to know it again. */
+export interface EncodedRecord {
+  frame: string | Buffer;
+  bytes: number;
+  /** 128 bits of sha256 of the frame: plenty to tell a changed record from an unchanged one. */
+  contentHash: string;
+  entityType: string | undefined;
+}
+
 /**
- * Frames a mapped record and hashes the frame.
+ * Frames a record and hashes the frame (on whichever thread checked the record).
+ * @example encodeRecord(record, 'json-seq') // { frame: '\x1e{"referenceId":…}\n', bytes, contentHash, entityType: 'Person' }
+ */
+export function encodeRecord(record: { type?: unknown }, format: StreamFormat = 'json-seq'): EncodedRecord & { frame: string } {
+  const frame = encodeFrame(format, record);
+  return {
+    frame,
+    bytes: Buffer.byteLength(frame),
+    contentHash: hash('sha256', frame, 'hex').slice(0, 32),
+    entityType: typeof record.type === 'string' ? record.type : undefined,
+  };
+}
+
+/**
+ * A mapped record as a batch item: framed here, or already framed by a parallel reader.
  * @example
  *   const item = prepareRecord({ legacyKey: 'K1', referenceId, record, provenance }, 'json-seq');
  *   item.frame // '\x1e{"referenceId":…}\n'
  *   item.record.contentHash // 32 hex digits
  */
 export function prepareRecord(
-  input: { legacyKey: string; referenceId: string; record: { type?: unknown }; provenance: RecordProvenance },
+  input: { legacyKey: string; referenceId: string; record?: { type?: unknown } | undefined; encoded?: EncodedRecord | undefined; provenance: RecordProvenance },
   format: StreamFormat = 'json-seq',
 ): BatchItem {
-  const frame = encodeFrame(format, input.record);
+  const encoded = input.encoded ?? (input.record ? encodeRecord(input.record, format) : undefined);
+  if (!encoded) throw new Error(`record ${input.legacyKey}: neither the record nor its frame`);
   return {
-    record: {
-      legacyKey: input.legacyKey,
-      referenceId: input.referenceId,
-      entityType: typeof input.record.type === 'string' ? input.record.type : undefined,
-      // 128 bits of sha256 are plenty to tell a changed record from an unchanged one.
-      contentHash: hash('sha256', frame, 'hex').slice(0, 32),
-      provenance: input.provenance,
-    },
-    frame,
-    bytes: Buffer.byteLength(frame),
+    record: { legacyKey: input.legacyKey, referenceId: input.referenceId, entityType: encoded.entityType, contentHash: encoded.contentHash, provenance: input.provenance },
+    frame: encoded.frame,
+    bytes: encoded.bytes,
   };
 }
 
@@ -75,7 +92,7 @@ export function prepareRecord(
  *   const last = b.flush();
  */
 export class Batcher {
-  private frames: string[] = [];
+  private frames: (string | Buffer)[] = [];
   private records: LedgerRecordInput[] = [];
   private bytes = 0;
   private seq = 0;
@@ -113,7 +130,7 @@ export class Batcher {
     if (this.records.length === 0) return undefined;
     const payload = Buffer.allocUnsafe(this.bytes);
     let at = 0;
-    for (const frame of this.frames) at += payload.write(frame, at);
+    for (const frame of this.frames) at += typeof frame === 'string' ? payload.write(frame, at) : frame.copy(payload, at);
     const batch = textBatch({ seq: ++this.seq, records: this.records, payload: payload.subarray(0, at), bytes: this.bytes });
     this.frames = [];
     this.records = [];

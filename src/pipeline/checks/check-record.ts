@@ -34,12 +34,17 @@ export function checkRecord(record: unknown, already: readonly RejectReason[] | 
   for (const e of result.errors) {
     // "addresses.0.postalCode" in zod terms is "addresses[0].postalCode" in mapping terms
     const field = e.field.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
-    if (already?.some((r) => r.field === field || field.startsWith(`${r.field}.`) || field.startsWith(`${r.field}[`))) continue;
+    if (refusedAlready(already, field)) continue;
     const value = valueAt(record, e.field);
     const message = e.message === 'MISSING_REQUIRED_FIELD' ? `${field}: required by staging, got nothing` : `${field}: refused by the staging schema, got ${show(value)}`;
     reasons.push({ field, value, code: e.message, message });
   }
   return reasons.length > 0 ? { ok: false, reasons } : { ok: false, reasons: [] };
+}
+
+/** Whether an earlier reason already refused this field or one that holds it. */
+export function refusedAlready(already: readonly RejectReason[] | null, field: string): boolean {
+  return already?.some((r) => r.field === field || field.startsWith(`${r.field}.`) || field.startsWith(`${r.field}[`)) ?? false;
 }
 
 /**

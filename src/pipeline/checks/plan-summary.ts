@@ -3,7 +3,7 @@
  * what would be sent and what would be refused, by reason, with a few examples of each. Holds
  * counters and a bounded set of examples only.
  */
-import type { MappedRow } from '../types.js';
+import type { FrontRow } from '../types.js';
 
 export interface RejectSample {
   source: string;
@@ -36,7 +36,7 @@ export interface PlanSummary {
  * Folds a stream of mapped rows into a plan summary.
  * @example const summary = await summariseRows(readPipeline(def), { pipeline: def.file, component: def.component });
  */
-export async function summariseRows(rows: AsyncIterable<MappedRow>, meta: { pipeline: string; component: string; samplesPerReason?: number }): Promise<PlanSummary> {
+export async function summariseRows(rows: AsyncIterable<FrontRow>, meta: { pipeline: string; component: string; samplesPerReason?: number }): Promise<PlanSummary> {
   const started = performance.now();
   const perReason = meta.samplesPerReason ?? 5;
   const summary: PlanSummary = { pipeline: meta.pipeline, component: meta.component, rowsRead: 0, mapped: 0, rejected: 0, rejectedByReason: {}, reasons: {}, bySource: {}, samples: [], elapsedMs: 0 };

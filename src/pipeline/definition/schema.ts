@@ -61,9 +61,13 @@ export const pipelineFileSchema = z
     concurrency: z
       .strictObject({
         inFlight: z.number().int().min(1).max(64).default(4).describe('uploads in flight at once; default 4'),
+        workers: z
+          .union([z.literal('auto'), z.number().int().min(0).max(64)])
+          .default('auto')
+          .describe('threads that read, map and check big CSV files in parallel (rows stay in file order); 0 or 1: this thread only; default auto, one per core'),
       })
-      .default({ inFlight: 4 })
-      .describe('upload window'),
+      .default({ inFlight: 4, workers: 'auto' })
+      .describe('upload window and reading threads'),
     target: z
       .strictObject({
         migration: z.enum(['current', 'new']).default('current').describe('attach to the tenant\'s current migration, or create a new one; default current'),

@@ -19,7 +19,7 @@ import { openLedger, openLedgerWriter, type Ledger, type LedgerRejectInput, type
 import { Batcher, prepareRecord, type Batch, type BatchItem } from '../batcher/index.js';
 import { loadPipeline, readPipeline, type PipelineDefinition } from '../read-pipeline.js';
 import { listSourceFiles } from '../source/index.js';
-import type { MappedRow } from '../types.js';
+import type { FrontRow } from '../types.js';
 import { clientSink, Uploader, type BatchEvent, type StagingSink } from '../uploader/index.js';
 import { rejectInput, uploadLedger } from './run-ledger.js';
 
@@ -276,7 +276,7 @@ async function runWith(def: PipelineDefinition, ledger: Ledger, client: Pipeline
       }
     };
 
-    const rows = readPipeline(def, { signal: readAbort.signal, ...(options.corrections ? { corrections: options.corrections } : {}) });
+    const rows = readPipeline(def, { signal: readAbort.signal, ...(options.corrections ? { corrections: options.corrections } : {}), parallel: { workers: def.concurrency.workers, encode: format } });
     for await (const row of rows) {
       report.rowsRead++;
       if (row.kind === 'rejected') {
@@ -384,12 +384,13 @@ async function attachMigration(def: PipelineDefinition, client: PipelineClient |
   return { referenceId: created.referenceId, created: true };
 }
 
-function mappedInput(row: Extract<MappedRow, { kind: 'mapped' }>) {
+function mappedInput(row: Extract<FrontRow, { kind: 'mapped' }>) {
   const p = row.row.provenance;
   return {
     legacyKey: row.legacyKey,
     referenceId: row.referenceId,
     record: row.record,
+    encoded: row.encoded,
     provenance: { source: row.row.source, file: p.file, line: p.line, byteOffset: p.byteOffset, rowHash: p.hash },
   };
 }
@@ -471,7 +472,7 @@ function progressTracker(def: PipelineDefinition, options: RunPipelineOptions, r
         totalBytes = 0;
       }
     },
-    row(row: MappedRow) {
+    row(row: FrontRow) {
       if (!options.onProgress) return;
       const start = fileStart.get(row.row.provenance.file);
       if (start !== undefined) position = start + row.row.provenance.byteOffset;

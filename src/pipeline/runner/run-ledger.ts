@@ -4,7 +4,7 @@
  * provenance and every reason.
  */
 import type { LedgerRejectInput, LedgerWriter, RecordError, Scope } from '../../ledger/index.js';
-import type { MappedRow, RejectReason } from '../types.js';
+import type { FrontRow, RejectReason } from '../types.js';
 import type { UploadLedger } from '../uploader/index.js';
 
 /**
@@ -34,7 +34,7 @@ function stageOf(code: string): RecordError['stage'] {
  * A rejected row as the ledger keeps it. A duplicate of a legacy key is kept under its file:line
  * (the key belongs to the first occurrence, which may well be staged).
  */
-export function rejectInput(row: Extract<MappedRow, { kind: 'rejected' }>): LedgerRejectInput {
+export function rejectInput(row: Extract<FrontRow, { kind: 'rejected' }>): LedgerRejectInput {
   const duplicate = row.reasons.some((r) => r.code === 'DUPLICATE_LEGACY_KEY');
   const p = row.row.provenance;
   return {

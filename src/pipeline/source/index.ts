@@ -8,7 +8,7 @@ import { StagecoachError } from '../../contract/errors.js';
 import type { SourceRow, SourceRowError } from '../types.js';
 import type { SourceDefinition } from '../definition/load-pipeline.js';
 import { displayPath } from '../definition/load-pipeline.js';
-import { readCsvBatches } from './source-csv.js';
+import { readCsvBatches, type CsvRange } from './source-csv.js';
 import { readJsonArrayBatches, readJsonLinesBatches } from './source-json.js';
 
 export interface SourceFile {
@@ -43,12 +43,12 @@ export async function* readSourceFile(
 export function readSourceBatches(
   source: SourceDefinition,
   file: SourceFile,
-  options: { requiredColumns?: ReadonlySet<string>; signal?: AbortSignal | undefined } = {},
+  options: { requiredColumns?: ReadonlySet<string>; signal?: AbortSignal | undefined; range?: CsvRange | undefined } = {},
 ): AsyncGenerator<(SourceRow | SourceRowError)[]> {
   const common = { source: source.name, path: file.path, file: file.file, encoding: source.encoding, ...(options.signal ? { signal: options.signal } : {}) };
   switch (source.format) {
     case 'csv':
-      return readCsvBatches({ ...common, csv: source.csv, ...(options.requiredColumns ? { requiredColumns: options.requiredColumns } : {}) });
+      return readCsvBatches({ ...common, csv: source.csv, ...(options.requiredColumns ? { requiredColumns: options.requiredColumns } : {}), ...(options.range ? { range: options.range } : {}) });
     case 'json':
       return readJsonArrayBatches({ ...common, arrayPath: source.json.path });
     case 'jsonl':

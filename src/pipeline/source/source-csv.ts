@@ -29,6 +29,36 @@ export interface CsvFileOptions {
   /** Columns the mapping reads: a header without one of them is a configuration error. */
   requiredColumns?: ReadonlySet<string>;
   signal?: AbortSignal;
+  /** Read only a byte range of the file, which starts where a record starts (parallel/read-parallel.ts). */
+  range?: CsvRange;
+  /** Filled in as the read goes: the columns, and how the last record ended (a range's check). */
+  outcome?: CsvReadOutcome;
+}
+
+/** A slice of a CSV file that starts at a record: bytes [start, end), the columns already known. */
+export interface CsvRange {
+  start: number;
+  /** Exclusive; the file's end when absent. */
+  end?: number;
+  /** The columns (from the header, or csv.columns): a range after the header holds none. */
+  columns?: string[];
+  /** Line of the range's first byte (1-based). */
+  line: number;
+  /** The record delimiter found at the file's start, so every range splits records alike. */
+  recordDelimiter?: '\n' | '\r\n';
+}
+
+export interface CsvReadOutcome {
+  columns?: string[];
+  /** Line of the last record's last line. */
+  endLine: number;
+  /** Byte offset just past the last record (its delimiter included). */
+  endByte: number;
+  /**
+   * False when the input stopped inside a record (csv-parse refused the last one at the end, or
+   * failed): for a range, its end was not at a record boundary.
+   */
+  endedAtRecord: boolean;
 }
 
 const RAW_LIMIT = 200;
@@ -62,17 +92,18 @@ export async function* readCsvFile(opts: CsvFileOptions): AsyncGenerator<SourceR
 
 /** Same as `readCsvFile`, in batches of the rows one file chunk completes (the fast path). */
 export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(SourceRow | SourceRowError)[]> {
-  const { source, file, csv } = opts;
+  const { source, file, csv, range } = opts;
   const enc = await detectEncoding(opts.path, file, opts.encoding);
   const repair = enc.repair1252;
+  const fromStart = range === undefined || range.start === 0;
 
-  let columns: string[] | undefined = csv.header ? undefined : csv.columns;
+  let columns: string[] | undefined = range?.columns ?? (csv.header ? undefined : csv.columns);
   if (!csv.header && !columns) throw new StagecoachError('CONFIG_INVALID', `${file}: csv.header is false, so csv.columns must name the columns`, { file });
   let width = columns?.length ?? 0;
 
   // Position bookkeeping (see the module comment).
-  let prevEndLine = 0;
-  let prevEndByte = enc.bomLength;
+  let prevEndLine = range ? range.line - 1 : 0;
+  let prevEndByte = fromStart ? enc.bomLength : range.start;
   let prevEmpty = 0;
   let prevInfoLines = 0;
   let recordDelimiterBytes = enc.node === 'utf16le' ? 2 : 1;
@@ -85,11 +116,21 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
     const byteOffset = prevEndByte + empty * recordDelimiterBytes;
     return { line, byteOffset, empty };
   };
+  // csv-parse counts bytes and lines from what it was given: a range's come after its start.
+  const byteBase = fromStart ? 0 : range.start;
+  const lineBase = range ? range.line - 1 : 0;
+  const csvParseMessage = (err: Error | undefined) => (err?.message ?? 'unknown error').replace(/\bat line (\d+)/, (_, n: string) => `at line ${Number(n) + lineBase}`);
+  // After parser.end(), a refused record means the input stopped inside one (an unclosed quote).
+  // A record completed then is normal: csv-parse holds a record back until it sees what follows.
+  let ending = false;
+  const outcome: CsvReadOutcome = opts.outcome ?? { endLine: 0, endByte: 0, endedAtRecord: true };
   const finish = (info: { lines: number; bytes: number; empty_lines: number }, endLine: number) => {
     prevEndLine = endLine;
-    prevEndByte = info.bytes;
+    prevEndByte = byteBase + info.bytes;
     prevEmpty = info.empty_lines;
     prevInfoLines = info.lines;
+    outcome.endLine = endLine;
+    outcome.endByte = prevEndByte;
   };
 
   // Rows go straight into this batch from the callbacks (never through the stream's readable
@@ -101,7 +142,8 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
     quote: csv.quote,
     escape: csv.quote,
     encoding: enc.node,
-    bom: enc.node !== 'latin1',
+    bom: enc.node !== 'latin1' && fromStart,
+    ...(range?.recordDelimiter ? { record_delimiter: range.recordDelimiter } : {}),
     relax_column_count: true,
     // A quote inside a field that does not start with one (Jan"sen, "Sm"it) is a literal, as
     // spreadsheets read it. Without this, csv-parse stayed in quoting mode after skipping such a
@@ -121,6 +163,7 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
       if (record.length === 1 && record[0]!.trim() === '' && width !== 1) return null; // a line of blanks
       if (columns === undefined) {
         columns = (csv.columns ?? record).map((c, i) => (i === 0 ? c.replace(/^\ufeff/, '') : c).trim());
+        outcome.columns = columns;
         width = csv.columns?.length ?? record.length;
         if (csv.columns && csv.columns.length !== record.length) {
           failure = new StagecoachError('CONFIG_INVALID', `${file}:${at.line}: csv.columns names ${csv.columns.length} columns but the header has ${record.length}`, { file, line: at.line });
@@ -184,15 +227,16 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
       // A record csv-parse could not read: report it where it started, then go on.
       const info = parser.info;
       const at = start(parser, info);
-      const endLine = Math.max(at.line, info.lines);
+      const endLine = Math.max(at.line, lineBase + info.lines);
       finish(info, endLine);
+      if (ending) outcome.endedAtRecord = false;
       // An unclosed quote takes the lines after it into the same row: say which lines it holds.
       const span = endLine > at.line ? ` (lines ${at.line}–${endLine} read as one row)` : '';
       const error: SourceRowError = {
         source,
         provenance: { file, line: at.line, byteOffset: at.byteOffset, hash: '' },
         code: 'SOURCE_ROW_INVALID',
-        message: `${file}:${at.line}: unreadable CSV row${span}: ${err?.message ?? 'unknown error'}`,
+        message: `${file}:${at.line}: unreadable CSV row${span}: ${csvParseMessage(err)}`,
       };
       pending.push(error);
       return undefined;
@@ -202,7 +246,11 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
   // The parser is driven by hand: each file chunk is written, then every record it completed is
   // taken at once, so rows travel in batches (one await per chunk, not per row) and the file is
   // read no faster than the batches are taken.
-  const input = createReadStream(opts.path, { highWaterMark: 32 * 1024, signal: opts.signal }); // csv-parse slows down on big chunks
+  const input = createReadStream(opts.path, {
+    highWaterMark: 32 * 1024, // csv-parse slows down on big chunks
+    signal: opts.signal,
+    ...(range ? { start: range.start, ...(range.end !== undefined ? { end: range.end - 1 } : {}) } : {}),
+  });
   const body: AsyncIterable<Buffer> = enc.swap16 ? input.pipe(swap16Stream()) : input;
   parser.on('error', (err) => (failure ??= err));
   const drain = (): (SourceRow | SourceRowError)[] => {
@@ -217,6 +265,7 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
       if (failure) throw failure;
       if (batch.length > 0) yield batch;
     }
+    ending = true;
     parser.end();
     await new Promise<void>((res) => {
       if (parser.writableFinished || parser.destroyed) return res();
@@ -226,7 +275,7 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
     const batch = drain();
     if (failure) throw failure;
     if (batch.length > 0) yield batch;
-    if (columns === undefined) {
+    if (columns === undefined && fromStart) {
       // Nothing at all, not even a header: an export that failed, not an empty one.
       yield [{
         source,
@@ -240,11 +289,12 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
     if ((err as Error).name === 'AbortError') throw new StagecoachError('ABORTED', 'Reading stopped', { file }, { cause: err });
     const e = err as CsvError & { lines?: number };
     const line = prevEndLine + 1;
+    outcome.endedAtRecord = false;
     yield [{
       source,
       provenance: { file, line, byteOffset: prevEndByte, hash: '' },
       code: 'SOURCE_READ_FAILED',
-      message: `${file}:${line}: the rest of the file cannot be read: ${e.message}`,
+      message: `${file}:${line}: the rest of the file cannot be read: ${csvParseMessage(e)}`,
     } satisfies SourceRowError];
   } finally {
     input.destroy();

@@ -1,0 +1,52 @@
+/**
+ * What the main thread and a parallel reader's workers say to each other. A worker reads one
+ * byte range of a CSV file, maps and checks its rows (the half of the checks that needs only the
+ * row) and, when asked, frames the clean records for upload; the main thread settles the rest in
+ * file order. Results travel as columns (one array per field, numbers in typed arrays, frames in
+ * one transferred buffer) because cloning one small object per row cost more than the work saved.
+ */
+import type { RelationRef } from '../mapping/compile.js';
+import type { CsvReadOutcome, CsvRange } from '../source/source-csv.js';
+import type { MappedRow, RejectReason } from '../types.js';
+import type { StreamFormat } from '../../codec/index.js';
+
+export interface WorkerSetup {
+  /** The pipeline file: each worker loads it and compiles its mappings itself. */
+  pipelineFile: string;
+  /** Frame clean records for upload (`run`), or only check them (`plan`). */
+  encode: StreamFormat | undefined;
+}
+
+export interface ChunkJob {
+  id: number;
+  /** Index of the source in the pipeline. */
+  source: number;
+  path: string;
+  file: string;
+  range: CsvRange;
+}
+
+/** Rows of a chunk, in file order. */
+export interface ChunkPack {
+  n: number;
+  /** 0: mapped and checked (keyed); 1: refused whatever the other rows hold (in `finals`). */
+  kinds: Uint8Array;
+  lines: Uint32Array;
+  byteOffsets: Float64Array;
+  rowHashes: string[];
+  keys: string[];
+  referenceIds: string[];
+  /** Rows with something more to say than a clean record. */
+  extras: { i: number; mappingReasons?: RejectReason[]; refs?: RelationRef[]; checkReasons?: RejectReason[] }[];
+  finals: { i: number; row: Extract<MappedRow, { kind: 'rejected' }> }[];
+  /** Framed records (encode mode): UTF-8 lengths (0: none) and the frames back to back. */
+  frameBytes: Uint32Array;
+  contentHashes: string[];
+  entityTypes: (string | undefined)[];
+  frames: Uint8Array;
+  outcome: CsvReadOutcome;
+}
+
+export type WorkerReply =
+  | { id: number; pack: ChunkPack }
+  | { id: number; error: { code: string; message: string; context?: Record<string, unknown> } };

@@ -1,0 +1,225 @@
+/**
+ * The parallel reader: one CSV file read by several worker threads at once, its rows handed on
+ * in file order exactly as the one-thread reader hands them on.
+ *
+ *   splitCsv ─▶ byte ranges ─▶ workers: read, map, check, frame ─▶ this thread, in order:
+ *                                         duplicate keys, missing relation targets ─▶ rows
+ *
+ * What needs only the row runs on the workers; what needs every key (a duplicate is the later
+ * of two rows) runs here, in file order. At most `window` ranges are out at a time, so memory
+ * stays flat and a slow consumer (the upload window is full) pauses the workers too.
+ *
+ * A range is used only when it is seen to line up with its neighbours: the range before it
+ * ended exactly at its first byte, at a record, on the line before its first line. When one
+ * does not (the splitter read a stray quote or a lone CR differently from csv-parse), the file
+ * is read on from there on this thread, so the rows are the same either way.
+ */
+import { availableParallelism } from 'node:os';
+import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { StagecoachError, type ErrorCode } from '../../contract/errors.js';
+import type { StreamFormat } from '../../codec/index.js';
+import type { RelationRef } from '../mapping/compile.js';
+import { detectEncoding } from '../source/encoding.js';
+import { splitCsv, type CsvChunk } from '../source/csv-chunks.js';
+import type { CsvRange } from '../source/source-csv.js';
+import type { FrontRow } from '../types.js';
+import { settleRow, type KeyChecks, type PreparedSource } from '../read-pipeline.js';
+import type { ChunkJob, ChunkPack, WorkerReply, WorkerSetup } from './protocol.js';
+
+export interface ParallelOptions {
+  /** Worker threads; `auto`: one per core. 0 or 1: no parallel reading. */
+  workers: number | 'auto';
+  /** Frame clean records for upload on the workers (`run`), or only check them (`plan`). */
+  encode?: StreamFormat | undefined;
+  /** Aimed size of a range (default 1 MiB); files under two ranges are read on one thread. */
+  chunkBytes?: number | undefined;
+}
+
+const WORKER_URL = new URL('./worker.js', import.meta.url);
+const DEFAULT_CHUNK_BYTES = 1024 * 1024;
+const NO_REFS: readonly RelationRef[] = [];
+/** A worker's young generation, in MB: V8's default lets it grow past 30 MB per worker. */
+const WORKER_YOUNG_GENERATION_MB = 8;
+
+/** How many workers `workers` means here; 0 when there is no compiled worker to start. */
+export function workerCount(workers: number | 'auto'): number {
+  if (!existsSync(fileURLToPath(WORKER_URL))) return 0;
+  const n = workers === 'auto' ? availableParallelism() : workers;
+  return n >= 2 ? n : 0;
+}
+
+/** Reads (the rest of) a file on this thread: where the split and csv-parse disagree, or cannot split. */
+export type ReadSequentially = (range: CsvRange | undefined) => AsyncGenerator<FrontRow[]>;
+
+interface Pending {
+  resolve: (pack: ChunkPack) => void;
+  reject: (err: Error) => void;
+}
+
+export class ParallelReader {
+  private workers: Worker[] = [];
+  private load: number[] = [];
+  private pending = new Map<number, Pending & { worker: number }>();
+  private nextId = 0;
+  private failure: Error | undefined;
+  readonly chunkBytes: number;
+  private readonly count: number;
+
+  constructor(
+    private readonly pipelineFile: string,
+    private readonly options: ParallelOptions,
+  ) {
+    this.count = workerCount(options.workers);
+    this.chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+  }
+
+  /** Whether this file is worth reading in parallel (CSV, big enough, workers to be had). */
+  async takes(s: PreparedSource, path: string): Promise<boolean> {
+    if (this.count < 2 || s.def.format !== 'csv') return false;
+    return (await stat(path)).size >= 2 * this.chunkBytes;
+  }
+
+  /**
+   * The rows of one file, in batches, settled here in file order.
+   * @example for await (const rows of reader.readFile(0, source, file, keys, sequential)) …
+   */
+  async *readFile(sourceIndex: number, s: PreparedSource, f: PreparedSource['files'][number], keys: KeyChecks, sequential: ReadSequentially, signal?: AbortSignal): AsyncGenerator<FrontRow[]> {
+    const enc = await detectEncoding(f.path, f.file, s.def.encoding);
+    const split = await splitCsv({ path: f.path, enc, delimiter: s.def.csv.delimiter, quote: s.def.csv.quote, chunkBytes: this.chunkBytes, signal });
+    if (!split) {
+      yield* sequential(undefined);
+      return;
+    }
+    this.start();
+    const window = this.count * 2;
+    let columns = s.def.csv.header ? undefined : s.def.csv.columns;
+    const queue: { chunk: CsvChunk; pack: Promise<ChunkPack> }[] = [];
+    let exhausted = false;
+    const fill = async () => {
+      while (!exhausted && queue.length < window) {
+        if (queue.length > 0 && columns === undefined) return; // the header's range first
+        const next = await split.chunks.next();
+        if (next.done) {
+          exhausted = true;
+          return;
+        }
+        const range: CsvRange = { start: next.value.start, line: next.value.line, recordDelimiter: split.recordDelimiter, ...(next.value.end !== undefined ? { end: next.value.end } : {}), ...(columns ? { columns } : {}) };
+        queue.push({ chunk: next.value, pack: this.submit({ id: 0, source: sourceIndex, path: f.path, file: f.file, range }) });
+      }
+    };
+    try {
+      let expectLine = 1;
+      await fill();
+      while (queue.length > 0) {
+        if (signal?.aborted) throw new StagecoachError('ABORTED', 'Reading stopped', { file: f.file });
+        const { chunk, pack: promised } = queue.shift()!;
+        const pack = await promised;
+        const last = chunk.end === undefined;
+        const lined = chunk.line === expectLine;
+        const ended = last || (pack.outcome.endedAtRecord && pack.outcome.endByte === chunk.end);
+        if (!lined || !ended) {
+          // The split and csv-parse disagree here: read on from this range's start on this thread.
+          yield* sequential({ start: chunk.start, line: expectLine, recordDelimiter: split.recordDelimiter, ...(columns ? { columns } : {}) });
+          return;
+        }
+        if (columns === undefined) {
+          columns = pack.outcome.columns;
+          if (columns === undefined && !last) {
+            yield this.settle(pack, s, f, keys);
+            yield* sequential({ start: chunk.end!, line: pack.outcome.endLine + 1, recordDelimiter: split.recordDelimiter });
+            return;
+          }
+        }
+        expectLine = pack.outcome.endLine + 1;
+        await fill();
+        yield this.settle(pack, s, f, keys);
+      }
+    } finally {
+      for (const q of queue) q.pack.catch(() => undefined); // results nobody waits for any more
+      if (!exhausted) await split.chunks.return(undefined);
+    }
+  }
+
+  /** The second half of each row's checks, in file order (see read-pipeline.ts settleRow). */
+  private settle(pack: ChunkPack, s: PreparedSource, f: PreparedSource['files'][number], keys: KeyChecks): FrontRow[] {
+    const out: FrontRow[] = new Array(pack.n);
+    const frames = Buffer.from(pack.frames.buffer, pack.frames.byteOffset, pack.frames.byteLength);
+    let extra = 0;
+    let final = 0;
+    let at = 0;
+    for (let i = 0; i < pack.n; i++) {
+      const bytes = pack.frameBytes[i]!;
+      const frameAt = at;
+      at += bytes;
+      if (pack.kinds[i] === 1) {
+        out[i] = pack.finals[final++]!.row;
+        continue;
+      }
+      const x = pack.extras[extra]?.i === i ? pack.extras[extra++] : undefined;
+      const legacyKey = pack.keys[i]!;
+      const line = pack.lines[i]!;
+      const reasons = settleRow(s.mapping, legacyKey, f.index, line, x?.mappingReasons ?? null, x?.refs ?? NO_REFS, x?.checkReasons ?? null, keys);
+      const row = { source: s.def.name, provenance: { file: f.file, line, byteOffset: pack.byteOffsets[i]!, hash: pack.rowHashes[i]! } };
+      const referenceId = pack.referenceIds[i]!;
+      if (reasons === null && x?.checkReasons === undefined) {
+        const encoded = bytes > 0 ? { frame: frames.subarray(frameAt, frameAt + bytes), bytes, contentHash: pack.contentHashes[i]!, entityType: pack.entityTypes[i] } : undefined;
+        out[i] = { kind: 'mapped', component: 'Counterparties', legacyKey, referenceId, row, ...(encoded ? { encoded } : {}) };
+      } else {
+        out[i] = { kind: 'rejected', component: 'Counterparties', legacyKey, referenceId, reasons: reasons ?? [], row };
+      }
+    }
+    return out;
+  }
+
+  private start(): void {
+    if (this.workers.length > 0) return;
+    const setup: WorkerSetup = { pipelineFile: this.pipelineFile, encode: this.options.encode };
+    for (let w = 0; w < this.count; w++) {
+      const worker = new Worker(WORKER_URL, { workerData: setup, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
+      worker.on('message', (reply: WorkerReply) => {
+        const p = this.pending.get(reply.id);
+        if (!p) return;
+        this.pending.delete(reply.id);
+        this.load[w]!--;
+        if ('pack' in reply) p.resolve(reply.pack);
+        else if ('error' in reply) p.reject(new StagecoachError(reply.error.code as ErrorCode, reply.error.message, reply.error.context ?? {}));
+      });
+      worker.on('error', (err) => this.fail(new StagecoachError('INTERNAL_ERROR', `a reader worker failed: ${err.message}`, {}, { cause: err })));
+      worker.on('exit', (code) => {
+        if (code !== 0) this.fail(new StagecoachError('INTERNAL_ERROR', `a reader worker exited with ${code}`));
+      });
+      this.workers.push(worker);
+      this.load.push(0);
+    }
+  }
+
+  private fail(err: Error): void {
+    this.failure ??= err;
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
+  }
+
+  private submit(job: ChunkJob): Promise<ChunkPack> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = ++this.nextId;
+    // The least loaded worker (ranges take about the same time each).
+    let w = 0;
+    for (let i = 1; i < this.workers.length; i++) if (this.load[i]! < this.load[w]!) w = i;
+    this.load[w]!++;
+    return new Promise<ChunkPack>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, worker: w });
+      this.workers[w]!.postMessage({ ...job, id });
+    });
+  }
+
+  /** Stops the workers (their unfinished ranges are dropped). */
+  async close(): Promise<void> {
+    const workers = this.workers;
+    this.workers = [];
+    this.failure ??= new StagecoachError('ABORTED', 'the parallel reader is closed');
+    await Promise.all(workers.map((w) => w.terminate()));
+  }
+}
