@@ -28,10 +28,19 @@ import type { CsvRange } from '../source/source-csv.js';
 import type { FrontRow } from '../types.js';
 import { settleRow, type KeyChecks, type PreparedSource } from '../read-pipeline.js';
 import type { ChunkJob, ChunkPack, WorkerReply, WorkerSetup } from './protocol.js';
+import { readChunk } from './read-chunk.js';
 
 export interface ParallelOptions {
-  /** Worker threads; `auto`: one per core. 0 or 1: no parallel reading. */
+  /**
+   * Worker threads that read besides this one (which reads too whenever it would otherwise wait
+   * for them); `auto`: the cores left after this thread and `busyThreads`. 0: no parallel reading.
+   */
   workers: number | 'auto';
+  /**
+   * Threads of the command that stay busy beside reading (`run`: the ledger writer, and this
+   * thread's uploads), so that `auto` leaves them their cores. Default 0 (`plan`).
+   */
+  busyThreads?: number | undefined;
   /** Frame clean records for upload on the workers (`run`), or only check them (`plan`). */
   encode?: StreamFormat | undefined;
   /** Aimed size of a range (default 1 MiB); files under two ranges are read on one thread. */
@@ -44,15 +53,24 @@ const NO_REFS: readonly RelationRef[] = [];
 /** A worker's young generation, in MB: V8's default lets it grow past 30 MB per worker. */
 const WORKER_YOUNG_GENERATION_MB = 8;
 
-/** How many workers `workers` means here; 0 when there is no compiled worker to start. */
-export function workerCount(workers: number | 'auto'): number {
+/**
+ * How many workers `workers` means here; 0 when there is no compiled worker to start.
+ * @example workerCount('auto', 1) // 0 on 2 cores, 6 on 8
+ */
+export function workerCount(workers: number | 'auto', busyThreads = 0): number {
   if (!existsSync(fileURLToPath(WORKER_URL))) return 0;
-  const n = workers === 'auto' ? availableParallelism() : workers;
-  return n >= 2 ? n : 0;
+  return workers === 'auto' ? Math.max(0, availableParallelism() - 1 - busyThreads) : workers;
 }
 
 /** Reads (the rest of) a file on this thread: where the split and csv-parse disagree, or cannot split. */
 export type ReadSequentially = (range: CsvRange | undefined) => AsyncGenerator<FrontRow[]>;
+
+interface Slot {
+  chunk: CsvChunk;
+  job: Omit<ChunkJob, 'id'>;
+  pack: Promise<ChunkPack> | undefined;
+  done: boolean;
+}
 
 interface Pending {
   resolve: (pack: ChunkPack) => void;
@@ -72,13 +90,13 @@ export class ParallelReader {
     private readonly pipelineFile: string,
     private readonly options: ParallelOptions,
   ) {
-    this.count = workerCount(options.workers);
+    this.count = workerCount(options.workers, options.busyThreads);
     this.chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
   }
 
   /** Whether this file is worth reading in parallel (CSV, big enough, workers to be had). */
   async takes(s: PreparedSource, path: string): Promise<boolean> {
-    if (this.count < 2 || s.def.format !== 'csv') return false;
+    if (this.count < 1 || s.def.format !== 'csv') return false;
     return (await stat(path)).size >= 2 * this.chunkBytes;
   }
 
@@ -94,9 +112,10 @@ export class ParallelReader {
       return;
     }
     this.start();
-    const window = this.count * 2;
+    // Ranges in file order, each read by a worker, or here when this thread would otherwise wait.
+    const window = (this.count + 1) * 2;
     let columns = s.def.csv.header ? undefined : s.def.csv.columns;
-    const queue: { chunk: CsvChunk; pack: Promise<ChunkPack> }[] = [];
+    const queue: Slot[] = [];
     let exhausted = false;
     const fill = async () => {
       while (!exhausted && queue.length < window) {
@@ -107,16 +126,39 @@ export class ParallelReader {
           return;
         }
         const range: CsvRange = { start: next.value.start, line: next.value.line, recordDelimiter: split.recordDelimiter, ...(next.value.end !== undefined ? { end: next.value.end } : {}), ...(columns ? { columns } : {}) };
-        queue.push({ chunk: next.value, pack: this.submit({ id: 0, source: sourceIndex, path: f.path, file: f.file, range }) });
+        queue.push({ chunk: next.value, job: { source: sourceIndex, path: f.path, file: f.file, range }, pack: undefined, done: false });
       }
+    };
+    const take = (slot: Slot, here: boolean) => {
+      slot.pack = here ? readChunk(s, slot.job, this.options.encode) : this.submit({ id: 0, ...slot.job });
+      slot.pack.then(
+        () => (slot.done = true),
+        () => (slot.done = true),
+      );
+    };
+    // Each worker keeps two ranges: one to read, one waiting, so it never idles between them.
+    const dispatch = () => {
+      for (const slot of queue) if (!slot.pack && this.idlest() < 2) take(slot, false);
     };
     try {
       let expectLine = 1;
       await fill();
+      dispatch();
       while (queue.length > 0) {
         if (signal?.aborted) throw new StagecoachError('ABORTED', 'Reading stopped', { file: f.file });
-        const { chunk, pack: promised } = queue.shift()!;
-        const pack = await promised;
+        const head = queue[0]!;
+        if (!head.pack) take(head, true);
+        else if (!head.done) {
+          const spare = queue.find((q) => !q.pack);
+          if (spare) {
+            take(spare, true);
+            await spare.pack!.catch(() => undefined);
+            continue;
+          }
+        }
+        queue.shift();
+        const { chunk } = head;
+        const pack = await head.pack!;
         const last = chunk.end === undefined;
         const lined = chunk.line === expectLine;
         const ended = last || (pack.outcome.endedAtRecord && pack.outcome.endByte === chunk.end);
@@ -135,10 +177,11 @@ export class ParallelReader {
         }
         expectLine = pack.outcome.endLine + 1;
         await fill();
+        dispatch();
         yield this.settle(pack, s, f, keys);
       }
     } finally {
-      for (const q of queue) q.pack.catch(() => undefined); // results nobody waits for any more
+      for (const q of queue) q.pack?.catch(() => undefined); // results nobody waits for any more
       if (!exhausted) await split.chunks.return(undefined);
     }
   }
@@ -202,10 +245,14 @@ export class ParallelReader {
     this.pending.clear();
   }
 
+  /** Ranges the least loaded worker holds. */
+  private idlest(): number {
+    return Math.min(...this.load);
+  }
+
   private submit(job: ChunkJob): Promise<ChunkPack> {
     if (this.failure) return Promise.reject(this.failure);
     const id = ++this.nextId;
-    // The least loaded worker (ranges take about the same time each).
     let w = 0;
     for (let i = 1; i < this.workers.length; i++) if (this.load[i]! < this.load[w]!) w = i;
     this.load[w]!++;

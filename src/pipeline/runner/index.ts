@@ -23,6 +23,14 @@ import type { FrontRow } from '../types.js';
 import { clientSink, Uploader, type BatchEvent, type StagingSink } from '../uploader/index.js';
 import { rejectInput, uploadLedger } from './run-ledger.js';
 
+/**
+ * Threads a run keeps busy beside reading: this one (batches, uploads, results) and the ledger
+ * writer. `concurrency.workers: auto` gives parallel readers only the cores left after them: on
+ * 2 cores with the embedded service on the same machine, readers measured no faster and 100+ MB
+ * larger (docs/running.md).
+ */
+const RUN_BUSY_THREADS = 1;
+
 /** Mapped records looked up in the ledger together (one read transaction per group). */
 const LOOKUP_GROUP = 500;
 
@@ -276,7 +284,7 @@ async function runWith(def: PipelineDefinition, ledger: Ledger, client: Pipeline
       }
     };
 
-    const rows = readPipeline(def, { signal: readAbort.signal, ...(options.corrections ? { corrections: options.corrections } : {}), parallel: { workers: def.concurrency.workers, encode: format } });
+    const rows = readPipeline(def, { signal: readAbort.signal, ...(options.corrections ? { corrections: options.corrections } : {}), parallel: { workers: def.concurrency.workers, busyThreads: RUN_BUSY_THREADS, encode: format } });
     for await (const row of rows) {
       report.rowsRead++;
       if (row.kind === 'rejected') {

@@ -1,0 +1,102 @@
+/**
+ * Reads one range of a CSV file, maps and checks its rows, frames the clean ones when asked, and
+ * packs the lot as columns (protocol.ts). Runs on a worker, or on the main thread when it would
+ * otherwise wait (read-parallel.ts).
+ */
+import { encodeRecord } from '../batcher/index.js';
+import type { StreamFormat } from '../../codec/index.js';
+import type { MapContext } from '../mapping/compile.js';
+import { mapAndCheck, rejectUnreadable, type PreparedSource } from '../read-pipeline.js';
+import { isSourceRowError } from '../source/index.js';
+import { readCsvBatches, type CsvReadOutcome } from '../source/source-csv.js';
+import type { ChunkJob, ChunkPack } from './protocol.js';
+
+const ctx: MapContext = { reasons: null, refs: [], key: '' };
+
+/** The pack's typed arrays, to hand over without copying. */
+export function transferables(pack: ChunkPack): ArrayBuffer[] {
+  return [pack.kinds, pack.lines, pack.byteOffsets, pack.frameBytes, pack.frames].map((a) => a.buffer as ArrayBuffer);
+}
+
+export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 'source'>, encode: StreamFormat | undefined): Promise<ChunkPack> {
+  const outcome: CsvReadOutcome = { endLine: 0, endByte: 0, endedAtRecord: true };
+  const kinds: number[] = [];
+  const lines: number[] = [];
+  const byteOffsets: number[] = [];
+  const rowHashes: string[] = [];
+  const keys: string[] = [];
+  const referenceIds: string[] = [];
+  const extras: ChunkPack['extras'] = [];
+  const finals: ChunkPack['finals'] = [];
+  const frameBytes: number[] = [];
+  const contentHashes: string[] = [];
+  const entityTypes: (string | undefined)[] = [];
+  const frames: string[] = [];
+  let total = 0;
+  const rows = readCsvBatches({ source: s.def.name, path: job.path, file: job.file, encoding: s.def.encoding, csv: s.def.csv, requiredColumns: s.mapping.columns, range: job.range, outcome });
+  for await (const batch of rows) {
+    for (const row of batch) {
+      const i = kinds.length;
+      const p = row.provenance;
+      lines.push(p.line);
+      byteOffsets.push(p.byteOffset);
+      rowHashes.push(p.hash);
+      const v = isSourceRowError(row) ? undefined : mapAndCheck(s.mapping, row, ctx);
+      if (v === undefined || v.kind === 'final') {
+        kinds.push(1);
+        finals.push({ i, row: v ? v.row : rejectUnreadable(row as Parameters<typeof rejectUnreadable>[0]) });
+        keys.push('');
+        referenceIds.push('');
+        frameBytes.push(0);
+        contentHashes.push('');
+        entityTypes.push(undefined);
+        continue;
+      }
+      kinds.push(0);
+      keys.push(v.legacyKey);
+      referenceIds.push(v.referenceId);
+      if (v.mappingReasons !== null || v.refs.length > 0 || !v.check.ok) {
+        extras.push({
+          i,
+          ...(v.mappingReasons !== null ? { mappingReasons: v.mappingReasons } : {}),
+          ...(v.refs.length > 0 ? { refs: v.refs } : {}),
+          ...(!v.check.ok ? { checkReasons: v.check.reasons } : {}),
+        });
+      }
+      if (encode && v.check.ok && v.mappingReasons === null) {
+        const e = encodeRecord(v.check.record, encode);
+        frames.push(e.frame);
+        frameBytes.push(e.bytes);
+        contentHashes.push(e.contentHash);
+        entityTypes.push(e.entityType);
+        total += e.bytes;
+      } else {
+        frameBytes.push(0);
+        contentHashes.push('');
+        entityTypes.push(undefined);
+      }
+    }
+  }
+  // Its own memory (not the shared pool's) so that it can be transferred.
+  const out = new Uint8Array(total);
+  const view = Buffer.from(out.buffer, 0, total);
+  let at = 0;
+  for (const f of frames) at += view.write(f, at);
+  return {
+    n: kinds.length,
+    kinds: Uint8Array.from(kinds),
+    lines: Uint32Array.from(lines),
+    byteOffsets: Float64Array.from(byteOffsets),
+    rowHashes,
+    keys,
+    referenceIds,
+    extras,
+    finals,
+    frameBytes: Uint32Array.from(frameBytes),
+    contentHashes,
+    entityTypes,
+    frames: out,
+    outcome,
+  };
+}
+
