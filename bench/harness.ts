@@ -19,15 +19,20 @@ export interface BenchOptions {
 
 export type BenchModule = { title: string; run(options: BenchOptions): Promise<BenchRow[]> };
 
-/** Peak RSS of a child process, sampled from /proc (Linux) every `everyMs`. */
-export function samplePeakRss(pid: number, everyMs = 100): { stop(): number } {
+/**
+ * Peak RSS of a child process, sampled from /proc (Linux) every `everyMs`, and its CPU seconds
+ * as last sampled (so up to `everyMs` short once the process has exited).
+ */
+export function samplePeakRss(pid: number, everyMs = 100): { stop(): number; cpuSeconds(): number } {
   let peak = 0;
+  let cpu = 0;
   const read = async () => {
     try {
       const { readFile } = await import('node:fs/promises');
       const status = await readFile(`/proc/${pid}/status`, 'utf8');
       const m = /VmRSS:\s+(\d+) kB/.exec(status);
       if (m) peak = Math.max(peak, Number(m[1]) * 1024);
+      cpu = await cpuSeconds(pid);
     } catch {
       /* process gone */
     }
@@ -39,9 +44,18 @@ export function samplePeakRss(pid: number, everyMs = 100): { stop(): number } {
       clearInterval(timer);
       return peak;
     },
+    cpuSeconds: () => cpu,
   };
 }
 
 export function mb(bytes: number): number {
   return Math.round((bytes / 1024 / 1024) * 10) / 10;
+}
+
+/** User + system CPU seconds of a process so far (Linux /proc): on a shared machine, the fairer figure. */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const { readFile } = await import('node:fs/promises');
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100/s)
 }

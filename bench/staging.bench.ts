@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mb, samplePeakRss, type BenchOptions, type BenchRow } from './harness.js';
+import { cpuSeconds, mb, samplePeakRss, type BenchOptions, type BenchRow } from './harness.js';
 
 export const title = 'staging ingest (json-seq PUT, one request)';
 
@@ -103,14 +103,6 @@ async function runJob(url: string, token: string, migrationId: string, job: 'val
     await res.arrayBuffer();
     await new Promise((r) => setTimeout(r, 100));
   }
-}
-
-/** User + system CPU seconds of a process so far (Linux /proc). */
-async function cpuSeconds(pid: number): Promise<number> {
-  const { readFile } = await import('node:fs/promises');
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100/s)
 }
 
 /** Streams `count` records as json-seq with backpressure and reads the json-seq results as they come. */

@@ -50,7 +50,7 @@ describe('pipeline definition', () => {
   it('applies the declared defaults to a minimal pipeline', async () => {
     const def = await loadPipeline(write('minimal.yaml', 'name: m\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n'));
     expect(def.batching).toEqual({ records: 1000, bytes: 4 * 1024 * 1024 });
-    expect(def.concurrency).toEqual({ inFlight: 4 });
+    expect(def.concurrency).toEqual({ inFlight: 4, workers: 'auto' });
     expect(def.sources[0]!.encoding).toBe('auto');
     expect(def.sources[0]!.csv).toEqual({ delimiter: ',', quote: '"', header: true });
   });
