@@ -6,6 +6,7 @@
  * successful and the migration must count every record, or the benchmark fails.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +15,15 @@ import { cpuSeconds, mb, samplePeakRss, type BenchOptions, type BenchRow } from 
 export const title = 'staging ingest (json-seq PUT, one request)';
 
 const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'cli', 'main.js');
-const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+/**
+ * Scattered like the UUIDv5 referenceIds a pipeline derives from legacy keys: counting ids
+ * (00000000-…-000000000001, …) only ever append to the staging table's unique index, which
+ * measured about 10 µs a record cheaper than real ids (100,000 mapped persons, one PUT).
+ */
+const id = (n: number) => {
+  const h = createHash('sha1').update(`bench-${n}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+};
 
 function record(n: number): string {
   return JSON.stringify({
