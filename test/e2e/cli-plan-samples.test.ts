@@ -97,4 +97,26 @@ describe('stagecoach generate-samples', () => {
     expect(s.rejected).toBe(planted.length);
     expect(s.samples.map((x) => `${x.file}:${x.line} ${x.code}`).sort()).toEqual(planted.map((d) => `${join(a, d.file)}:${d.line} ${d.code}`).sort());
   });
+
+  it('plans a big export with a reader worker exactly as on one thread, every planted defect at its line', async () => {
+    // 20,000 persons: 2.5 MB, over the 2 MiB from which a CSV file is read in parallel.
+    const dir = join(work, 'big');
+    const gen = await runCli(['generate-samples', '--persons', '20000', '--organisations', '0', '--out', dir, '--seed', '11', '--defects-per-10k', '30']);
+    expect(gen.code).toBe(0);
+    const planted = JSON.parse(readFileSync(join(dir, 'defects.json'), 'utf8')) as Defect[];
+    const pipeline = readFileSync(join(dir, 'pipeline.yaml'), 'utf8');
+    writeFileSync(join(dir, 'one-thread.yaml'), `${pipeline}concurrency: { workers: 0 }\n`);
+    writeFileSync(join(dir, 'two-workers.yaml'), `${pipeline}concurrency: { workers: 2 }\n`);
+    const plans: Summary[] = [];
+    for (const file of ['one-thread.yaml', 'two-workers.yaml']) {
+      const res = await runCli(['plan', join(dir, file), '--json', '--samples', '1000']);
+      expect(res.code).toBe(0);
+      const { elapsedMs: _elapsed, pipeline: _pipeline, ...summary } = JSON.parse(res.stdout) as Summary & { elapsedMs: number; pipeline: string };
+      plans.push(summary);
+    }
+    expect(plans[0]!.rowsRead).toBe(20000);
+    expect(plans[0]!.rejected).toBe(planted.length);
+    expect(plans[0]!.samples.map((x) => `${x.file}:${x.line} ${x.code}`).sort()).toEqual(planted.map((d) => `${join(dir, d.file)}:${d.line} ${d.code}`).sort());
+    expect(plans[1]).toEqual(plans[0]);
+  });
 });

@@ -19,14 +19,15 @@ export interface Samples {
  * Writes `persons` generated persons (and `organisations`) with their pipeline into a new
  * folder, with the batching and window given.
  */
-export async function generateSamples(opts: { persons: number; organisations?: number; everyDefectOnce?: boolean; batchRecords: number; inFlight: number }): Promise<Samples> {
+export async function generateSamples(opts: { persons: number; organisations?: number; everyDefectOnce?: boolean; batchRecords: number; inFlight: number; workers?: number }): Promise<Samples> {
   const dir = tempDir('stagecoach-pipeline-');
   const args = ['generate-samples', '--persons', String(opts.persons), '--organisations', String(opts.organisations ?? 0), '--out', dir];
   if (opts.everyDefectOnce) args.push('--every-defect-once');
   const res = await runCli(args);
   if (res.code !== 0) throw new Error(`generate-samples failed: ${res.stderr}`);
   const pipeline = join(dir, 'pipeline.yaml');
-  appendFileSync(pipeline, `batching: { records: ${opts.batchRecords}, bytes: 4194304 }\nconcurrency: { inFlight: ${opts.inFlight} }\n`);
+  const workers = opts.workers !== undefined ? `, workers: ${opts.workers}` : '';
+  appendFileSync(pipeline, `batching: { records: ${opts.batchRecords}, bytes: 4194304 }\nconcurrency: { inFlight: ${opts.inFlight}${workers} }\n`);
   return { dir, pipeline };
 }
 
