@@ -14,9 +14,15 @@ import iconv from 'iconv-lite';
 import { loadPipeline, readPipeline } from '../../dist/src/pipeline/read-pipeline.js';
 import { encodeRecord } from '../../dist/src/pipeline/batcher/index.js';
 import { generateCrmSamples } from '../../dist/src/pipeline/samples/generate-crm.js';
+import { splitCsv, type SplitCsvOptions } from '../../dist/src/pipeline/source/csv-chunks.js';
 import type { FrontRow } from '../../dist/src/pipeline/types.js';
 
-type Variant = { name: string; encoding: string; transform: (text: string) => string | Buffer };
+/**
+ * `expect`: how it should be read. `ranges` (the default): in ranges, every one lining up.
+ * `falls-back`: the splitter and csv-parse read it differently somewhere, so from there it is read
+ * on one thread. `one-thread`: it cannot be split at all (a lone CR ends the first line).
+ */
+type Variant = { name: string; encoding: string; transform: (text: string) => string | Buffer; expect?: 'ranges' | 'falls-back' | 'one-thread' };
 
 /** Rewrites every nth data line (1-based, header excluded). */
 function everyNth(text: string, n: number, f: (fields: string[], i: number) => string): string {
@@ -25,9 +31,11 @@ function everyNth(text: string, n: number, f: (fields: string[], i: number) => s
 }
 
 const VARIANTS: Variant[] = [
-  { name: 'plain', encoding: 'utf-8', transform: (t) => t },
-  { name: 'crlf-and-blank-lines', encoding: 'utf-8', transform: (t) => everyNth(t, 17, (f) => `${f.join(';')}\n\n   `).replace(/\n/g, '\r\n') },
+  { name: 'crlf', encoding: 'utf-8', transform: (t) => t }, // as generated
+  { name: 'lf-and-blank-lines', encoding: 'utf-8', transform: (t) => everyNth(t.replace(/\r\n/g, '\n'), 17, (f) => `${f.join(';')}\n\n   `) },
+  { name: 'cr-before-crlf', encoding: 'utf-8', expect: 'one-thread', transform: (t) => t.replace(/\r\n/g, '\r\r\n') },
   { name: 'quoted-line-breaks', encoding: 'utf-8', transform: (t) => everyNth(t, 5, (f) => ((f[8] = `"${f[8]}\nbij de ""kerk""\n"`), f.join(';'))) },
+  { name: 'quoted-crlf-breaks', encoding: 'utf-8', transform: (t) => everyNth(t, 3, (f) => ((f[8] = `"${f[8]}\r\nbij de ""kerk""\r\n"`), f.join(';'))) },
   { name: 'stray-quotes', encoding: 'utf-8', transform: (t) => everyNth(everyNth(t, 11, (f) => ((f[4] = `Mü"ller`), f.join(';'))), 13, (f) => ((f[4] = `"Sm"it`), f.join(';'))) },
   { name: 'lone-cr-in-field', encoding: 'utf-8', transform: (t) => everyNth(t, 9, (f) => ((f[8] = `"Dorps\rstraat"`), f.join(';'))) },
   { name: 'unclosed-quote-late', encoding: 'utf-8', transform: (t) => everyNth(t, 2900, (f) => ((f[8] = `"Kerkstraat`), f.join(';'))) },
@@ -78,10 +86,32 @@ describe('parallel reader', () => {
     const def = await loadPipeline(join(dir, 'pipeline.yaml'));
 
     const one = await collect(readPipeline(def));
-    const parallel = await collect(readPipeline(def, { parallel: { workers: v.workers, encode: 'json-seq', chunkBytes: 700 } }));
+    const stats = { rangesOnWorkers: 0, rangesOnMain: 0, fallbacks: 0 };
+    const parallel = await collect(readPipeline(def, { parallel: { workers: v.workers, encode: 'json-seq', chunkBytes: 700, stats } }));
     expect(one.length).toBeGreaterThan(2800);
     expect(one.filter((r) => r.kind === 'rejected').length).toBeGreaterThan(50);
     expect(parallel).toEqual(one);
+    // Really read as expected: in ranges by the workers, not on one thread after an early fallback.
+    const expected = v.expect ?? 'ranges';
+    expect(stats.fallbacks).toBe(expected === 'falls-back' ? 1 : 0);
+    if (expected === 'one-thread') expect(stats.rangesOnWorkers + stats.rangesOnMain).toBe(0);
+    else expect(stats.rangesOnWorkers).toBeGreaterThan(expected === 'ranges' ? 100 : 0);
+  });
+
+  it('refuses ranges that do not line up, and reads on from there on one thread', async () => {
+    // A careless splitter that does not see quotes cuts inside quoted line breaks; the reader must
+    // notice (the range does not end at a record) and read the rest of the file itself.
+    const dir = join(root, 'careless-split');
+    const { cpSync } = await import('node:fs');
+    cpSync(generated, dir, { recursive: true });
+    // CRLF inside the quotes too (the file's own record delimiter), so a careless cut lands there.
+    writeFileSync(join(dir, 'klanten.csv'), everyNth(readFileSync(join(generated, 'klanten.csv'), 'utf8'), 5, (f) => ((f[8] = `"${f[8]}\r\nbij de ""kerk""\r\n"`), f.join(';'))));
+    const def = await loadPipeline(join(dir, 'pipeline.yaml'));
+    const careless = (o: SplitCsvOptions) => splitCsv({ ...o, quote: '\u0001' });
+    const stats = { rangesOnWorkers: 0, rangesOnMain: 0, fallbacks: 0 };
+    const parallel = await collect(readPipeline(def, { parallel: { workers: 2, encode: 'json-seq', chunkBytes: 700, stats, split: careless } }));
+    expect(parallel).toEqual(await collect(readPipeline(def)));
+    expect(stats.fallbacks).toBe(1);
   });
 
   it('checks without framing for plan, with the same verdicts', async () => {

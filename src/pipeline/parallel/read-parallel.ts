@@ -23,7 +23,7 @@ import { StagecoachError, type ErrorCode } from '../../contract/errors.js';
 import type { StreamFormat } from '../../codec/index.js';
 import type { RelationRef } from '../mapping/compile.js';
 import { detectEncoding } from '../source/encoding.js';
-import { splitCsv, type CsvChunk } from '../source/csv-chunks.js';
+import { splitCsv, type CsvChunk, type CsvSplit, type SplitCsvOptions } from '../source/csv-chunks.js';
 import type { CsvRange } from '../source/source-csv.js';
 import type { FrontRow } from '../types.js';
 import { settleRow, type KeyChecks, type PreparedSource } from '../read-pipeline.js';
@@ -45,6 +45,18 @@ export interface ParallelOptions {
   encode?: StreamFormat | undefined;
   /** Aimed size of a range (default 1 MiB); files under two ranges are read on one thread. */
   chunkBytes?: number | undefined;
+  /** Filled in as reading goes: how the files were read (for tests and diagnostics). */
+  stats?: ParallelStats | undefined;
+  /** Cuts a file into ranges (default `splitCsv`); tests give a careless one to see ranges refused. */
+  split?: ((options: SplitCsvOptions) => Promise<CsvSplit | undefined>) | undefined;
+}
+
+export interface ParallelStats {
+  /** Ranges read by workers, and by the main thread while it would otherwise have waited. */
+  rangesOnWorkers: number;
+  rangesOnMain: number;
+  /** Times a file was read on from a range that did not line up with its neighbour. */
+  fallbacks: number;
 }
 
 const WORKER_URL = new URL('./worker.js', import.meta.url);
@@ -106,7 +118,7 @@ export class ParallelReader {
    */
   async *readFile(sourceIndex: number, s: PreparedSource, f: PreparedSource['files'][number], keys: KeyChecks, sequential: ReadSequentially, signal?: AbortSignal): AsyncGenerator<FrontRow[]> {
     const enc = await detectEncoding(f.path, f.file, s.def.encoding);
-    const split = await splitCsv({ path: f.path, enc, delimiter: s.def.csv.delimiter, quote: s.def.csv.quote, chunkBytes: this.chunkBytes, signal });
+    const split = await (this.options.split ?? splitCsv)({ path: f.path, enc, delimiter: s.def.csv.delimiter, quote: s.def.csv.quote, chunkBytes: this.chunkBytes, signal });
     if (!split) {
       yield* sequential(undefined);
       return;
@@ -129,7 +141,9 @@ export class ParallelReader {
         queue.push({ chunk: next.value, job: { source: sourceIndex, path: f.path, file: f.file, range }, pack: undefined, done: false });
       }
     };
+    const stats = this.options.stats;
     const take = (slot: Slot, here: boolean) => {
+      if (stats) here ? stats.rangesOnMain++ : stats.rangesOnWorkers++;
       slot.pack = here ? readChunk(s, slot.job, this.options.encode) : this.submit({ id: 0, ...slot.job });
       slot.pack.then(
         () => (slot.done = true),
@@ -164,6 +178,7 @@ export class ParallelReader {
         const ended = last || (pack.outcome.endedAtRecord && pack.outcome.endByte === chunk.end);
         if (!lined || !ended) {
           // The split and csv-parse disagree here: read on from this range's start on this thread.
+          if (stats) stats.fallbacks++;
           yield* sequential({ start: chunk.start, line: expectLine, recordDelimiter: split.recordDelimiter, ...(columns ? { columns } : {}) });
           return;
         }

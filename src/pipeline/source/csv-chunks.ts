@@ -9,8 +9,8 @@
  * scan-csv-keys.ts does (a quote opens a field only at the field's start; a doubled quote inside
  * one is a literal); where csv-parse would read a file otherwise (a stray quote it treats
  * differently, a lone CR), the range's reader notices that its range did not end at a record,
- * and the caller reads on from the last good boundary on one thread. A range is cut only after
- * a line feed followed by a non-blank line, so a range's last record ends exactly at its end.
+ * and the caller reads on from the last good boundary on one thread. A range is cut only between
+ * two non-blank lines, so a range's last record ends exactly at its end.
  */
 import { createReadStream } from 'node:fs';
 import type { ResolvedEncoding } from './encoding.js';
@@ -19,7 +19,7 @@ export interface CsvChunk {
   /** Byte range [start, end); `end` is absent for the file's last range. */
   start: number;
   end?: number;
-  /** Line of `start` (1-based), counting line feeds. */
+  /** Line of `start` (1-based), counting line breaks as the CSV reader does. */
   line: number;
 }
 
@@ -137,8 +137,12 @@ async function* scanChunks(opts: SplitCsvOptions, recordDelimiter: '\n' | '\r\n'
         if (lf < 0) break;
         const end = base + lf + 1;
         const next = lf + 1 < n ? buf[lf + 1] : undefined;
-        if (end - chunkStart >= target && next !== undefined && next !== LF && next !== CR && (!crlf || (lf > 0 && buf[lf - 1] === CR))) {
-          lines += countLineFeeds(buf, counted, lf + 1);
+        // The line ending here must hold a record (not be blank) and the next one must not be blank:
+        // blank lines belong to no record, and a range must end where its last record ends.
+        const lineEnd = crlf ? lf - 1 : lf;
+        const ended = lineEnd > 0 && (!crlf || buf[lineEnd] === CR) && buf[lineEnd - 1] !== LF;
+        if (end - chunkStart >= target && ended && next !== undefined && next !== LF && next !== CR) {
+          lines += countLineBreaks(buf, counted, lf + 1);
           counted = lf + 1;
           yield { start: chunkStart, end, line: chunkLine };
           chunkStart = end;
@@ -147,7 +151,7 @@ async function* scanChunks(opts: SplitCsvOptions, recordDelimiter: '\n' | '\r\n'
         }
         i = lf + 1;
       }
-      lines += countLineFeeds(buf, counted, n);
+      lines += countLineBreaks(buf, counted, n);
       if (n > 0) lastByte = buf[n - 1]!;
       base += n;
     }
@@ -157,8 +161,10 @@ async function* scanChunks(opts: SplitCsvOptions, recordDelimiter: '\n' | '\r\n'
   yield { start: chunkStart, line: chunkLine };
 }
 
-function countLineFeeds(buf: Buffer, from: number, to: number): number {
+/** Line breaks as the CSV reader counts them: LF, CRLF once, and a lone CR (inside a quoted field). */
+function countLineBreaks(buf: Buffer, from: number, to: number): number {
   let n = 0;
   for (let p = buf.indexOf(LF, from); p !== -1 && p < to; p = buf.indexOf(LF, p + 1)) n++;
+  for (let p = buf.indexOf(CR, from); p !== -1 && p < to; p = buf.indexOf(CR, p + 1)) if (buf[p + 1] !== LF && p + 1 < buf.length) n++;
   return n;
 }
