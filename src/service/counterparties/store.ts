@@ -61,7 +61,10 @@ export function createCounterpartyTables(db: Db): void {
       source TEXT NOT NULL,
       created_on TEXT NOT NULL,
       updated_on TEXT NOT NULL,
-      PRIMARY KEY (broker_key, reference_id)) WITHOUT ROWID;
+      -- A rowid table: rows are appended, and only the key's index takes the scattered UUIDv5
+      -- referenceIds. Clustered on them (WITHOUT ROWID), every insert moved ~1 kB rows around
+      -- and the import job ran at 9-10k records/s instead of 30k.
+      PRIMARY KEY (broker_key, reference_id));
     CREATE UNIQUE INDEX IF NOT EXISTS live_counterparties_seq ON live_counterparties (broker_key, seq);
     -- Not a partial index: SQLite cannot use one for "identity_key = ?" and would scan the
     -- tenant's rows in seq order for every record instead. seq last, for ORDER BY seq.
