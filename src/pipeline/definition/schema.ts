@@ -64,7 +64,7 @@ export const pipelineFileSchema = z
         workers: z
           .union([z.literal('auto'), z.number().int().min(0).max(64)])
           .default('auto')
-          .describe('worker threads that read, map and check big CSV files beside the main thread (rows stay in file order); 0: the main thread only; default auto: the cores left after the main thread (and, for run, the ledger writer)'),
+          .describe('worker threads that read, map and check big CSV files beside the main thread (rows stay in file order); 0: the main thread only; default auto: the cores left after the main thread (and, for run, the ledger writer), at most 4'),
       })
       .default({ inFlight: 4, workers: 'auto' })
       .describe('upload window and reading threads'),

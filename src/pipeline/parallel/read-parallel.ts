@@ -66,12 +66,18 @@ const NO_REFS: readonly RelationRef[] = [];
 const WORKER_YOUNG_GENERATION_MB = 8;
 
 /**
+ * Most workers `auto` starts: each costs 60-80 MB, and beyond a few the main thread, which
+ * settles every row in order, is what bounds the reading.
+ */
+const AUTO_MAX_WORKERS = 4;
+
+/**
  * How many workers `workers` means here; 0 when there is no compiled worker to start.
- * @example workerCount('auto', 1) // 0 on 2 cores, 6 on 8
+ * @example workerCount('auto', 1) // 0 on 2 cores, 4 on 8
  */
 export function workerCount(workers: number | 'auto', busyThreads = 0): number {
   if (!existsSync(fileURLToPath(WORKER_URL))) return 0;
-  return workers === 'auto' ? Math.max(0, availableParallelism() - 1 - busyThreads) : workers;
+  return workers === 'auto' ? Math.min(AUTO_MAX_WORKERS, Math.max(0, availableParallelism() - 1 - busyThreads)) : workers;
 }
 
 /** Reads (the rest of) a file on this thread: where the split and csv-parse disagree, or cannot split. */
