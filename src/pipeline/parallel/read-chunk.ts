@@ -18,6 +18,11 @@ export function transferables(pack: ChunkPack): ArrayBuffer[] {
   return [pack.kinds, pack.lines, pack.byteOffsets, pack.frameBytes, pack.frames].map((a) => a.buffer as ArrayBuffer);
 }
 
+/**
+ * One range's rows as a pack, in file order.
+ * @example const pack = await readChunk(source, { path, file, range: { start: 131136, end: 1179799, line: 1005, columns } }, 'json-seq');
+ *          pack.n // rows read; pack.outcome.endedAtRecord // whether the range ended at a record
+ */
 export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 'source'>, encode: StreamFormat | undefined): Promise<ChunkPack> {
   const outcome: CsvReadOutcome = { endLine: 0, endByte: 0, endedAtRecord: true };
   const kinds: number[] = [];
@@ -41,10 +46,10 @@ export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 's
       lines.push(p.line);
       byteOffsets.push(p.byteOffset);
       rowHashes.push(p.hash);
-      const v = isSourceRowError(row) ? undefined : mapAndCheck(s.mapping, row, ctx);
-      if (v === undefined || v.kind === 'final') {
+      const v = isSourceRowError(row) ? { kind: 'final' as const, row: rejectUnreadable(row) } : mapAndCheck(s.mapping, row, ctx);
+      if (v.kind === 'final') {
         kinds.push(1);
-        finals.push({ i, row: v ? v.row : rejectUnreadable(row as Parameters<typeof rejectUnreadable>[0]) });
+        finals.push({ i, row: v.row });
         keys.push('');
         referenceIds.push('');
         frameBytes.push(0);
