@@ -114,6 +114,16 @@ describe('parallel reader', () => {
     expect(stats.fallbacks).toBe(1);
   });
 
+  it('reads on this thread what its workers cannot deliver when they die', async () => {
+    const def = await loadPipeline(join(generated, 'pipeline.yaml'));
+    const stats = { rangesOnWorkers: 0, rangesOnMain: 0, fallbacks: 0, workerFailure: undefined as string | undefined };
+    const workerUrl = new URL('../support/dying-reader-worker.mjs', import.meta.url);
+    const parallel = await collect(readPipeline(def, { parallel: { workers: 2, encode: 'json-seq', chunkBytes: 700, stats, workerUrl } }));
+    expect(parallel).toEqual(await collect(readPipeline(def)));
+    expect(stats.workerFailure).toMatch(/a reader worker exited with 3/);
+    expect(stats.rangesOnMain).toBeGreaterThan(100);
+  });
+
   it('checks without framing for plan, with the same verdicts', async () => {
     const def = await loadPipeline(join(generated, 'pipeline.yaml'));
     const one = (await collect(readPipeline(def))).map(({ frame: _f, contentHash: _c, ...rest }) => rest);

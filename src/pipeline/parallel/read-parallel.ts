@@ -49,6 +49,8 @@ export interface ParallelOptions {
   stats?: ParallelStats | undefined;
   /** Cuts a file into ranges (default `splitCsv`); tests give a careless one to see ranges refused. */
   split?: ((options: SplitCsvOptions) => Promise<CsvSplit | undefined>) | undefined;
+  /** The worker script (default: the compiled worker.js); tests give one that dies. */
+  workerUrl?: URL | undefined;
 }
 
 export interface ParallelStats {
@@ -57,6 +59,8 @@ export interface ParallelStats {
   rangesOnMain: number;
   /** Times a file was read on from a range that did not line up with its neighbour. */
   fallbacks: number;
+  /** Why the workers stopped, when one failed (its ranges and all later ones were read on the main thread). */
+  workerFailure?: string;
 }
 
 const WORKER_URL = new URL('./worker.js', import.meta.url);
@@ -158,8 +162,17 @@ export class ParallelReader {
     };
     // Each worker keeps two ranges: one to read, one waiting, so it never idles between them.
     const dispatch = () => {
+      if (this.failure) return; // a worker died: this thread reads the rest
       for (const slot of queue) if (!slot.pack && this.idlest() < 2) take(slot, false);
     };
+    // A range a worker could not deliver (it died, ran out of memory) is read here instead; a
+    // range that cannot be read fails here the same way, with the reader's own error.
+    const delivered = (slot: Slot) =>
+      slot.pack!.catch((err: unknown) => {
+        if (!this.failure) throw err;
+        if (stats) stats.workerFailure ??= this.failure.message;
+        return readChunk(s, slot.job, this.options.encode);
+      });
     try {
       let expectLine = 1;
       await fill();
@@ -178,7 +191,7 @@ export class ParallelReader {
         }
         queue.shift();
         const { chunk } = head;
-        const pack = await head.pack!;
+        const pack = await delivered(head);
         const last = chunk.end === undefined;
         const lined = chunk.line === expectLine;
         const ended = last || (pack.outcome.endedAtRecord && pack.outcome.endByte === chunk.end);
@@ -242,7 +255,7 @@ export class ParallelReader {
     if (this.workers.length > 0) return;
     const setup: WorkerSetup = { pipelineFile: this.pipelineFile, encode: this.options.encode };
     for (let w = 0; w < this.count; w++) {
-      const worker = new Worker(WORKER_URL, { workerData: setup, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
+      const worker = new Worker(this.options.workerUrl ?? WORKER_URL, { workerData: setup, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
       worker.on('message', (reply: WorkerReply) => {
         const p = this.pending.get(reply.id);
         if (!p) return;
