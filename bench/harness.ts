@@ -2,6 +2,10 @@
  * Benchmark harness. Every `bench/*.bench.ts` module exports `run(options)` returning rows; the
  * runner prints them as one table. Figures live here, never in tests.
  */
+import { spawn } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { parse } from 'csv-parse';
+
 export interface BenchRow {
   benchmark: string;
   metric: string;
@@ -58,4 +62,28 @@ export async function cpuSeconds(pid: number): Promise<number> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100/s)
+}
+
+/** A child process run to its end: wall time, exit code, stdout (when piped), peak RSS and CPU seconds. */
+export function runChild(cmd: string, args: string[], options: { cwd?: string; stdout?: 'ignore' | 'pipe' } = {}): Promise<{ ms: number; code: number | null; out: string; peakRss: number; cpu: number }> {
+  return new Promise((resolveRun, reject) => {
+    const started = performance.now();
+    const child = spawn(cmd, args, { ...(options.cwd ? { cwd: options.cwd } : {}), stdio: ['ignore', options.stdout ?? 'ignore', 'inherit'] });
+    const rss = samplePeakRss(child.pid!, 50);
+    let out = '';
+    child.stdout?.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const cpu = rss.cpuSeconds();
+      resolveRun({ ms: performance.now() - started, code, out, peakRss: rss.stop(), cpu });
+    });
+  });
+}
+
+/** The floor the pipeline benchmarks compare with: csv-parse alone on the generated persons. */
+export async function csvParseAlone(file: string): Promise<{ rows: number; ms: number }> {
+  const started = performance.now();
+  let rows = 0;
+  for await (const _record of createReadStream(file).pipe(parse({ delimiter: ';', columns: true, relax_column_count: true }))) rows++;
+  return { rows, ms: performance.now() - started };
 }

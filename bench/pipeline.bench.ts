@@ -6,11 +6,9 @@
  * 2-core machine: 1,000,000 staged in under 45 s (≥ a fifth of the floor), client RSS under
  * 200 MB and within 20% between the two sizes.
  */
-import { spawn } from 'node:child_process';
-import { appendFileSync, createReadStream } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'csv-parse';
-import { mb, samplePeakRss, type BenchOptions, type BenchRow } from './harness.js';
+import { csvParseAlone, mb, runChild, samplePeakRss, type BenchOptions, type BenchRow } from './harness.js';
 import { spawnService } from './counterparty-stream.bench.js';
 import { generateCrmSamples } from '../src/pipeline/samples/generate-crm.js';
 import type { RunReport } from '../src/pipeline/runner/index.js';
@@ -19,33 +17,14 @@ export const title = 'pipeline run (CSV to staging, ledger, 4 in flight)';
 
 const CLI = join(import.meta.dirname, '..', 'src', 'cli', 'main.js');
 
-async function csvParseAlone(file: string): Promise<number> {
-  const started = performance.now();
-  let rows = 0;
-  for await (const _record of createReadStream(file).pipe(parse({ delimiter: ';', columns: true, relax_column_count: true }))) rows++;
-  return rows / ((performance.now() - started) / 1000);
-}
-
 /** `stagecoach run` in the samples folder; wall time, its report and its peak RSS. */
-function runCli(dir: string, url: string): Promise<{ ms: number; report: RunReport; peakRss: number; cpu: number }> {
-  return new Promise((resolveRun, reject) => {
-    const started = performance.now();
-    const child = spawn(process.execPath, [CLI, 'run', 'pipeline.yaml', '--json', '--base-url', url, '--log-level', 'warn'], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] });
-    const rss = samplePeakRss(child.pid!, 50);
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const ms = performance.now() - started;
-      const peakRss = rss.stop();
-      const cpu = rss.cpuSeconds();
-      try {
-        resolveRun({ ms, report: JSON.parse(out) as RunReport, peakRss, cpu });
-      } catch {
-        reject(new Error(`run exited with ${code} without a report: ${out.slice(0, 500)}`));
-      }
-    });
-  });
+async function runCli(dir: string, url: string): Promise<{ ms: number; report: RunReport; peakRss: number; cpu: number }> {
+  const res = await runChild(process.execPath, [CLI, 'run', 'pipeline.yaml', '--json', '--base-url', url, '--log-level', 'warn'], { cwd: dir, stdout: 'pipe' });
+  try {
+    return { ...res, report: JSON.parse(res.out) as RunReport };
+  } catch {
+    throw new Error(`run exited with ${res.code} without a report: ${res.out.slice(0, 500)}`);
+  }
 }
 
 const rate = (n: number, ms: number) => Math.round(n / (ms / 1000));
@@ -60,7 +39,8 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
     appendFileSync(join(dir, 'pipeline.yaml'), 'batching: { records: 2000, bytes: 4194304 }\nconcurrency: { inFlight: 4 }\n');
     const size = `${persons.toLocaleString('en')} persons, ${mb(gen.bytes)} MB`;
 
-    const floor = await csvParseAlone(join(dir, 'klanten.csv'));
+    const alone = await csvParseAlone(join(dir, 'klanten.csv'));
+    const floor = alone.rows / (alone.ms / 1000);
     rows.push({ benchmark: title, metric: `csv-parse alone, ${persons.toLocaleString('en')}`, value: Math.round(floor), unit: 'rows/s', note: 'the floor, same file' });
 
     const service = await spawnService(join(options.workDir, `service-${persons}`));

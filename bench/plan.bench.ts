@@ -6,40 +6,15 @@
  * CSV files read by worker threads beside the main thread) and on one thread. 1,000,000 persons
  * (100,000 with --quick).
  */
-import { spawn } from 'node:child_process';
-import { createReadStream, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'csv-parse';
-import type { BenchOptions, BenchRow } from './harness.js';
-import { mb, samplePeakRss } from './harness.js';
+import { csvParseAlone, mb, runChild, type BenchOptions, type BenchRow } from './harness.js';
 import { generateCrmSamples } from '../src/pipeline/samples/generate-crm.js';
 import { workerCount } from '../src/pipeline/parallel/read-parallel.js';
 
 export const title = 'plan: parse, map and check without network';
 
 const CLI = join(import.meta.dirname, '..', 'src', 'cli', 'main.js');
-
-function exec(cmd: string, args: string[], stdout: 'ignore' | 'pipe' = 'ignore'): Promise<{ ms: number; code: number | null; out: string; peakRss: number; cpu: number }> {
-  return new Promise((resolveRun, reject) => {
-    const started = performance.now();
-    const child = spawn(cmd, args, { stdio: ['ignore', stdout, 'inherit'] });
-    const rss = samplePeakRss(child.pid!, 50);
-    let out = '';
-    child.stdout?.on('data', (d) => (out += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const cpu = rss.cpuSeconds();
-      resolveRun({ ms: performance.now() - started, code, out, peakRss: rss.stop(), cpu });
-    });
-  });
-}
-
-async function csvParseAlone(file: string): Promise<{ rows: number; ms: number }> {
-  const started = performance.now();
-  let rows = 0;
-  for await (const _record of createReadStream(file).pipe(parse({ delimiter: ';', columns: true, relax_column_count: true }))) rows++;
-  return { rows, ms: performance.now() - started };
-}
 
 const rate = (rows: number, ms: number) => Math.round(rows / (ms / 1000));
 
@@ -56,7 +31,7 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
 
   let mlrRate: number | undefined;
   // --allow-ragged-csv-input: the file has planted short rows, which Miller refuses otherwise
-  const mlr = await exec('mlr', ['--icsv', '--ojsonl', '--ifs', ';', '--allow-ragged-csv-input', 'cat', file]).catch(() => undefined);
+  const mlr = await runChild('mlr', ['--icsv', '--ojsonl', '--ifs', ';', '--allow-ragged-csv-input', 'cat', file]).catch(() => undefined);
   if (mlr && mlr.code !== 0) throw new Error(`mlr exited with ${mlr.code}`);
   if (mlr) {
     mlrRate = rate(persons, mlr.ms);
@@ -71,7 +46,7 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
   writeFileSync(oneThread, `${readFileSync(join(dir, 'pipeline.yaml'), 'utf8')}concurrency: { workers: 0 }\n`);
   let planRate = 0;
   for (const [label, file] of [[`workers auto (${workerCount('auto')} + main)`, join(dir, 'pipeline.yaml')], ['one thread (workers: 0)', oneThread]] as const) {
-    const plan = await exec(process.execPath, [CLI, 'plan', file, '--json'], 'pipe');
+    const plan = await runChild(process.execPath, [CLI, 'plan', file, '--json'], { stdout: 'pipe' });
     if (plan.code !== 0) throw new Error(`plan exited with ${plan.code}`);
     const summary = JSON.parse(plan.out) as { rowsRead: number; rejected: number };
     const r = rate(summary.rowsRead, plan.ms);

@@ -101,7 +101,7 @@ async function* readRows(def: PipelineDefinition, options: ReadPipelineOptions &
   const rejectMissing = def.checks.missingRelationTarget === 'reject';
 
   // Pass 1: the legacy keys every source holds (see the module comment).
-  let index = new KeyIndex();
+  const index = new KeyIndex();
   const keyPass = prepared.needsKeyPass || corrections !== undefined;
   if (keyPass) {
     for (const s of sources) {
@@ -130,10 +130,10 @@ async function* readRows(def: PipelineDefinition, options: ReadPipelineOptions &
 
   // Pass 2: map and check, in source order.
   const ctx: MapContext = { reasons: null, refs: [], key: '' };
-  const mapRow = (s: PreparedSource, row: SourceRow, fileIndex: number, duplicates: KeyIndex | undefined): MappedRow => {
+  const keyChecks: KeyChecks = { index, duplicates: undefined, rejectMissing, files };
+  const mapRow = (s: PreparedSource, row: SourceRow, fileIndex: number, keys: KeyChecks): MappedRow => {
     const v = mapAndCheck(s.mapping, row, ctx);
     if (v.kind === 'final') return v.row;
-    const keys = { index, duplicates, rejectMissing, files };
     const reasons = settleRow(s.mapping, v.legacyKey, fileIndex, row.provenance.line, v.mappingReasons, v.refs, v.check.ok ? null : v.check.reasons, keys);
     if (reasons === null && v.check.ok) return { kind: 'mapped', component: 'Counterparties', legacyKey: v.legacyKey, referenceId: v.referenceId, record: v.check.record, row };
     return { kind: 'rejected', component: 'Counterparties', legacyKey: v.legacyKey, referenceId: v.referenceId, reasons: reasons ?? [], row };
@@ -142,7 +142,7 @@ async function* readRows(def: PipelineDefinition, options: ReadPipelineOptions &
   if (corrections) {
     // Only the corrected rows; their originals' keys are in the index already, so a corrected
     // row is a duplicate only of another corrected row.
-    const seen = new KeyIndex();
+    const amongThemselves: KeyChecks = { ...keyChecks, duplicates: new KeyIndex() };
     for await (const { row, sourceName } of corrections.rows()) {
       const s = sources.find((x) => x.def.name === sourceName)!;
       if (isSourceRowError(row)) {
@@ -151,7 +151,7 @@ async function* readRows(def: PipelineDefinition, options: ReadPipelineOptions &
       }
       const key = s.mapping.key(row.values);
       if (key !== undefined) index.mark(s.mapping.scope, key);
-      yield mapRow(s, row, corrections.fileIndex(files), seen);
+      yield mapRow(s, row, corrections.fileIndex(files), amongThemselves);
     }
     return;
   }
@@ -162,17 +162,16 @@ async function* readRows(def: PipelineDefinition, options: ReadPipelineOptions &
       for (const f of s.files) {
         async function* onThisThread(range: CsvRange | undefined): AsyncGenerator<FrontRow[]> {
           for await (const batch of readSourceBatches(s.def, f, { requiredColumns: s.mapping.columns, signal, range })) {
-            yield batch.map((row) => (isSourceRowError(row) ? rejectUnreadable(row) : mapRow(s, row, f.index, undefined)));
+            yield batch.map((row) => (isSourceRowError(row) ? rejectUnreadable(row) : mapRow(s, row, f.index, keyChecks)));
           }
         }
-        const rows = parallel && (await parallel.takes(s, f.path)) ? parallel.readFile(sourceIndex, s, f, { index, duplicates: undefined, rejectMissing, files }, onThisThread, signal) : onThisThread(undefined);
+        const rows = parallel && (await parallel.takes(s, f.path)) ? parallel.readFile(sourceIndex, s, f, keyChecks, onThisThread, signal) : onThisThread(undefined);
         for await (const batch of rows) yield* batch;
       }
     }
   } finally {
     await parallel?.close();
   }
-  index = new KeyIndex(); // let the big table go before the caller's next step
 }
 
 /**

@@ -102,10 +102,10 @@ interface Pending {
 export class ParallelReader {
   private workers: Worker[] = [];
   private load: number[] = [];
-  private pending = new Map<number, Pending & { worker: number }>();
+  private pending = new Map<number, Pending>();
   private nextId = 0;
   private failure: Error | undefined;
-  readonly chunkBytes: number;
+  private readonly chunkBytes: number;
   private readonly count: number;
 
   constructor(
@@ -291,7 +291,7 @@ export class ParallelReader {
     for (let i = 1; i < this.workers.length; i++) if (this.load[i]! < this.load[w]!) w = i;
     this.load[w]!++;
     return new Promise<ChunkPack>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, worker: w });
+      this.pending.set(id, { resolve, reject });
       this.workers[w]!.postMessage({ ...job, id });
     });
   }

@@ -102,7 +102,10 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
   let width = columns?.length ?? 0;
 
   // Position bookkeeping (see the module comment).
-  let prevEndLine = range ? range.line - 1 : 0;
+  // csv-parse counts bytes and lines from what it was given: a range's come after its start.
+  const byteBase = fromStart ? 0 : range.start;
+  const lineBase = range ? range.line - 1 : 0;
+  let prevEndLine = lineBase;
   let prevEndByte = fromStart ? enc.bomLength : range.start;
   let prevEmpty = 0;
   let prevInfoLines = 0;
@@ -116,9 +119,6 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
     const byteOffset = prevEndByte + empty * recordDelimiterBytes;
     return { line, byteOffset, empty };
   };
-  // csv-parse counts bytes and lines from what it was given: a range's come after its start.
-  const byteBase = fromStart ? 0 : range.start;
-  const lineBase = range ? range.line - 1 : 0;
   const csvParseMessage = (err: Error | undefined) => (err?.message ?? 'unknown error').replace(/\bat line (\d+)/, (_, n: string) => `at line ${Number(n) + lineBase}`);
   // After parser.end(), a refused record means the input stopped inside one (an unclosed quote).
   // A record completed then is normal: csv-parse holds a record back until it sees what follows.
