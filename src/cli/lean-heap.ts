@@ -1,18 +1,64 @@
 /**
  * Keeps a staging command's heap near what it holds. A run allocates a few kB per record that die
- * soon, and V8 left alone lets the old generation grow to several times the live data before it
- * collects. `--heap-growing-percent=100` collects at twice the live data: measured on Node 20 with
- * 100,000 persons, client peak RSS 207 MB against 261 MB without these flags, for about 12% more
- * CPU on the reading thread. `--semi-space-growth-factor=1` is meant to hold the young generation
- * at its start size, but measured it still grows to 34 MB; only `--max-semi-space-size` given at
- * start-up holds it (docs/running.md: `NODE_OPTIONS=--max-semi-space-size=4`), and a process
- * cannot set that for itself. V8 reads both flags at every collection, so setting them at run time
- * works. `STAGECOACH_LEAN_HEAP=0` leaves V8's defaults (faster, more memory).
+ * soon, and V8 left alone lets both generations grow well past the live data:
+ *
+ * - the old generation to several times the live data before it collects:
+ *   `--heap-growing-percent=100` collects at twice the live data (measured on Node 20 with
+ *   100,000 persons: client peak RSS 207 MB against 261 MB without it, for about 12% more CPU on
+ *   the reading thread);
+ * - the young generation (both semi-spaces) from 1 MB to 32 MB on this machine, doubling whenever
+ *   many objects survive a scavenge, as records in the upload window do. It is held at
+ *   YOUNG_GENERATION_BYTES by setting `--semi-space-growth-factor=1` once it has grown that far.
+ *
+ * V8 reads both flags at every collection, so setting them at run time works, with one catch:
+ * whenever V8 sets up a heap (at start-up, and for every worker thread: the ledger writer, the
+ * parallel readers) it raises a growth factor below 2 back to 2 (`Heap::ConfigureHeap`). So the
+ * factor is set again as each worker comes online, or the main thread's young generation grows
+ * to 32 MB after all (that is what earlier measurements here saw, and why they concluded that
+ * only `--max-semi-space-size` at start-up could hold it).
+ *
+ * Loading the CLI's modules alone grows the young generation to 16–32 MB, so the hold starts
+ * before they load (main.ts), for the commands that stream a whole export: `run` and `migrate`.
+ *
+ * `STAGECOACH_LEAN_HEAP=0` leaves V8's defaults (faster, more memory).
  */
 import v8 from 'node:v8';
+import type { Worker } from 'node:worker_threads';
+
+/** The young generation (both semi-spaces) a lean command keeps: what `--max-semi-space-size=4` gives. */
+export const YOUNG_GENERATION_BYTES = 8 * 1024 * 1024;
+
+/** How often the young generation's size is looked at until it has grown to its hold. */
+const WATCH_MS = 20;
+
+/** The commands that stream a whole export through this process. */
+export const LEAN_COMMANDS: readonly string[] = ['run', 'migrate'];
+
+/** Makes the heap lean when the command line runs one of LEAN_COMMANDS (process.argv). */
+export function leanHeapFor(argv: readonly string[]): void {
+  if (LEAN_COMMANDS.includes(argv[2] ?? '')) leanHeap();
+}
+
+let started = false;
 
 export function leanHeap(): void {
-  if (process.env.STAGECOACH_LEAN_HEAP === '0') return;
-  v8.setFlagsFromString('--semi-space-growth-factor=1');
+  if (process.env.STAGECOACH_LEAN_HEAP === '0' || started) return;
+  started = true;
   v8.setFlagsFromString('--heap-growing-percent=100');
+  let held = false;
+  const hold = () => {
+    if (!held && youngGenerationBytes() < YOUNG_GENERATION_BYTES) return;
+    held = true;
+    clearInterval(watch);
+    v8.setFlagsFromString('--semi-space-growth-factor=1');
+  };
+  // Lets it grow from its start-up size to the hold first: held at 1–2 MB it costs 15–20% more CPU.
+  const watch = setInterval(hold, WATCH_MS);
+  watch.unref();
+  process.on('worker', (worker: Worker) => worker.once('online', hold));
+}
+
+/** Bytes V8 has given the young generation (both semi-spaces). */
+export function youngGenerationBytes(): number {
+  return v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
 }

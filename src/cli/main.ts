@@ -1,22 +1,10 @@
 #!/usr/bin/env node
 /**
- * The stagecoach command. Commands only parse flags, call the library and print; each group of
- * commands registers itself from its own module.
+ * The stagecoach executable. It only decides how lean the heap is to be, then loads the commands
+ * (program.ts): the young generation has to be held before loading them grows it (lean-heap.ts).
  */
-import { Command } from 'commander';
-import { registerServeCommands } from './commands/serve.js';
-import { registerClientCommands } from './commands/client-commands.js';
-import { registerPipelineCommands } from './commands/pipeline-commands.js';
-import { registerMigrateCommands } from './commands/migrate-commands.js';
-import { runCli } from './run.js';
+import { leanHeapFor } from './lean-heap.js';
 
-const program = new Command('stagecoach')
-  .description('Carry legacy customer data into the lending platform through its migration API')
-  .version('0.1.0');
-
-registerServeCommands(program);
-registerClientCommands(program);
-registerPipelineCommands(program);
-registerMigrateCommands(program);
-
-await runCli(program, process.argv);
+leanHeapFor(process.argv);
+const { main } = await import('./program.js');
+await main(process.argv);

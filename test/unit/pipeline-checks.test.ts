@@ -147,4 +147,16 @@ describe('key index', () => {
     expect(index.add('k', 'a', 2, 7)).toBeUndefined();
     expect(index.add('k', 'a', 2, 9)).toEqual({ fileIndex: 2, line: 7 });
   });
+
+  it('keeps file indexes once a second file appears, across growth (they take no room before)', () => {
+    const index = new KeyIndex(4);
+    for (let i = 0; i < 3000; i++) index.add('k', `a${i}`, 0, i + 1);
+    const oneFile = index.bytes;
+    for (let i = 0; i < 3000; i++) index.add('k', `b${i}`, 2, i + 1);
+    expect(index.add('k', 'a2999', 5, 1)).toEqual({ fileIndex: 0, line: 3000 });
+    expect(index.add('k', 'b0', 5, 1)).toEqual({ fileIndex: 2, line: 1 });
+    expect(index.add('k', 'b2999', 5, 1)).toEqual({ fileIndex: 2, line: 3000 });
+    expect(oneFile / 8192).toBe(12);
+    expect(index.bytes / 16384).toBe(14);
+  });
 });

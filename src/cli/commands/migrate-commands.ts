@@ -9,7 +9,6 @@ import pc from 'picocolors';
 import { relative } from 'node:path';
 import { addConnectionOptions, clientFromOptions, type ConnectionFlags } from '../connection.js';
 import { printJson } from '../output.js';
-import { leanHeap } from '../lean-heap.js';
 import { StagecoachError } from '../../contract/errors.js';
 import type { StreamFormat } from '../../contract/media.js';
 import type { StagecoachClient } from '../../client/index.js';
@@ -259,7 +258,6 @@ function registerMigrate(program: Command): void {
     .option('--deadline <seconds>', 'longest wait for each job (it keeps running on the service; run again to resume)', seconds('--deadline'))
     .option('--json', 'print {run, chain, report, files} as JSON')
     .action(async (file: string, opts: CommonFlags & { corrections?: string; dropInvalid?: boolean; tolerance: string; out?: string; deadline?: number }) => {
-      leanHeap();
       const client = clientFromOptions(opts);
       try {
         const result = await interruptible((signal) =>

@@ -5,7 +5,6 @@ import { loadPipeline, readPipeline, summarisePlan, type PlanSummary } from '../
 import { generateCrmSamples } from '../../pipeline/samples/generate-crm.js';
 import { StagecoachError } from '../../contract/errors.js';
 import { existsSync } from 'node:fs';
-import { leanHeap } from '../lean-heap.js';
 import { resolve } from 'node:path';
 import { runPipeline, DEFAULT_LEDGER_FILE, type RunReport } from '../../pipeline/runner/index.js';
 import { openLedger, RECORD_STATES, type PipelineStatus, type RunRow } from '../../ledger/index.js';
@@ -237,7 +236,6 @@ export function registerRunCommand(program: Command): void {
     .option('--strict', 'exit 1 when any record was rejected or refused by staging')
     .option('--log-level <level>', 'pino log level (default warn on a terminal, info otherwise)');
   addConnectionOptions(cmd).action(async (file: string, opts: ConnectionFlags & { ledger?: string; corrections?: string; json?: boolean; strict?: boolean; logLevel?: string }) => {
-    leanHeap();
     const { sources: _sources, configFile: _configFile, ...connection } = resolveConnection(opts);
     const display = runDisplay({ label: file, ...(opts.logLevel ? { level: opts.logLevel } : {}) });
     const stop = new AbortController();

@@ -1,0 +1,23 @@
+/**
+ * The stagecoach command. Commands only parse flags, call the library and print; each group of
+ * commands registers itself from its own module.
+ */
+import { Command } from 'commander';
+import { registerServeCommands } from './commands/serve.js';
+import { registerClientCommands } from './commands/client-commands.js';
+import { registerPipelineCommands } from './commands/pipeline-commands.js';
+import { registerMigrateCommands } from './commands/migrate-commands.js';
+import { runCli } from './run.js';
+
+export async function main(argv: readonly string[]): Promise<void> {
+  const program = new Command('stagecoach')
+    .description('Carry legacy customer data into the lending platform through its migration API')
+    .version('0.1.0');
+
+  registerServeCommands(program);
+  registerClientCommands(program);
+  registerPipelineCommands(program);
+  registerMigrateCommands(program);
+
+  await runCli(program, [...argv]);
+}
