@@ -17,8 +17,12 @@
  * to 32 MB after all (that is what earlier measurements here saw, and why they concluded that
  * only `--max-semi-space-size` at start-up could hold it).
  *
- * Loading the CLI's modules alone grows the young generation to 16–32 MB, so the hold starts
- * before they load (main.ts), for the commands that stream a whole export: `run` and `migrate`.
+ * The young generation must not grow past its hold before the hold starts, and it grows in
+ * doublings a watcher can miss while the CLI's modules load (one long synchronous stretch, in
+ * which it went from 8 to 16 or 32 MB). So it is held at its start-up size (1–2 MB) while they
+ * load (main.ts), then let grow while a run turns the event loop every few milliseconds, and held
+ * as soon as the watcher sees it at YOUNG_GENERATION_BYTES. Held at 1–2 MB for a whole run it
+ * would cost 15–20% more CPU.
  *
  * `STAGECOACH_LEAN_HEAP=0` leaves V8's defaults (faster, more memory).
  */
@@ -29,33 +33,43 @@ import type { Worker } from 'node:worker_threads';
 export const YOUNG_GENERATION_BYTES = 8 * 1024 * 1024;
 
 /** How often the young generation's size is looked at until it has grown to its hold. */
-const WATCH_MS = 20;
+const WATCH_MS = 5;
 
 /** The commands that stream a whole export through this process. */
 export const LEAN_COMMANDS: readonly string[] = ['run', 'migrate'];
 
-/** Makes the heap lean when the command line runs one of LEAN_COMMANDS (process.argv). */
+/** The young generation: held while the modules load, growing to its hold, then held. */
+let young: 'v8' | 'loading' | 'growing' | 'held' = 'v8';
+
+/**
+ * Makes the heap lean when the command line (process.argv) runs one of LEAN_COMMANDS. Call it
+ * before loading the commands' modules, and `modulesLoaded` after.
+ */
 export function leanHeapFor(argv: readonly string[]): void {
-  if (LEAN_COMMANDS.includes(argv[2] ?? '')) leanHeap();
+  if (!LEAN_COMMANDS.includes(argv[2] ?? '') || process.env.STAGECOACH_LEAN_HEAP === '0' || young !== 'v8') return;
+  v8.setFlagsFromString('--heap-growing-percent=100');
+  young = 'loading';
+  applyHold();
+  process.on('worker', (worker: Worker) => worker.once('online', applyHold));
 }
 
-let started = false;
-
-export function leanHeap(): void {
-  if (process.env.STAGECOACH_LEAN_HEAP === '0' || started) return;
-  started = true;
-  v8.setFlagsFromString('--heap-growing-percent=100');
-  let held = false;
-  const hold = () => {
-    if (!held && youngGenerationBytes() < YOUNG_GENERATION_BYTES) return;
-    held = true;
+/** Lets the young generation grow to its hold (after leanHeapFor, once the modules are loaded). */
+export function modulesLoaded(): void {
+  if (young !== 'loading') return;
+  young = 'growing';
+  v8.setFlagsFromString('--semi-space-growth-factor=2');
+  const watch = setInterval(() => {
+    if (youngGenerationBytes() < YOUNG_GENERATION_BYTES) return;
     clearInterval(watch);
-    v8.setFlagsFromString('--semi-space-growth-factor=1');
-  };
-  // Lets it grow from its start-up size to the hold first: held at 1–2 MB it costs 15–20% more CPU.
-  const watch = setInterval(hold, WATCH_MS);
+    young = 'held';
+    applyHold();
+  }, WATCH_MS);
   watch.unref();
-  process.on('worker', (worker: Worker) => worker.once('online', hold));
+}
+
+/** Sets the growth factor again: V8 raises it to 2 whenever a worker thread sets up its heap. */
+function applyHold(): void {
+  if (young === 'loading' || young === 'held') v8.setFlagsFromString('--semi-space-growth-factor=1');
 }
 
 /** Bytes V8 has given the young generation (both semi-spaces). */

@@ -12,9 +12,10 @@ const LEAN_HEAP = fileURLToPath(new URL('../../dist/src/cli/lean-heap.js', impor
 /** Young generation bytes after churning with many survivors, as records in an upload window do. */
 function youngGenerationAfterChurn(command: string, env: Record<string, string> = {}): { held: number; after: number } {
   const script = `
-    const { leanHeapFor, youngGenerationBytes, YOUNG_GENERATION_BYTES } = await import(${JSON.stringify(LEAN_HEAP)});
+    const { leanHeapFor, modulesLoaded, youngGenerationBytes, YOUNG_GENERATION_BYTES } = await import(${JSON.stringify(LEAN_HEAP)});
     const { Worker } = await import('node:worker_threads');
     leanHeapFor(['node', 'stagecoach', ${JSON.stringify(command)}]);
+    modulesLoaded();
     const churn = async (n) => {
       let keep = [];
       for (let i = 0; i < n; i++) {

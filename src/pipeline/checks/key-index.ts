@@ -1,14 +1,16 @@
 /**
  * The set of legacy keys a pipeline's sources hold, with where each first appeared: what the
  * duplicate-key and missing-relation-target checks need. Kept compact on purpose, because it
- * is the one structure that grows with the input: a key is stored as a 64-bit fingerprint (two
- * independent 32-bit FNV-1a hashes of `scope \0 key`) in an open-addressing table of typed
- * arrays, with its first location (file index, line). Memory: 12 bytes a slot (14 once a key
- * from a second file is recorded: most pipelines read one file per source), the table kept at
- * most half full, so 12–28 bytes per distinct key: about 25 MB for 1,000,000 keys, 3 MB for
- * 100,000 (a Map of strings would take 3–4 times that). Two different keys share a
- * fingerprint with probability about n²/2⁶⁵ (3·10⁻⁸ for a million keys); the effect would be a
- * false duplicate report, never a lost row.
+ * is the one structure that grows with the input: a key is stored as a 48-bit fingerprint (one
+ * 32-bit FNV-1a hash of `scope \0 key`, whose top bits also pick the key's home slot, and 16 bits
+ * of an independent second one) in an open-addressing table of typed arrays, with its first
+ * location (file index, line). Memory: 10 bytes a slot (12 once a key from a second file is
+ * recorded: most pipelines read one file per source), the table kept at most half full, so
+ * 10–24 bytes per distinct key: about 21 MB for 1,000,000 keys, 2.6 MB for 100,000 (a Map of
+ * strings would take 4–5 times that). A lookup compares about two slots near the key's home,
+ * each sharing its fingerprint with another key's with probability 2⁻⁴⁸: over the 3,000,000
+ * lookups of a million keys, about 10⁻⁸. The effect would be a false duplicate report, never a
+ * lost row.
  */
 
 export interface KeyLocation {
@@ -20,7 +22,11 @@ const EMPTY = 0;
 
 export class KeyIndex {
   private capacity: number;
-  private h1: Int32Array;
+  /** 32 − log2(capacity): a fingerprint's top bits are its home slot. */
+  private shift: number;
+  /** The fingerprint's other 16 bits (the first hash's low bits). */
+  private low: Uint16Array;
+  /** The fingerprint's 32-bit hash, never 0; 0 marks an empty slot. */
   private h2: Int32Array;
   /** File index of each slot; not allocated while every recorded key came from file 0. */
   private files: Uint16Array | undefined;
@@ -28,8 +34,10 @@ export class KeyIndex {
   private count = 0;
 
   constructor(expected = 1024) {
-    this.capacity = 1 << Math.max(10, Math.ceil(Math.log2(expected * 2)));
-    this.h1 = new Int32Array(this.capacity);
+    const bits = Math.max(10, Math.ceil(Math.log2(expected * 2)));
+    this.capacity = 2 ** bits;
+    this.shift = 32 - bits;
+    this.low = new Uint16Array(this.capacity);
     this.h2 = new Int32Array(this.capacity);
     this.lines = new Uint32Array(this.capacity);
   }
@@ -40,7 +48,7 @@ export class KeyIndex {
 
   /** Bytes held by the table (for the documented bound). */
   get bytes(): number {
-    return this.capacity * (this.files ? 14 : 12);
+    return this.capacity * (this.files ? 12 : 10);
   }
 
   /**
@@ -56,7 +64,7 @@ export class KeyIndex {
     if (this.h2[slot] !== EMPTY) {
       if (this.lines[slot] !== 0) return { fileIndex: this.files?.[slot] ?? 0, line: this.lines[slot]! };
     } else {
-      this.h1[slot] = a;
+      this.low[slot] = a;
       this.h2[slot] = b;
       this.count++;
     }
@@ -72,7 +80,7 @@ export class KeyIndex {
     const [a, b] = fingerprint(scope, key);
     const slot = this.find(a, b);
     if (this.h2[slot] !== EMPTY) return;
-    this.h1[slot] = a;
+    this.low[slot] = a;
     this.h2[slot] = b;
     this.lines[slot] = 0;
     this.count++;
@@ -92,22 +100,23 @@ export class KeyIndex {
 
   private find(a: number, b: number): number {
     const mask = this.capacity - 1;
-    let slot = a & mask;
-    while (this.h2[slot] !== EMPTY && (this.h1[slot] !== a || this.h2[slot] !== b)) slot = (slot + 1) & mask;
+    let slot = b >>> this.shift;
+    while (this.h2[slot] !== EMPTY && (this.h2[slot] !== b || this.low[slot] !== a)) slot = (slot + 1) & mask;
     return slot;
   }
 
   private grow(): void {
-    const { h1, h2, files, lines, capacity } = this;
+    const { low, h2, files, lines, capacity } = this;
     this.capacity = capacity * 2;
-    this.h1 = new Int32Array(this.capacity);
+    this.shift--;
+    this.low = new Uint16Array(this.capacity);
     this.h2 = new Int32Array(this.capacity);
     this.files = files ? new Uint16Array(this.capacity) : undefined;
     this.lines = new Uint32Array(this.capacity);
     for (let i = 0; i < capacity; i++) {
       if (h2[i] === EMPTY) continue;
-      const slot = this.find(h1[i]!, h2[i]!);
-      this.h1[slot] = h1[i]!;
+      const slot = this.find(low[i]!, h2[i]!);
+      this.low[slot] = low[i]!;
       this.h2[slot] = h2[i]!;
       if (this.files) this.files[slot] = files![i]!;
       this.lines[slot] = lines[i]!;
@@ -117,7 +126,10 @@ export class KeyIndex {
 
 const pair: [number, number] = [0, 0];
 
-/** Two FNV-1a variants over the UTF-16 code units; the second is never 0 (0 marks an empty slot). */
+/**
+ * Two FNV-1a variants over the UTF-16 code units: 16 bits of the first, and the second whole
+ * (never 0: 0 marks an empty slot; its top bits are the home slot).
+ */
 function fingerprint(scope: string, key: string): [number, number] {
   let a = 0x811c9dc5;
   let b = 0x01000193 ^ 0x5bd1e995;
@@ -141,7 +153,7 @@ function fingerprint(scope: string, key: string): [number, number] {
   b ^= b >>> 13;
   b = Math.imul(b, 0xc2b2ae35);
   b ^= b >>> 16;
-  pair[0] = a;
+  pair[0] = a & 0xffff;
   pair[1] = b === 0 ? 1 : b;
   return pair;
 }
