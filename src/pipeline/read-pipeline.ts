@@ -10,7 +10,7 @@
  * point forward (a partner further down the file), so a first pass reads the sources for their
  * key column only and fills a `KeyIndex` (also what names the first occurrence of a duplicate);
  * the second pass maps and checks. Memory stays flat in the rows: neither pass holds rows, and
- * the index holds 16–32 bytes per distinct key (key-index.ts). The first pass is skipped when no
+ * the index holds 10–24 bytes per distinct key (key-index.ts). The first pass is skipped when no
  * mapping can make a relation: duplicates are then caught in the one pass, since a first
  * occurrence always comes before its duplicates.
  */
