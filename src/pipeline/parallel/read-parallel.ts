@@ -85,7 +85,7 @@ export function workerCount(workers: number | 'auto', busyThreads = 0): number {
 }
 
 /** Reads (the rest of) a file on this thread: where the split and csv-parse disagree, or cannot split. */
-export type ReadSequentially = (range: CsvRange | undefined) => AsyncGenerator<FrontRow[]>;
+export type ReadSequentially = (range: CsvRange | undefined) => AsyncGenerator<Iterable<FrontRow>>;
 
 interface Slot {
   chunk: CsvChunk;
@@ -126,7 +126,7 @@ export class ParallelReader {
    * The rows of one file, in batches, settled here in file order.
    * @example for await (const rows of reader.readFile(0, source, file, keys, sequential)) …
    */
-  async *readFile(sourceIndex: number, s: PreparedSource, f: PreparedSource['files'][number], keys: KeyChecks, sequential: ReadSequentially, signal?: AbortSignal): AsyncGenerator<FrontRow[]> {
+  async *readFile(sourceIndex: number, s: PreparedSource, f: PreparedSource['files'][number], keys: KeyChecks, sequential: ReadSequentially, signal?: AbortSignal): AsyncGenerator<Iterable<FrontRow>> {
     const enc = await detectEncoding(f.path, f.file, s.def.encoding);
     const split = await (this.options.split ?? splitCsv)({ path: f.path, enc, delimiter: s.def.csv.delimiter, quote: s.def.csv.quote, chunkBytes: this.chunkBytes, signal });
     if (!split) {
@@ -220,9 +220,11 @@ export class ParallelReader {
     }
   }
 
-  /** The second half of each row's checks, in file order (see read-pipeline.ts settleRow). */
-  private settle(pack: ChunkPack, s: PreparedSource, f: PreparedSource['files'][number], keys: KeyChecks): FrontRow[] {
-    const out: FrontRow[] = new Array(pack.n);
+  /**
+   * The second half of each row's checks, in file order (see read-pipeline.ts settleRow), as the
+   * rows are taken: a range's thousands of rows are not all alive at once.
+   */
+  private *settle(pack: ChunkPack, s: PreparedSource, f: PreparedSource['files'][number], keys: KeyChecks): Generator<FrontRow> {
     const frames = Buffer.from(pack.frames.buffer, pack.frames.byteOffset, pack.frames.byteLength);
     let extra = 0;
     let final = 0;
@@ -232,7 +234,7 @@ export class ParallelReader {
       const frameAt = at;
       at += bytes;
       if (pack.kinds[i] === 1) {
-        out[i] = pack.finals[final++]!.row;
+        yield pack.finals[final++]!.row;
         continue;
       }
       const x = pack.extras[extra]?.i === i ? pack.extras[extra++] : undefined;
@@ -243,12 +245,11 @@ export class ParallelReader {
       const referenceId = pack.referenceIds[i]!;
       if (reasons === null && x?.checkReasons === undefined) {
         const encoded = bytes > 0 ? { frame: frames.subarray(frameAt, frameAt + bytes), bytes, contentHash: pack.contentHashes[i]!, entityType: pack.entityTypes[i] } : undefined;
-        out[i] = { kind: 'mapped', component: 'Counterparties', legacyKey, referenceId, row, ...(encoded ? { encoded } : {}) };
+        yield { kind: 'mapped', component: 'Counterparties', legacyKey, referenceId, row, ...(encoded ? { encoded } : {}) };
       } else {
-        out[i] = { kind: 'rejected', component: 'Counterparties', legacyKey, referenceId, reasons: reasons ?? [], row };
+        yield { kind: 'rejected', component: 'Counterparties', legacyKey, referenceId, reasons: reasons ?? [], row };
       }
     }
-    return out;
   }
 
   private start(): void {
