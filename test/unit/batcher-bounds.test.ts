@@ -72,6 +72,26 @@ describe('json-seq batches', () => {
     expect(alone.bytes).toBe(one);
   });
 
+  it('writes text and byte frames into one body as they come, and a closed body stays as it was', () => {
+    const b = new Batcher({ maxRecords: 2000, maxBytes: 1 << 20, format: 'json-seq' });
+    const items: BatchItem[] = [];
+    for (let n = 1; n <= 1500; n++) {
+      const it = item(n, `Łukasz-Müller-${'x'.repeat(n % 90)}`);
+      // every other frame as UTF-8 bytes, as a parallel reader hands them over
+      items.push(n % 2 === 0 ? { ...it, frame: Buffer.from(it.frame as string) } : it);
+    }
+    for (const it of items) expect(b.add(it)).toBeUndefined();
+    const first = b.flush()!;
+    const expected = Buffer.concat(items.map((it) => (typeof it.frame === 'string' ? Buffer.from(it.frame) : it.frame)));
+    expect(expected.length).toBeGreaterThan(128 * 1024); // the body grew more than once
+    expect(first.bytes).toBe(expected.length);
+    expect(first.payload.equals(expected)).toBe(true);
+    b.add(item(9999, 'Overwriter'));
+    b.flush();
+    expect(first.payload.equals(expected)).toBe(true);
+    expect(decode(first.body)).toHaveLength(1500);
+  });
+
   it('hands back the records of the open batch when a run stops before sending it', () => {
     const b = new Batcher({ maxRecords: 10, maxBytes: 1 << 20, format: 'json-seq' });
     b.add(item(1));
