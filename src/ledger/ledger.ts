@@ -119,6 +119,20 @@ const RECORD_SELECT = `SELECT s.pipeline, s.component, r.keyed, r.legacy_key, r.
  *   for (const p of ledger.status()) console.log(p.pipeline, p.byState.staged);
  *   ledger.close();
  */
+/** Records per multi-row insert of a batch (16 parameters each; SQLite allows 32766). */
+const SEND_ROWS = 100;
+const SEND_PARAMS = 16;
+
+/** Inserts `rows` records (or updates them in place, keeping their attempts count going). */
+function sendRecordsSql(rows: number): string {
+  return `INSERT INTO records (scope, keyed, legacy_key, reference_id, entity_type, state, content_hash, migration, last_batch, last_run, attempts, errors, source, file, line, byte_offset, row_hash, updated_at)
+    VALUES ${Array<string>(rows).fill('(?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)').join(', ')}
+    ON CONFLICT (scope, keyed, legacy_key) DO UPDATE SET reference_id = excluded.reference_id, entity_type = excluded.entity_type, state = excluded.state,
+      content_hash = excluded.content_hash, migration = excluded.migration, last_batch = excluded.last_batch, last_run = excluded.last_run,
+      attempts = records.attempts + excluded.attempts, errors = NULL, source = excluded.source, file = excluded.file, line = excluded.line,
+      byte_offset = excluded.byte_offset, row_hash = excluded.row_hash, updated_at = excluded.updated_at`;
+}
+
 export function openLedger(file: string, options: OpenOptions = {}): Ledger {
   let db: Db;
   try {
@@ -151,14 +165,9 @@ export class Ledger {
             `SELECT 1 FROM records WHERE scope = ? AND keyed = 1 AND legacy_key = ? AND content_hash = ? AND migration = ? AND state IN ('staged', 'invalid', 'imported')`,
           ).pluck(),
           // Positional parameters: binding an object by name costs about a microsecond a row more.
-          sendRecord: p(
-            `INSERT INTO records (scope, keyed, legacy_key, reference_id, entity_type, state, content_hash, migration, last_batch, last_run, attempts, errors, source, file, line, byte_offset, row_hash, updated_at)
-             VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)
-             ON CONFLICT (scope, keyed, legacy_key) DO UPDATE SET reference_id = excluded.reference_id, entity_type = excluded.entity_type, state = excluded.state,
-               content_hash = excluded.content_hash, migration = excluded.migration, last_batch = excluded.last_batch, last_run = excluded.last_run,
-               attempts = records.attempts + excluded.attempts, errors = NULL, source = excluded.source, file = excluded.file, line = excluded.line,
-               byte_offset = excluded.byte_offset, row_hash = excluded.row_hash, updated_at = excluded.updated_at`,
-          ),
+          sendRecord: p(sendRecordsSql(1)),
+          // The same for SEND_ROWS records in one statement (rows apply in order, as one by one).
+          sendRecords: p(sendRecordsSql(SEND_ROWS)),
           anySettled: p<number>(`SELECT 1 FROM records WHERE scope = ? AND migration = ? AND state IN ('staged', 'invalid', 'imported') LIMIT 1`).pluck(),
           rejectRecord: p(
             `INSERT INTO records (scope, keyed, legacy_key, reference_id, entity_type, state, content_hash, migration, last_batch, last_run, attempts, errors, source, file, line, byte_offset, row_hash, updated_at)
@@ -344,9 +353,15 @@ export class Ledger {
       const batch = Number(s.batchInsert.run(runId, state, records.length, bytes, sending ? 1 : 0, now, sending ? now : null).lastInsertRowid);
       const state_ = sending ? 'in_flight' : 'mapped';
       const attempts = sending ? 1 : 0;
-      for (const r of records) {
+      const params: unknown[] = [];
+      const whole = records.length - (records.length % SEND_ROWS);
+      for (let i = 0; i < records.length; i++) {
+        const r = records[i]!;
         const p = r.provenance;
-        s.sendRecord.run(scope.id, r.legacyKey, r.referenceId, r.entityType ?? null, state_, r.contentHash, migrationNo, batch, runId, attempts, p.source, p.file, p.line, p.byteOffset, p.rowHash, now);
+        params.push(scope.id, r.legacyKey, r.referenceId, r.entityType ?? null, state_, r.contentHash, migrationNo, batch, runId, attempts, p.source, p.file, p.line, p.byteOffset, p.rowHash, now);
+        if (i < whole && params.length < SEND_ROWS * SEND_PARAMS) continue;
+        (i < whole ? s.sendRecords : s.sendRecord).run(params);
+        params.length = 0;
       }
       return batch;
     })();

@@ -109,6 +109,17 @@ describe('ledger transitions', () => {
     expect(row).toMatchObject({ state: 'in_flight', attempts: 2, errors: [], contentHash: 'h1-fixed', lastBatch: second });
   });
 
+  it('writes a big batch in multi-row statements with the same effect as one by one', () => {
+    // 250 records: two statements of 100, then 50 one by one; the second send updates them all.
+    const all = Array.from({ length: 250 }, (_, i) => rec(i + 1));
+    ledger.beginBatch(runId, scope, mig, all, 25_000);
+    const again = ledger.beginBatch(runId, scope, mig, all.map((r, i) => (i % 3 === 0 ? { ...r, contentHash: `${r.contentHash}-new` } : r)), 25_000);
+    const rows = [...ledger.records()];
+    expect(rows).toHaveLength(250);
+    expect(rows.every((r) => r.state === 'in_flight' && r.attempts === 2 && r.lastBatch === again)).toBe(true);
+    expect(rows.map((r) => [r.legacyKey, r.contentHash, r.provenance.line])).toEqual(all.map((r, i) => [r.legacyKey, i % 3 === 0 ? `h${i + 1}-new` : `h${i + 1}`, i + 2]));
+  });
+
   it('ignores a late result of a batch whose record was sent again in a newer batch', () => {
     const first = ledger.beginBatch(runId, scope, mig, [rec(1)], 100);
     const second = ledger.beginBatch(runId, scope, mig, [rec(1, 'h1b')], 100);
