@@ -19,5 +19,5 @@ export async function main(argv: readonly string[]): Promise<void> {
   registerPipelineCommands(program);
   registerMigrateCommands(program);
 
-  await runCli(program, [...argv]);
+  await runCli(program, argv);
 }

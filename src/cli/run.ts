@@ -27,7 +27,7 @@ export function exitCodeFor(err: unknown): number {
   return EXIT.failed;
 }
 
-export async function runCli(program: Command, argv: string[]): Promise<void> {
+export async function runCli(program: Command, argv: readonly string[]): Promise<void> {
   program.exitOverride();
   try {
     await program.parseAsync(argv);

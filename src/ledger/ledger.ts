@@ -112,16 +112,8 @@ const RECORD_SELECT = `SELECT s.pipeline, s.component, r.keyed, r.legacy_key, r.
     r.last_batch, r.last_run, r.attempts, r.errors, r.source, r.file, r.line, r.byte_offset, r.row_hash, r.updated_at
   FROM records r JOIN scopes s ON s.id = r.scope LEFT JOIN migrations m ON m.id = r.migration`;
 
-/**
- * Opens the ledger file (creating it and its folder when missing).
- * @example
- *   const ledger = openLedger('.stagecoach/ledger.db');
- *   for (const p of ledger.status()) console.log(p.pipeline, p.byState.staged);
- *   ledger.close();
- */
 /** Records per multi-row insert of a batch (16 parameters each; SQLite allows 32766). */
 const SEND_ROWS = 100;
-const SEND_PARAMS = 16;
 
 /** Inserts `rows` records (or updates them in place, keeping their attempts count going). */
 function sendRecordsSql(rows: number): string {
@@ -133,6 +125,13 @@ function sendRecordsSql(rows: number): string {
       byte_offset = excluded.byte_offset, row_hash = excluded.row_hash, updated_at = excluded.updated_at`;
 }
 
+/**
+ * Opens the ledger file (creating it and its folder when missing).
+ * @example
+ *   const ledger = openLedger('.stagecoach/ledger.db');
+ *   for (const p of ledger.status()) console.log(p.pipeline, p.byState.staged);
+ *   ledger.close();
+ */
 export function openLedger(file: string, options: OpenOptions = {}): Ledger {
   let db: Db;
   try {
@@ -354,13 +353,19 @@ export class Ledger {
       const state_ = sending ? 'in_flight' : 'mapped';
       const attempts = sending ? 1 : 0;
       const params: unknown[] = [];
-      const whole = records.length - (records.length % SEND_ROWS);
-      for (let i = 0; i < records.length; i++) {
-        const r = records[i]!;
+      const bind = (r: LedgerRecordInput) => {
         const p = r.provenance;
         params.push(scope.id, r.legacyKey, r.referenceId, r.entityType ?? null, state_, r.contentHash, migrationNo, batch, runId, attempts, p.source, p.file, p.line, p.byteOffset, p.rowHash, now);
-        if (i < whole && params.length < SEND_ROWS * SEND_PARAMS) continue;
-        (i < whole ? s.sendRecords : s.sendRecord).run(params);
+      };
+      let i = 0;
+      for (; i + SEND_ROWS <= records.length; i += SEND_ROWS) {
+        for (let j = i; j < i + SEND_ROWS; j++) bind(records[j]!);
+        s.sendRecords.run(params);
+        params.length = 0;
+      }
+      for (; i < records.length; i++) {
+        bind(records[i]!);
+        s.sendRecord.run(params);
         params.length = 0;
       }
       return batch;
