@@ -17,6 +17,6 @@ export function openDatabase(dataDir: string): Db {
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
   // Fewer, larger checkpoints: staging writes hundreds of thousands of rows per request.
-  db.pragma('wal_autocheckpoint = 10000');
+  db.pragma('wal_autocheckpoint = 100000');
   return db;
 }
