@@ -270,6 +270,20 @@ describe('mapping engine', () => {
     await expect(mapping('script: ./nothing.ts', dir)).rejects.toThrow(`${file}: script ./nothing.ts must export a default function (row, record, helpers) => record`);
   });
 
+  it('keeps field names exactly as declared, whatever characters they hold (the filler writes them into code)', async () => {
+    const odd = ['it\'s', 'say "hi"', 'back\\slash', 'line\nbreak', '}); throw 1; ({', '${x}', 'constructor'];
+    const spec = mappingFileSchema.parse({
+      type: 'person',
+      key: { column: 'nr', scope: 'klant' },
+      record: { surname: { column: 'achternaam' }, extra: { object: Object.fromEntries(odd.map((name) => [name, { column: 'achternaam' }])) } },
+    });
+    const m = await compileMapping(spec, join(tmpdir(), 'm.yaml'), ids);
+    const r = run(m, { nr: '7', achternaam: 'Jansen' });
+    const extra = (r.record as unknown as { extra: Record<string, unknown> }).extra;
+    expect(Object.keys(extra)).toEqual(odd);
+    for (const name of odd) expect(Object.prototype.hasOwnProperty.call(extra, name) && extra[name]).toBe('Jansen');
+  });
+
   it('lists the columns it reads, for the header check', async () => {
     const m = await mapping();
     expect([...m.columns].sort()).toEqual(['achternaam', 'geslacht', 'mobiel', 'nr', 'partner', 'postcode', 'vast', 'voorletters', 'voornamen']);

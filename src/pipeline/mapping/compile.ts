@@ -96,6 +96,23 @@ function describeValue(v: unknown): string {
   return `\`${s && s.length > 60 ? `${s.slice(0, 57)}…` : s}\``;
 }
 
+/** Fills an object's fields from their expressions; true when a row-dependent field had a value. */
+type Filler = (values: Values, ctx: MapContext, out: Record<string, unknown>) => boolean;
+
+/**
+ * The one piece of generated code: the statements that fill an object, one per field, with the
+ * field's name written out. A loop over names (`out[names[i]] = v`) is a keyed store that V8
+ * cannot specialise, and one call site for every field's function; written out, each store and
+ * each call is monomorphic. The mapping's own strings only ever appear as JSON string literals.
+ */
+function fieldFiller(fields: ReadonlyArray<{ name: string } & Compiled>): Filler {
+  const consts = fields.map((_f, i) => `const r${i} = runs[${i}];`);
+  const body = fields.map((f, i) =>
+    `v = r${i}(values, ctx); if (v !== undefined) { out[${JSON.stringify(f.name)}] = v;${f.constant ? '' : ' any = true;'} }`);
+  const make = new Function('runs', `${consts.join('\n')}\nreturn function fill(values, ctx, out) { let v; let any = false;\n${body.join('\n')}\nreturn any; };`) as (runs: Eval[]) => Filler;
+  return make(fields.map((f) => f.run));
+}
+
 class Compiler {
   readonly columns = new Set<string>();
   constructor(
@@ -226,21 +243,11 @@ class Compiler {
     }
     if ('object' in e) {
       const entries = Object.entries(e.object).map(([name, sub]) => ({ name, ...this.expr(sub, field ? `${field}.${name}` : name) }));
-      const names = entries.map((x) => x.name);
-      const runs = entries.map((x) => x.run);
-      const constants = entries.map((x) => x.constant);
-      const n = entries.length;
+      const fill = fieldFiller(entries);
       // An object whose row-dependent fields are all empty is left out (an address with no data).
       const run: Eval = (values, ctx) => {
         const out: Record<string, unknown> = {};
-        let any = false;
-        for (let i = 0; i < n; i++) {
-          const v = runs[i]!(values, ctx);
-          if (v === undefined) continue;
-          out[names[i]!] = v;
-          if (!constants[i]) any = true;
-        }
-        return any ? out : undefined;
+        return fill(values, ctx, out) ? out : undefined;
       };
       return { run, constant: false };
     }
@@ -302,10 +309,7 @@ export async function compileMapping(spec: MappingFile, file: string, ids: Refer
     return k === '' ? undefined : k;
   };
 
-  const fields = Object.entries(spec.record).map(([name, e]) => ({ name, run: compiler.expr(e, name).run }));
-  const names = fields.map((f) => f.name);
-  const runs = fields.map((f) => f.run);
-  const n = fields.length;
+  const fill = fieldFiller(Object.entries(spec.record).map(([name, e]) => ({ name, ...compiler.expr(e, name) })));
   const type = spec.type;
   const scope = spec.key.scope;
 
@@ -335,10 +339,7 @@ export async function compileMapping(spec: MappingFile, file: string, ids: Refer
     map(values, ctx) {
       const referenceId = ids.of(scope, ctx.key);
       let record: Record<string, unknown> = { referenceId, type };
-      for (let i = 0; i < n; i++) {
-        const v = runs[i]!(values, ctx);
-        if (v !== undefined) record[names[i]!] = v;
-      }
+      fill(values, ctx, record);
       if (script) {
         current = ctx;
         try {
