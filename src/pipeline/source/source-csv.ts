@@ -137,6 +137,83 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
   // side): the parser is written one file chunk at a time and the batch taken after each.
   let pending: (SourceRow | SourceRowError)[] = [];
   let failure: unknown;
+  // A record csv-parse completed. Taken where the parser pushes it to its readable side rather
+  // than through `on_record`: for `on_record` csv-parse builds an info object (two object
+  // spreads) per record, a third of the parse's cost (7.1 against 4.8 µs a row, 200,000 rows).
+  // `parser.info` is the same at both places.
+  const takeRecord = (record: string[]): void => {
+    const info = parser.info;
+    const at = start(parser, info);
+    // csv-parse's line count is exact unless a field holds a line break: count those ourselves.
+    const spanned = info.lines - prevInfoLines - at.empty;
+    let endLine = at.line;
+    if (spanned !== 1 || info.lines === 0) for (const f of record) endLine += lineBreaks(f);
+    finish(info, endLine);
+    if (repair) for (let i = 0; i < record.length; i++) record[i] = repairWindows1252(record[i]!);
+    if (record.length === 1 && record[0]!.trim() === '' && width !== 1) return; // a line of blanks
+    if (columns === undefined) {
+      columns = (csv.columns ?? record).map((c, i) => (i === 0 ? c.replace(/^\ufeff/, '') : c).trim());
+      outcome.columns = columns;
+      width = csv.columns?.length ?? record.length;
+      if (csv.columns && csv.columns.length !== record.length) {
+        failure = new StagecoachError('CONFIG_INVALID', `${file}:${at.line}: csv.columns names ${csv.columns.length} columns but the header has ${record.length}`, { file, line: at.line });
+      }
+      const missing = [...(opts.requiredColumns ?? [])].filter((c) => !columns!.includes(c) && !c.includes('.'));
+      const headerDefect = csv.columns ? undefined : textDefect(record.join(FIELD_SEPARATOR));
+      const doubled = [...(opts.requiredColumns ?? [])].filter((c) => columns!.indexOf(c) !== columns!.lastIndexOf(c));
+      if (missing.length > 0 && headerDefect) {
+        failure = new StagecoachError(
+          'CONFIG_INVALID',
+          `${file}:${at.line}: the header is not text in ${enc.name}: it holds ${headerDefect}; ${textDefectHint(headerDefect, enc.name)}; expected a header naming the columns ${missing.map((c) => JSON.stringify(c)).join(', ')}`,
+          { file, line: at.line },
+        );
+      } else if (missing.length > 0) {
+        // Not thrown: csv-parse would turn it into a stream error, reported a tick later.
+        failure = new StagecoachError(
+          'CONFIG_INVALID',
+          `${file}:${at.line}: the mapping reads column${missing.length > 1 ? 's' : ''} ${missing.map((c) => JSON.stringify(c)).join(', ')} that the header lacks; expected one of ${columns.map((c) => JSON.stringify(c)).join(', ')}`,
+          { file, line: at.line },
+        );
+      } else if (doubled.length > 0) {
+        // Which of the two would the mapping read? Neither guess is safe.
+        failure = new StagecoachError(
+          'CONFIG_INVALID',
+          `${file}:${at.line}: the header names column${doubled.length > 1 ? 's' : ''} ${doubled.map((c) => JSON.stringify(c)).join(', ')} more than once and the mapping reads ${doubled.length > 1 ? 'them' : 'it'}; rename the columns with csv.columns`,
+          { file, line: at.line },
+        );
+      }
+      return;
+    }
+    const joined = record.join(FIELD_SEPARATOR);
+    const provenance = { file, line: at.line, byteOffset: at.byteOffset, hash: sha256Hex(joined) };
+    if (record.length !== width) {
+      pending.push({
+        source,
+        provenance,
+        code: 'SOURCE_ROW_INVALID',
+        message: `${file}:${at.line}: wrong number of columns, expected ${width} (as the header), got ${record.length}`,
+        raw: record.join(csv.delimiter).slice(0, RAW_LIMIT),
+      } satisfies SourceRowError);
+      return;
+    }
+    const defect = textDefect(joined);
+    if (defect) {
+      const at2 = record.findIndex((f) => textDefect(f) !== undefined);
+      pending.push({
+        source,
+        provenance,
+        code: 'SOURCE_ROW_INVALID',
+        message: `${file}:${at.line}: column ${JSON.stringify(columns[at2] ?? String(at2 + 1))} holds ${defect}, expected text in ${enc.name}; ${textDefectHint(defect, enc.name)}`,
+        raw: record.join(csv.delimiter).slice(0, RAW_LIMIT),
+      } satisfies SourceRowError);
+      return;
+    }
+    const values: Record<string, unknown> = {};
+    for (let i = 0; i < width; i++) values[columns[i]!] = record[i];
+    pending.push({ source, values, provenance } satisfies SourceRow);
+    return;
+  };
+
   const parser: Parser = parse({
     delimiter: csv.delimiter,
     quote: csv.quote,
@@ -151,78 +228,6 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
     relax_quotes: true,
     skip_empty_lines: true,
     skip_records_with_error: true,
-    on_record: (record: string[]): SourceRow | SourceRowError | null => {
-      const info = parser.info;
-      const at = start(parser, info);
-      // csv-parse's line count is exact unless a field holds a line break: count those ourselves.
-      const spanned = info.lines - prevInfoLines - at.empty;
-      let endLine = at.line;
-      if (spanned !== 1 || info.lines === 0) for (const f of record) endLine += lineBreaks(f);
-      finish(info, endLine);
-      if (repair) for (let i = 0; i < record.length; i++) record[i] = repairWindows1252(record[i]!);
-      if (record.length === 1 && record[0]!.trim() === '' && width !== 1) return null; // a line of blanks
-      if (columns === undefined) {
-        columns = (csv.columns ?? record).map((c, i) => (i === 0 ? c.replace(/^\ufeff/, '') : c).trim());
-        outcome.columns = columns;
-        width = csv.columns?.length ?? record.length;
-        if (csv.columns && csv.columns.length !== record.length) {
-          failure = new StagecoachError('CONFIG_INVALID', `${file}:${at.line}: csv.columns names ${csv.columns.length} columns but the header has ${record.length}`, { file, line: at.line });
-        }
-        const missing = [...(opts.requiredColumns ?? [])].filter((c) => !columns!.includes(c) && !c.includes('.'));
-        const headerDefect = csv.columns ? undefined : textDefect(record.join(FIELD_SEPARATOR));
-        const doubled = [...(opts.requiredColumns ?? [])].filter((c) => columns!.indexOf(c) !== columns!.lastIndexOf(c));
-        if (missing.length > 0 && headerDefect) {
-          failure = new StagecoachError(
-            'CONFIG_INVALID',
-            `${file}:${at.line}: the header is not text in ${enc.name}: it holds ${headerDefect}; ${textDefectHint(headerDefect, enc.name)}; expected a header naming the columns ${missing.map((c) => JSON.stringify(c)).join(', ')}`,
-            { file, line: at.line },
-          );
-        } else if (missing.length > 0) {
-          // Not thrown: csv-parse would turn it into a stream error, reported a tick later.
-          failure = new StagecoachError(
-            'CONFIG_INVALID',
-            `${file}:${at.line}: the mapping reads column${missing.length > 1 ? 's' : ''} ${missing.map((c) => JSON.stringify(c)).join(', ')} that the header lacks; expected one of ${columns.map((c) => JSON.stringify(c)).join(', ')}`,
-            { file, line: at.line },
-          );
-        } else if (doubled.length > 0) {
-          // Which of the two would the mapping read? Neither guess is safe.
-          failure = new StagecoachError(
-            'CONFIG_INVALID',
-            `${file}:${at.line}: the header names column${doubled.length > 1 ? 's' : ''} ${doubled.map((c) => JSON.stringify(c)).join(', ')} more than once and the mapping reads ${doubled.length > 1 ? 'them' : 'it'}; rename the columns with csv.columns`,
-            { file, line: at.line },
-          );
-        }
-        return null;
-      }
-      const joined = record.join(FIELD_SEPARATOR);
-      const provenance = { file, line: at.line, byteOffset: at.byteOffset, hash: sha256Hex(joined) };
-      if (record.length !== width) {
-        pending.push({
-          source,
-          provenance,
-          code: 'SOURCE_ROW_INVALID',
-          message: `${file}:${at.line}: wrong number of columns, expected ${width} (as the header), got ${record.length}`,
-          raw: record.join(csv.delimiter).slice(0, RAW_LIMIT),
-        } satisfies SourceRowError);
-        return null;
-      }
-      const defect = textDefect(joined);
-      if (defect) {
-        const at2 = record.findIndex((f) => textDefect(f) !== undefined);
-        pending.push({
-          source,
-          provenance,
-          code: 'SOURCE_ROW_INVALID',
-          message: `${file}:${at.line}: column ${JSON.stringify(columns[at2] ?? String(at2 + 1))} holds ${defect}, expected text in ${enc.name}; ${textDefectHint(defect, enc.name)}`,
-          raw: record.join(csv.delimiter).slice(0, RAW_LIMIT),
-        } satisfies SourceRowError);
-        return null;
-      }
-      const values: Record<string, unknown> = {};
-      for (let i = 0; i < width; i++) values[columns[i]!] = record[i];
-      pending.push({ source, values, provenance } satisfies SourceRow);
-      return null;
-    },
     on_skip: (err: CsvError | undefined) => {
       // A record csv-parse could not read: report it where it started, then go on.
       const info = parser.info;
@@ -242,6 +247,12 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
       return undefined;
     },
   } as Options);
+  const push = parser.push.bind(parser);
+  parser.push = (record: unknown): boolean => {
+    if (record === null) return push(null);
+    takeRecord(record as string[]);
+    return true;
+  };
 
   // The parser is driven by hand: each file chunk is written, then every record it completed is
   // taken at once, so rows travel in batches (one await per chunk, not per row) and the file is
