@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readCsvFile } from '../../src/pipeline/source/source-csv.js';
 import { readJsonArrayFile, readJsonLinesFile } from '../../src/pipeline/source/source-json.js';
@@ -79,6 +80,17 @@ describe('CSV source', () => {
       [2, 8, '1'],
       [5, 29, '2'],
     ]);
+  });
+
+  it('keeps header names exactly, whatever characters they hold (they are written into the row builder)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'csv-names-'));
+    const names = ['nr', 'it\'s', '"quoted"', 'back\\slash', '}; throw 1; ({', '${x}', 'constructor'];
+    const header = names.map((n) => (/[";]/.test(n) ? `"${n.replace(/"/g, '""')}"` : n)).join(';');
+    writeFileSync(join(dir, 'odd.csv'), `${header}\n1;a;b;c;d;e;f\n`);
+    const rows = await all(readCsvFile({ source: 's', path: join(dir, 'odd.csv'), file: 'odd.csv', encoding: 'utf-8', csv: { delimiter: ';', quote: '"', header: true } }));
+    const values = (rows[0] as SourceRow).values;
+    expect(Object.keys(values)).toEqual(names);
+    expect(Object.values(values)).toEqual(['1', 'a', 'b', 'c', 'd', 'e', 'f']);
   });
 
   it('refuses a header that lacks a column the mapping reads, naming file, line and the columns it has', async () => {
