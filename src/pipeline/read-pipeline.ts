@@ -265,11 +265,18 @@ export function rejectUnreadable(row: SourceRowError): Extract<MappedRow, { kind
 export type { CorrectionsIndex };
 
 /**
+ * A plan's reader workers' young generation in MB: 32 instead of the lean 8 took the workers'
+ * scavenges from 15% to 8% of their time (200,000 persons, CPU profiles), for about 24 MB more
+ * per worker.
+ */
+const PLAN_WORKER_YOUNG_GENERATION_MB = 32;
+
+/**
  * Dry run for `plan`: reads everything, sends nothing; counts and examples of refusals.
  * @example const s = await summarisePlan(def); s.rejectedByReason // { UNKNOWN_CODE: 1, … }
  */
 export async function summarisePlan(def: PipelineDefinition, options: ReadPipelineOptions & { samplesPerReason?: number } = {}): Promise<PlanSummary> {
-  return summariseRows(readPipeline(def, { ...options, parallel: { workers: def.concurrency.workers } }), { pipeline: def.file, component: def.component, ...(options.samplesPerReason !== undefined ? { samplesPerReason: options.samplesPerReason } : {}) });
+  return summariseRows(readPipeline(def, { ...options, parallel: { workers: def.concurrency.workers, youngGenerationMb: PLAN_WORKER_YOUNG_GENERATION_MB } }), { pipeline: def.file, component: def.component, ...(options.samplesPerReason !== undefined ? { samplesPerReason: options.samplesPerReason } : {}) });
 }
 
 export { loadPipeline, type PipelineDefinition, type SourceDefinition } from './definition/load-pipeline.js';

@@ -43,6 +43,12 @@ export interface ParallelOptions {
   busyThreads?: number | undefined;
   /** Frame clean records for upload on the workers (`run`), or only check them (`plan`). */
   encode?: StreamFormat | undefined;
+  /**
+   * Each worker's young generation in MB (default 8, lean: V8's own lets it grow past 30 MB per
+   * worker). `plan` gives 32: its memory is no target, and a worker held at 8 MB spent twice the
+   * time in scavenges.
+   */
+  youngGenerationMb?: number | undefined;
   /** Aimed size of a range (default 1 MiB); files under two ranges are read on one thread. */
   chunkBytes?: number | undefined;
   /** Filled in as reading goes: how the files were read (for tests and diagnostics). */
@@ -66,8 +72,7 @@ export interface ParallelStats {
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 const DEFAULT_CHUNK_BYTES = 1024 * 1024;
 const NO_REFS: readonly RelationRef[] = [];
-/** A worker's young generation, in MB: V8's default lets it grow past 30 MB per worker. */
-const WORKER_YOUNG_GENERATION_MB = 8;
+const LEAN_YOUNG_GENERATION_MB = 8;
 
 /**
  * Most workers `auto` starts: each costs 60-80 MB, and beyond a few the main thread, which
@@ -256,7 +261,7 @@ export class ParallelReader {
     if (this.workers.length > 0) return;
     const setup: WorkerSetup = { pipelineFile: this.pipelineFile, encode: this.options.encode };
     for (let w = 0; w < this.count; w++) {
-      const worker = new Worker(this.options.workerUrl ?? WORKER_URL, { workerData: setup, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
+      const worker = new Worker(this.options.workerUrl ?? WORKER_URL, { workerData: setup, resourceLimits: { maxYoungGenerationSizeMb: this.options.youngGenerationMb ?? LEAN_YOUNG_GENERATION_MB } });
       worker.on('message', (reply: WorkerReply) => {
         const p = this.pending.get(reply.id);
         if (!p) return;
