@@ -5,7 +5,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openLedger } from './ledger.js';
 import type { WriterReply, WriterRequest } from './writer.js';
-import { unpackRecords, type RecordPack } from './record-pack.js';
 
 const { file } = workerData as { file: string };
 const ledger = openLedger(file);
@@ -20,8 +19,6 @@ port.on('message', (req: WriterRequest | { id: 0; op: 'close' }) => {
   let reply: WriterReply;
   try {
     const method = ledger[req.op] as (...args: unknown[]) => unknown;
-    // A batch's records come as columns (record-pack.ts).
-    if (req.op === 'beginBatch' || req.op === 'recordUnsent') req.args[3] = unpackRecords(req.args[3] as RecordPack);
     reply = { id: req.id, result: method.apply(ledger, req.args) };
   } catch (err) {
     const e = err as { message?: string; code?: string };

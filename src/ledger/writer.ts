@@ -16,7 +16,6 @@ import { Worker } from 'node:worker_threads';
 import { StagecoachError } from '../contract/errors.js';
 import type { Ledger, Scope } from './ledger.js';
 import type { LedgerRecordInput, LedgerRejectInput, RecordOutcome } from './types.js';
-import { packRecords, packTransferables } from './record-pack.js';
 
 /** The record writes of a run; every call is one transaction, applied in call order. */
 export interface LedgerWriter {
@@ -116,18 +115,12 @@ function workerWriter(file: string): LedgerWriter {
     exited = true;
     if (pending.size > 0) failAll(new StagecoachError('LEDGER_ERROR', `the ledger worker stopped (exit code ${code}) with ${pending.size} write(s) unanswered`, { file }));
   });
-  const send = <T>(op: WriterOp, args: unknown[], transfer: ArrayBuffer[] = []): Promise<T> => {
+  const call = <T>(op: WriterOp, ...args: unknown[]): Promise<T> => {
     if (exited) return Promise.reject(new StagecoachError('LEDGER_ERROR', 'the ledger worker is closed', { file }));
     const id = nextId++;
     const promise = new Promise<T>((resolve, reject) => pending.set(id, { resolve: resolve as (v: unknown) => void, reject }));
-    worker.postMessage({ id, op, args } satisfies WriterRequest, transfer);
+    worker.postMessage({ id, op, args } satisfies WriterRequest);
     return promise;
-  };
-  const call = <T>(op: WriterOp, ...args: unknown[]): Promise<T> => send<T>(op, args);
-  // A batch's records travel as columns (record-pack.ts); the worker unpacks them.
-  const callWithRecords = <T>(op: 'beginBatch' | 'recordUnsent', runId: number, scope: Scope, migrationNo: number | null, records: readonly LedgerRecordInput[], bytes: number): Promise<T> => {
-    const pack = packRecords(records);
-    return send<T>(op, [runId, scope, migrationNo, pack, bytes], packTransferables(pack));
   };
   // Unanswered rejections surface through close(); callers that await get them directly.
   const quiet = <T>(p: Promise<T>) => {
@@ -136,8 +129,8 @@ function workerWriter(file: string): LedgerWriter {
   };
   return {
     thread: 'worker',
-    beginBatch: (runId, scope, migrationNo, records, bytes) => quiet(callWithRecords<number>('beginBatch', runId, scope, migrationNo, records, bytes)),
-    recordUnsent: (runId, scope, migrationNo, records, bytes) => quiet(callWithRecords<number | undefined>('recordUnsent', runId, scope, migrationNo, records, bytes)),
+    beginBatch: (runId, scope, migrationNo, records, bytes) => quiet(call<number>('beginBatch', runId, scope, migrationNo, records, bytes)),
+    recordUnsent: (runId, scope, migrationNo, records, bytes) => quiet(call<number | undefined>('recordUnsent', runId, scope, migrationNo, records, bytes)),
     finishBatch: (scope, batchId, refused) => quiet(call<void>('finishBatch', scope, batchId, refused)),
     failBatch: (batchId, error) => quiet(call<void>('failBatch', batchId, error)),
     recordRejects: (runId, scope, rejects) => quiet(call<void>('recordRejects', runId, scope, rejects)),

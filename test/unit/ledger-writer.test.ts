@@ -3,7 +3,6 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 // The worker thread runs compiled JavaScript: this test uses the build in dist/ (npm test builds first).
 import { openLedger, openLedgerWriter, type Ledger, type LedgerRecordInput } from '../../dist/src/ledger/index.js';
-import { packRecords, packTransferables, unpackRecords } from '../../dist/src/ledger/record-pack.js';
 import { tempDir } from '../support/service.js';
 
 const MIGRATION = '11111111-1111-4111-8111-111111111111';
@@ -53,28 +52,9 @@ describe('ledger writes on a worker thread', () => {
   it('reports a write that failed, from the call and again from close()', async () => {
     const { run, scope } = ledger.startRun({ pipeline: 'p', component: 'Counterparties', pipelineFile: 'p.yaml', pipelineHash: 'h' });
     const writer = openLedgerWriter(ledger, { thread: 'worker' });
-    const broken = { legacyKey: 'K0001', referenceId: undefined, errors: [], provenance: { ...rec(1).provenance, line: null as unknown as number } };
-    await expect(writer.recordRejects(run.id, scope, [broken])).rejects.toThrow(`ledger ${ledger.file}: NOT NULL constraint failed: records.line`);
+    const broken = { ...rec(1), provenance: { ...rec(1).provenance, line: null as unknown as number } };
+    await expect(writer.beginBatch(run.id, scope, 1, [broken], 100)).rejects.toThrow(`ledger ${ledger.file}: NOT NULL constraint failed: records.line`);
     await expect(writer.close()).rejects.toThrow('NOT NULL constraint failed: records.line');
     expect([...ledger.records()]).toEqual([]);
-  });
-});
-
-describe('records packed as columns for the writer thread', () => {
-  it('unpack to exactly the records packed, whatever their strings hold', () => {
-    const records: LedgerRecordInput[] = [
-      rec(1),
-      { ...rec(2), legacyKey: 'K\n2;"quoted"', entityType: undefined },
-      { ...rec(3), legacyKey: '', contentHash: '', provenance: { source: 'other', file: 'dir/b\u00eb.csv', line: 7, byteOffset: 2 ** 40, rowHash: '' } },
-      { ...rec(4), legacyKey: 'Zoë 🚲', entityType: 'organisation' },
-      rec(5),
-    ];
-    const pack = packRecords(records);
-    expect(pack.origins).toHaveLength(4); // persons.csv person, persons.csv (no type), other bë.csv, persons.csv organisation
-    // As the writer receives it: through a real structured clone, the typed arrays handed over.
-    const received = structuredClone(pack, { transfer: packTransferables(pack) });
-    expect(unpackRecords(received)).toEqual(records);
-    expect(unpackRecords(received).map((r) => Object.keys(r))).toEqual(records.map((r) => Object.keys(r)));
-    expect(unpackRecords(packRecords([]))).toEqual([]);
   });
 });
