@@ -28,6 +28,24 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
+describe('stagecoach where code generation from strings is disallowed', () => {
+  // The CSV reader and the mapping write a few functions as source text (src/pipeline/generated-code.ts);
+  // hardened deployments run node with --disallow-code-generation-from-strings, where they fall back to loops.
+  it('maps every sample row to the same record, and plans the same, as with generated code', async () => {
+    const hardened = { NODE_OPTIONS: '--disallow-code-generation-from-strings' };
+    const args = ['map', 'pipelines/crm.yaml', '--sample', '1000', '--json'];
+    const [plain, strict] = await Promise.all([runCli(args), runCli(args, { env: hardened })]);
+    expect(strict.stderr).toBe('');
+    expect(strict.code).toBe(0);
+    expect(strict.stdout.trim().split('\n')).toHaveLength(240);
+    expect(strict.stdout).toBe(plain.stdout);
+    const withoutTiming = (out: string) => ({ ...(JSON.parse(out) as Record<string, unknown>), elapsedMs: 0 });
+    const [planPlain, planStrict] = await Promise.all([runCli(['plan', 'pipelines/crm.yaml', '--json']), runCli(['plan', 'pipelines/crm.yaml', '--json'], { env: hardened })]);
+    expect(planStrict.code).toBe(0);
+    expect(withoutTiming(planStrict.stdout)).toEqual(withoutTiming(planPlain.stdout));
+  });
+});
+
 describe('stagecoach plan on the sample CRM exports', () => {
   it('reports every known defect at its file and line with the expected reason, and nothing else', async () => {
     const res = await runCli(['plan', 'pipelines/crm.yaml', '--json', '--samples', '50']);

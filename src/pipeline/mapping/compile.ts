@@ -10,6 +10,7 @@ import type { Condition, Expr, MappingFile, Transform } from './schema.js';
 import { compileTransform, initials, normaliseEmail, normalisePhone, titleCase, TransformFailure, type CodeTables, type Step } from './transforms.js';
 import { ReferenceIds } from './reference-ids.js';
 import { loadMappingScript } from './load-script.js';
+import { generated } from '../generated-code.js';
 
 export type Values = Record<string, unknown>;
 
@@ -100,17 +101,31 @@ function describeValue(v: unknown): string {
 type Filler = (values: Values, ctx: MapContext, out: Record<string, unknown>) => boolean;
 
 /**
- * The one piece of generated code: the statements that fill an object, one per field, with the
- * field's name written out. A loop over names (`out[names[i]] = v`) is a keyed store that V8
- * cannot specialise, and one call site for every field's function; written out, each store and
- * each call is monomorphic. The mapping's own strings only ever appear as JSON string literals.
+ * The statements that fill an object, one per field, with the field's name written out
+ * (generated-code.ts). A loop over names (`out[names[i]] = v`) is a keyed store that V8 cannot
+ * specialise, and one call site for every field's function; written out, each store and each
+ * call is monomorphic. The mapping's own strings only ever appear as JSON string literals. The
+ * loop remains where code generation is disallowed.
  */
 function fieldFiller(fields: ReadonlyArray<{ name: string } & Compiled>): Filler {
+  const runs = fields.map((f) => f.run);
   const consts = fields.map((_f, i) => `const r${i} = runs[${i}];`);
   const body = fields.map((f, i) =>
     `v = r${i}(values, ctx); if (v !== undefined) { out[${JSON.stringify(f.name)}] = v;${f.constant ? '' : ' any = true;'} }`);
-  const make = new Function('runs', `${consts.join('\n')}\nreturn function fill(values, ctx, out) { let v; let any = false;\n${body.join('\n')}\nreturn any; };`) as (runs: Eval[]) => Filler;
-  return make(fields.map((f) => f.run));
+  const make = generated<(runs: Eval[]) => Filler>(['runs'], `${consts.join('\n')}\nreturn function fill(values, ctx, out) { let v; let any = false;\n${body.join('\n')}\nreturn any; };`);
+  if (make) return make(runs);
+  const names = fields.map((f) => f.name);
+  const constants = fields.map((f) => f.constant);
+  return (values, ctx, out) => {
+    let any = false;
+    for (let i = 0; i < runs.length; i++) {
+      const v = runs[i]!(values, ctx);
+      if (v === undefined) continue;
+      out[names[i]!] = v;
+      if (!constants[i]) any = true;
+    }
+    return any;
+  };
 }
 
 class Compiler {
