@@ -13,6 +13,12 @@ const BATCH = 50;
 const WINDOW = 3;
 /** Slow enough that a run is still uploading when the test has seen its first staged batch. */
 const SLOW_UPLOADS = 'PUT /counterparty-management/*:latency=1000';
+/**
+ * Slow enough that the upload window is always full when a run is killed: the reader needs a few
+ * milliseconds a batch, so without it a fast service could answer every batch before the next
+ * one was read, and a kill after the 6th answer found nothing in flight (seen once in CI).
+ */
+const STEADY_UPLOADS = 'PUT /counterparty-management/*:latency=200';
 
 /** Back to normal speed for the run that finishes the job. */
 async function clearFaults(baseUrl: string): Promise<void> {
@@ -55,7 +61,7 @@ describe('resuming a pipeline run', () => {
 
   for (const point of killPoints) {
     it(`after kill -9 when ${point.what}, a second run stages exactly the expected set and re-sends only the in-flight window`, async () => {
-      const service = await startTestService();
+      const service = await startTestService({ faults: STEADY_UPLOADS });
       const client = demoClient(service.url);
       const ledgerFile = join(work, `kill-${point.at}-${point.after}.db`);
       try {
@@ -70,6 +76,7 @@ describe('resuming a pipeline run', () => {
         expect(crashed.counts.mapped + crashed.counts.failed + crashed.counts.rejected).toBe(0);
         if (point.at === 'done') expect(crashed.counts.staged).toBeGreaterThanOrEqual(point.after * BATCH);
 
+        await clearFaults(service.url);
         const resumed = await runPipelineCli(samples, service.url, { args: ['--ledger', ledgerFile] });
         expect(resumed.code).toBe(0);
         const r = resumed.report!;
