@@ -72,6 +72,7 @@ export interface ParallelStats {
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 const DEFAULT_CHUNK_BYTES = 1024 * 1024;
 const NO_REFS: readonly RelationRef[] = [];
+/** The default of `youngGenerationMb` (see there): what `run` keeps its workers to. */
 const LEAN_YOUNG_GENERATION_MB = 8;
 
 /**
