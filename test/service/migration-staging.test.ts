@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request as httpRequest } from 'node:http';
 import { Readable } from 'node:stream';
 import { Parser as JsonSeqParser } from 'json-text-sequence';
-import { call, getToken, startTestService, type TestService } from '../support/service.js';
+import { rmSync } from 'node:fs';
+import { call, getToken, startTestService, tempDir, type TestService } from '../support/service.js';
+import { openDatabase } from '../../src/service/store/database.js';
 import { createMigration, frames, id, MEDIA_JSONL, MEDIA_SEQ, organisation, person, stagingPath } from '../cases/migration/records.js';
 
 let svc: TestService;
@@ -227,6 +229,53 @@ describe('staged data', () => {
     expect((await call(svc.url, token, 'GET', `${stagingPath(m)}/${id(2)}`)).status).toBe(404);
     expect((await call(svc.url, token, 'GET', stagingPath(m))).body.items).toEqual([person(1), organisation(3)]);
     expect((await call(svc.url, token, 'GET', `/migration-assistance/migrations/${m}`)).body.numberOfStagedEntities).toBe(2);
+  });
+});
+
+describe('a database from before migration numbers', () => {
+  it('keeps its staged records, in staging order, when a newer service opens it', async () => {
+    const dataDir = tempDir('stagecoach-svc-upgrade-');
+    let first: TestService | undefined = await startTestService({ dataDir });
+    let second: TestService | undefined;
+    try {
+      const bearer = await getToken(first.url);
+      const m = await createMigration(first.url, bearer);
+      await call(first.url, bearer, 'PUT', stagingPath(m), { raw: frames('json-seq', [person(1), organisation(2), person(3)]), headers: { 'content-type': MEDIA_SEQ } });
+      await first.close();
+      first = undefined;
+      // The staged table as earlier versions created it: keyed by the migration's UUID text.
+      const db = openDatabase(dataDir);
+      db.exec(`
+        CREATE TABLE old_staged (id INTEGER PRIMARY KEY, migration_id TEXT NOT NULL, reference_id TEXT NOT NULL, type TEXT NOT NULL,
+          identity_key TEXT, data TEXT NOT NULL, staged_on TEXT NOT NULL, import_state TEXT);
+        INSERT INTO old_staged SELECT s.id, m.migration_id, s.reference_id, s.type, s.identity_key, s.data, s.staged_on, s.import_state
+          FROM staged_counterparties s JOIN staging_migrations m ON m.no = s.migration_no;
+        DROP TABLE staged_counterparties;
+        DROP TABLE staging_migrations;
+        ALTER TABLE old_staged RENAME TO staged_counterparties;
+        CREATE UNIQUE INDEX staged_counterparties_ref ON staged_counterparties (migration_id, reference_id);
+      `);
+      const before = db.prepare('SELECT id, reference_id FROM staged_counterparties ORDER BY id').all();
+      db.close();
+
+      second = await startTestService({ dataDir });
+      const again = await getToken(second.url);
+      expect((await call(second.url, again, 'GET', stagingPath(m))).body.items).toEqual([person(1), organisation(2), person(3)]);
+      // Sent again, a record is replaced in place; a new one goes last.
+      await call(second.url, again, 'PUT', stagingPath(m), { raw: frames('json-seq', [person(1, { surname: 'Verbeek' }), person(4)]), headers: { 'content-type': MEDIA_SEQ } });
+      expect((await call(second.url, again, 'GET', stagingPath(m))).body.items).toEqual([person(1, { surname: 'Verbeek' }), organisation(2), person(3), person(4)]);
+      expect((await call(second.url, again, 'GET', `/migration-assistance/migrations/${m}`)).body.numberOfStagedEntities).toBe(4);
+      await second.close();
+      second = undefined;
+      const check = openDatabase(dataDir);
+      const after = check.prepare('SELECT id, reference_id FROM staged_counterparties ORDER BY id').all();
+      check.close();
+      expect(after.slice(0, 3)).toEqual(before);
+    } finally {
+      await first?.close();
+      await second?.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 
