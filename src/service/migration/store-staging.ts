@@ -37,14 +37,14 @@ const MIGRATION_NO = '(SELECT no FROM staging_migrations WHERE migration_id = ?)
 
 export function createStagingTables(db: Db): void {
   db.transaction(() => {
+    const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('staged_counterparties')").all();
+    const byUuid = columns.some((c) => c.name === 'migration_id');
+    // A database from before migration numbers: its table is set aside, its rows moved below.
+    if (byUuid) db.exec('ALTER TABLE staged_counterparties RENAME TO staged_counterparties_by_uuid; DROP INDEX staged_counterparties_ref;');
     db.exec(`
       CREATE TABLE IF NOT EXISTS staging_migrations (
         no INTEGER PRIMARY KEY,
         migration_id TEXT NOT NULL UNIQUE);
-    `);
-    const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('staged_counterparties')").all();
-    if (columns.some((c) => c.name === 'migration_id')) moveToMigrationNumbers(db);
-    db.exec(`
       CREATE TABLE IF NOT EXISTS staged_counterparties (
         id INTEGER PRIMARY KEY,
         migration_no INTEGER NOT NULL,
@@ -56,27 +56,14 @@ export function createStagingTables(db: Db): void {
         import_state TEXT);
       CREATE UNIQUE INDEX IF NOT EXISTS staged_counterparties_ref ON staged_counterparties (migration_no, reference_id);
     `);
+    if (byUuid) moveToMigrationNumbers(db);
   })();
 }
 
-/**
- * Databases from before migration numbers keyed staged records by the migration's UUID text. Their
- * rows move to the numbered table with the same rowids (staging order, job cursors).
- */
+/** Moves the rows of a table keyed by migration UUIDs into the numbered one, keeping their rowids (staging order, job cursors). */
 function moveToMigrationNumbers(db: Db): void {
   db.exec(`
-    INSERT OR IGNORE INTO staging_migrations (migration_id) SELECT migration_id FROM staged_counterparties GROUP BY migration_id ORDER BY MIN(id);
-    ALTER TABLE staged_counterparties RENAME TO staged_counterparties_by_uuid;
-    DROP INDEX IF EXISTS staged_counterparties_ref;
-    CREATE TABLE staged_counterparties (
-      id INTEGER PRIMARY KEY,
-      migration_no INTEGER NOT NULL,
-      reference_id TEXT NOT NULL,
-      type TEXT NOT NULL,
-      identity_key TEXT,
-      data TEXT NOT NULL,
-      staged_on TEXT NOT NULL,
-      import_state TEXT);
+    INSERT OR IGNORE INTO staging_migrations (migration_id) SELECT migration_id FROM staged_counterparties_by_uuid GROUP BY migration_id ORDER BY MIN(id);
     INSERT INTO staged_counterparties (id, migration_no, reference_id, type, identity_key, data, staged_on, import_state)
       SELECT s.id, m.no, s.reference_id, s.type, s.identity_key, s.data, s.staged_on, s.import_state
       FROM staged_counterparties_by_uuid s JOIN staging_migrations m ON m.migration_id = s.migration_id ORDER BY s.id;
