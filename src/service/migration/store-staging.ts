@@ -79,8 +79,8 @@ export class StagingStore {
       /** The migration's number, given on its first staged record. */
       numberOf: db.prepare<[string], number>('SELECT no FROM staging_migrations WHERE migration_id = ?').pluck(),
       number: db.prepare<[string]>('INSERT OR IGNORE INTO staging_migrations (migration_id) VALUES (?)'),
-      // Insert-or-ignore then update: as cheap as a plain insert for new records, and tells
-      // whether the record was new (an upsert with RETURNING costs noticeably more per row).
+      // Insert-or-ignore then update, for the rows after the last whole upsertMany: as cheap as a
+      // plain insert for new records.
       insert: db.prepare<[number, string, string, string | null, string, string]>(
         `INSERT INTO staged_counterparties (migration_no, reference_id, type, identity_key, data, staged_on) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (migration_no, reference_id) DO NOTHING`,
@@ -131,22 +131,13 @@ export class StagingStore {
     return this.s.numberOf.get(migrationId)!;
   }
 
-  /**
-   * Stages a record, replacing the one with the same referenceId in place (inside the
-   * caller's transaction). True when the record is new to the migration.
-   */
-  upsert(migrationId: string, referenceId: string, type: string, identity: string | null, data: string, stagedOn: string): boolean {
-    return this.upsertNumbered(this.migrationNo(migrationId), referenceId, type, identity, data, stagedOn);
-  }
-
-  private upsertNumbered(migrationNo: number, referenceId: string, type: string, identity: string | null, data: string, stagedOn: string): boolean {
-    if (this.s.insert.run(migrationNo, referenceId, type, identity, data, stagedOn).changes === 1) return true;
-    this.s.replace.run(type, identity, data, stagedOn, migrationNo, referenceId);
-    return false;
+  /** Stages one record, replacing the one with the same referenceId in place (the rows `upsertMany` does not take). */
+  private upsertOne(migrationNo: number, referenceId: string, type: string, identity: string | null, data: string, stagedOn: string): void {
+    if (this.s.insert.run(migrationNo, referenceId, type, identity, data, stagedOn).changes === 0) this.s.replace.run(type, identity, data, stagedOn, migrationNo, referenceId);
   }
 
   /**
-   * Stages records in order, as `upsert` one by one would (inside the caller's transaction).
+   * Stages records in order, each replacing the one with the same referenceId in place (inside the caller's transaction).
    * Returns how many were new to the migration.
    */
   upsertAll(migrationId: string, rows: readonly StagingRow[], stagedOn: string): number {
@@ -166,7 +157,7 @@ export class StagingStore {
     }
     for (let i = whole; i < rows.length; i++) {
       const r = rows[i]!;
-      this.upsertNumbered(migrationNo, r.referenceId, r.type, r.identity, r.data, stagedOn);
+      this.upsertOne(migrationNo, r.referenceId, r.type, r.identity, r.data, stagedOn);
     }
     return (this.s.maxId.get()!.id ?? 0) - before;
   }
