@@ -100,64 +100,45 @@ async function* readRows(def: PipelineDefinition, options: ReadPipelineOptions &
   const corrections = options.corrections ? await readCorrections(options.corrections, def, signal) : undefined;
   const rejectMissing = def.checks.missingRelationTarget === 'reject';
 
-  // Pass 1: the legacy keys every source holds (see the module comment).
   const index = new KeyIndex();
   const keyPass = prepared.needsKeyPass || corrections !== undefined;
-  if (keyPass) {
-    for (const s of sources) {
-      const { scope, keyColumn } = s.mapping;
-      const probe: Record<string, unknown> = {};
-      const mark = (raw: string) => {
-        probe[keyColumn] = raw;
-        const key = s.mapping.key(probe);
-        if (key !== undefined) index.mark(scope, key);
-      };
-      for (const f of s.files) {
-        const enc = s.def.format === 'csv' ? await detectEncoding(f.path, f.file, s.def.encoding) : undefined;
-        if (enc && enc.node !== 'utf16le') {
-          const { delimiter, quote, header, columns } = s.def.csv;
-          await scanCsvKeys({ path: f.path, file: f.file, enc, delimiter, quote, header, columns, column: keyColumn, signal }, mark);
-          continue;
-        }
-        for await (const row of readSourceFile(s.def, f, { requiredColumns: s.mapping.columns, signal })) {
-          if (isSourceRowError(row)) continue;
-          const key = s.mapping.key(row.values);
-          if (key !== undefined) index.mark(scope, key);
-        }
-      }
-    }
-  }
-
-  // Pass 2: map and check, in source order.
-  const ctx: MapContext = { reasons: null, refs: [], key: '' };
-  const keyChecks: KeyChecks = { index, duplicates: undefined, rejectMissing, files };
-  const mapRow = (s: PreparedSource, row: SourceRow, fileIndex: number, keys: KeyChecks): MappedRow => {
-    const v = mapAndCheck(s.mapping, row, ctx);
-    if (v.kind === 'final') return v.row;
-    const reasons = settleRow(s.mapping, v.legacyKey, fileIndex, row.provenance.line, v.mappingReasons, v.refs, v.check.ok ? null : v.check.reasons, keys);
-    if (reasons === null && v.check.ok) return { kind: 'mapped', component: 'Counterparties', legacyKey: v.legacyKey, referenceId: v.referenceId, record: v.check.record, row };
-    return { kind: 'rejected', component: 'Counterparties', legacyKey: v.legacyKey, referenceId: v.referenceId, reasons: reasons ?? [], row };
-  };
-
-  if (corrections) {
-    // Only the corrected rows; their originals' keys are in the index already, so a corrected
-    // row is a duplicate only of another corrected row.
-    const amongThemselves: KeyChecks = { ...keyChecks, duplicates: new KeyIndex() };
-    for await (const { row, sourceName } of corrections.rows()) {
-      const s = sources.find((x) => x.def.name === sourceName)!;
-      if (isSourceRowError(row)) {
-        yield rejectUnreadable(row);
-        continue;
-      }
-      const key = s.mapping.key(row.values);
-      if (key !== undefined) index.mark(s.mapping.scope, key);
-      yield mapRow(s, row, corrections.fileIndex(files), amongThemselves);
-    }
-    return;
-  }
-
   const parallel = options.parallel && !corrections ? new ParallelReader(def.path, options.parallel) : undefined;
   try {
+    // Pass 1: the legacy keys every source holds (see the module comment). Meanwhile the workers
+    // of a parallel reader read the first ranges of the first file they take.
+    if (keyPass) {
+      if (parallel) await prefetchFirstFile(parallel, sources, signal);
+      await readKeys(sources, index, signal);
+    }
+
+    // Pass 2: map and check, in source order.
+    const ctx: MapContext = { reasons: null, refs: [], key: '' };
+    const keyChecks: KeyChecks = { index, duplicates: undefined, rejectMissing, files };
+    const mapRow = (s: PreparedSource, row: SourceRow, fileIndex: number, keys: KeyChecks): MappedRow => {
+      const v = mapAndCheck(s.mapping, row, ctx);
+      if (v.kind === 'final') return v.row;
+      const reasons = settleRow(s.mapping, v.legacyKey, fileIndex, row.provenance.line, v.mappingReasons, v.refs, v.check.ok ? null : v.check.reasons, keys);
+      if (reasons === null && v.check.ok) return { kind: 'mapped', component: 'Counterparties', legacyKey: v.legacyKey, referenceId: v.referenceId, record: v.check.record, row };
+      return { kind: 'rejected', component: 'Counterparties', legacyKey: v.legacyKey, referenceId: v.referenceId, reasons: reasons ?? [], row };
+    };
+
+    if (corrections) {
+      // Only the corrected rows; their originals' keys are in the index already, so a corrected
+      // row is a duplicate only of another corrected row.
+      const amongThemselves: KeyChecks = { ...keyChecks, duplicates: new KeyIndex() };
+      for await (const { row, sourceName } of corrections.rows()) {
+        const s = sources.find((x) => x.def.name === sourceName)!;
+        if (isSourceRowError(row)) {
+          yield rejectUnreadable(row);
+          continue;
+        }
+        const key = s.mapping.key(row.values);
+        if (key !== undefined) index.mark(s.mapping.scope, key);
+        yield mapRow(s, row, corrections.fileIndex(files), amongThemselves);
+      }
+      return;
+    }
+
     for (const [sourceIndex, s] of sources.entries()) {
       for (const f of s.files) {
         // Each row is mapped as it is taken, not the chunk's rows all at once: a few hundred mapped
@@ -175,6 +156,41 @@ async function* readRows(def: PipelineDefinition, options: ReadPipelineOptions &
     }
   } finally {
     await parallel?.close();
+  }
+}
+
+/** Pass 1: marks every legacy key of every source in the index (CSV: only the key column is read). */
+async function readKeys(sources: readonly PreparedSource[], index: KeyIndex, signal: AbortSignal | undefined): Promise<void> {
+  for (const s of sources) {
+    const { scope, keyColumn } = s.mapping;
+    const probe: Record<string, unknown> = {};
+    const mark = (raw: string) => {
+      probe[keyColumn] = raw;
+      const key = s.mapping.key(probe);
+      if (key !== undefined) index.mark(scope, key);
+    };
+    for (const f of s.files) {
+      const enc = s.def.format === 'csv' ? await detectEncoding(f.path, f.file, s.def.encoding) : undefined;
+      if (enc && enc.node !== 'utf16le') {
+        const { delimiter, quote, header, columns } = s.def.csv;
+        await scanCsvKeys({ path: f.path, file: f.file, enc, delimiter, quote, header, columns, column: keyColumn, signal }, mark);
+        continue;
+      }
+      for await (const row of readSourceFile(s.def, f, { requiredColumns: s.mapping.columns, signal })) {
+        if (isSourceRowError(row)) continue;
+        const key = s.mapping.key(row.values);
+        if (key !== undefined) index.mark(scope, key);
+      }
+    }
+  }
+}
+
+/** Starts the first file the parallel reader takes on its workers (the key pass keeps this thread). */
+async function prefetchFirstFile(parallel: ParallelReader, sources: readonly PreparedSource[], signal: AbortSignal | undefined): Promise<void> {
+  for (const [sourceIndex, s] of sources.entries()) {
+    for (const f of s.files) {
+      if (await parallel.takes(s, f.path)) return parallel.prefetch(sourceIndex, s, f, signal);
+    }
   }
 }
 

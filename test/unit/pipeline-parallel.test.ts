@@ -16,6 +16,7 @@ import { encodeRecord } from '../../dist/src/pipeline/batcher/index.js';
 import { generateCrmSamples } from '../../dist/src/pipeline/samples/generate-crm.js';
 import { splitCsv, type SplitCsvOptions } from '../../dist/src/pipeline/source/csv-chunks.js';
 import type { FrontRow } from '../../dist/src/pipeline/types.js';
+import type { ParallelStats } from '../../dist/src/pipeline/parallel/read-parallel.js';
 
 /**
  * `expect`: how it should be read. `ranges` (the default): in ranges, every one lining up.
@@ -86,7 +87,7 @@ describe('parallel reader', () => {
     const def = await loadPipeline(join(dir, 'pipeline.yaml'));
 
     const one = await collect(readPipeline(def));
-    const stats = { rangesOnWorkers: 0, rangesOnMain: 0, fallbacks: 0 };
+    const stats: ParallelStats = { rangesOnWorkers: 0, rangesOnMain: 0, fallbacks: 0 };
     const parallel = await collect(readPipeline(def, { parallel: { workers: v.workers, encode: 'json-seq', chunkBytes: 700, stats } }));
     expect(one.length).toBeGreaterThan(2800);
     expect(one.filter((r) => r.kind === 'rejected').length).toBeGreaterThan(50);
@@ -96,6 +97,8 @@ describe('parallel reader', () => {
     expect(stats.fallbacks).toBe(expected === 'falls-back' ? 1 : 0);
     if (expected === 'one-thread') expect(stats.rangesOnWorkers + stats.rangesOnMain).toBe(0);
     else expect(stats.rangesOnWorkers).toBeGreaterThan(expected === 'ranges' ? 100 : 0);
+    // The partner relations need a key pass, during which the workers already read (prefetch).
+    if (expected === 'ranges') expect(stats.rangesPrefetched).toBeGreaterThan(0);
   });
 
   it('refuses ranges that do not line up, and reads on from there on one thread', async () => {
@@ -122,6 +125,21 @@ describe('parallel reader', () => {
     expect(parallel).toEqual(await collect(readPipeline(def)));
     expect(stats.workerFailure).toMatch(/a reader worker exited with 3/);
     expect(stats.rangesOnMain).toBeGreaterThan(100);
+  });
+
+  it('stops its workers when the rows are left half read, ranges read ahead or not', async () => {
+    const def = await loadPipeline(join(generated, 'pipeline.yaml'));
+    const stats: ParallelStats = { rangesOnWorkers: 0, rangesOnMain: 0, fallbacks: 0 };
+    const rows = readPipeline(def, { parallel: { workers: 2, encode: 'json-seq', chunkBytes: 700, stats } });
+    let taken = 0;
+    for await (const _row of rows) if (++taken === 3) break;
+    expect(taken).toBe(3);
+    expect(stats.rangesPrefetched).toBeGreaterThan(0);
+    // An abort during the key pass, with ranges already out on the workers, ends the read too.
+    const ac = new AbortController();
+    const aborted = readPipeline(def, { signal: ac.signal, parallel: { workers: 2, encode: 'json-seq', chunkBytes: 700 } });
+    ac.abort();
+    await expect(aborted.next()).rejects.toMatchObject({ code: 'ABORTED' });
   });
 
   it('checks without framing for plan, with the same verdicts', async () => {

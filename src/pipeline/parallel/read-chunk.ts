@@ -9,13 +9,14 @@ import type { MapContext } from '../mapping/compile.js';
 import { mapAndCheck, rejectUnreadable, type PreparedSource } from '../read-pipeline.js';
 import { isSourceRowError } from '../source/index.js';
 import { readCsvBatches, type CsvReadOutcome } from '../source/source-csv.js';
-import type { ChunkJob, ChunkPack } from './protocol.js';
+import { packStrings, type ChunkJob, type ChunkPack } from './protocol.js';
 
 const ctx: MapContext = { reasons: null, refs: [], key: '' };
 
 /** The pack's typed arrays, to hand over without copying. */
 export function transferables(pack: ChunkPack): ArrayBuffer[] {
-  return [pack.kinds, pack.lines, pack.byteOffsets, pack.frameBytes, pack.frames].map((a) => a.buffer as ArrayBuffer);
+  const columns = [pack.rowHashes, pack.keys, pack.referenceIds, pack.contentHashes, pack.entityTypes].map((c) => c.ends);
+  return [pack.kinds, pack.lines, pack.byteOffsets, pack.frameBytes, pack.frames, ...columns].map((a) => a.buffer as ArrayBuffer);
 }
 
 /**
@@ -35,7 +36,7 @@ export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 's
   const finals: ChunkPack['finals'] = [];
   const frameBytes: number[] = [];
   const contentHashes: string[] = [];
-  const entityTypes: (string | undefined)[] = [];
+  const entityTypes: string[] = [];
   const frames: string[] = [];
   let total = 0;
   const rows = readCsvBatches({ source: s.def.name, path: job.path, file: job.file, encoding: s.def.encoding, csv: s.def.csv, requiredColumns: s.mapping.columns, range: job.range, outcome });
@@ -54,7 +55,7 @@ export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 's
         referenceIds.push('');
         frameBytes.push(0);
         contentHashes.push('');
-        entityTypes.push(undefined);
+        entityTypes.push('');
         continue;
       }
       kinds.push(0);
@@ -73,12 +74,12 @@ export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 's
         frames.push(e.frame);
         frameBytes.push(e.bytes);
         contentHashes.push(e.contentHash);
-        entityTypes.push(e.entityType);
+        entityTypes.push(e.entityType ?? '');
         total += e.bytes;
       } else {
         frameBytes.push(0);
         contentHashes.push('');
-        entityTypes.push(undefined);
+        entityTypes.push('');
       }
     }
   }
@@ -92,14 +93,14 @@ export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 's
     kinds: Uint8Array.from(kinds),
     lines: Uint32Array.from(lines),
     byteOffsets: Float64Array.from(byteOffsets),
-    rowHashes,
-    keys,
-    referenceIds,
+    rowHashes: packStrings(rowHashes),
+    keys: packStrings(keys),
+    referenceIds: packStrings(referenceIds),
     extras,
     finals,
     frameBytes: Uint32Array.from(frameBytes),
-    contentHashes,
-    entityTypes,
+    contentHashes: packStrings(contentHashes),
+    entityTypes: packStrings(entityTypes),
     frames: out,
     outcome,
   };

@@ -27,7 +27,7 @@ import { splitCsv, type CsvChunk, type CsvSplit, type SplitCsvOptions } from '..
 import type { CsvRange } from '../source/source-csv.js';
 import type { FrontRow } from '../types.js';
 import { settleRow, type KeyChecks, type PreparedSource } from '../read-pipeline.js';
-import type { ChunkJob, ChunkPack, WorkerReply, WorkerSetup } from './protocol.js';
+import { stringAt, type ChunkJob, type ChunkPack, type WorkerReply, type WorkerSetup } from './protocol.js';
 import { readChunk } from './read-chunk.js';
 
 export interface ParallelOptions {
@@ -65,6 +65,8 @@ export interface ParallelStats {
   rangesOnMain: number;
   /** Times a file was read on from a range that did not line up with its neighbour. */
   fallbacks: number;
+  /** Of the ranges on workers, those handed out before the rows were asked for (`prefetch`). */
+  rangesPrefetched?: number;
   /** Why the workers stopped, when one failed (its ranges and all later ones were read on the main thread). */
   workerFailure?: string;
 }
@@ -110,13 +112,19 @@ export class ParallelReader {
   private load: number[] = [];
   private pending = new Map<number, Pending>();
   private nextId = 0;
-  private failure: Error | undefined;
+  /** Set when a worker failed (this thread reads the rest) or the reader closed. */
+  failure: Error | undefined;
   private readonly chunkBytes: number;
-  private readonly count: number;
+  /** Workers to start. */
+  readonly count: number;
+  private readonly prefetched = new Map<string, Promise<FileRead | undefined>>();
+  /** Files opened and not yet read to the end (close drops their ranges). */
+  readonly open = new Set<FileRead>();
+  private closed = false;
 
   constructor(
     private readonly pipelineFile: string,
-    private readonly options: ParallelOptions,
+    readonly options: ParallelOptions,
   ) {
     this.count = workerCount(options.workers, options.busyThreads);
     this.chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
@@ -129,133 +137,49 @@ export class ParallelReader {
   }
 
   /**
+   * Starts reading the file's first ranges on the workers before its rows are asked for, while
+   * this thread is busy with something else: `readPipeline` calls it before the key pass, which
+   * reads every key on this thread alone and left the other cores idle (about 2 s of 20 at
+   * 1,000,000 persons). Up to `PREFETCH_RANGES_PER_WORKER` ranges per worker are read ahead;
+   * they are settled once `readFile` asks for the rows. Failures surface there.
+   */
+  prefetch(sourceIndex: number, s: PreparedSource, f: PreparedSource['files'][number], signal?: AbortSignal): void {
+    const opening = this.openFile(sourceIndex, s, f, signal).then(async (file) => {
+      await file?.prefetch();
+      return file;
+    });
+    opening.catch(() => undefined); // reported by readFile, or dropped by close
+    this.prefetched.set(f.path, opening);
+  }
+
+  /**
    * The rows of one file, in batches, settled here in file order.
    * @example for await (const rows of reader.readFile(0, source, file, keys, sequential)) …
    */
   async *readFile(sourceIndex: number, s: PreparedSource, f: PreparedSource['files'][number], keys: KeyChecks, sequential: ReadSequentially, signal?: AbortSignal): AsyncGenerator<Iterable<FrontRow>> {
-    const enc = await detectEncoding(f.path, f.file, s.def.encoding);
-    const split = await (this.options.split ?? splitCsv)({ path: f.path, enc, delimiter: s.def.csv.delimiter, quote: s.def.csv.quote, chunkBytes: this.chunkBytes, signal });
-    if (!split) {
+    const opening = this.prefetched.get(f.path) ?? this.openFile(sourceIndex, s, f, signal);
+    this.prefetched.delete(f.path);
+    const file = await opening;
+    if (!file) {
       yield* sequential(undefined);
       return;
     }
-    this.start();
-    // Ranges in file order, each read by a worker, or here when this thread would otherwise wait.
-    const window = (this.count + 1) * 2;
-    let columns = s.def.csv.header ? undefined : s.def.csv.columns;
-    const queue: Slot[] = [];
-    let exhausted = false;
-    const fill = async () => {
-      while (!exhausted && queue.length < window) {
-        if (queue.length > 0 && columns === undefined) return; // the header's range first
-        const next = await split.chunks.next();
-        if (next.done) {
-          exhausted = true;
-          return;
-        }
-        const range: CsvRange = { start: next.value.start, line: next.value.line, recordDelimiter: split.recordDelimiter, ...(next.value.end !== undefined ? { end: next.value.end } : {}), ...(columns ? { columns } : {}) };
-        queue.push({ chunk: next.value, job: { source: sourceIndex, path: f.path, file: f.file, range }, pack: undefined, done: false });
-      }
-    };
-    const stats = this.options.stats;
-    const take = (slot: Slot, here: boolean) => {
-      if (stats) here ? stats.rangesOnMain++ : stats.rangesOnWorkers++;
-      slot.pack = here ? readChunk(s, slot.job, this.options.encode) : this.submit({ id: 0, ...slot.job });
-      slot.pack.then(
-        () => (slot.done = true),
-        () => (slot.done = true),
-      );
-    };
-    // Each worker keeps two ranges: one to read, one waiting, so it never idles between them.
-    const dispatch = () => {
-      if (this.failure) return; // a worker died: this thread reads the rest
-      for (const slot of queue) if (!slot.pack && this.idlest() < 2) take(slot, false);
-    };
-    // A range a worker could not deliver (it died, ran out of memory) is read here instead; a
-    // range that cannot be read fails here the same way, with the reader's own error.
-    const delivered = (slot: Slot) =>
-      slot.pack!.catch((err: unknown) => {
-        if (!this.failure) throw err;
-        if (stats) stats.workerFailure ??= this.failure.message;
-        return readChunk(s, slot.job, this.options.encode);
-      });
-    try {
-      let expectLine = 1;
-      await fill();
-      dispatch();
-      while (queue.length > 0) {
-        if (signal?.aborted) throw new StagecoachError('ABORTED', 'Reading stopped', { file: f.file });
-        const head = queue[0]!;
-        if (!head.pack) take(head, true);
-        else if (!head.done) {
-          const spare = queue.find((q) => !q.pack);
-          if (spare) {
-            take(spare, true);
-            await spare.pack!.catch(() => undefined);
-            continue;
-          }
-        }
-        queue.shift();
-        const { chunk } = head;
-        const pack = await delivered(head);
-        const last = chunk.end === undefined;
-        const lined = chunk.line === expectLine;
-        const ended = last || (pack.outcome.endedAtRecord && pack.outcome.endByte === chunk.end);
-        if (!lined || !ended) {
-          // The split and csv-parse disagree here: read on from this range's start on this thread.
-          if (stats) stats.fallbacks++;
-          yield* sequential({ start: chunk.start, line: expectLine, recordDelimiter: split.recordDelimiter, ...(columns ? { columns } : {}) });
-          return;
-        }
-        if (columns === undefined) {
-          columns = pack.outcome.columns;
-          if (columns === undefined && !last) {
-            yield this.settle(pack, s, f, keys);
-            yield* sequential({ start: chunk.end!, line: pack.outcome.endLine + 1, recordDelimiter: split.recordDelimiter });
-            return;
-          }
-        }
-        expectLine = pack.outcome.endLine + 1;
-        await fill();
-        dispatch();
-        yield this.settle(pack, s, f, keys);
-      }
-    } finally {
-      for (const q of queue) q.pack?.catch(() => undefined); // results nobody waits for any more
-      if (!exhausted) await split.chunks.return(undefined);
-    }
+    yield* file.rows(keys, sequential);
   }
 
-  /**
-   * The second half of each row's checks, in file order (see read-pipeline.ts settleRow), as the
-   * rows are taken: a range's thousands of rows are not all alive at once.
-   */
-  private *settle(pack: ChunkPack, s: PreparedSource, f: PreparedSource['files'][number], keys: KeyChecks): Generator<FrontRow> {
-    const frames = Buffer.from(pack.frames.buffer, pack.frames.byteOffset, pack.frames.byteLength);
-    let extra = 0;
-    let final = 0;
-    let at = 0;
-    for (let i = 0; i < pack.n; i++) {
-      const bytes = pack.frameBytes[i]!;
-      const frameAt = at;
-      at += bytes;
-      if (pack.kinds[i] === 1) {
-        yield pack.finals[final++]!.row;
-        continue;
-      }
-      const x = pack.extras[extra]?.i === i ? pack.extras[extra++] : undefined;
-      const legacyKey = pack.keys[i]!;
-      const line = pack.lines[i]!;
-      const reasons = settleRow(s.mapping, legacyKey, f.index, line, x?.mappingReasons ?? null, x?.refs ?? NO_REFS, x?.checkReasons ?? null, keys);
-      const row = { source: s.def.name, provenance: { file: f.file, line, byteOffset: pack.byteOffsets[i]!, hash: pack.rowHashes[i]! } };
-      const referenceId = pack.referenceIds[i]!;
-      if (reasons === null && x?.checkReasons === undefined) {
-        const encoded = bytes > 0 ? { frame: frames.subarray(frameAt, frameAt + bytes), bytes, contentHash: pack.contentHashes[i]!, entityType: pack.entityTypes[i] } : undefined;
-        yield { kind: 'mapped', component: 'Counterparties', legacyKey, referenceId, row, ...(encoded ? { encoded } : {}) };
-      } else {
-        yield { kind: 'rejected', component: 'Counterparties', legacyKey, referenceId, reasons: reasons ?? [], row };
-      }
+  /** A file cut into ranges, ready to hand them out; undefined when it cannot be split. */
+  private async openFile(sourceIndex: number, s: PreparedSource, f: PreparedSource['files'][number], signal: AbortSignal | undefined): Promise<FileRead | undefined> {
+    const enc = await detectEncoding(f.path, f.file, s.def.encoding);
+    const split = await (this.options.split ?? splitCsv)({ path: f.path, enc, delimiter: s.def.csv.delimiter, quote: s.def.csv.quote, chunkBytes: this.chunkBytes, signal });
+    if (!split) return undefined;
+    if (this.closed) {
+      await split.chunks.return(undefined);
+      return undefined;
     }
+    this.start();
+    const file = new FileRead(this, sourceIndex, s, f, split, signal);
+    this.open.add(file);
+    return file;
   }
 
   private start(): void {
@@ -287,11 +211,12 @@ export class ParallelReader {
   }
 
   /** Ranges the least loaded worker holds. */
-  private idlest(): number {
+  idlest(): number {
     return Math.min(...this.load);
   }
 
-  private submit(job: ChunkJob): Promise<ChunkPack> {
+  /** Hands a range to the least loaded worker. */
+  submit(job: ChunkJob): Promise<ChunkPack> {
     if (this.failure) return Promise.reject(this.failure);
     const id = ++this.nextId;
     let w = 0;
@@ -305,9 +230,211 @@ export class ParallelReader {
 
   /** Stops the workers (their unfinished ranges are dropped). */
   async close(): Promise<void> {
+    this.closed = true;
+    for (const file of this.open) await file.drop();
     const workers = this.workers;
     this.workers = [];
     this.failure ??= new StagecoachError('ABORTED', 'the parallel reader is closed');
     await Promise.all(workers.map((w) => w.terminate()));
+  }
+}
+
+/**
+ * The second half of each row's checks, in file order (see read-pipeline.ts settleRow), as the
+ * rows are taken: a range's thousands of rows are not all alive at once.
+ */
+function* settle(pack: ChunkPack, s: PreparedSource, f: PreparedSource['files'][number], keys: KeyChecks): Generator<FrontRow> {
+  const frames = Buffer.from(pack.frames.buffer, pack.frames.byteOffset, pack.frames.byteLength);
+  let extra = 0;
+  let final = 0;
+  let at = 0;
+  for (let i = 0; i < pack.n; i++) {
+    const bytes = pack.frameBytes[i]!;
+    const frameAt = at;
+    at += bytes;
+    if (pack.kinds[i] === 1) {
+      yield pack.finals[final++]!.row;
+      continue;
+    }
+    const x = pack.extras[extra]?.i === i ? pack.extras[extra++] : undefined;
+    const legacyKey = stringAt(pack.keys, i);
+    const line = pack.lines[i]!;
+    const reasons = settleRow(s.mapping, legacyKey, f.index, line, x?.mappingReasons ?? null, x?.refs ?? NO_REFS, x?.checkReasons ?? null, keys);
+    const row = { source: s.def.name, provenance: { file: f.file, line, byteOffset: pack.byteOffsets[i]!, hash: stringAt(pack.rowHashes, i) } };
+    const referenceId = stringAt(pack.referenceIds, i);
+    if (reasons === null && x?.checkReasons === undefined) {
+      const encoded = bytes > 0 ? { frame: frames.subarray(frameAt, frameAt + bytes), bytes, contentHash: stringAt(pack.contentHashes, i), entityType: stringAt(pack.entityTypes, i) || undefined } : undefined;
+      yield { kind: 'mapped', component: 'Counterparties', legacyKey, referenceId, row, ...(encoded ? { encoded } : {}) };
+    } else {
+      yield { kind: 'rejected', component: 'Counterparties', legacyKey, referenceId, reasons: reasons ?? [], row };
+    }
+  }
+}
+
+/** Ranges a worker holds at once: one to read, one waiting, so it never idles between them. */
+const RANGES_PER_WORKER = 2;
+/** The same while this thread is busy elsewhere (prefetch): enough for a key pass of seconds. */
+const PREFETCH_RANGES_PER_WORKER = 8;
+
+/**
+ * One file's ranges on their way through the workers and this thread, and back in file order.
+ * Ranges are queued from the split as the window allows, handed to workers as they have room,
+ * and read here whenever this thread would otherwise wait.
+ */
+class FileRead {
+  private columns: string[] | undefined;
+  private readonly queue: Slot[] = [];
+  private exhausted = false;
+  private filling: Promise<void> = Promise.resolve();
+  private prefetching = false;
+  private perWorker = RANGES_PER_WORKER;
+  private window: number;
+  private dropped = false;
+
+  constructor(
+    private readonly reader: ParallelReader,
+    private readonly sourceIndex: number,
+    private readonly s: PreparedSource,
+    private readonly f: PreparedSource['files'][number],
+    private readonly split: CsvSplit,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    this.columns = s.def.csv.header ? undefined : s.def.csv.columns;
+    this.window = (reader.count + 1) * RANGES_PER_WORKER;
+  }
+
+  /** Hands the first ranges to the workers, more than usual, and tops them up as they finish. */
+  async prefetch(): Promise<void> {
+    this.prefetching = true;
+    this.perWorker = PREFETCH_RANGES_PER_WORKER;
+    this.window = this.reader.count * PREFETCH_RANGES_PER_WORKER;
+    await this.fill();
+    this.dispatch();
+  }
+
+  /** The rows, range by range, settled in file order. */
+  async *rows(keys: KeyChecks, sequential: ReadSequentially): AsyncGenerator<Iterable<FrontRow>> {
+    const { queue, split, s, f, signal } = this;
+    this.prefetching = false;
+    this.perWorker = RANGES_PER_WORKER;
+    this.window = (this.reader.count + 1) * RANGES_PER_WORKER;
+    try {
+      let expectLine = 1;
+      await this.fill();
+      this.dispatch();
+      while (queue.length > 0) {
+        if (signal?.aborted) throw new StagecoachError('ABORTED', 'Reading stopped', { file: f.file });
+        const head = queue[0]!;
+        if (!head.pack) this.take(head, true);
+        else if (!head.done) {
+          const spare = queue.find((q) => !q.pack);
+          if (spare) {
+            this.take(spare, true);
+            await spare.pack!.catch(() => undefined);
+            continue;
+          }
+        }
+        queue.shift();
+        const { chunk } = head;
+        const pack = await this.delivered(head);
+        const last = chunk.end === undefined;
+        const lined = chunk.line === expectLine;
+        const ended = last || (pack.outcome.endedAtRecord && pack.outcome.endByte === chunk.end);
+        const columns = this.columns;
+        if (!lined || !ended) {
+          // The split and csv-parse disagree here: read on from this range's start on this thread.
+          if (this.reader.options.stats) this.reader.options.stats.fallbacks++;
+          yield* sequential({ start: chunk.start, line: expectLine, recordDelimiter: split.recordDelimiter, ...(columns ? { columns } : {}) });
+          return;
+        }
+        if (columns === undefined) {
+          this.columns = pack.outcome.columns;
+          if (this.columns === undefined && !last) {
+            yield settle(pack, s, f, keys);
+            yield* sequential({ start: chunk.end!, line: pack.outcome.endLine + 1, recordDelimiter: split.recordDelimiter });
+            return;
+          }
+        }
+        expectLine = pack.outcome.endLine + 1;
+        await this.fill();
+        this.dispatch();
+        yield settle(pack, s, f, keys);
+      }
+    } finally {
+      await this.drop();
+    }
+  }
+
+  /** Stops: no more ranges, and results nobody waits for any more are let go. */
+  async drop(): Promise<void> {
+    if (this.dropped) return;
+    this.dropped = true;
+    this.reader.open.delete(this);
+    for (const q of this.queue) q.pack?.catch(() => undefined);
+    await this.filling.catch(() => undefined);
+    if (!this.exhausted) await this.split.chunks.return(undefined);
+  }
+
+  /** Queues ranges up to the window, one fill at a time (prefetching fills from callbacks too). */
+  private fill(): Promise<void> {
+    this.filling = this.filling.then(() => this.fillNow());
+    return this.filling;
+  }
+
+  private async fillNow(): Promise<void> {
+    while (!this.dropped && !this.exhausted && this.queue.length < this.window) {
+      // The header's range first: the others need its columns.
+      if (this.queue.length > 0 && this.columns === undefined) return;
+      const next = await this.split.chunks.next();
+      if (next.done) {
+        this.exhausted = true;
+        return;
+      }
+      const columns = this.columns;
+      const range: CsvRange = { start: next.value.start, line: next.value.line, recordDelimiter: this.split.recordDelimiter, ...(next.value.end !== undefined ? { end: next.value.end } : {}), ...(columns ? { columns } : {}) };
+      this.queue.push({ chunk: next.value, job: { source: this.sourceIndex, path: this.f.path, file: this.f.file, range }, pack: undefined, done: false });
+    }
+  }
+
+  private take(slot: Slot, here: boolean): void {
+    const stats = this.reader.options.stats;
+    if (stats) here ? stats.rangesOnMain++ : stats.rangesOnWorkers++;
+    if (stats && !here && this.prefetching) stats.rangesPrefetched = (stats.rangesPrefetched ?? 0) + 1;
+    slot.pack = here ? readChunk(this.s, slot.job, this.reader.options.encode) : this.reader.submit({ id: 0, ...slot.job });
+    slot.pack.then(
+      (pack) => {
+        slot.done = true;
+        if (this.prefetching) this.topUp(slot, pack);
+      },
+      () => (slot.done = true),
+    );
+  }
+
+  /** While prefetching, a finished range makes room for the next (the header's range, for all). */
+  private topUp(slot: Slot, pack: ChunkPack): void {
+    if (this.columns === undefined && slot === this.queue[0]) this.columns = pack.outcome.columns;
+    this.fill().then(
+      () => this.prefetching && this.dispatch(),
+      () => undefined, // the split's error comes again where the rows are read
+    );
+  }
+
+  /** Gives queued ranges to workers with room (none once a worker died: this thread reads the rest). */
+  private dispatch(): void {
+    if (this.reader.failure || this.dropped) return;
+    for (const slot of this.queue) if (!slot.pack && this.reader.idlest() < this.perWorker) this.take(slot, false);
+  }
+
+  /**
+   * A range a worker could not deliver (it died, ran out of memory) is read here instead; a
+   * range that cannot be read fails here the same way, with the reader's own error.
+   */
+  private delivered(slot: Slot): Promise<ChunkPack> {
+    return slot.pack!.catch((err: unknown) => {
+      if (!this.reader.failure) throw err;
+      const stats = this.reader.options.stats;
+      if (stats) stats.workerFailure ??= this.reader.failure.message;
+      return readChunk(this.s, slot.job, this.reader.options.encode);
+    });
   }
 }
