@@ -13,6 +13,7 @@ import {
   parseDate,
   postcodeNl,
   titleCase,
+  collapseSpaces,
   TransformFailure,
 } from '../../src/pipeline/mapping/transforms.js';
 import { compileMapping, type MapContext } from '../../src/pipeline/mapping/compile.js';
@@ -33,6 +34,20 @@ describe('transforms', () => {
     expect(titleCase('ijsbrand')).toBe('IJsbrand');
     expect(titleCase("o'neil")).toBe("O'Neil");
     expect(step('collapse-spaces')('  Jan \t  Pieter ')).toBe('Jan Pieter');
+  });
+
+  it('title-cases and collapses spaces exactly as the regular expressions that define them', () => {
+    // The loops are written for speed; these one-liners are what they mean.
+    const titleByRegex = (s: string) => s.toLowerCase().replace(/(^|[\s\-'’.])(ij|\p{L})/gu, (_m, sep: string, ch: string) => sep + ch.toUpperCase());
+    const collapseByRegex = (s: string) => s.replace(/\s+/g, ' ').trim();
+    const cases = ['', ' ', 'ijsbrand', 'IJSBRAND van der berg', "o'neill", 'jan-willem', 'anne  marie', ' ëlla', 'élodie', 'straße', 'ǆemal', '𝒜bc 𝒜bc', 'a.b.c', 'a--b', 'x\u00a0y', 'ij', 'i', 'ĳsselmeer', 'de  ijssel', '  lead', 'trail  ', 'tab\there', 'İSTANBUL', 'ΣΊΣΥΦΟΣ ΟΔΟΣ', '1ste straat', "d'ij", 'a’b', 'x\u200ay', '\ufeffbom', 'a\u0085b', 'ß', 'ﬁnn', 'line\nbreak', 'ctl\u0001x', 'café-ij.ij', '\ud800lone', 'Ĳ-ĳ'];
+    // And every combination of a few awkward characters, up to four long.
+    const parts = ['a', 'I', 'j', 'é', ' ', '  ', '-', '.', "'", '\t', '\u00a0', '1', '𝒜'];
+    const combos = (n: number): string[] => (n === 0 ? [''] : combos(n - 1).flatMap((c) => parts.map((p) => c + p)));
+    for (const s of [...cases, ...combos(4)]) {
+      expect(titleCase(s), JSON.stringify(s)).toBe(titleByRegex(s));
+      expect(collapseSpaces(s), JSON.stringify(s)).toBe(collapseByRegex(s));
+    }
   });
 
   it('derives initials from first names', () => {
