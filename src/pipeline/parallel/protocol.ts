@@ -4,14 +4,14 @@
  * row) and, when asked, frames the clean records for upload; the main thread settles the rest in
  * file order. Results travel as columns (one per field, numbers in typed arrays, frames in one
  * transferred buffer) because cloning one small object per row cost more than the work saved. A
- * column of strings is one joined string with its ends (`StringColumn`): a range's thousands of
- * small strings, cloned one by one, were what the main thread's scavenges copied while the range
+ * column of strings is a `StringColumn` (codec/string-column.ts): a range's thousands of small
+ * strings, cloned one by one, were what the main thread's scavenges copied while the range
  * waited its turn (a fifth of its time in `plan`).
  */
 import type { RelationRef } from '../mapping/compile.js';
 import type { CsvReadOutcome, CsvRange } from '../source/source-csv.js';
 import type { MappedRow, RejectReason } from '../types.js';
-import type { StreamFormat } from '../../codec/index.js';
+import type { StreamFormat, StringColumn } from '../../codec/index.js';
 
 export interface WorkerSetup {
   /** The pipeline file: each worker loads it and compiles its mappings itself. */
@@ -49,27 +49,6 @@ export interface ChunkPack {
   entityTypes: StringColumn;
   frames: Uint8Array;
   outcome: CsvReadOutcome;
-}
-
-/** Strings end to end: the i-th is `text.slice(ends[i - 1] ?? 0, ends[i])`. */
-export interface StringColumn {
-  text: string;
-  ends: Uint32Array;
-}
-
-/**
- * Packs strings as one column.
- * @example const c = packStrings(['K1', '', 'K22']); stringAt(c, 2) // 'K22'
- */
-export function packStrings(list: readonly string[]): StringColumn {
-  const ends = new Uint32Array(list.length);
-  let at = 0;
-  for (let i = 0; i < list.length; i++) ends[i] = at += list[i]!.length;
-  return { text: list.join(''), ends };
-}
-
-export function stringAt(column: StringColumn, i: number): string {
-  return column.text.slice(i === 0 ? 0 : column.ends[i - 1], column.ends[i]);
 }
 
 export type WorkerReply =

@@ -4,12 +4,12 @@
  * otherwise wait (read-parallel.ts).
  */
 import { encodeRecord } from '../batcher/index.js';
-import type { StreamFormat } from '../../codec/index.js';
+import { packStrings, type StreamFormat } from '../../codec/index.js';
 import type { MapContext } from '../mapping/compile.js';
 import { mapAndCheck, rejectUnreadable, type PreparedSource } from '../read-pipeline.js';
 import { isSourceRowError } from '../source/index.js';
 import { readCsvBatches, type CsvReadOutcome } from '../source/source-csv.js';
-import { packStrings, type ChunkJob, type ChunkPack } from './protocol.js';
+import type { ChunkJob, ChunkPack } from './protocol.js';
 
 const ctx: MapContext = { reasons: null, refs: [], key: '' };
 

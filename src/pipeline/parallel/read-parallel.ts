@@ -20,14 +20,14 @@ import { stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { StagecoachError, type ErrorCode } from '../../contract/errors.js';
-import type { StreamFormat } from '../../codec/index.js';
+import { stringAt, type StreamFormat } from '../../codec/index.js';
 import type { RelationRef } from '../mapping/compile.js';
 import { detectEncoding } from '../source/encoding.js';
 import { splitCsv, type CsvChunk, type CsvSplit, type SplitCsvOptions } from '../source/csv-chunks.js';
 import type { CsvRange } from '../source/source-csv.js';
 import type { FrontRow } from '../types.js';
 import { settleRow, type KeyChecks, type PreparedSource } from '../read-pipeline.js';
-import { stringAt, type ChunkJob, type ChunkPack, type WorkerReply, type WorkerSetup } from './protocol.js';
+import type { ChunkJob, ChunkPack, WorkerReply, WorkerSetup } from './protocol.js';
 import { readChunk } from './read-chunk.js';
 
 export interface ParallelOptions {
