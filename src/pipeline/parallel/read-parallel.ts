@@ -6,8 +6,9 @@
  *                                         duplicate keys, missing relation targets ─▶ rows
  *
  * What needs only the row runs on the workers; what needs every key (a duplicate is the later
- * of two rows) runs here, in file order. At most `window` ranges are out at a time, so memory
- * stays flat and a slow consumer (the upload window is full) pauses the workers too.
+ * of two rows) runs here, in file order. At most a window of ranges is out at a time, so memory
+ * stays flat and a slow consumer (the upload window is full) pauses the workers too; the window is
+ * wider while the key pass keeps this thread busy and the workers read ahead (`prefetch`).
  *
  * A range is used only when it is seen to line up with its neighbours: the range before it
  * ended exactly at its first byte, at a record, on the line before its first line. When one
@@ -273,7 +274,10 @@ function* settle(pack: ChunkPack, s: PreparedSource, f: PreparedSource['files'][
 
 /** Ranges a worker holds at once: one to read, one waiting, so it never idles between them. */
 const RANGES_PER_WORKER = 2;
-/** The same while this thread is busy elsewhere (prefetch): enough for a key pass of seconds. */
+/**
+ * Ranges per worker read ahead while this thread is busy elsewhere (prefetch): about the key pass
+ * of a 1,000,000-row file. They wait, read, until the rows are asked for.
+ */
 const PREFETCH_RANGES_PER_WORKER = 8;
 
 /**
@@ -287,7 +291,7 @@ class FileRead {
   private exhausted = false;
   private filling: Promise<void> = Promise.resolve();
   private prefetching = false;
-  private perWorker = RANGES_PER_WORKER;
+  /** Ranges queued at most, read or not. */
   private window: number;
   private dropped = false;
 
@@ -303,10 +307,13 @@ class FileRead {
     this.window = (reader.count + 1) * RANGES_PER_WORKER;
   }
 
-  /** Hands the first ranges to the workers, more than usual, and tops them up as they finish. */
+  /**
+   * Hands the first ranges to the workers and, as each finishes, the next, until more are read
+   * than usual. A worker still holds two at a time, so that when the rows are asked for, this
+   * thread does not wait for a worker's long queue but reads the next unread range itself.
+   */
   async prefetch(): Promise<void> {
     this.prefetching = true;
-    this.perWorker = PREFETCH_RANGES_PER_WORKER;
     this.window = this.reader.count * PREFETCH_RANGES_PER_WORKER;
     await this.fill();
     this.dispatch();
@@ -316,7 +323,6 @@ class FileRead {
   async *rows(keys: KeyChecks, sequential: ReadSequentially): AsyncGenerator<Iterable<FrontRow>> {
     const { queue, split, s, f, signal } = this;
     this.prefetching = false;
-    this.perWorker = RANGES_PER_WORKER;
     this.window = (this.reader.count + 1) * RANGES_PER_WORKER;
     try {
       let expectLine = 1;
@@ -410,7 +416,7 @@ class FileRead {
     );
   }
 
-  /** While prefetching, a finished range makes room for the next (the header's range, for all). */
+  /** While prefetching, a finished range makes room for the next (the header's range, for all others). */
   private topUp(slot: Slot, pack: ChunkPack): void {
     if (this.columns === undefined && slot === this.queue[0]) this.columns = pack.outcome.columns;
     this.fill().then(
@@ -422,7 +428,7 @@ class FileRead {
   /** Gives queued ranges to workers with room (none once a worker died: this thread reads the rest). */
   private dispatch(): void {
     if (this.reader.failure || this.dropped) return;
-    for (const slot of this.queue) if (!slot.pack && this.reader.idlest() < this.perWorker) this.take(slot, false);
+    for (const slot of this.queue) if (!slot.pack && this.reader.idlest() < RANGES_PER_WORKER) this.take(slot, false);
   }
 
   /**
