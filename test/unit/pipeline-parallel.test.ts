@@ -117,6 +117,26 @@ describe('parallel reader', () => {
     expect(stats.fallbacks).toBe(1);
   });
 
+  it('reads on from the header on one thread when the very first range does not line up, read ahead or not', async () => {
+    // A quoted line break in the first record, inside the header's range (an eighth of 2,000
+    // bytes): the careless splitter ends that range inside the quotes.
+    const dir = join(root, 'careless-first-range');
+    const { cpSync } = await import('node:fs');
+    cpSync(generated, dir, { recursive: true });
+    const lines = readFileSync(join(generated, 'klanten.csv'), 'utf8').split('\n');
+    const first = lines[1]!.split(';');
+    first[8] = `"${first[8]}\r\nachterom"`;
+    lines[1] = first.join(';');
+    writeFileSync(join(dir, 'klanten.csv'), lines.join('\n'));
+    const def = await loadPipeline(join(dir, 'pipeline.yaml'));
+    const careless = (o: SplitCsvOptions) => splitCsv({ ...o, quote: '\u0001' });
+    const stats: ParallelStats = { rangesOnWorkers: 0, rangesOnMain: 0, fallbacks: 0 };
+    const parallel = await collect(readPipeline(def, { parallel: { workers: 1, encode: 'json-seq', chunkBytes: 2000, stats, split: careless } }));
+    expect(stats.fallbacks).toBe(1);
+    expect(stats.rangesPrefetched).toBeGreaterThan(0);
+    expect(parallel).toEqual(await collect(readPipeline(def)));
+  });
+
   it('reads on this thread what its workers cannot deliver when they die', async () => {
     const def = await loadPipeline(join(generated, 'pipeline.yaml'));
     const stats = { rangesOnWorkers: 0, rangesOnMain: 0, fallbacks: 0, workerFailure: undefined as string | undefined };

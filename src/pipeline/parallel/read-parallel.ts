@@ -346,14 +346,16 @@ class FileRead {
         const last = chunk.end === undefined;
         const lined = chunk.line === expectLine;
         const ended = last || (pack.outcome.endedAtRecord && pack.outcome.endByte === chunk.end);
-        const columns = this.columns;
         if (!lined || !ended) {
-          // The split and csv-parse disagree here: read on from this range's start on this thread.
+          // The split and csv-parse disagree here: read on from this range's start on this thread,
+          // with the columns this range was read with (none for the header's range, even when a
+          // read-ahead has learnt them meanwhile: the header is read again).
           if (this.reader.options.stats) this.reader.options.stats.fallbacks++;
+          const columns = head.job.range.columns;
           yield* sequential({ start: chunk.start, line: expectLine, recordDelimiter: split.recordDelimiter, ...(columns ? { columns } : {}) });
           return;
         }
-        if (columns === undefined) {
+        if (head.job.range.columns === undefined) {
           this.columns = pack.outcome.columns;
           if (this.columns === undefined && !last) {
             yield settle(pack, s, f, keys);
