@@ -251,6 +251,10 @@ describe('mapping engine', () => {
     for (const [scope, key, suffix] of [['klant', '1'], ['crm-klant', '100234', 'address/main'], ['ü', 'Zoë €'], ['k', 'x'.repeat(600)], ['k', 'é'.repeat(400)]] as [string, string, string?][]) {
       expect(ids.of(scope, key, suffix)).toBe(ids.reference(scope, key, suffix));
     }
+    // Names of many lengths, interleaved (the hash reads a view per length, made once).
+    const keys = Array.from({ length: 3000 }, (_, i) => `${i * 7919}${'é'.repeat(i % 5)}`);
+    const differ = keys.filter((k, i) => ids.of('crm-klant', k, i % 2 ? 'address/main' : undefined) !== ids.reference('crm-klant', k, i % 2 ? 'address/main' : undefined));
+    expect(differ).toEqual([]);
   });
 
   it('collects every reason of a row with field, value and what was expected', async () => {

