@@ -4,7 +4,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openLedger } from './ledger.js';
-import { unpackRecords, type RecordColumns, type WriterReply, type WriterRequest } from './writer.js';
+import type { WriterReply, WriterRequest } from './writer.js';
 
 const { file } = workerData as { file: string };
 const ledger = openLedger(file);
@@ -19,9 +19,7 @@ port.on('message', (req: WriterRequest | { id: 0; op: 'close' }) => {
   let reply: WriterReply;
   try {
     const method = ledger[req.op] as (...args: unknown[]) => unknown;
-    // A batch's records come as columns (writer.ts RecordColumns).
-    const args = req.op === 'beginBatch' || req.op === 'recordUnsent' ? req.args.with(3, unpackRecords(req.args[3] as RecordColumns)) : req.args;
-    reply = { id: req.id, result: method.apply(ledger, args) };
+    reply = { id: req.id, result: method.apply(ledger, req.args) };
   } catch (err) {
     const e = err as { message?: string; code?: string };
     reply = { id: req.id, error: { message: e.message ?? String(err), ...(typeof e.code === 'string' ? { code: e.code } : {}) } };

@@ -14,7 +14,6 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { StagecoachError } from '../contract/errors.js';
-import { packStrings, stringAt, type StringColumn } from '../codec/index.js';
 import type { Ledger, Scope } from './ledger.js';
 import type { LedgerRecordInput, LedgerRejectInput, RecordOutcome } from './types.js';
 
@@ -40,59 +39,6 @@ export interface WriterRequest {
   args: unknown[];
 }
 export type WriterReply = { id: number; result?: unknown } | { id: number; error: { message: string; code?: string } };
-
-/**
- * A batch's records on their way to the worker, as columns: cloning 2,000 records of two
- * objects each took about 1 µs a record of the reading thread's time, the columns 0.3.
- */
-export interface RecordColumns {
-  legacyKeys: StringColumn;
-  referenceIds: StringColumn;
-  /** '' where the record has none. */
-  entityTypes: StringColumn;
-  contentHashes: StringColumn;
-  sources: StringColumn;
-  files: StringColumn;
-  rowHashes: StringColumn;
-  lines: Uint32Array;
-  byteOffsets: Float64Array;
-}
-
-export function packRecords(records: readonly LedgerRecordInput[]): RecordColumns {
-  const n = records.length;
-  const lines = new Uint32Array(n);
-  const byteOffsets = new Float64Array(n);
-  const column = (pick: (r: LedgerRecordInput) => string) => packStrings(records.map(pick));
-  for (let i = 0; i < n; i++) {
-    lines[i] = records[i]!.provenance.line;
-    byteOffsets[i] = records[i]!.provenance.byteOffset;
-  }
-  return {
-    legacyKeys: column((r) => r.legacyKey),
-    referenceIds: column((r) => r.referenceId),
-    entityTypes: column((r) => r.entityType ?? ''),
-    contentHashes: column((r) => r.contentHash),
-    sources: column((r) => r.provenance.source),
-    files: column((r) => r.provenance.file),
-    rowHashes: column((r) => r.provenance.rowHash),
-    lines,
-    byteOffsets,
-  };
-}
-
-export function unpackRecords(c: RecordColumns): LedgerRecordInput[] {
-  const records: LedgerRecordInput[] = [];
-  for (let i = 0; i < c.lines.length; i++) {
-    records.push({
-      legacyKey: stringAt(c.legacyKeys, i),
-      referenceId: stringAt(c.referenceIds, i),
-      entityType: stringAt(c.entityTypes, i) || undefined,
-      contentHash: stringAt(c.contentHashes, i),
-      provenance: { source: stringAt(c.sources, i), file: stringAt(c.files, i), line: c.lines[i]!, byteOffset: c.byteOffsets[i]!, rowHash: stringAt(c.rowHashes, i) },
-    });
-  }
-  return records;
-}
 
 const WORKER_URL = new URL('./writer-worker.js', import.meta.url);
 
@@ -183,8 +129,8 @@ function workerWriter(file: string): LedgerWriter {
   };
   return {
     thread: 'worker',
-    beginBatch: (runId, scope, migrationNo, records, bytes) => quiet(call<number>('beginBatch', runId, scope, migrationNo, packRecords(records), bytes)),
-    recordUnsent: (runId, scope, migrationNo, records, bytes) => quiet(call<number | undefined>('recordUnsent', runId, scope, migrationNo, packRecords(records), bytes)),
+    beginBatch: (runId, scope, migrationNo, records, bytes) => quiet(call<number>('beginBatch', runId, scope, migrationNo, records, bytes)),
+    recordUnsent: (runId, scope, migrationNo, records, bytes) => quiet(call<number | undefined>('recordUnsent', runId, scope, migrationNo, records, bytes)),
     finishBatch: (scope, batchId, refused) => quiet(call<void>('finishBatch', scope, batchId, refused)),
     failBatch: (batchId, error) => quiet(call<void>('failBatch', batchId, error)),
     recordRejects: (runId, scope, rejects) => quiet(call<void>('recordRejects', runId, scope, rejects)),

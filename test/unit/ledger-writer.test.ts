@@ -60,7 +60,7 @@ describe('ledger writes on a worker thread', () => {
     expect([...ledger.records()].map((r) => r.state)).toEqual(['in_flight', 'in_flight']);
   });
 
-  it('carries every field of a batch\'s records to the worker (they travel as columns)', async () => {
+  it('carries every field of a batch\'s records to the worker and back', async () => {
     const { run, scope } = ledger.startRun({ pipeline: 'p', component: 'Counterparties', pipelineFile: 'p.yaml', pipelineHash: 'h' });
     const writer = openLedgerWriter(ledger, { thread: 'worker' });
     const records: LedgerRecordInput[] = [
