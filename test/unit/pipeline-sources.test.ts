@@ -123,6 +123,41 @@ describe('CSV key scan', () => {
     await scanCsvKeys({ path: join(CASES, 'persons-windows-1252.csv'), file: 'p.csv', enc: enc1252, delimiter: ';', quote: '"', header: true, column: 'naam' }, (k) => names.push(k));
     expect(names).toEqual(['Zoë', 'Renée € Café']);
   });
+
+  it('jumps past the key to exactly the keys of the byte-by-byte scan, wherever the chunks end', async () => {
+    // Seeded random files built from the pieces that change the scanner's state, each scanned for
+    // its first, second and last column with and without the jumps, in chunks of 1 to 64 bytes
+    // and whole, so that every piece sometimes straddles a chunk's end.
+    const pieces = ['a', 'bc', 'é', ';', ';;', '"', '""', '"x"', '"q;\n"', '\n', '\r\n', '\r', '\n\n', ' ', '1001'];
+    let seed = 7;
+    const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+    const dir = mkdtempSync(join(tmpdir(), 'scan-keys-'));
+    const enc = await detectEncoding(join(CASES, 'persons-utf8.csv'), 'x', 'utf-8');
+    const differing: string[] = [];
+    let keysSeen = 0;
+    for (let f = 0; f < 40; f++) {
+      let body = 'k;naam;plaats\n';
+      for (let p = 0, n = 20 + Math.floor(random() * 200); p < n; p++) body += pieces[Math.floor(random() * pieces.length)];
+      // Mostly well-formed rows too, so the fast path is taken often.
+      for (let r = 0; r < 5; r++) body += `${1000 + r};naam ${r};plaats\n`;
+      const path = join(dir, `f${f}.csv`);
+      writeFileSync(path, body);
+      for (const column of ['k', 'naam', 'plaats']) {
+        const scan = async (everyByte: boolean, chunkBytes?: number) => {
+          const keys: string[] = [];
+          await scanCsvKeys({ path, file: 'f.csv', enc, delimiter: ';', quote: '"', header: true, column, everyByte, ...(chunkBytes ? { chunkBytes } : {}) }, (k) => keys.push(k));
+          return JSON.stringify(keys);
+        };
+        const reference = await scan(true);
+        keysSeen += (JSON.parse(reference) as string[]).length;
+        for (const chunkBytes of [undefined, 1, 2, 3, 7, 64]) {
+          if ((await scan(false, chunkBytes)) !== reference) differing.push(`${JSON.stringify(body)} column ${column}, chunks of ${chunkBytes ?? 'default'}`);
+        }
+      }
+    }
+    expect(differing).toEqual([]);
+    expect(keysSeen).toBeGreaterThan(1000);
+  });
 });
 
 describe('JSON sources', () => {

@@ -6,6 +6,10 @@
  * row hold this key" for the missing-relation check; duplicates and every row error come from
  * the real reader in the second pass.
  * UTF-16 files are not scanned here (the caller reads them with the real reader instead).
+ *
+ * Only the key's field is looked at byte by byte. Past it, and inside quotes, the scanner jumps
+ * with `Buffer.indexOf` to the next byte that can change its state (a quote, CR or LF): the pass
+ * over 1,000,000 persons went from 1.1–1.2 s to 0.3–0.4 s (three rounds each).
  */
 import { createReadStream } from 'node:fs';
 import { StagecoachError } from '../../contract/errors.js';
@@ -23,10 +27,20 @@ export interface ScanCsvKeysOptions {
   columns?: string[] | undefined;
   column: string;
   signal?: AbortSignal | undefined;
+  /** Bytes read at a time (default 1 MiB); tests use a few bytes to put chunk ends everywhere. */
+  chunkBytes?: number;
+  /** Look at every byte instead of jumping (default false): the plain state machine, which tests hold the jumps to. */
+  everyByte?: boolean;
 }
 
 const LF = 10;
 const CR = 13;
+
+/** Position of the next `byte` in `buf` from `from`, or buf.length when there is none. */
+function next(buf: Buffer, byte: number, from: number): number {
+  const at = buf.indexOf(byte, from);
+  return at < 0 ? buf.length : at;
+}
 
 /**
  * Calls `onKey` with the raw (untrimmed) value of `column` of every record after the header.
@@ -91,12 +105,17 @@ export async function scanCsvKeys(opts: ScanCsvKeysOptions, onKey: (value: strin
     anyInRecord = false;
   };
 
-  const input = createReadStream(opts.path, { highWaterMark: 1024 * 1024, start: opts.enc.bomLength, signal: opts.signal });
+  const jump = opts.everyByte !== true;
+  const input = createReadStream(opts.path, { highWaterMark: opts.chunkBytes ?? 1024 * 1024, start: opts.enc.bomLength, signal: opts.signal });
   try {
     for await (const chunk of input as AsyncIterable<Buffer>) {
       const buf = chunk;
       const n = buf.length;
       partStart = 0;
+      // The next quote, CR and LF at or after the scan position (-1: not looked for yet in this chunk).
+      let nextQuote = -1;
+      let nextCr = -1;
+      let nextLf = -1;
       for (let i = 0; i < n; i++) {
         const b = buf[i]!;
         if (pendingCR) {
@@ -113,8 +132,26 @@ export async function scanCsvKeys(opts: ScanCsvKeysOptions, onKey: (value: strin
             if (i + 1 === n) pendingQuote = true; // decide with the next chunk's first byte
             else if (buf[i + 1] === Q) i++;
             else inQuotes = false;
+          } else if (jump) {
+            // Nothing but a quote ends a quoted field: on to the next one.
+            if (nextQuote < i) nextQuote = next(buf, Q, i);
+            i = nextQuote - 1;
           }
           continue;
+        }
+        if (jump && field > target && headerNames === undefined) {
+          // Past the key's field, only a quote (which may open a quoted field), CR or LF matters:
+          // the delimiters and text before it change nothing but where the next field starts.
+          if (nextQuote < i) nextQuote = next(buf, Q, i);
+          if (nextCr < i) nextCr = next(buf, CR, i);
+          if (nextLf < i) nextLf = next(buf, LF, i);
+          const stop = Math.min(nextQuote, nextCr, nextLf);
+          if (stop > i) {
+            anyInRecord = true;
+            atFieldStart = buf[stop - 1] === D;
+            i = stop - 1;
+            continue;
+          }
         }
         if (atFieldStart) {
           atFieldStart = false;
