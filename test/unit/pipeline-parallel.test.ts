@@ -171,4 +171,15 @@ describe('parallel reader', () => {
     const parallel = rows.map((r) => ({ kind: r.kind, legacyKey: r.legacyKey, referenceId: r.referenceId, source: r.row.source, provenance: r.row.provenance, ...(r.kind === 'rejected' ? { reasons: r.reasons } : {}) }));
     expect(parallel).toEqual(one);
   });
+
+  it('leaves the row hashes out when asked (plan), on the workers and on one thread, and changes nothing else', async () => {
+    const def = await loadPipeline(join(generated, 'pipeline.yaml'));
+    const hashed = await collect(readPipeline(def));
+    expect(hashed.every((r) => /^[0-9a-f]{64}$/.test((r.provenance as { hash: string }).hash) || r.kind === 'rejected')).toBe(true);
+    const withoutHash = hashed.map((r) => ({ ...r, provenance: { ...(r.provenance as object), hash: '' } }));
+    expect(await collect(readPipeline(def, { hashRows: false }))).toEqual(withoutHash);
+    const stats: ParallelStats = { rangesOnWorkers: 0, rangesOnMain: 0, fallbacks: 0 };
+    expect(await collect(readPipeline(def, { hashRows: false, parallel: { workers: 2, encode: 'json-seq', chunkBytes: 4096, stats } }))).toEqual(withoutHash);
+    expect(stats.rangesOnWorkers).toBeGreaterThan(0);
+  });
 });

@@ -18,6 +18,8 @@ export interface WorkerSetup {
   pipelineFile: string;
   /** Frame clean records for upload (`run`), or only check them (`plan`). */
   encode: StreamFormat | undefined;
+  /** Hash each row into its provenance (false for `plan`: see ReadPipelineOptions.hashRows). */
+  hashRows: boolean;
 }
 
 export interface ChunkJob {

@@ -9,7 +9,7 @@ import type { MapContext } from '../mapping/compile.js';
 import { mapAndCheck, rejectUnreadable, type PreparedSource } from '../read-pipeline.js';
 import { isSourceRowError } from '../source/index.js';
 import { readCsvBatches, type CsvReadOutcome } from '../source/source-csv.js';
-import type { ChunkJob, ChunkPack } from './protocol.js';
+import type { ChunkJob, ChunkPack, WorkerSetup } from './protocol.js';
 
 const ctx: MapContext = { reasons: null, refs: [], key: '' };
 
@@ -21,10 +21,11 @@ export function transferables(pack: ChunkPack): ArrayBuffer[] {
 
 /**
  * One range's rows as a pack, in file order.
- * @example const pack = await readChunk(source, { path, file, range: { start: 131136, end: 1179799, line: 1005, columns } }, 'json-seq');
+ * @example const pack = await readChunk(source, { path, file, range: { start: 131136, end: 1179799, line: 1005, columns } }, { encode: 'json-seq', hashRows: true });
  *          pack.n // rows read; pack.outcome.endedAtRecord // whether the range ended at a record
  */
-export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 'source'>, encode: StreamFormat | undefined): Promise<ChunkPack> {
+export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 'source'>, mode: Omit<WorkerSetup, 'pipelineFile'>): Promise<ChunkPack> {
+  const { encode } = mode;
   const outcome: CsvReadOutcome = { endLine: 0, endByte: 0, endedAtRecord: true };
   const kinds: number[] = [];
   const lines: number[] = [];
@@ -39,7 +40,7 @@ export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 's
   const entityTypes: string[] = [];
   const frames: string[] = [];
   let total = 0;
-  const rows = readCsvBatches({ source: s.def.name, path: job.path, file: job.file, encoding: s.def.encoding, csv: s.def.csv, requiredColumns: s.mapping.columns, range: job.range, outcome });
+  const rows = readCsvBatches({ source: s.def.name, path: job.path, file: job.file, encoding: s.def.encoding, csv: s.def.csv, requiredColumns: s.mapping.columns, range: job.range, outcome, hashRows: mode.hashRows });
   for await (const batch of rows) {
     for (const row of batch) {
       const i = kinds.length;

@@ -44,6 +44,8 @@ export interface ParallelOptions {
   busyThreads?: number | undefined;
   /** Frame clean records for upload on the workers (`run`), or only check them (`plan`). */
   encode?: StreamFormat | undefined;
+  /** Hash each row into its provenance (default true; readPipeline passes its own option on). */
+  hashRows?: boolean | undefined;
   /**
    * Each worker's young generation in MB (default 8, lean: V8's own lets it grow past 30 MB per
    * worker). `plan` gives 32: its memory is no target, and a worker held at 8 MB spent twice the
@@ -122,12 +124,15 @@ export class ParallelReader {
   /** Files opened and not yet read to the end (close drops their ranges). */
   readonly open = new Set<FileRead>();
   private closed = false;
+  /** What every range is read for, on a worker or here. */
+  readonly mode: Omit<WorkerSetup, 'pipelineFile'>;
 
   constructor(
     private readonly pipelineFile: string,
     readonly options: ParallelOptions,
   ) {
     this.count = workerCount(options.workers, options.busyThreads);
+    this.mode = { encode: options.encode, hashRows: options.hashRows !== false };
     this.chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
   }
 
@@ -185,7 +190,7 @@ export class ParallelReader {
 
   private start(): void {
     if (this.workers.length > 0) return;
-    const setup: WorkerSetup = { pipelineFile: this.pipelineFile, encode: this.options.encode };
+    const setup: WorkerSetup = { pipelineFile: this.pipelineFile, ...this.mode };
     for (let w = 0; w < this.count; w++) {
       const worker = new Worker(this.options.workerUrl ?? WORKER_URL, { workerData: setup, resourceLimits: { maxYoungGenerationSizeMb: this.options.youngGenerationMb ?? LEAN_YOUNG_GENERATION_MB } });
       worker.on('message', (reply: WorkerReply) => {
@@ -408,7 +413,7 @@ class FileRead {
     const stats = this.reader.options.stats;
     if (stats) here ? stats.rangesOnMain++ : stats.rangesOnWorkers++;
     if (stats && !here && this.prefetching) stats.rangesPrefetched = (stats.rangesPrefetched ?? 0) + 1;
-    slot.pack = here ? readChunk(this.s, slot.job, this.reader.options.encode) : this.reader.submit({ id: 0, ...slot.job });
+    slot.pack = here ? readChunk(this.s, slot.job, this.reader.mode) : this.reader.submit({ id: 0, ...slot.job });
     slot.pack.then(
       (pack) => {
         slot.done = true;
@@ -442,7 +447,7 @@ class FileRead {
       if (!this.reader.failure) throw err;
       const stats = this.reader.options.stats;
       if (stats) stats.workerFailure ??= this.reader.failure.message;
-      return readChunk(this.s, slot.job, this.reader.options.encode);
+      return readChunk(this.s, slot.job, this.reader.mode);
     });
   }
 }

@@ -22,7 +22,7 @@ port.on('message', (job: ChunkJob) => {
     let reply: WorkerReply;
     try {
       const { sources } = await ready;
-      const pack = await readChunk(sources[job.source]!, job, setup.encode);
+      const pack = await readChunk(sources[job.source]!, job, setup);
       port.postMessage({ id: job.id, pack } satisfies WorkerReply, transferables(pack));
       return;
     } catch (err) {

@@ -43,9 +43,9 @@ export async function* readSourceFile(
 export function readSourceBatches(
   source: SourceDefinition,
   file: SourceFile,
-  options: { requiredColumns?: ReadonlySet<string>; signal?: AbortSignal | undefined; range?: CsvRange | undefined } = {},
+  options: { requiredColumns?: ReadonlySet<string>; signal?: AbortSignal | undefined; range?: CsvRange | undefined; hashRows?: boolean | undefined } = {},
 ): AsyncGenerator<(SourceRow | SourceRowError)[]> {
-  const common = { source: source.name, path: file.path, file: file.file, encoding: source.encoding, ...(options.signal ? { signal: options.signal } : {}) };
+  const common = { source: source.name, path: file.path, file: file.file, encoding: source.encoding, ...(options.signal ? { signal: options.signal } : {}), ...(options.hashRows === false ? { hashRows: false } : {}) };
   switch (source.format) {
     case 'csv':
       return readCsvBatches({ ...common, csv: source.csv, ...(options.requiredColumns ? { requiredColumns: options.requiredColumns } : {}), ...(options.range ? { range: options.range } : {}) });

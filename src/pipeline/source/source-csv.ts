@@ -34,6 +34,8 @@ export interface CsvFileOptions {
   range?: CsvRange;
   /** Filled in as the read goes: the columns, and how the last record ended (a range's check). */
   outcome?: CsvReadOutcome;
+  /** Hash each row's fields into its provenance (default true); `plan`, which keeps no ledger, skips it. */
+  hashRows?: boolean;
 }
 
 /** A slice of a CSV file that starts at a record: bytes [start, end), the columns already known. */
@@ -113,6 +115,7 @@ export async function* readCsvFile(opts: CsvFileOptions): AsyncGenerator<SourceR
 /** Same as `readCsvFile`, in batches of the rows one file chunk completes (the fast path). */
 export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(SourceRow | SourceRowError)[]> {
   const { source, file, csv, range } = opts;
+  const hashRows = opts.hashRows !== false;
   const enc = await detectEncoding(opts.path, file, opts.encoding);
   const repair = enc.repair1252;
   const fromStart = range === undefined || range.start === 0;
@@ -206,7 +209,7 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
       return;
     }
     const joined = record.join(FIELD_SEPARATOR);
-    const provenance = { file, line: at.line, byteOffset: at.byteOffset, hash: sha256Hex(joined) };
+    const provenance = { file, line: at.line, byteOffset: at.byteOffset, hash: hashRows ? sha256Hex(joined) : '' };
     if (record.length !== width) {
       pending.push({
         source,

@@ -32,6 +32,8 @@ export interface JsonFileOptions {
   /** Dotted path of the array inside the top-level object; none: the document is the array. */
   arrayPath?: string | undefined;
   signal?: AbortSignal;
+  /** Hash each row's text into its provenance (default true); `plan`, which keeps no ledger, skips it. */
+  hashRows?: boolean;
 }
 
 const RAW_LIMIT = 200;
@@ -119,6 +121,7 @@ export async function* readJsonArrayFile(opts: JsonFileOptions): AsyncGenerator<
 /** Same as `readJsonArrayFile`, in batches (the rows each piece of input completes). */
 export async function* readJsonArrayBatches(opts: JsonFileOptions): AsyncGenerator<(SourceRow | SourceRowError)[]> {
   const { source, file } = opts;
+  const hashRows = opts.hashRows !== false;
   const target = opts.arrayPath ? opts.arrayPath.split('.') : [];
   const tokenizer = jsonParser({ streamValues: false });
 
@@ -144,7 +147,7 @@ export async function* readJsonArrayBatches(opts: JsonFileOptions): AsyncGenerat
   const finishElement = (value: unknown) => {
     const provenance = { file, line: elementStart.line, byteOffset: elementStart.byteOffset, hash: '' };
     const text = JSON.stringify(value);
-    provenance.hash = hashText(text);
+    if (hashRows) provenance.hash = hashText(text);
     const found = DEFECT_HINT.test(text) ? textIn(value, '') : undefined;
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       out.push({ source, provenance, code: 'SOURCE_ROW_INVALID', message: `${file}:${provenance.line}: expected an object in the array, got ${text.slice(0, 60)}`, raw: text.slice(0, RAW_LIMIT) });
@@ -284,6 +287,7 @@ export async function* readJsonLinesFile(opts: JsonFileOptions): AsyncGenerator<
 /** Same as `readJsonLinesFile`, in batches (the lines each chunk completes). */
 export async function* readJsonLinesBatches(opts: JsonFileOptions): AsyncGenerator<(SourceRow | SourceRowError)[]> {
   const { source, file } = opts;
+  const hashRows = opts.hashRows !== false;
   let line = 1;
   let byteOffset = -1;
   let enc: ResolvedEncoding | undefined;
@@ -291,7 +295,7 @@ export async function* readJsonLinesBatches(opts: JsonFileOptions): AsyncGenerat
   const rowOf = (text: string, at: number, offset: number): SourceRow | SourceRowError | undefined => {
     const body = text.endsWith('\r') ? text.slice(0, -1) : text;
     if (body.trim() === '') return undefined;
-    const provenance = { file, line: at, byteOffset: offset, hash: hashText(body) };
+    const provenance = { file, line: at, byteOffset: offset, hash: hashRows ? hashText(body) : '' };
     let value: unknown;
     try {
       value = JSON.parse(body);
