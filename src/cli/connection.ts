@@ -14,7 +14,7 @@ import type { Command } from 'commander';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { StagecoachError } from '../contract/errors.js';
-import { createClient, type ClientOptions, type StagecoachClient } from '../client/index.js';
+import type { ClientOptions, StagecoachClient } from '../client/index.js';
 
 /** The settings, their flag, environment variable, config key and default, declared once. */
 export const CONNECTION_SETTINGS = [
@@ -113,9 +113,14 @@ export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv
   return out;
 }
 
-/** A client built from the resolved connection (the command's flags included). */
-export function clientFromOptions(flags: ConnectionFlags, extra: Pick<ClientOptions, 'logger'> = {}): StagecoachClient {
+/**
+ * A client built from the resolved connection (the command's flags included). The client (and
+ * undici under it, about 90 ms and 20 MB) is loaded here, on first use, so that the commands
+ * without network (plan, map, status, --help) start without it.
+ */
+export async function clientFromOptions(flags: ConnectionFlags, extra: Pick<ClientOptions, 'logger'> = {}): Promise<StagecoachClient> {
   const { sources: _sources, configFile: _file, ...options } = resolveConnection(flags);
+  const { createClient } = await import('../client/index.js');
   return createClient({ ...options, ...extra });
 }
 

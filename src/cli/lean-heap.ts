@@ -43,14 +43,15 @@ let young: 'v8' | 'loading' | 'growing' | 'held' = 'v8';
 
 /**
  * Makes the heap lean when the command line (process.argv) runs one of LEAN_COMMANDS. Call it
- * before loading the commands' modules, and `modulesLoaded` after.
+ * before loading the commands' modules, and `modulesLoaded` after. Returns whether it did.
  */
-export function leanHeapFor(argv: readonly string[]): void {
-  if (!LEAN_COMMANDS.includes(argv[2] ?? '') || process.env.STAGECOACH_LEAN_HEAP === '0' || young !== 'v8') return;
+export function leanHeapFor(argv: readonly string[]): boolean {
+  if (!LEAN_COMMANDS.includes(argv[2] ?? '') || process.env.STAGECOACH_LEAN_HEAP === '0' || young !== 'v8') return false;
   v8.setFlagsFromString('--heap-growing-percent=100');
   young = 'loading';
   applyHold();
   process.on('worker', (worker: Worker) => worker.once('online', applyHold));
+  return true;
 }
 
 /** Lets the young generation grow to its hold (after leanHeapFor, once the modules are loaded). */

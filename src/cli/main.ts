@@ -5,7 +5,10 @@
  */
 import { leanHeapFor, modulesLoaded } from './lean-heap.js';
 
-leanHeapFor(process.argv);
+const lean = leanHeapFor(process.argv);
 const { main } = await import('./program.js');
+// The commands load their heavier modules (the client, the ledger, src/reconcile) when they run;
+// a lean command loads them here instead, while the young generation is still held.
+if (lean) await Promise.all([import('../pipeline/runner/index.js'), import('./progress.js'), import('../reconcile/migrate.js')]);
 modulesLoaded();
 await main(process.argv);

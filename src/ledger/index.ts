@@ -6,6 +6,7 @@ export { openLedger, Ledger, LedgerJobs, keylessKey, type Scope, type StartRunIn
 export { openLedgerWriter, type LedgerWriter } from './writer.js';
 export { LEDGER_SCHEMA_VERSION, WAL_AUTOCHECKPOINT_PAGES } from './schema.js';
 export {
+  DEFAULT_LEDGER_FILE,
   RECORD_STATES,
   BATCH_STATES,
   RUN_STATUSES,

@@ -12,6 +12,9 @@
  * - `staged`: accepted by staging; `failed`: refused by staging (or no result came back);
  * - `invalid`: staged but refused by a validation job; `imported`: imported by the platform.
  */
+/** Where a pipeline's ledger is kept unless told otherwise (relative to the working folder). */
+export const DEFAULT_LEDGER_FILE = '.stagecoach/ledger.db';
+
 export const RECORD_STATES = ['mapped', 'rejected', 'in_flight', 'staged', 'failed', 'invalid', 'imported'] as const;
 export type RecordState = (typeof RECORD_STATES)[number];
 

@@ -27,7 +27,7 @@ export function registerClientCommands(program: Command): void {
 
 /** Runs `work` with a client built from the command's flags, and closes it afterwards. */
 async function withClient<T>(flags: ConnectionFlags, work: (client: StagecoachClient) => Promise<T>): Promise<T> {
-  const client = clientFromOptions(flags);
+  const client = await clientFromOptions(flags);
   try {
     return await work(client);
   } finally {
@@ -340,7 +340,7 @@ function registerWebhooks(program: Command): void {
       });
       const port = (server.address() as AddressInfo).port;
       const url = opts.publicUrl ?? `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}${path}`;
-      const client = subscriptions.length ? clientFromOptions(opts) : undefined;
+      const client = subscriptions.length ? await clientFromOptions(opts) : undefined;
       const registered: Array<{ event: string; id: string }> = [];
       const interrupt = interruptSignal();
       interrupt.signal.addEventListener('abort', () => finish(), { once: true });

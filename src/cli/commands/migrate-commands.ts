@@ -12,13 +12,13 @@ import { printJson } from '../output.js';
 import { StagecoachError } from '../../contract/errors.js';
 import type { StreamFormat } from '../../contract/media.js';
 import type { StagecoachClient } from '../../client/index.js';
-import { openLedger, type Ledger } from '../../ledger/index.js';
-import { DEFAULT_LEDGER_FILE } from '../../pipeline/runner/index.js';
-import { countsStep, importStep, validateStep, type ChainEvent } from '../../reconcile/chain.js';
-import { followLogs } from '../../reconcile/logs-follow.js';
-import { migrate } from '../../reconcile/migrate.js';
-import { reconcile, type ReconcileResult } from '../../reconcile/reconcile.js';
+import type { Ledger } from '../../ledger/index.js';
+import { DEFAULT_LEDGER_FILE } from '../../ledger/types.js';
+import type { ChainEvent } from '../../reconcile/chain.js';
+import type { ReconcileResult } from '../../reconcile/reconcile.js';
 import { parseTolerance, type ReconciliationReport } from '../../reconcile/report-model.js';
+// The ledger (SQLite) and src/reconcile (the client, undici) are imported where a command runs,
+// so that `stagecoach --help` and the commands without network start without loading them.
 import { EXIT } from '../run.js';
 
 interface CommonFlags extends ConnectionFlags {
@@ -72,7 +72,8 @@ async function migrationOf(client: StagecoachClient, given: string | undefined, 
 }
 
 async function withClientAndLedger<T>(opts: CommonFlags, work: (client: StagecoachClient, ledger: Ledger, signal: AbortSignal) => Promise<T>): Promise<T> {
-  const client = clientFromOptions(opts);
+  const client = await clientFromOptions(opts);
+  const { openLedger } = await import('../../ledger/index.js');
   const ledger = openLedger(opts.ledger ?? DEFAULT_LEDGER_FILE);
   try {
     return await interruptible((signal) => work(client, ledger, signal));
@@ -131,6 +132,7 @@ function registerJobCommands(program: Command): void {
       .action(async (given: string | undefined, opts: CommonFlags & { deadline?: number }) => {
         await withClientAndLedger(opts, async (client, ledger, signal) => {
           const migrationId = await migrationOf(client, given, signal);
+          const { validateStep, importStep, countsStep } = await import('../../reconcile/chain.js');
           const step = { signal, onEvent: jobReporter(opts.json), ...(opts.deadline ? { jobDeadlineMs: opts.deadline * 1000 } : {}) };
           if (job.name === 'validate') {
             const v = await validateStep(client, ledger, migrationId, step);
@@ -174,7 +176,7 @@ function registerCancel(program: Command): void {
   addConnectionOptions(cmd)
     .option('--json', 'print the migration as JSON')
     .action(async (given: string | undefined, opts: CommonFlags) => {
-      const client = clientFromOptions(opts);
+      const client = await clientFromOptions(opts);
       try {
         await interruptible(async (signal) => {
           const migrationId = await migrationOf(client, given, signal);
@@ -224,6 +226,7 @@ function registerLogs(program: Command): void {
             ...(opts.before ? { Before: opts.before } : {}),
           };
           const colour = (level: string) => (level === 'ERROR' ? pc.red : level === 'WARN' ? pc.yellow : level === 'DEBUG' ? pc.dim : (s: string) => s);
+          const { followLogs } = await import('../../reconcile/logs-follow.js');
           const out = await followLogs(client.migrations, ledger.db, migrationId, {
             follow: opts.follow === true,
             signal,
@@ -258,7 +261,8 @@ function registerMigrate(program: Command): void {
     .option('--deadline <seconds>', 'longest wait for each job (it keeps running on the service; run again to resume)', seconds('--deadline'))
     .option('--json', 'print {run, chain, report, files} as JSON')
     .action(async (file: string, opts: CommonFlags & { corrections?: string; dropInvalid?: boolean; tolerance: string; out?: string; deadline?: number }) => {
-      const client = clientFromOptions(opts);
+      const client = await clientFromOptions(opts);
+      const { migrate } = await import('../../reconcile/migrate.js');
       try {
         const result = await interruptible((signal) =>
           migrate({
@@ -308,8 +312,9 @@ function registerReport(program: Command): void {
     .option('--offline', 'do not ask the platform for the migration object (use only what the ledger holds)')
     .option('--json', 'print the report as JSON')
     .action(async (pipeline: string | undefined, opts: CommonFlags & { migration?: string; tolerance: string; out?: string; offline?: boolean }) => {
+      const [{ openLedger }, { reconcile }] = await Promise.all([import('../../ledger/index.js'), import('../../reconcile/reconcile.js')]);
       const ledger = openLedger(opts.ledger ?? DEFAULT_LEDGER_FILE);
-      const client = opts.offline ? undefined : clientFromOptions(opts);
+      const client = opts.offline ? undefined : await clientFromOptions(opts);
       try {
         let migrationId = opts.migration;
         if (!migrationId) {

@@ -6,10 +6,11 @@ import { generateCrmSamples } from '../../pipeline/samples/generate-crm.js';
 import { StagecoachError } from '../../contract/errors.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { runPipeline, DEFAULT_LEDGER_FILE, type RunReport } from '../../pipeline/runner/index.js';
-import { openLedger, RECORD_STATES, type PipelineStatus, type RunRow } from '../../ledger/index.js';
+// The runner and the ledger (undici, SQLite, pino) are loaded by the commands that use them, not by plan or map.
+import type { RunReport } from '../../pipeline/runner/index.js';
+import type { PipelineStatus, RunRow } from '../../ledger/index.js';
+import { DEFAULT_LEDGER_FILE, RECORD_STATES } from '../../ledger/types.js';
 import { addConnectionOptions, resolveConnection, type ConnectionFlags } from '../connection.js';
-import { runDisplay } from '../progress.js';
 import { EXIT, exitCodeFor } from '../run.js';
 import { printJson, printTable } from '../output.js';
 
@@ -237,6 +238,7 @@ export function registerRunCommand(program: Command): void {
     .option('--log-level <level>', 'pino log level (default warn on a terminal, info otherwise)');
   addConnectionOptions(cmd).action(async (file: string, opts: ConnectionFlags & { ledger?: string; corrections?: string; json?: boolean; strict?: boolean; logLevel?: string }) => {
     const { sources: _sources, configFile: _configFile, ...connection } = resolveConnection(opts);
+    const [{ runPipeline }, { runDisplay }] = await Promise.all([import('../../pipeline/runner/index.js'), import('../progress.js')]);
     const display = runDisplay({ label: file, ...(opts.logLevel ? { level: opts.logLevel } : {}) });
     const stop = new AbortController();
     const abort = new AbortController();
@@ -317,11 +319,12 @@ export function registerStatusCommand(program: Command): void {
     .option('--ledger <file>', `ledger file (default ${DEFAULT_LEDGER_FILE})`)
     .option('--runs <n>', 'how many recent runs to list', positiveInt('--runs'), 10)
     .option('--json', 'print {ledger, pipelines, runs} as JSON')
-    .action((opts: { ledger?: string; runs: number; json?: boolean }) => {
+    .action(async (opts: { ledger?: string; runs: number; json?: boolean }) => {
       const ledgerFile = resolve(opts.ledger ?? DEFAULT_LEDGER_FILE);
       if (!existsSync(ledgerFile)) {
         throw new StagecoachError('CONFIG_INVALID', `no ledger at ${ledgerFile}: run a pipeline first (stagecoach run <pipeline>) or name the ledger with --ledger <file>`, { file: ledgerFile });
       }
+      const { openLedger } = await import('../../ledger/index.js');
       const ledger = openLedger(ledgerFile, { readonly: true });
       try {
         const pipelines = ledger.status();

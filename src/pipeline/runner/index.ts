@@ -15,7 +15,10 @@ import { resolve } from 'node:path';
 import { createClient, type ClientLogger, type ClientOptions } from '../../client/index.js';
 import { StagecoachError, type ErrorCode } from '../../contract/errors.js';
 import type { Component, StagingResult } from '../../contract/migration.js';
-import { openLedger, openLedgerWriter, type Ledger, type LedgerRejectInput, type LedgerWriter, type RecordState } from '../../ledger/index.js';
+import { DEFAULT_LEDGER_FILE, openLedger, openLedgerWriter, type Ledger, type LedgerRejectInput, type LedgerWriter, type RecordState } from '../../ledger/index.js';
+
+/** Re-exported where callers of runPipeline have always found it. */
+export { DEFAULT_LEDGER_FILE };
 import { Batcher, prepareRecord, type Batch, type BatchItem } from '../batcher/index.js';
 import { loadPipeline, readPipeline, type PipelineDefinition } from '../read-pipeline.js';
 import { listSourceFiles } from '../source/index.js';
@@ -33,9 +36,6 @@ const RUN_BUSY_THREADS = 1;
 
 /** Mapped records looked up in the ledger together (one read transaction per group). */
 const LOOKUP_GROUP = 500;
-
-/** Where the ledger lives unless told otherwise (relative to the working folder). */
-export const DEFAULT_LEDGER_FILE = '.stagecoach/ledger.db';
 
 /** The part of the client a run uses (the shared client satisfies it). */
 export interface PipelineClient {
