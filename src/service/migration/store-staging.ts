@@ -4,9 +4,18 @@
  * jobs; re-submitting a referenceId replaces the record in place (same rowid), so a client
  * that re-sends after a lost response never creates a second copy.
  *
- * Rows carry their migration as a small number (staging_migrations), not its 36-character UUID:
- * the unique index on (migration, referenceId) is then about half as wide, which cut the CPU of
- * an insert test shaped like staging (600,000 rows) by a sixth to a quarter (docs/running.md).
+ * Rows carry their migration as a small number (staging_migrations), not its 36-character UUID.
+ *
+ * Where a referenceId's row is, is held in memory (`RowsByReference`), not in a unique index on
+ * (migration, referenceId). ReferenceIds are UUIDs that land anywhere in such an index, so nearly
+ * every staged record dirtied another index page, written to the WAL at each commit: the index
+ * was half of staging's SQLite time (an insert test shaped like staging, 600,000 rows: 9.4-9.8 s
+ * of CPU with it, 4.8-5.0 s without), and most of the bytes the service wrote. The map is read
+ * from the table when a migration is first touched after start, and kept for the few migrations
+ * in use; rows are found by rowid and their referenceId checked, so an entry left by a
+ * transaction that rolled back, or by a deleted row, only costs a failed check. Every committed
+ * row is in the map: an insert adds its entry in the same step. This holds because the service
+ * is the only writer of its database (one process, as `serve` runs it).
  */
 import type { Db } from '../store/database.js';
 
@@ -29,8 +38,11 @@ export interface StagingRow {
   data: string;
 }
 
-/** Rows per multi-row upsert (6 parameters each; SQLite allows 32766). */
-const UPSERT_ROWS = 100;
+/** Rows per multi-row insert (6 parameters each; SQLite allows 32766). */
+const INSERT_ROWS = 100;
+
+/** Migrations whose referenceIds are held in memory at once (about 80 bytes a staged record each). */
+const MIGRATIONS_HELD = 4;
 
 /** A migration's number, for the queries that take its UUID (NULL, matching nothing, if it never staged). */
 const MIGRATION_NO = '(SELECT no FROM staging_migrations WHERE migration_id = ?)';
@@ -54,7 +66,8 @@ export function createStagingTables(db: Db): void {
         data TEXT NOT NULL,
         staged_on TEXT NOT NULL,
         import_state TEXT);
-      CREATE UNIQUE INDEX IF NOT EXISTS staged_counterparties_ref ON staged_counterparties (migration_no, reference_id);
+      DROP INDEX IF EXISTS staged_counterparties_ref;
+      CREATE INDEX IF NOT EXISTS staged_counterparties_by_migration ON staged_counterparties (migration_no);
     `);
     if (byUuid) moveToMigrationNumbers(db);
   })();
@@ -73,29 +86,27 @@ function moveToMigrationNumbers(db: Db): void {
 
 export class StagingStore {
   private readonly s;
+  /** referenceId → rowid of the migrations in use, by migration number (oldest use first). */
+  private readonly held = new Map<number, Map<string, number>>();
 
   constructor(db: Db) {
     this.s = {
       /** The migration's number, given on its first staged record. */
       numberOf: db.prepare<[string], number>('SELECT no FROM staging_migrations WHERE migration_id = ?').pluck(),
       number: db.prepare<[string]>('INSERT OR IGNORE INTO staging_migrations (migration_id) VALUES (?)'),
-      // Insert-or-ignore then update, for the rows after the last whole upsertMany: as cheap as a
-      // plain insert for new records.
-      insert: db.prepare<[number, string, string, string | null, string, string]>(
-        `INSERT INTO staged_counterparties (migration_no, reference_id, type, identity_key, data, staged_on) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (migration_no, reference_id) DO NOTHING`,
+      insertOne: db.prepare<[number, string, string, string | null, string, string]>(
+        'INSERT INTO staged_counterparties (migration_no, reference_id, type, identity_key, data, staged_on) VALUES (?, ?, ?, ?, ?, ?)',
       ),
-      replace: db.prepare<[string, string | null, string, string, number, string]>(
-        'UPDATE staged_counterparties SET type = ?, identity_key = ?, data = ?, staged_on = ?, import_state = NULL WHERE migration_no = ? AND reference_id = ?',
+      // Many rows in one statement: about 1 µs less a row than one statement each.
+      insertMany: db.prepare<unknown[]>(
+        `INSERT INTO staged_counterparties (migration_no, reference_id, type, identity_key, data, staged_on) VALUES ${Array<string>(INSERT_ROWS).fill('(?, ?, ?, ?, ?, ?)').join(', ')}`,
       ),
-      // The same as insert-then-replace, for many rows in one statement (about 1 µs less per row).
-      upsertMany: db.prepare<unknown[]>(
-        `INSERT INTO staged_counterparties (migration_no, reference_id, type, identity_key, data, staged_on)
-         VALUES ${Array<string>(UPSERT_ROWS).fill('(?, ?, ?, ?, ?, ?)').join(', ')}
-         ON CONFLICT (migration_no, reference_id) DO UPDATE SET type = excluded.type, identity_key = excluded.identity_key,
-           data = excluded.data, staged_on = excluded.staged_on, import_state = NULL`,
+      /** Replaces a staged record in place, if the row is still the referenceId's. */
+      replace: db.prepare<[string, string | null, string, string, number, number, string]>(
+        'UPDATE staged_counterparties SET type = ?, identity_key = ?, data = ?, staged_on = ?, import_state = NULL WHERE id = ? AND migration_no = ? AND reference_id = ?',
       ),
-      maxId: db.prepare<[], { id: number | null }>('SELECT MAX(id) AS id FROM staged_counterparties'),
+      /** Every referenceId of a migration with its rowid (to fill the map). */
+      references: db.prepare<[number], { id: number; reference_id: string }>('SELECT id, reference_id FROM staged_counterparties WHERE migration_no = ?'),
       /** Identities shared by several staged records, with the referenceIds sharing them. */
       duplicates: db.prepare<[string], { identity_key: string; ids: string }>(
         `SELECT identity_key, json_group_array(reference_id) AS ids FROM staged_counterparties
@@ -106,21 +117,18 @@ export class StagingStore {
       countByType: db.prepare<[string], { type: string; staged: number; imported: number }>(
         `SELECT type, COUNT(*) AS staged, SUM(import_state = 'imported') AS imported FROM staged_counterparties WHERE migration_no = ${MIGRATION_NO} GROUP BY type`,
       ),
-      // Staging order is rowid order. "+migration_no" keeps SQLite from using the (migration_no,
-      // reference_id) index and sorting the whole migration for every page: it walks the rowids
-      // instead, where a migration's rows lie mostly together. (An index on (migration_no, id)
-      // would do it too, at about 1 µs more per staged record.)
+      // Staging order is rowid order. "+migration_no" keeps SQLite from using the migration's
+      // index and sorting the whole migration for every page: it walks the rowids instead, where
+      // a migration's rows lie mostly together.
       page: db.prepare<[string, number, number], StagedRow>(
         `SELECT id, reference_id, type, data, import_state FROM staged_counterparties WHERE +migration_no = ${MIGRATION_NO} ORDER BY id LIMIT ? OFFSET ?`,
       ),
       after: db.prepare<[string, number, number], StagedRow>(
         `SELECT id, reference_id, type, data, import_state FROM staged_counterparties WHERE +migration_no = ${MIGRATION_NO} AND id > ? ORDER BY id LIMIT ?`,
       ),
-      byRef: db.prepare<[string, string], StagedRow>(
-        `SELECT id, reference_id, type, data, import_state FROM staged_counterparties WHERE migration_no = ${MIGRATION_NO} AND reference_id = ?`,
-      ),
-      exists: db.prepare<[string, string], { id: number }>(`SELECT id FROM staged_counterparties WHERE migration_no = ${MIGRATION_NO} AND reference_id = ?`),
-      delete: db.prepare(`DELETE FROM staged_counterparties WHERE migration_no = ${MIGRATION_NO} AND reference_id = ?`),
+      /** The row at a rowid, if it is still the referenceId's. */
+      byId: db.prepare<[number, number, string], StagedRow>('SELECT id, reference_id, type, data, import_state FROM staged_counterparties WHERE id = ? AND migration_no = ? AND reference_id = ?'),
+      delete: db.prepare<[number, number, string]>('DELETE FROM staged_counterparties WHERE id = ? AND migration_no = ? AND reference_id = ?'),
       setImportState: db.prepare('UPDATE staged_counterparties SET import_state = ? WHERE id = ?'),
     };
   }
@@ -131,9 +139,26 @@ export class StagingStore {
     return this.s.numberOf.get(migrationId)!;
   }
 
-  /** Stages one record, replacing the one with the same referenceId in place (the rows `upsertMany` does not take). */
-  private upsertOne(migrationNo: number, referenceId: string, type: string, identity: string | null, data: string, stagedOn: string): void {
-    if (this.s.insert.run(migrationNo, referenceId, type, identity, data, stagedOn).changes === 0) this.s.replace.run(type, identity, data, stagedOn, migrationNo, referenceId);
+  /** Where the migration's referenceIds are (read from the table on first use after start). */
+  private rowsByReference(migrationNo: number): Map<string, number> {
+    let rows = this.held.get(migrationNo);
+    if (rows) {
+      this.held.delete(migrationNo); // most recently used last
+    } else {
+      rows = new Map();
+      for (const r of this.s.references.iterate(migrationNo)) rows.set(r.reference_id, r.id);
+      if (this.held.size >= MIGRATIONS_HELD) this.held.delete(this.held.keys().next().value!);
+    }
+    this.held.set(migrationNo, rows);
+    return rows;
+  }
+
+  /** The rowid a referenceId's row had when last written (a hint: check that the row is still its). */
+  private rowHint(migrationId: string, referenceId: string): { migrationNo: number; id: number } | undefined {
+    const migrationNo = this.s.numberOf.get(migrationId);
+    if (migrationNo === undefined) return undefined;
+    const id = this.rowsByReference(migrationNo).get(referenceId);
+    return id === undefined ? undefined : { migrationNo, id };
   }
 
   /**
@@ -141,25 +166,39 @@ export class StagingStore {
    * Returns how many were new to the migration.
    */
   upsertAll(migrationId: string, rows: readonly StagingRow[], stagedOn: string): number {
-    // A new row takes rowid MAX(id) + 1 and a replaced one keeps its own: the rowids gained
-    // count the new records (the upsert's `changes` counts replaced ones too).
-    const before = this.s.maxId.get()!.id ?? 0;
     const migrationNo = this.migrationNo(migrationId);
-    const whole = rows.length - (rows.length % UPSERT_ROWS);
+    const byReference = this.rowsByReference(migrationNo);
+    // New records, inserted INSERT_ROWS to a statement; a referenceId twice among them keeps the
+    // first one's place and takes the later content, as a replacement would.
+    const fresh: StagingRow[] = [];
+    const freshAt = new Map<string, number>();
+    for (const r of rows) {
+      const id = byReference.get(r.referenceId);
+      if (id !== undefined && this.s.replace.run(r.type, r.identity, r.data, stagedOn, id, migrationNo, r.referenceId).changes > 0) continue;
+      const at = freshAt.get(r.referenceId);
+      if (at !== undefined) {
+        fresh[at] = r;
+        continue;
+      }
+      freshAt.set(r.referenceId, fresh.push(r) - 1);
+    }
     const params: unknown[] = [];
-    for (let i = 0; i < whole; i++) {
-      const r = rows[i]!;
+    const whole = fresh.length - (fresh.length % INSERT_ROWS);
+    for (let i = 0; i < fresh.length; i++) {
+      const r = fresh[i]!;
+      if (i >= whole) {
+        byReference.set(r.referenceId, Number(this.s.insertOne.run(migrationNo, r.referenceId, r.type, r.identity, r.data, stagedOn).lastInsertRowid));
+        continue;
+      }
       params.push(migrationNo, r.referenceId, r.type, r.identity, r.data, stagedOn);
-      if (params.length === UPSERT_ROWS * 6) {
-        this.s.upsertMany.run(params);
+      if (params.length === INSERT_ROWS * 6) {
+        // The rows of one INSERT take consecutive rowids, the last one's reported.
+        const last = Number(this.s.insertMany.run(params).lastInsertRowid);
+        for (let k = 0; k < INSERT_ROWS; k++) byReference.set(fresh[i - INSERT_ROWS + 1 + k]!.referenceId, last - INSERT_ROWS + 1 + k);
         params.length = 0;
       }
     }
-    for (let i = whole; i < rows.length; i++) {
-      const r = rows[i]!;
-      this.upsertOne(migrationNo, r.referenceId, r.type, r.identity, r.data, stagedOn);
-    }
-    return (this.s.maxId.get()!.id ?? 0) - before;
+    return fresh.length;
   }
 
   count(migrationId: string): number {
@@ -185,16 +224,18 @@ export class StagingStore {
   }
 
   byRef(migrationId: string, referenceId: string): StagedRow | undefined {
-    return this.s.byRef.get(migrationId, referenceId);
+    const at = this.rowHint(migrationId, referenceId);
+    return at && this.s.byId.get(at.id, at.migrationNo, referenceId);
   }
 
   exists(migrationId: string, referenceId: string): boolean {
-    return this.s.exists.get(migrationId, referenceId) !== undefined;
+    return this.byRef(migrationId, referenceId) !== undefined;
   }
 
-  /** Deletes a staged record; false when there was none. */
+  /** Deletes a staged record; false when there was none. Its map entry stays: a later check finds the row gone. */
   delete(migrationId: string, referenceId: string): boolean {
-    return this.s.delete.run(migrationId, referenceId).changes > 0;
+    const at = this.rowHint(migrationId, referenceId);
+    return at !== undefined && this.s.delete.run(at.id, at.migrationNo, referenceId).changes > 0;
   }
 
   setImportState(id: number, state: ImportState): void {

@@ -1,0 +1,110 @@
+/**
+ * The staging store finds a referenceId's row through a map held in memory, not a unique index
+ * (src/service/migration/store-staging.ts). These tests hold it to what the index guaranteed: one
+ * row per (migration, referenceId), a re-submission replaced in place, whatever happened before:
+ * a rolled-back transaction, a deleted row, a restart, more migrations than the map holds.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase, type Db } from '../../src/service/store/database.js';
+import { createStagingTables, StagingStore, type StagingRow } from '../../src/service/migration/store-staging.js';
+
+const M1 = '11111111-1111-4111-8111-111111111111';
+const M2 = '22222222-2222-4222-8222-222222222222';
+const ref = (n: number) => `00000000-0000-5000-8000-${String(n).padStart(12, '0')}`;
+const row = (n: number, content = 'v1'): StagingRow => ({ referenceId: ref(n), type: 'person', identity: null, data: JSON.stringify({ referenceId: ref(n), content }) });
+const NOW = '2026-11-23T00:00:00.000Z';
+
+let dir: string;
+let db: Db;
+let store: StagingStore;
+
+/** Every staged row of a migration in rowid order: [referenceId, content, rowid]. */
+function rows(s: StagingStore, migrationId: string): Array<[string, string, number]> {
+  return s.page(migrationId, 1_000_000, 0).map((r) => [r.reference_id, (JSON.parse(r.data) as { content: string }).content, r.id]);
+}
+const stage = (s: StagingStore, migrationId: string, batch: StagingRow[]) => db.transaction(() => s.upsertAll(migrationId, batch, NOW))();
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'staging-store-'));
+  db = openDatabase(dir);
+  createStagingTables(db);
+  store = new StagingStore(db);
+});
+afterEach(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('staging store without a unique index', () => {
+  it('stages new records in order and replaces a re-submitted one in place, in the same batch or a later one', () => {
+    // 250 rows: two whole multi-row inserts and 50 single ones; 7 appears twice (the later content wins, the first place stays).
+    const first = Array.from({ length: 250 }, (_, i) => row(i));
+    first.splice(120, 0, row(7, 'v2'));
+    expect(stage(store, M1, first)).toBe(250);
+    const staged = rows(store, M1);
+    expect(staged.map((r) => r[0])).toEqual(Array.from({ length: 250 }, (_, i) => ref(i)));
+    expect(staged[7]![1]).toBe('v2');
+    expect(new Set(staged.map((r) => r[2])).size).toBe(250);
+
+    // A later upload: 3 and 200 again (replaced where they are), 250 and 251 new.
+    expect(stage(store, M1, [row(3, 'v3'), row(250), row(200, 'v3'), row(251)])).toBe(2);
+    const after = rows(store, M1);
+    expect(after).toHaveLength(252);
+    expect(after[3]).toEqual([ref(3), 'v3', staged[3]![2]]);
+    expect(after[200]).toEqual([ref(200), 'v3', staged[200]![2]]);
+    expect(after.slice(250).map((r) => r[0])).toEqual([ref(250), ref(251)]);
+    expect(store.count(M1)).toBe(252);
+    expect(store.byRef(M1, ref(200))?.id).toBe(staged[200]![2]);
+    expect(store.exists(M1, ref(252))).toBe(false);
+  });
+
+  it('keeps one row per referenceId after a transaction that rolled back', () => {
+    stage(store, M1, [row(1), row(2)]);
+    // A batch that fails after its inserts (as when staging closes under an upload): rolled back.
+    expect(() =>
+      db.transaction(() => {
+        store.upsertAll(M1, [row(3), row(4), row(1, 'lost')], NOW);
+        throw new Error('staging closed');
+      })(),
+    ).toThrow('staging closed');
+    expect(rows(store, M1).map((r) => [r[0], r[1]])).toEqual([[ref(1), 'v1'], [ref(2), 'v1']]);
+    expect(store.exists(M1, ref(3))).toBe(false);
+    // The same records again, and another record that now takes the rowid 3 had for a moment.
+    expect(stage(store, M1, [row(5), row(3), row(4), row(1, 'v2')])).toBe(3);
+    expect(rows(store, M1).map((r) => [r[0], r[1]])).toEqual([[ref(1), 'v2'], [ref(2), 'v1'], [ref(5), 'v1'], [ref(3), 'v1'], [ref(4), 'v1']]);
+    expect(store.byRef(M1, ref(3))).toMatchObject({ reference_id: ref(3) });
+  });
+
+  it('stages a deleted record again as a new row, once', () => {
+    stage(store, M1, [row(1), row(2), row(3)]);
+    expect(store.delete(M1, ref(2))).toBe(true);
+    expect(store.delete(M1, ref(2))).toBe(false);
+    expect(store.byRef(M1, ref(2))).toBeUndefined();
+    expect(stage(store, M1, [row(2, 'back'), row(2, 'again')])).toBe(1);
+    expect(rows(store, M1).map((r) => [r[0], r[1]])).toEqual([[ref(1), 'v1'], [ref(3), 'v1'], [ref(2), 'again']]);
+  });
+
+  it('finds what an earlier process staged (the map is read from the table), per migration', () => {
+    stage(store, M1, [row(1), row(2)]);
+    stage(store, M2, [row(1, 'm2')]);
+    const restarted = new StagingStore(db);
+    expect(restarted.byRef(M2, ref(1))).toMatchObject({ reference_id: ref(1) });
+    expect(stage(restarted, M1, [row(2, 'v2'), row(3)])).toBe(1);
+    expect(rows(restarted, M1).map((r) => [r[0], r[1]])).toEqual([[ref(1), 'v1'], [ref(2), 'v2'], [ref(3), 'v1']]);
+    expect(rows(restarted, M2).map((r) => [r[0], r[1]])).toEqual([[ref(1), 'm2']]);
+    expect(restarted.byRef(M1, ref(9))).toBeUndefined();
+    expect(restarted.byRef('99999999-9999-4999-8999-999999999999', ref(1))).toBeUndefined();
+  });
+
+  it('reads a migration’s map again after more migrations than it holds were used', () => {
+    const migrations = Array.from({ length: 7 }, (_, i) => `${String(i).repeat(8)}-0000-4000-8000-000000000000`);
+    for (const [i, m] of migrations.entries()) stage(store, m, [row(1, `m${i}`), row(i + 2)]);
+    for (const [i, m] of migrations.entries()) {
+      expect(stage(store, m, [row(1, `again ${i}`), row(i + 2, 'again')])).toBe(0);
+      expect(rows(store, m).map((r) => [r[0], r[1]])).toEqual([[ref(1), `again ${i}`], [ref(i + 2), 'again']]);
+    }
+  });
+});
