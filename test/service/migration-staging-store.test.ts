@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../../src/service/store/database.js';
-import { createStagingTables, StagingStore, type StagingRow } from '../../src/service/migration/store-staging.js';
+import { createStagingTables, hash30, StagingStore, type StagingRow } from '../../src/service/migration/store-staging.js';
 
 const M1 = '11111111-1111-4111-8111-111111111111';
 const M2 = '22222222-2222-4222-8222-222222222222';
@@ -106,5 +106,28 @@ describe('staging store without a unique index', () => {
       expect(stage(store, m, [row(1, `again ${i}`), row(i + 2, 'again')])).toBe(0);
       expect(rows(store, m).map((r) => [r[0], r[1]])).toEqual([[ref(1), `again ${i}`], [ref(i + 2), 'again']]);
     }
+  });
+
+  it('keeps records apart whose referenceIds share the map’s hash', () => {
+    // Two referenceIds with one hash, found by search (30 bits: a pair among a few 10,000 ids), and a third.
+    const seen = new Map<number, number>();
+    let pair: [number, number] | undefined;
+    for (let n = 0; !pair; n++) {
+      const h = hash30(ref(n));
+      const earlier = seen.get(h);
+      if (earlier !== undefined) pair = [earlier, n];
+      seen.set(h, n);
+    }
+    const [a, c] = pair;
+    const b = c + 1;
+    expect(hash30(ref(a)) === hash30(ref(c)) && hash30(ref(b)) !== hash30(ref(a))).toBe(true);
+    expect(stage(store, M1, [row(a), row(b)])).toBe(2);
+    expect(stage(store, M1, [row(b, 'v2'), row(c), row(a, 'v2')])).toBe(1);
+    expect(store.delete(M1, ref(a))).toBe(true);
+    expect(rows(store, M1).map((r) => [r[0], r[1]])).toEqual([[ref(b), 'v2'], [ref(c), 'v1']]);
+    expect(store.byRef(M1, ref(c))).toMatchObject({ reference_id: ref(c) });
+    expect(store.exists(M1, ref(a))).toBe(false);
+    expect(stage(store, M1, [row(a, 'v3')])).toBe(1);
+    expect(rows(store, M1).map((r) => [r[0], r[1]])).toEqual([[ref(b), 'v2'], [ref(c), 'v1'], [ref(a), 'v3']]);
   });
 });
