@@ -12,6 +12,8 @@ import { resolve } from 'node:path';
 import { serviceConfigSchema, type ServiceConfig, type ServiceOptions } from './config.js';
 import { BackgroundWork, type ServiceContext } from './context.js';
 import { openDatabase } from './store/database.js';
+import { lockDataDir } from './store/data-dir-lock.js';
+import { mkdirSync } from 'node:fs';
 import { createIdentityTables, seedDemoIdentities } from './auth/identities.js';
 import { loadSigningKeys } from './auth/keys.js';
 import { createOutboxTables } from './events/outbox.js';
@@ -32,14 +34,25 @@ export async function startService(options: ServiceOptions & { logger?: Logger }
   const config: ServiceConfig = serviceConfigSchema.parse(options);
   config.dataDir = resolve(config.dataDir);
   const logger = options.logger ?? pino({ level: config.logLevel, base: { service: 'embedded-lending-service' } });
-  const db = openDatabase(config.dataDir);
-  createIdentityTables(db);
-  seedDemoIdentities(db);
-  createOutboxTables(db);
-  const keys = await loadSigningKeys(db);
-  const ctx: ServiceContext = { db, config, logger, keys, background: new BackgroundWork(), baseUrl: '' };
-  const app = await buildApp(ctx);
-  await app.listen({ port: config.port, host: config.host });
+  mkdirSync(config.dataDir, { recursive: true });
+  const unlock = lockDataDir(config.dataDir);
+  let db: ReturnType<typeof openDatabase> | undefined;
+  let ctx: ServiceContext;
+  let app: Awaited<ReturnType<typeof buildApp>>;
+  try {
+    db = openDatabase(config.dataDir);
+    createIdentityTables(db);
+    seedDemoIdentities(db);
+    createOutboxTables(db);
+    const keys = await loadSigningKeys(db);
+    ctx = { db, config, logger, keys, background: new BackgroundWork(), baseUrl: '' };
+    app = await buildApp(ctx);
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    db?.close();
+    unlock();
+    throw err;
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   ctx.baseUrl = `http://${config.host}:${port}`;
@@ -52,6 +65,7 @@ export async function startService(options: ServiceOptions & { logger?: Logger }
       await ctx.background.stop();
       db.pragma('wal_checkpoint(TRUNCATE)');
       db.close();
+      unlock();
       logger.info('embedded lending service stopped');
     })());
   return { url: ctx.baseUrl, port, dataDir: config.dataDir, close };
