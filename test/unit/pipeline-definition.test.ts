@@ -133,6 +133,38 @@ describe('pipeline definition', () => {
     );
   });
 
+  it('refuses record fields that staging would drop, at their line, in nested objects and lists too', async () => {
+    const mapping = [
+      'type: person',
+      'key: { column: klantnr, scope: k }',
+      'record:',
+      '  surname: achternaam',
+      '  initials: voorletters',
+      '  emailAdres: email', // misspelt: staging knows emailAddress
+      '  addresses:',
+      '    - object:',
+      '        referenceId: { referenceId: { suffix: main } }',
+      '        postcode: pc', // addresses take postalCode
+      '  income:',
+      '    object: { amount: bedrag, currency: { value: EUR }, frequency: { value: yearly } }',
+      '  ratings:',
+      '    - object: { agency: { value: x }, anything: { value: y } }', // ratings take any fields
+      '',
+    ].join('\n');
+    write('mappings/misspelt.yaml', mapping);
+    const pipeline = write('uses-misspelt.yaml', 'name: x\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/misspelt.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n');
+    const m = join(shown, 'mappings', 'misspelt.yaml');
+    const message = (await loadError(pipeline)).message;
+    expect(message).toMatch(new RegExp(`^Invalid ${m.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: 2 problems\n`));
+    expect(message).toContain(`${m}:6:15: record.emailAdres: a staged person has no field "emailAdres": staging would drop it; expected one of referenceId, isActive,`);
+    expect(message).toContain(`${m}:10:19: record.addresses[0].object.postcode: addresses (an object) has no field "postcode": staging would drop it; expected one of referenceId, type, addressLine1, addressLine2, houseNumber, postalCode, locality, countryCode`);
+    // Fixed, it loads; and an organisation's fields are an organisation's.
+    write('mappings/misspelt.yaml', mapping.replace('emailAdres', 'emailAddress').replace('postcode: pc', 'postalCode: pc'));
+    await expect(loadPipeline(pipeline)).resolves.toMatchObject({ name: 'x' });
+    write('mappings/misspelt.yaml', 'type: organisation\nkey: { column: kvk, scope: b }\nrecord:\n  organisationName: naam\n  cocNumber: kvk\n  surname: naam\n');
+    expect((await loadError(pipeline)).message).toContain(`${m}:6:12: record.surname: a staged organisation has no field "surname"`);
+  });
+
   it('accepts the components still to come but reading them says they are not implemented yet', async () => {
     const def = await loadPipeline(write('collaterals.yaml', 'name: c\ncomponent: Collaterals\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n'));
     expect(def.component).toBe('Collaterals');

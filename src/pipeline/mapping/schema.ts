@@ -6,7 +6,7 @@
  * each with examples.
  */
 import { z } from 'zod';
-import { STAGED_TYPES } from '../../contract/migration.js';
+import { STAGED_TYPES, stagedOrganisationSchema, stagedPersonSchema } from '../../contract/migration.js';
 
 const columnName = z.string().min(1);
 
@@ -143,5 +143,48 @@ export function checkMappingDeclarations(
   };
   transforms(m.key.transforms, ['key', 'transforms']);
   for (const [name, e] of Object.entries(m.record)) walk(e, ['record', name]);
+  return problems;
+}
+
+/** The fields a staged object takes (null: any field, as in `ratings`), through optional and list wrappers. */
+function fieldsOf(schema: z.ZodType | undefined): Record<string, z.ZodType> | null | undefined {
+  let at: unknown = schema;
+  for (;;) {
+    if (at instanceof z.ZodOptional) at = at.unwrap();
+    else if (at instanceof z.ZodArray) at = at.element;
+    else break;
+  }
+  if (at instanceof z.ZodObject) return at.shape as Record<string, z.ZodType>;
+  if (at instanceof z.ZodRecord) return null;
+  return undefined;
+}
+
+/**
+ * Record fields the staged-record schema does not have. Staging keeps only the fields it knows,
+ * so a misspelt field (`emailAdres`) would be dropped from every record without a word; it is
+ * refused here instead, at its line, with the fields expected. Objects inside lists (addresses,
+ * telephone numbers, relations) are checked against their own fields. A mapping script can still
+ * add anything; what staging does not know, it drops.
+ */
+export function unknownRecordFields(m: MappingFile): { path: (string | number)[]; message: string }[] {
+  const problems: { path: (string | number)[]; message: string }[] = [];
+  const check = (fields: Record<string, Expr>, shape: Record<string, z.ZodType>, path: (string | number)[], what: string) => {
+    for (const [name, e] of Object.entries(fields)) {
+      if (!(name in shape)) {
+        problems.push({ path: [...path, name], message: `${what} has no field ${JSON.stringify(name)}: staging would drop it; expected one of ${Object.keys(shape).join(', ')}` });
+        continue;
+      }
+      walk(e, shape[name], [...path, name], name);
+    }
+  };
+  const walk = (e: Expr, schema: z.ZodType | undefined, path: (string | number)[], what: string) => {
+    if ('object' in e) {
+      const shape = fieldsOf(schema);
+      if (shape) check(e.object, shape, [...path, 'object'], `${what} (an object)`);
+    }
+    if ('list' in e) e.list.forEach((x, i) => walk(x, schema, e.bare ? [...path, i] : [...path, 'list', i], what));
+    if ('first' in e) e.first.forEach((x, i) => walk(x, schema, [...path, 'first', i], what));
+  };
+  check(m.record, (m.type === 'person' ? stagedPersonSchema : stagedOrganisationSchema).shape, ['record'], `a staged ${m.type}`);
   return problems;
 }
