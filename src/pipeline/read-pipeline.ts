@@ -182,7 +182,7 @@ async function readKeys(sources: readonly PreparedSource[], index: KeyIndex, sig
         await scanCsvKeys({ path: f.path, file: f.file, enc, delimiter, quote, header, columns, column: keyColumn, signal }, mark);
         continue;
       }
-      for await (const row of readSourceFile(s.def, f, { requiredColumns: s.mapping.columns, signal })) {
+      for await (const row of readSourceFile(s.def, f, { requiredColumns: s.mapping.columns, signal, hashRows: false })) {
         if (isSourceRowError(row)) continue;
         const key = s.mapping.key(row.values);
         if (key !== undefined) index.mark(scope, key);

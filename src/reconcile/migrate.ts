@@ -8,7 +8,8 @@ import { createClient, type ClientOptions, type StagecoachClient } from '../clie
 import { StagecoachError } from '../contract/errors.js';
 import { openLedger } from '../ledger/index.js';
 import { loadPipeline } from '../pipeline/read-pipeline.js';
-import { DEFAULT_LEDGER_FILE, runPipeline, type RunLogger, type RunProgress, type RunReport } from '../pipeline/runner/index.js';
+import { runPipeline, type RunLogger, type RunProgress, type RunReport } from '../pipeline/runner/index.js';
+import { DEFAULT_LEDGER_FILE } from '../ledger/index.js';
 import { runChain, type ChainEvent, type ChainOutcome } from './chain.js';
 import { followLogs } from './logs-follow.js';
 import { reconcile, REPORTS_DIR, type ReconcileResult } from './reconcile.js';

@@ -17,9 +17,10 @@ import { DEFAULT_LEDGER_FILE } from '../../ledger/types.js';
 import type { ChainEvent } from '../../reconcile/chain.js';
 import type { ReconcileResult } from '../../reconcile/reconcile.js';
 import { parseTolerance, type ReconciliationReport } from '../../reconcile/report-model.js';
+import { EXIT } from '../run.js';
+
 // The ledger (SQLite) and src/reconcile (the client, undici) are imported where a command runs,
 // so that `stagecoach --help` and the commands without network start without loading them.
-import { EXIT } from '../run.js';
 
 interface CommonFlags extends ConnectionFlags {
   ledger?: string;

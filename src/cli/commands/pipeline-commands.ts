@@ -6,13 +6,14 @@ import { generateCrmSamples } from '../../pipeline/samples/generate-crm.js';
 import { StagecoachError } from '../../contract/errors.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-// The runner and the ledger (undici, SQLite, pino) are loaded by the commands that use them, not by plan or map.
 import type { RunReport } from '../../pipeline/runner/index.js';
 import type { PipelineStatus, RunRow } from '../../ledger/index.js';
 import { DEFAULT_LEDGER_FILE, RECORD_STATES } from '../../ledger/types.js';
 import { addConnectionOptions, resolveConnection, type ConnectionFlags } from '../connection.js';
 import { EXIT, exitCodeFor } from '../run.js';
 import { printJson, printTable } from '../output.js';
+
+// The runner and the ledger (undici, SQLite, pino) are imported by the commands that use them, not by plan or map.
 
 export function registerPipelineCommands(program: Command): void {
   registerPlanCommand(program);

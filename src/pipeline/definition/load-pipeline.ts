@@ -7,7 +7,7 @@ import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { pipelineFileSchema, type PipelineFile, type SourceSpec } from './schema.js';
 import { loadYamlFile } from './yaml-file.js';
-import { checkMappingDeclarations, mappingFileSchema, unknownRecordFields, type MappingFile } from '../mapping/schema.js';
+import { checkMappingDeclarations, mappingFileSchema, type MappingFile } from '../mapping/schema.js';
 import { compileTransform } from '../mapping/transforms.js';
 import { StagecoachError } from '../../contract/errors.js';
 
@@ -60,7 +60,7 @@ export async function loadPipeline(file: string): Promise<PipelineDefinition> {
     let mapping = loaded.get(mappingPath);
     if (!mapping) {
       mapping = await loadYamlFile(mappingPath, mappingFileSchema, displayPath(mappingPath), (m) => {
-        const problems = [...checkMappingDeclarations(m, compileTransform), ...unknownRecordFields(m)];
+        const problems = checkMappingDeclarations(m, compileTransform);
         if (m.script && !existsSync(resolve(dirname(mappingPath), m.script))) problems.push({ path: ['script'], message: `script not found: ${JSON.stringify(m.script)} (relative to the mapping file)` });
         return problems;
       });

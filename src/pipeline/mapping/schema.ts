@@ -115,8 +115,13 @@ export type MappingFile = z.output<typeof mappingFileSchema>;
 
 /**
  * Checks what the shape alone cannot: code tables that exist, date formats that parse, regular
- * expressions that compile. Each problem is reported at the transform's own path, so the
- * loader can point at its line and column.
+ * expressions that compile, and record fields that the staged record has. Each problem is
+ * reported at its own path, so the loader can point at its line and column.
+ *
+ * Staging keeps only the fields it knows, so a misspelt field (`emailAdres`) would be dropped
+ * from every record without a word; it is refused here instead, with the fields expected.
+ * Objects inside lists (addresses, telephone numbers, relations) are held to their own fields. A
+ * mapping script can still add anything; what staging does not know, it drops.
  */
 export function checkMappingDeclarations(
   m: MappingFile,
@@ -132,17 +137,27 @@ export function checkMappingDeclarations(
       }
     });
   };
-  const walk = (e: Expr, path: (string | number)[]) => {
+  /** The fields of an object: each checked against the staged object's (when known), then walked. */
+  const fields = (entries: Record<string, Expr>, shape: Record<string, z.ZodType> | null | undefined, path: (string | number)[], what: string) => {
+    for (const [name, e] of Object.entries(entries)) {
+      if (shape && !(name in shape)) {
+        problems.push({ path: [...path, name], message: `${what} has no field ${JSON.stringify(name)}: staging would drop it; expected one of ${Object.keys(shape).join(', ')}` });
+      }
+      walk(e, shape?.[name], [...path, name], name);
+    }
+  };
+  /** `schema`: what staging takes at this place, when known. */
+  const walk = (e: Expr, schema: z.ZodType | undefined, path: (string | number)[], what: string) => {
     if ('transforms' in e && Array.isArray(e.transforms)) transforms(e.transforms, [...path, 'transforms']);
-    if ('concat' in e) e.concat.forEach((x, i) => walk(x, [...path, 'concat', i]));
-    if ('first' in e) e.first.forEach((x, i) => walk(x, [...path, 'first', i]));
-    if ('object' in e) for (const [k, x] of Object.entries(e.object)) walk(x, [...path, 'object', k]);
+    if ('concat' in e) e.concat.forEach((x, i) => walk(x, undefined, [...path, 'concat', i], what));
+    if ('first' in e) e.first.forEach((x, i) => walk(x, schema, [...path, 'first', i], what));
+    if ('object' in e) fields(e.object, fieldsOf(schema), [...path, 'object'], `${what} (an object)`);
     // a bare YAML list has no `list:` key in the file
-    if ('list' in e) e.list.forEach((x, i) => walk(x, e.bare ? [...path, i] : [...path, 'list', i]));
+    if ('list' in e) e.list.forEach((x, i) => walk(x, schema, e.bare ? [...path, i] : [...path, 'list', i], what));
     if ('referenceId' in e) transforms(e.referenceId.transforms, [...path, 'referenceId', 'transforms']);
   };
   transforms(m.key.transforms, ['key', 'transforms']);
-  for (const [name, e] of Object.entries(m.record)) walk(e, ['record', name]);
+  fields(m.record, (m.type === 'person' ? stagedPersonSchema : stagedOrganisationSchema).shape, ['record'], `a staged ${m.type}`);
   return problems;
 }
 
@@ -157,34 +172,4 @@ function fieldsOf(schema: z.ZodType | undefined): Record<string, z.ZodType> | nu
   if (at instanceof z.ZodObject) return at.shape as Record<string, z.ZodType>;
   if (at instanceof z.ZodRecord) return null;
   return undefined;
-}
-
-/**
- * Record fields the staged-record schema does not have. Staging keeps only the fields it knows,
- * so a misspelt field (`emailAdres`) would be dropped from every record without a word; it is
- * refused here instead, at its line, with the fields expected. Objects inside lists (addresses,
- * telephone numbers, relations) are checked against their own fields. A mapping script can still
- * add anything; what staging does not know, it drops.
- */
-export function unknownRecordFields(m: MappingFile): { path: (string | number)[]; message: string }[] {
-  const problems: { path: (string | number)[]; message: string }[] = [];
-  const check = (fields: Record<string, Expr>, shape: Record<string, z.ZodType>, path: (string | number)[], what: string) => {
-    for (const [name, e] of Object.entries(fields)) {
-      if (!(name in shape)) {
-        problems.push({ path: [...path, name], message: `${what} has no field ${JSON.stringify(name)}: staging would drop it; expected one of ${Object.keys(shape).join(', ')}` });
-        continue;
-      }
-      walk(e, shape[name], [...path, name], name);
-    }
-  };
-  const walk = (e: Expr, schema: z.ZodType | undefined, path: (string | number)[], what: string) => {
-    if ('object' in e) {
-      const shape = fieldsOf(schema);
-      if (shape) check(e.object, shape, [...path, 'object'], `${what} (an object)`);
-    }
-    if ('list' in e) e.list.forEach((x, i) => walk(x, schema, e.bare ? [...path, i] : [...path, 'list', i], what));
-    if ('first' in e) e.first.forEach((x, i) => walk(x, schema, [...path, 'first', i], what));
-  };
-  check(m.record, (m.type === 'person' ? stagedPersonSchema : stagedOrganisationSchema).shape, ['record'], `a staged ${m.type}`);
-  return problems;
 }

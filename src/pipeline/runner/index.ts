@@ -16,9 +16,6 @@ import { createClient, type ClientLogger, type ClientOptions } from '../../clien
 import { StagecoachError, type ErrorCode } from '../../contract/errors.js';
 import type { Component, StagingResult } from '../../contract/migration.js';
 import { DEFAULT_LEDGER_FILE, openLedger, openLedgerWriter, type Ledger, type LedgerRejectInput, type LedgerWriter, type RecordState } from '../../ledger/index.js';
-
-/** Re-exported where callers of runPipeline have always found it. */
-export { DEFAULT_LEDGER_FILE };
 import { Batcher, prepareRecord, type Batch, type BatchItem } from '../batcher/index.js';
 import { loadPipeline, readPipeline, type PipelineDefinition } from '../read-pipeline.js';
 import { listSourceFiles } from '../source/index.js';

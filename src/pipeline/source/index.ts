@@ -34,7 +34,7 @@ export async function listSourceFiles(dir: string, source: Pick<SourceDefinition
 export async function* readSourceFile(
   source: SourceDefinition,
   file: SourceFile,
-  options: { requiredColumns?: ReadonlySet<string>; signal?: AbortSignal | undefined } = {},
+  options: { requiredColumns?: ReadonlySet<string>; signal?: AbortSignal | undefined; hashRows?: boolean } = {},
 ): AsyncGenerator<SourceRow | SourceRowError> {
   for await (const batch of readSourceBatches(source, file, options)) yield* batch;
 }
