@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readCsvFile } from '../../src/pipeline/source/source-csv.js';
+import { readCsvFile, type CsvRange, type CsvReadOutcome } from '../../src/pipeline/source/source-csv.js';
 import { readJsonArrayFile, readJsonLinesFile } from '../../src/pipeline/source/source-json.js';
 import { scanCsvKeys } from '../../src/pipeline/source/scan-csv-keys.js';
 import { detectEncoding, repairWindows1252 } from '../../src/pipeline/source/encoding.js';
@@ -96,6 +96,88 @@ describe('CSV source', () => {
   it('refuses a header that lacks a column the mapping reads, naming file, line and the columns it has', async () => {
     const gen = readCsvFile({ source: 's', path: join(CASES, 'persons-utf8.csv'), file: 'persons-utf8.csv', encoding: 'utf-8', csv: { delimiter: ';', quote: '"', header: true }, requiredColumns: new Set(['nr', 'achternaam']) });
     await expect(all(gen)).rejects.toThrow('persons-utf8.csv:1: the mapping reads column "achternaam" that the header lacks; expected one of "nr", "naam", "plaats"');
+  });
+});
+
+describe('CSV plain-line fast path', () => {
+  it('reads exactly what csv-parse alone reads: rows, errors, lines, offsets, wherever the reads end', async () => {
+    // Seeded random files: runs of well-formed rows (the fast path) around pieces that are not
+    // plain (quotes, lone CRs, bare LFs in CRLF files, bytes that are not UTF-8), with blank and
+    // whitespace lines, short and long rows, a BOM, a last line without a line end. Each is read
+    // whole and as a range, with the fast path in reads of 1, 3 and 64 bytes and the default, and
+    // compared with csv-parse reading all of it.
+    let seed = 11;
+    const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+    const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+    const dir = mkdtempSync(join(tmpdir(), 'plain-lines-'));
+    const differing: string[] = [];
+    let plainRead = 0;
+    let referencePlain = 0;
+    for (let f = 0; f < 40; f++) {
+      const d = pick([';', ',', '\t']);
+      const eol = pick(['\n', '\r\n']);
+      const encoding = pick<SourceEncoding>(['utf-8', 'windows-1252', 'auto']);
+      const header = random() < 0.8;
+      const pieces = ['a', 'é', 'Zoë', d, d + d, '"', '""', '"x"', `"q${d}\n"`, '\n', '\r\n', '\r', '\n\n', `${eol}${eol}`, ' ', '  ', '\u0080', '\t'];
+      const parts: Buffer[] = [];
+      const lineStarts: { at: number; line: number }[] = [];
+      let at = 0;
+      let line = 1;
+      const add = (text: string | Buffer, isRow = false) => {
+        const b = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+        if (isRow) lineStarts.push({ at, line });
+        parts.push(b);
+        at += b.length;
+      };
+      if (random() < 0.2) add(Buffer.from([0xef, 0xbb, 0xbf]));
+      if (header) add(`k${d}naam${d}plaats${eol}`), line++;
+      const plainRows = (n: number) => {
+        for (let r = 0; r < n; r++) {
+          const kind = random();
+          if (kind < 0.05) add(eol), line++; // blank
+          else if (kind < 0.08) add(`   ${eol}`), line++; // whitespace only
+          else if (kind < 0.11) add(`${r}${d}kort${eol}`, true), line++; // short row
+          else if (kind < 0.14) add(`${r}${d}a${d}b${d}c${eol}`, true), line++; // long row
+          else add(`${1000 + r}${d}naam ${pick(['Zoë', 'Müller', 'x', ''])}${d}plaats${eol}`, true), line++;
+        }
+      };
+      plainRows(Math.floor(random() * 60));
+      if (random() < 0.7) {
+        for (let p = 0, n = 1 + Math.floor(random() * 30); p < n; p++) add(pick(pieces));
+        add(eol);
+        plainRows(Math.floor(random() * 20));
+      }
+      if (random() < 0.3) add(`9999${d}laatste${d}zonder regeleinde`);
+      const path = join(dir, `f${f}.csv`);
+      writeFileSync(path, Buffer.concat(parts));
+      const csvOptions = header ? { delimiter: d, quote: '"', header: true } : { delimiter: d, quote: '"', header: false, columns: ['k', 'naam', 'plaats'] };
+      const read = async (plainLines: boolean, readBytes: number | undefined, range: CsvRange | undefined) => {
+        const outcome: CsvReadOutcome = { endLine: 0, endByte: 0, endedAtRecord: true };
+        let result: unknown;
+        try {
+          result = await all(readCsvFile({ source: 's', path, file: 'f.csv', encoding, csv: csvOptions, plainLines, outcome, ...(readBytes ? { readBytes } : {}), ...(range ? { range } : {}) }));
+        } catch (err) {
+          result = (err as Error).message;
+        }
+        const { plainRecords = 0, ...rest } = outcome;
+        return { text: JSON.stringify({ result, outcome: rest }), plainRecords };
+      };
+      const middle = lineStarts.length > 2 ? lineStarts[Math.floor(lineStarts.length / 2)]! : undefined;
+      const ranges: (CsvRange | undefined)[] = [undefined];
+      if (middle) ranges.push({ start: middle.at, line: middle.line, columns: ['k', 'naam', 'plaats'], recordDelimiter: eol === '\n' ? '\n' : '\r\n' });
+      for (const range of ranges) {
+        const reference = await read(false, undefined, range);
+        referencePlain += reference.plainRecords;
+        for (const readBytes of [undefined, 1, 3, 64]) {
+          const got = await read(true, readBytes, range);
+          plainRead += got.plainRecords;
+          if (got.text !== reference.text) differing.push(`f${f} (${JSON.stringify(d)}, ${JSON.stringify(eol)}, ${encoding}, header ${header}), ${range ? `range from ${range.start}` : 'whole'}, reads of ${readBytes ?? 'default'}:\n${got.text}\n${reference.text}`);
+        }
+      }
+    }
+    expect(differing).toEqual([]);
+    expect(referencePlain).toBe(0);
+    expect(plainRead).toBeGreaterThan(5_000);
   });
 });
 

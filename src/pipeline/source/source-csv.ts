@@ -17,6 +17,7 @@ import type { CsvOptions, SourceEncoding } from '../definition/schema.js';
 import { StagecoachError } from '../../contract/errors.js';
 import { detectEncoding, repairWindows1252, swap16Stream, textDefect, textDefectHint } from './encoding.js';
 import { generated } from '../generated-code.js';
+import { plainLinesPossible, plainTail, recordDelimiterOf, walkPlainLines, type PlainLineFormat } from './csv-plain-lines.js';
 
 export interface CsvFileOptions {
   /** Source name (pipeline file). */
@@ -36,6 +37,10 @@ export interface CsvFileOptions {
   outcome?: CsvReadOutcome;
   /** Hash each row's fields into its provenance (default true); `plan`, which keeps no ledger, skips it. */
   hashRows?: boolean;
+  /** Read plain lines without csv-parse (default true; csv-plain-lines.ts). Tests turn it off for a reference. */
+  plainLines?: boolean;
+  /** Bytes read at a time (default 32 KiB); tests make it small so lines straddle reads. */
+  readBytes?: number;
 }
 
 /** A slice of a CSV file that starts at a record: bytes [start, end), the columns already known. */
@@ -62,9 +67,12 @@ export interface CsvReadOutcome {
    * failed): for a range, its end was not at a record boundary.
    */
   endedAtRecord: boolean;
+  /** Records read by the plain-line fast path rather than csv-parse. */
+  plainRecords?: number;
 }
 
 const RAW_LIMIT = 200;
+const LF_BYTE = 10;
 const FIELD_SEPARATOR = '\u001f';
 
 /** sha256 (hex) of a row's fields in column order, joined by U+001F: quoting style does not count. */
@@ -125,9 +133,10 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
   let width = columns?.length ?? 0;
 
   // Position bookkeeping (see the module comment).
-  // csv-parse counts bytes and lines from what it was given: a range's come after its start.
-  const byteBase = fromStart ? 0 : range.start;
-  const lineBase = range ? range.line - 1 : 0;
+  // csv-parse counts bytes and lines from what it was given: from the range's start, or, once the
+  // plain-line fast path hands over to it, from where that stopped.
+  let byteBase = fromStart ? 0 : range.start;
+  let lineBase = range ? range.line - 1 : 0;
   let prevEndLine = lineBase;
   let prevEndByte = fromStart ? enc.bomLength : range.start;
   let prevEmpty = 0;
@@ -147,32 +156,20 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
   // A record completed then is normal: csv-parse holds a record back until it sees what follows.
   let ending = false;
   const outcome: CsvReadOutcome = opts.outcome ?? { endLine: 0, endByte: 0, endedAtRecord: true };
-  const finish = (info: { lines: number; bytes: number; empty_lines: number }, endLine: number) => {
+  const finish = (endLine: number, endByte: number) => {
     prevEndLine = endLine;
-    prevEndByte = byteBase + info.bytes;
-    prevEmpty = info.empty_lines;
-    prevInfoLines = info.lines;
+    prevEndByte = endByte;
     outcome.endLine = endLine;
-    outcome.endByte = prevEndByte;
+    outcome.endByte = endByte;
   };
 
   // Rows go straight into this batch from the callbacks (never through the stream's readable
-  // side): the parser is written one file chunk at a time and the batch taken after each.
+  // side): the input is read one file chunk at a time and the batch taken after each.
   let pending: (SourceRow | SourceRowError)[] = [];
   let failure: unknown;
   let toValues: ((record: string[]) => Record<string, unknown>) | undefined;
-  // A record csv-parse completed. Taken where the parser pushes it to its readable side rather
-  // than through `on_record`: for `on_record` csv-parse builds an info object (two object
-  // spreads) per record, a third of the parse's cost (7.1 against 4.8 µs a row, 200,000 rows).
-  // `parser.info` is the same at both places.
-  const takeRecord = (record: string[]): void => {
-    const info = parser.info;
-    const at = start(parser, info);
-    // csv-parse's line count is exact unless a field holds a line break: count those ourselves.
-    const spanned = info.lines - prevInfoLines - at.empty;
-    let endLine = at.line;
-    if (spanned !== 1 || info.lines === 0) for (const f of record) endLine += lineBreaks(f);
-    finish(info, endLine);
+  /** One record's fields, from csv-parse or the plain-line path, at its first line and byte. */
+  const takeRecord = (record: string[], line: number, byteOffset: number): void => {
     if (repair) for (let i = 0; i < record.length; i++) record[i] = repairWindows1252(record[i]!);
     if (record.length === 1 && record[0]!.trim() === '' && width !== 1) return; // a line of blanks
     if (columns === undefined) {
@@ -180,7 +177,7 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
       outcome.columns = columns;
       width = csv.columns?.length ?? record.length;
       if (csv.columns && csv.columns.length !== record.length) {
-        failure = new StagecoachError('CONFIG_INVALID', `${file}:${at.line}: csv.columns names ${csv.columns.length} columns but the header has ${record.length}`, { file, line: at.line });
+        failure = new StagecoachError('CONFIG_INVALID', `${file}:${line}: csv.columns names ${csv.columns.length} columns but the header has ${record.length}`, { file, line });
       }
       const missing = [...(opts.requiredColumns ?? [])].filter((c) => !columns!.includes(c) && !c.includes('.'));
       const headerDefect = csv.columns ? undefined : textDefect(record.join(FIELD_SEPARATOR));
@@ -188,34 +185,34 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
       if (missing.length > 0 && headerDefect) {
         failure = new StagecoachError(
           'CONFIG_INVALID',
-          `${file}:${at.line}: the header is not text in ${enc.name}: it holds ${headerDefect}; ${textDefectHint(headerDefect, enc.name)}; expected a header naming the columns ${missing.map((c) => JSON.stringify(c)).join(', ')}`,
-          { file, line: at.line },
+          `${file}:${line}: the header is not text in ${enc.name}: it holds ${headerDefect}; ${textDefectHint(headerDefect, enc.name)}; expected a header naming the columns ${missing.map((c) => JSON.stringify(c)).join(', ')}`,
+          { file, line },
         );
       } else if (missing.length > 0) {
         // Not thrown: csv-parse would turn it into a stream error, reported a tick later.
         failure = new StagecoachError(
           'CONFIG_INVALID',
-          `${file}:${at.line}: the mapping reads column${missing.length > 1 ? 's' : ''} ${missing.map((c) => JSON.stringify(c)).join(', ')} that the header lacks; expected one of ${columns.map((c) => JSON.stringify(c)).join(', ')}`,
-          { file, line: at.line },
+          `${file}:${line}: the mapping reads column${missing.length > 1 ? 's' : ''} ${missing.map((c) => JSON.stringify(c)).join(', ')} that the header lacks; expected one of ${columns.map((c) => JSON.stringify(c)).join(', ')}`,
+          { file, line },
         );
       } else if (doubled.length > 0) {
         // Which of the two would the mapping read? Neither guess is safe.
         failure = new StagecoachError(
           'CONFIG_INVALID',
-          `${file}:${at.line}: the header names column${doubled.length > 1 ? 's' : ''} ${doubled.map((c) => JSON.stringify(c)).join(', ')} more than once and the mapping reads ${doubled.length > 1 ? 'them' : 'it'}; rename the columns with csv.columns`,
-          { file, line: at.line },
+          `${file}:${line}: the header names column${doubled.length > 1 ? 's' : ''} ${doubled.map((c) => JSON.stringify(c)).join(', ')} more than once and the mapping reads ${doubled.length > 1 ? 'them' : 'it'}; rename the columns with csv.columns`,
+          { file, line },
         );
       }
       return;
     }
     const joined = record.join(FIELD_SEPARATOR);
-    const provenance = { file, line: at.line, byteOffset: at.byteOffset, hash: hashRows ? sha256Hex(joined) : '' };
+    const provenance = { file, line, byteOffset, hash: hashRows ? sha256Hex(joined) : '' };
     if (record.length !== width) {
       pending.push({
         source,
         provenance,
         code: 'SOURCE_ROW_INVALID',
-        message: `${file}:${at.line}: wrong number of columns, expected ${width} (as the header), got ${record.length}`,
+        message: `${file}:${line}: wrong number of columns, expected ${width} (as the header), got ${record.length}`,
         raw: record.join(csv.delimiter).slice(0, RAW_LIMIT),
       } satisfies SourceRowError);
       return;
@@ -227,7 +224,7 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
         source,
         provenance,
         code: 'SOURCE_ROW_INVALID',
-        message: `${file}:${at.line}: column ${JSON.stringify(columns[at2] ?? String(at2 + 1))} holds ${defect}, expected text in ${enc.name}; ${textDefectHint(defect, enc.name)}`,
+        message: `${file}:${line}: column ${JSON.stringify(columns[at2] ?? String(at2 + 1))} holds ${defect}, expected text in ${enc.name}; ${textDefectHint(defect, enc.name)}`,
         raw: record.join(csv.delimiter).slice(0, RAW_LIMIT),
       } satisfies SourceRowError);
       return;
@@ -236,75 +233,178 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
     pending.push({ source, values: toValues(record), provenance } satisfies SourceRow);
   };
 
-  const parser: Parser = parse({
-    delimiter: csv.delimiter,
-    quote: csv.quote,
-    escape: csv.quote,
-    encoding: enc.node,
-    bom: enc.node !== 'latin1' && fromStart,
-    ...(range?.recordDelimiter ? { record_delimiter: range.recordDelimiter } : {}),
-    relax_column_count: true,
-    // A quote inside a field that does not start with one (Jan"sen, "Sm"it) is a literal, as
-    // spreadsheets read it. Without this, csv-parse stayed in quoting mode after skipping such a
-    // row and swallowed the valid rows after it, up to the next quote, into one error.
-    relax_quotes: true,
-    skip_empty_lines: true,
-    skip_records_with_error: true,
-    on_skip: (err: CsvError | undefined) => {
-      // A record csv-parse could not read: report it where it started, then go on.
-      const info = parser.info;
-      const at = start(parser, info);
-      const endLine = Math.max(at.line, lineBase + info.lines);
-      finish(info, endLine);
-      if (ending) outcome.endedAtRecord = false;
-      // An unclosed quote takes the lines after it into the same row: say which lines it holds.
-      const span = endLine > at.line ? ` (lines ${at.line}–${endLine} read as one row)` : '';
-      const error: SourceRowError = {
-        source,
-        provenance: { file, line: at.line, byteOffset: at.byteOffset, hash: '' },
-        code: 'SOURCE_ROW_INVALID',
-        message: `${file}:${at.line}: unreadable CSV row${span}: ${csvParseMessage(err)}`,
-      };
-      pending.push(error);
-      return undefined;
-    },
-  } as Options);
-  const push = parser.push.bind(parser);
-  parser.push = (record: unknown): boolean => {
-    if (record === null) return push(null);
-    takeRecord(record as string[]);
-    return true;
+  // The plain-line fast path (csv-plain-lines.ts) reads from the start until the first line that
+  // is not plain; csv-parse reads the rest. UTF-16 goes to csv-parse from the start.
+  let plain: PlainLineFormat | undefined;
+  let plainOn = opts.plainLines !== false && enc.node !== 'utf16le' && plainLinesPossible(csv);
+  let plainRecords = 0;
+  let recordDelimiter = range?.recordDelimiter;
+  let carry: Buffer | undefined; // the incomplete last line of the input so far
+  let carryAt = fromStart ? 0 : range.start; // its offset in the file
+  let nextLine = lineBase + 1; // line of carry's first byte
+  const bom = enc.node !== 'latin1' && fromStart;
+  const D = csv.delimiter;
+  let plainText: Buffer = Buffer.alloc(0);
+  let plainBase = 0;
+  /** A plain line: its text is [s, e) of `plainText`, the next line starts at `next`. */
+  const takePlain = (s: number, e: number, next: number): void => {
+    const line = nextLine++;
+    if (s === e) return; // a blank line: csv-parse skips it too
+    finish(line, plainBase + next);
+    plainRecords++;
+    takeRecord(plainText.toString(enc.node, s, e).split(D), line, plainBase + s);
+  };
+  const takePlainLine = (s: number, e: number): void => takePlain(s, e, e + (plain!.crlf ? 2 : 1));
+  /**
+   * Reads the complete plain lines of `data` (at `dataAt` in the file) and returns the rest. At
+   * the first line that is not plain it turns `plainOn` off: the rest is then csv-parse's.
+   */
+  const readPlain = (data: Buffer, dataAt: number, last: boolean): Buffer => {
+    const handOver = (from: number): Buffer => {
+      plainOn = false;
+      carryAt = dataAt + from;
+      prevEndLine = nextLine - 1;
+      prevEndByte = dataAt + from;
+      return data.subarray(from);
+    };
+    let from = 0;
+    if (dataAt === 0 && bom) {
+      // csv-parse strips a UTF-8 BOM, and reads on as UTF-16 after a UTF-16LE one.
+      if (data.length < 3) return last ? handOver(0) : data;
+      if (data[0] === 0xff && data[1] === 0xfe) return handOver(0);
+      if (data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf) from = 3;
+    }
+    if (!plain) {
+      recordDelimiter ??= recordDelimiterOf(data.subarray(from), csv.quote.charCodeAt(0));
+      if (recordDelimiter === undefined) return !last && data.indexOf(LF_BYTE, from) < 0 ? data : handOver(from);
+      plain = { delimiter: D, quote: csv.quote, crlf: recordDelimiter === '\r\n' };
+    }
+    plainText = data;
+    plainBase = dataAt;
+    const walked = walkPlainLines(data, from, plain, takePlainLine);
+    from = walked.at;
+    if (walked.stopped) return handOver(from);
+    if (last && from < data.length) {
+      if (!plainTail(data, from, plain)) return handOver(from);
+      takePlain(from, data.length, data.length);
+      from = data.length;
+    }
+    carryAt = dataAt + from;
+    return data.subarray(from);
   };
 
-  // The parser is driven by hand: each file chunk is written, then every record it completed is
-  // taken at once, so rows travel in batches (one await per chunk, not per row) and the file is
-  // read no faster than the batches are taken.
+  let parser: Parser | undefined;
+  /** csv-parse, for the input from the file offset `at` on, at line `line`. */
+  const startParser = (at: number, line: number): Parser => {
+    byteBase = at;
+    lineBase = line - 1;
+    prevEmpty = 0;
+    prevInfoLines = 0;
+    const p: Parser = parse({
+      delimiter: csv.delimiter,
+      quote: csv.quote,
+      escape: csv.quote,
+      encoding: enc.node,
+      bom: bom && at === 0,
+      ...(recordDelimiter ? { record_delimiter: recordDelimiter } : {}),
+      relax_column_count: true,
+      // A quote inside a field that does not start with one (Jan"sen, "Sm"it) is a literal, as
+      // spreadsheets read it. Without this, csv-parse stayed in quoting mode after skipping such a
+      // row and swallowed the valid rows after it, up to the next quote, into one error.
+      relax_quotes: true,
+      skip_empty_lines: true,
+      skip_records_with_error: true,
+      on_skip: (err: CsvError | undefined) => {
+        // A record csv-parse could not read: report it where it started, then go on.
+        const info = p.info;
+        const at = start(p, info);
+        const endLine = Math.max(at.line, lineBase + info.lines);
+        finish(endLine, byteBase + info.bytes);
+        prevEmpty = info.empty_lines;
+        prevInfoLines = info.lines;
+        if (ending) outcome.endedAtRecord = false;
+        // An unclosed quote takes the lines after it into the same row: say which lines it holds.
+        const span = endLine > at.line ? ` (lines ${at.line}–${endLine} read as one row)` : '';
+        const error: SourceRowError = {
+          source,
+          provenance: { file, line: at.line, byteOffset: at.byteOffset, hash: '' },
+          code: 'SOURCE_ROW_INVALID',
+          message: `${file}:${at.line}: unreadable CSV row${span}: ${csvParseMessage(err)}`,
+        };
+        pending.push(error);
+        return undefined;
+      },
+    } as Options);
+    // A record csv-parse completed. Taken where the parser pushes it to its readable side rather
+    // than through `on_record`: for `on_record` csv-parse builds an info object (two object
+    // spreads) per record, a third of the parse's cost (7.1 against 4.8 µs a row, 200,000 rows).
+    // `parser.info` is the same at both places.
+    const push = p.push.bind(p);
+    p.push = (record: unknown): boolean => {
+      if (record === null) return push(null);
+      const fields = record as string[];
+      const info = p.info;
+      const at = start(p, info);
+      // csv-parse's line count is exact unless a field holds a line break: count those ourselves.
+      const spanned = info.lines - prevInfoLines - at.empty;
+      let endLine = at.line;
+      if (spanned !== 1 || info.lines === 0) for (const f of fields) endLine += lineBreaks(f);
+      finish(endLine, byteBase + info.bytes);
+      prevEmpty = info.empty_lines;
+      prevInfoLines = info.lines;
+      takeRecord(fields, at.line, at.byteOffset);
+      return true;
+    };
+    p.on('error', (err) => (failure ??= err));
+    return p;
+  };
+
+  // The input is driven by hand: each file chunk is read (plainly or by csv-parse), then every
+  // record it completed is taken at once, so rows travel in batches (one await per chunk, not
+  // per row) and the file is read no faster than the batches are taken.
   const input = createReadStream(opts.path, {
-    highWaterMark: 32 * 1024, // csv-parse slows down on big chunks
+    highWaterMark: opts.readBytes ?? 32 * 1024, // csv-parse slows down on big chunks
     signal: opts.signal,
     ...(range ? { start: range.start, ...(range.end !== undefined ? { end: range.end - 1 } : {}) } : {}),
   });
   const body: AsyncIterable<Buffer> = enc.swap16 ? input.pipe(swap16Stream()) : input;
-  parser.on('error', (err) => (failure ??= err));
   const drain = (): (SourceRow | SourceRowError)[] => {
     const batch = pending;
     pending = [];
     return batch;
   };
+  /** Reads one chunk of input (or, with `last`, what is left). */
+  const read = (chunk: Buffer | undefined, last: boolean): void => {
+    if (plainOn) {
+      const data = carry === undefined ? chunk : chunk === undefined ? carry : Buffer.concat([carry, chunk]);
+      carry = data === undefined ? undefined : readPlain(data, carryAt, last);
+      if (plainOn) return;
+      parser = startParser(carryAt, nextLine);
+      chunk = carry;
+      carry = undefined;
+    }
+    parser ??= startParser(carryAt, nextLine);
+    if (chunk !== undefined && chunk.length > 0) parser.write(chunk);
+  };
   try {
     for await (const chunk of body) {
-      parser.write(chunk);
+      read(chunk, false);
       const batch = drain();
       if (failure) throw failure;
       if (batch.length > 0) yield batch;
     }
-    ending = true;
-    parser.end();
-    await new Promise<void>((res) => {
-      if (parser.writableFinished || parser.destroyed) return res();
-      parser.once('finish', () => res());
-      parser.once('close', () => res());
-    });
+    read(undefined, true);
+    if (parser) {
+      const p = parser;
+      ending = true;
+      p.end();
+      await new Promise<void>((res) => {
+        if (p.writableFinished || p.destroyed) return res();
+        p.once('finish', () => res());
+        p.once('close', () => res());
+      });
+    }
+    outcome.plainRecords = plainRecords;
     const batch = drain();
     if (failure) throw failure;
     if (batch.length > 0) yield batch;
@@ -331,6 +431,6 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
     } satisfies SourceRowError];
   } finally {
     input.destroy();
-    parser.destroy();
+    parser?.destroy();
   }
 }
