@@ -82,6 +82,22 @@ describe('CSV source', () => {
     ]);
   });
 
+  it('numbers lines by the line breaks in the file: CRLF lines in a file of LF lines, CRLF inside quotes, an unclosed quote', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'csv-lines-'));
+    const read = async (body: string) => {
+      writeFileSync(join(dir, 'f.csv'), body);
+      const rows = await all(readCsvFile({ source: 's', path: join(dir, 'f.csv'), file: 'f.csv', encoding: 'utf-8', csv: { delimiter: ';', quote: '"', header: true } }));
+      return rows.map((r) => [r.provenance.line, 'message' in r ? r.message : (r as SourceRow).values.a]);
+    };
+    // The first line decides the record delimiter (LF): csv-parse counted each CRLF line as two.
+    expect(await read('a;b\n1;2\r\n3;4\r\n5;6\n')).toEqual([[2, '1'], [3, '3'], [4, '5']]);
+    expect(await read('a;b\r\n"x\r\ny";1\r\n"p\r\nq\r\nr";2\r\n3;3\r\n')).toEqual([[2, 'x\r\ny'], [4, 'p\r\nq\r\nr'], [7, '3']]);
+    expect(await read('a;b\r\n1;x\r\n"open;\r\n2;x\r\n3;x\r\n')).toEqual([
+      [2, '1'],
+      [3, 'f.csv:3: unreadable CSV row (lines 3–5 read as one row): Quote Not Closed: the parsing is finished with an opening quote at line 5'],
+    ]);
+  });
+
   it('keeps header names exactly, whatever characters they hold (they are written into the row builder)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'csv-names-'));
     const names = ['nr', 'it\'s', '"quoted"', 'back\\slash', '}; throw 1; ({', '${x}', 'constructor'];
@@ -113,9 +129,10 @@ describe('CSV plain-line fast path', () => {
     const differing: string[] = [];
     let plainRead = 0;
     let referencePlain = 0;
-    for (let f = 0; f < 40; f++) {
+    for (let f = 0; f < 30; f++) {
       const d = pick([';', ',', '\t']);
-      const eol = pick(['\n', '\r\n']);
+      // Old-Mac CR lines (and CR CR LF) are csv-parse's throughout: no line of them is plain.
+      const eol = pick(['\n', '\r\n', '\n', '\r\n', '\r', '\r\r\n']);
       const encoding = pick<SourceEncoding>(['utf-8', 'windows-1252', 'auto']);
       const header = random() < 0.8;
       const pieces = ['a', 'é', 'Zoë', d, d + d, '"', '""', '"x"', `"q${d}\n"`, '\n', '\r\n', '\r', '\n\n', `${eol}${eol}`, ' ', '  ', '\u0080', '\t'];
@@ -142,10 +159,10 @@ describe('CSV plain-line fast path', () => {
         }
       };
       plainRows(Math.floor(random() * 60));
-      if (random() < 0.7) {
+      for (let episode = 0, episodes = Math.floor(random() * 4); episode < episodes; episode++) {
         for (let p = 0, n = 1 + Math.floor(random() * 30); p < n; p++) add(pick(pieces));
         add(eol);
-        plainRows(Math.floor(random() * 20));
+        plainRows(Math.floor(random() * 40));
       }
       if (random() < 0.3) add(`9999${d}laatste${d}zonder regeleinde`);
       const path = join(dir, `f${f}.csv`);
@@ -164,7 +181,7 @@ describe('CSV plain-line fast path', () => {
       };
       const middle = lineStarts.length > 2 ? lineStarts[Math.floor(lineStarts.length / 2)]! : undefined;
       const ranges: (CsvRange | undefined)[] = [undefined];
-      if (middle) ranges.push({ start: middle.at, line: middle.line, columns: ['k', 'naam', 'plaats'], recordDelimiter: eol === '\n' ? '\n' : '\r\n' });
+      if (middle && (eol === '\n' || eol === '\r\n')) ranges.push({ start: middle.at, line: middle.line, columns: ['k', 'naam', 'plaats'], recordDelimiter: eol === '\n' ? '\n' : '\r\n' });
       for (const range of ranges) {
         const reference = await read(false, undefined, range);
         referencePlain += reference.plainRecords;
@@ -178,6 +195,22 @@ describe('CSV plain-line fast path', () => {
     expect(differing).toEqual([]);
     expect(referencePlain).toBe(0);
     expect(plainRead).toBeGreaterThan(5_000);
+  });
+
+  it('reads plain lines again after a quoted field: the sample export, with one quoted field over two lines', async () => {
+    const path = join(import.meta.dirname, '..', '..', 'samples', 'crm', 'klanten.csv');
+    const read = async (plainLines: boolean) => {
+      const outcome: CsvReadOutcome = { endLine: 0, endByte: 0, endedAtRecord: true };
+      const rows = await all(readCsvFile({ source: 's', path, file: 'klanten.csv', encoding: 'windows-1252', csv: { delimiter: ';', quote: '"', header: true }, plainLines, outcome }));
+      return { rows, plainRecords: outcome.plainRecords };
+    };
+    const fast = await read(true);
+    const reference = await read(false);
+    expect(fast.rows).toEqual(reference.rows);
+    const quoted = fast.rows.find((r) => 'values' in r && String(r.values['straat']).includes('\n'));
+    expect(quoted?.provenance.line).toBe(69);
+    // Every record but the quoted one and the few csv-parse read before it ended a record.
+    expect(fast.plainRecords).toBeGreaterThan(fast.rows.length - 5);
   });
 });
 

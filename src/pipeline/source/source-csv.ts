@@ -73,6 +73,7 @@ export interface CsvReadOutcome {
 
 const RAW_LIMIT = 200;
 const LF_BYTE = 10;
+const CR_BYTE = 13;
 const FIELD_SEPARATOR = '\u001f';
 
 /** sha256 (hex) of a row's fields in column order, joined by U+001F: quoting style does not count. */
@@ -104,14 +105,6 @@ function valuesOf(columns: readonly string[], width: number): (record: string[])
   );
 }
 
-function lineBreaks(s: string): number {
-  let n = 0;
-  for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', i + 1)) n++;
-  // lone CRs (old Mac line ends) count too; CRLF was counted once above
-  for (let i = s.indexOf('\r'); i !== -1; i = s.indexOf('\r', i + 1)) if (s.charCodeAt(i + 1) !== 10) n++;
-  return n;
-}
-
 /**
  * Reads one CSV file.
  * @example for await (const row of readCsvFile({ source: 'klanten', path, file: 'klanten.csv', encoding: 'windows-1252', csv })) …
@@ -140,18 +133,17 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
   let prevEndLine = lineBase;
   let prevEndByte = fromStart ? enc.bomLength : range.start;
   let prevEmpty = 0;
-  let prevInfoLines = 0;
   let recordDelimiterBytes = enc.node === 'utf16le' ? 2 : 1;
 
   const start = (p: Parser, info: { lines: number; bytes: number; empty_lines: number }) => {
     const empty = info.empty_lines - prevEmpty;
     const rd = p.options.record_delimiter;
     if (rd && rd.length > 0 && rd[0]) recordDelimiterBytes = (rd[0] as Buffer).length;
-    const line = prevEndLine + 1 + empty;
     const byteOffset = prevEndByte + empty * recordDelimiterBytes;
-    return { line, byteOffset, empty };
+    return { line: lines.at(byteOffset), byteOffset, empty };
   };
-  const csvParseMessage = (err: Error | undefined) => (err?.message ?? 'unknown error').replace(/\bat line (\d+)/, (_, n: string) => `at line ${Number(n) + lineBase}`);
+  /** csv-parse's message, at the line of the file (or at `line`, where csv-parse's own count is off). */
+  const csvParseMessage = (err: Error | undefined, line?: number) => (err?.message ?? 'unknown error').replace(/\bat line (\d+)/, (_, n: string) => `at line ${line ?? Number(n) + lineBase}`);
   // After parser.end(), a refused record means the input stopped inside one (an unclosed quote).
   // A record completed then is normal: csv-parse holds a record back until it sees what follows.
   let ending = false;
@@ -233,10 +225,13 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
     pending.push({ source, values: toValues(record), provenance } satisfies SourceRow);
   };
 
-  // The plain-line fast path (csv-plain-lines.ts) reads from the start until the first line that
-  // is not plain; csv-parse reads the rest. UTF-16 goes to csv-parse from the start.
+  // The plain-line fast path (csv-plain-lines.ts) reads until a line that is not plain; csv-parse
+  // reads from there, until it has ended a record and no quote follows in the chunk at hand, and
+  // plain lines are read again after that record. UTF-16 is csv-parse's throughout.
+  const plainAllowed = opts.plainLines !== false && enc.node !== 'utf16le' && plainLinesPossible(csv);
   let plain: PlainLineFormat | undefined;
-  let plainOn = opts.plainLines !== false && enc.node !== 'utf16le' && plainLinesPossible(csv);
+  let plainOn = plainAllowed;
+  let plainLost = false; // the record delimiter turned out to be one plain lines cannot have
   let plainRecords = 0;
   let recordDelimiter = range?.recordDelimiter;
   let carry: Buffer | undefined; // the incomplete last line of the input so far
@@ -294,12 +289,27 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
   };
 
   let parser: Parser | undefined;
+  let parserAt = 0; // file offset of the next byte csv-parse is given
+  // Lines of csv-parse's records, from where the line breaks are in the bytes it was given: its
+  // own count takes a CRLF inside quotes, or a CRLF line in a file of LF lines, for two.
+  let lines = new LineIndex(1, enc.node === 'utf16le');
+  /** Gives csv-parse the next bytes of the input. */
+  const feed = (p: Parser, bytes: Buffer): void => {
+    lines.add(bytes, parserAt);
+    p.write(bytes);
+    parserAt += bytes.length;
+  };
+  let lastRecordEnd = -1; // file offset just past the last record csv-parse completed: a record boundary
+  let skippedSince = false; // csv-parse refused a record after that one
   /** csv-parse, for the input from the file offset `at` on, at line `line`. */
   const startParser = (at: number, line: number): Parser => {
     byteBase = at;
     lineBase = line - 1;
     prevEmpty = 0;
-    prevInfoLines = 0;
+    parserAt = at;
+    lines = new LineIndex(line, enc.node === 'utf16le');
+    lastRecordEnd = -1;
+    skippedSince = false;
     const p: Parser = parse({
       delimiter: csv.delimiter,
       quote: csv.quote,
@@ -318,10 +328,12 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
         // A record csv-parse could not read: report it where it started, then go on.
         const info = p.info;
         const at = start(p, info);
-        const endLine = Math.max(at.line, lineBase + info.lines);
-        finish(endLine, byteBase + info.bytes);
+        // At the end of the input it is an unclosed quote, which took every line after it.
+        const end = ending ? parserAt : byteBase + info.bytes;
+        const endLine = Math.max(at.line, lines.at(end - 1));
+        finish(endLine, end);
         prevEmpty = info.empty_lines;
-        prevInfoLines = info.lines;
+        skippedSince = true;
         if (ending) outcome.endedAtRecord = false;
         // An unclosed quote takes the lines after it into the same row: say which lines it holds.
         const span = endLine > at.line ? ` (lines ${at.line}–${endLine} read as one row)` : '';
@@ -329,7 +341,7 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
           source,
           provenance: { file, line: at.line, byteOffset: at.byteOffset, hash: '' },
           code: 'SOURCE_ROW_INVALID',
-          message: `${file}:${at.line}: unreadable CSV row${span}: ${csvParseMessage(err)}`,
+          message: `${file}:${at.line}: unreadable CSV row${span}: ${csvParseMessage(err, ending ? endLine : undefined)}`,
         };
         pending.push(error);
         return undefined;
@@ -345,13 +357,11 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
       const fields = record as string[];
       const info = p.info;
       const at = start(p, info);
-      // csv-parse's line count is exact unless a field holds a line break: count those ourselves.
-      const spanned = info.lines - prevInfoLines - at.empty;
-      let endLine = at.line;
-      if (spanned !== 1 || info.lines === 0) for (const f of fields) endLine += lineBreaks(f);
-      finish(endLine, byteBase + info.bytes);
+      const end = byteBase + info.bytes;
+      finish(Math.max(at.line, lines.at(end - 1)), end);
       prevEmpty = info.empty_lines;
-      prevInfoLines = info.lines;
+      lastRecordEnd = prevEndByte;
+      skippedSince = false;
       takeRecord(fields, at.line, at.byteOffset);
       return true;
     };
@@ -375,16 +385,64 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
   };
   /** Reads one chunk of input (or, with `last`, what is left). */
   const read = (chunk: Buffer | undefined, last: boolean): void => {
-    if (plainOn) {
-      const data = carry === undefined ? chunk : chunk === undefined ? carry : Buffer.concat([carry, chunk]);
-      carry = data === undefined ? undefined : readPlain(data, carryAt, last);
-      if (plainOn) return;
-      parser = startParser(carryAt, nextLine);
-      chunk = carry;
-      carry = undefined;
+    let data = chunk;
+    for (;;) {
+      if (plainOn) {
+        const joined = carry === undefined ? data : data === undefined ? carry : Buffer.concat([carry, data]);
+        carry = joined === undefined ? undefined : readPlain(joined, carryAt, last);
+        if (plainOn) return;
+        parser = startParser(carryAt, nextLine);
+        data = carry;
+        carry = undefined;
+      }
+      parser ??= startParser(carryAt, nextLine);
+      if (data === undefined || data.length === 0) return;
+      if (!plainAllowed || plainLost || last) {
+        feed(parser, data);
+        return;
+      }
+      data = parseUntilPlain(data);
+      if (data === undefined) return;
     }
-    parser ??= startParser(carryAt, nextLine);
-    if (chunk !== undefined && chunk.length > 0) parser.write(chunk);
+  };
+  /**
+   * Gives `data` to csv-parse up to where plain lines can be read again, and returns the rest
+   * (undefined when csv-parse took it all). That is after a record csv-parse completed, when
+   * the rest of `data` holds no quote: the record's end is a record boundary, so the lines after
+   * it read the same either way, and what csv-parse holds of them is dropped and read again.
+   * Past the last quote, csv-parse is given a line at a time, so that it hands back soon.
+   * Not after a record it refused (that one would be reported twice).
+   */
+  const parseUntilPlain = (data: Buffer): Buffer | undefined => {
+    const p = parser!;
+    const dataAt = parserAt;
+    const lastQuote = data.lastIndexOf(csv.quote.charCodeAt(0));
+    let s = 0;
+    while (s < data.length) {
+      const lf = data.indexOf(LF_BYTE, Math.max(s, lastQuote));
+      const e = lf < 0 ? data.length : lf + 1;
+      feed(p, data.subarray(s, e));
+      s = e;
+      if (skippedSince || lastRecordEnd - dataAt <= lastQuote || failure !== undefined) continue;
+      if (!plain) {
+        // The record delimiter csv-parse found (it read the first line, which was not plain).
+        const found = (p.options.record_delimiter as Buffer[] | undefined)?.[0]?.toString('latin1');
+        if (found !== '\n' && found !== '\r\n') {
+          plainLost = true; // old-Mac CR lines: csv-parse reads the rest
+          if (s < data.length) feed(p, data.subarray(s));
+          return undefined;
+        }
+        recordDelimiter = found;
+        plain = { delimiter: D, quote: csv.quote, crlf: found === '\r\n' };
+      }
+      p.destroy();
+      parser = undefined;
+      plainOn = true;
+      carryAt = lastRecordEnd;
+      nextLine = prevEndLine + 1;
+      return data.subarray(lastRecordEnd - dataAt);
+    }
+    return undefined;
   };
   try {
     for await (const chunk of body) {
@@ -432,5 +490,75 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
   } finally {
     input.destroy();
     parser?.destroy();
+  }
+}
+
+/**
+ * Where the line breaks are in a stretch of input given in order (LF, CRLF once, a lone CR), so
+ * that the line of any later byte is known. Asked in order too, so it forgets the breaks behind.
+ */
+class LineIndex {
+  private ends: number[] = []; // file offsets just past each break not yet passed
+  private head = 0;
+  private passed: number; // line of the first byte at `head`
+  private pendingCr = -1; // offset of a CR that ended the last bytes (a break unless an LF follows)
+  private oddByte = -1; // UTF-16: the first byte of a code unit the last bytes cut in two
+
+  /**
+   * @param line the line of the first byte that will be added
+   * @param wide UTF-16LE: line breaks are code units, at even offsets from the first byte
+   */
+  constructor(line: number, private readonly wide = false) {
+    this.passed = line;
+  }
+
+  add(bytes: Buffer, at: number): void {
+    if (this.wide) return this.addWide(bytes, at);
+    if (this.pendingCr >= 0 && bytes[0] !== LF_BYTE) this.ends.push(this.pendingCr + 1);
+    this.pendingCr = -1;
+    let lf = bytes.indexOf(LF_BYTE);
+    let cr = bytes.indexOf(CR_BYTE);
+    while (lf >= 0 || cr >= 0) {
+      if (cr >= 0 && (lf < 0 || cr < lf)) {
+        if (cr === bytes.length - 1) this.pendingCr = at + cr;
+        else if (bytes[cr + 1] !== LF_BYTE) this.ends.push(at + cr + 1);
+        cr = bytes.indexOf(CR_BYTE, cr + 1);
+      } else {
+        this.ends.push(at + lf + 1);
+        lf = bytes.indexOf(LF_BYTE, lf + 1);
+      }
+    }
+  }
+
+  private addWide(bytes: Buffer, at: number): void {
+    let i = 0;
+    const unit = (lo: number, hi: number, end: number) => {
+      const u = lo | (hi << 8);
+      if (this.pendingCr >= 0 && u !== LF_BYTE) this.ends.push(this.pendingCr + 2);
+      this.pendingCr = -1;
+      if (u === LF_BYTE) this.ends.push(end);
+      else if (u === CR_BYTE) this.pendingCr = end - 2;
+    };
+    if (this.oddByte >= 0 && bytes.length > 0) {
+      unit(this.oddByte, bytes[0]!, at + 1);
+      this.oddByte = -1;
+      i = 1;
+    }
+    for (; i + 1 < bytes.length; i += 2) unit(bytes[i]!, bytes[i + 1]!, at + i + 2);
+    if (i < bytes.length) this.oddByte = bytes[i]!;
+  }
+
+  /** The line of the byte at `offset` (never before the last one asked about). */
+  at(offset: number): number {
+    const ends = this.ends;
+    let head = this.head;
+    while (head < ends.length && ends[head]! <= offset) head++;
+    this.passed += head - this.head;
+    this.head = head;
+    if (head > 4096) {
+      ends.splice(0, head);
+      this.head = 0;
+    }
+    return this.passed;
   }
 }
