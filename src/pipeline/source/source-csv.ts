@@ -73,6 +73,8 @@ export interface CsvReadOutcome {
 
 const RAW_LIMIT = 200;
 const LF_BYTE = 10;
+/** Longest incomplete line the plain-line path holds while it waits for the line's end. */
+const PLAIN_LINE_LIMIT = 1 << 20;
 const CR_BYTE = 13;
 const FIELD_SEPARATOR = '\u001f';
 
@@ -271,14 +273,19 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
     }
     if (!plain) {
       recordDelimiter ??= recordDelimiterOf(data.subarray(from), csv.quote.charCodeAt(0));
-      if (recordDelimiter === undefined) return !last && data.indexOf(LF_BYTE, from) < 0 ? data : handOver(from);
+      if (recordDelimiter === undefined) {
+        // Wait for the first line's end, unless a CR says it may be old-Mac CR lines (csv-parse's).
+        const waiting = !last && data.indexOf(LF_BYTE, from) < 0 && data.indexOf(CR_BYTE, from) < 0 && data.length - from <= PLAIN_LINE_LIMIT;
+        return waiting ? data : handOver(from);
+      }
       plain = { delimiter: D, quote: csv.quote, crlf: recordDelimiter === '\r\n' };
     }
     plainText = data;
     plainBase = dataAt;
     const walked = walkPlainLines(data, from, plain, takePlainLine);
     from = walked.at;
-    if (walked.stopped) return handOver(from);
+    // A line longer than the limit goes to csv-parse, which reads it without copying it again and again.
+    if (walked.stopped || data.length - from > PLAIN_LINE_LIMIT) return handOver(from);
     if (last && from < data.length) {
       if (!plainTail(data, from, plain)) return handOver(from);
       takePlain(from, data.length, data.length);
