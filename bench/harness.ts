@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { parse } from 'csv-parse';
+import { readCsvBatches } from '../src/pipeline/source/source-csv.js';
 
 export interface BenchRow {
   benchmark: string;
@@ -78,6 +79,18 @@ export function runChild(cmd: string, args: string[], options: { cwd?: string; s
       resolveRun({ ms: performance.now() - started, code, out, peakRss: rss.stop(), cpu });
     });
   });
+}
+
+/**
+ * stagecoach's own CSV reader alone on the generated persons (src/pipeline/source/source-csv.ts:
+ * plain lines split natively, csv-parse from a line that is not plain), without row hashes.
+ */
+export async function csvReaderAlone(file: string): Promise<{ rows: number; ms: number }> {
+  const started = performance.now();
+  let rows = 0;
+  const batches = readCsvBatches({ source: 'bench', path: file, file, encoding: 'utf-8', csv: { delimiter: ';', quote: '"', header: true }, hashRows: false });
+  for await (const batch of batches) rows += batch.length;
+  return { rows, ms: performance.now() - started };
 }
 
 /** The floor the pipeline benchmarks compare with: csv-parse alone on the generated persons. */

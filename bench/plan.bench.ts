@@ -1,6 +1,7 @@
 /**
  * `plan` speed: the front half of the pipeline (parse, map, check; no network) on generated
- * persons, against two floors measured on the same file in the same run: csv-parse alone, and
+ * persons, against two floors measured on the same file in the same run: csv-parse alone (and,
+ * for comparison, stagecoach's own CSV reader alone, which splits plain lines natively), and
  * Miller (`mlr --icsv --ojsonl --ifs ';' cat`) when installed. Target: plan at least half of
  * Miller's rate. Miller and `plan` with the generated pipeline (`concurrency.workers: auto`, big
  * CSV files read by worker threads beside the main thread) alternate in three rounds (one with
@@ -9,7 +10,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { csvParseAlone, mb, runChild, type BenchOptions, type BenchRow } from './harness.js';
+import { csvParseAlone, csvReaderAlone, mb, runChild, type BenchOptions, type BenchRow } from './harness.js';
 import { generateCrmSamples } from '../src/pipeline/samples/generate-crm.js';
 import { workerCount } from '../src/pipeline/parallel/read-parallel.js';
 
@@ -29,6 +30,8 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
 
   const floor = await csvParseAlone(file);
   rows.push({ benchmark: title, metric: 'csv-parse alone (columns: true, relaxed)', value: rate(floor.rows, floor.ms), unit: 'rows/s', note: size });
+  const reader = await csvReaderAlone(file);
+  rows.push({ benchmark: title, metric: 'stagecoach CSV reader alone (plain lines natively)', value: rate(reader.rows, reader.ms), unit: 'rows/s', note: size });
 
   // Miller and `plan` (workers auto) in alternating rounds, so that both meet the machine in the
   // same mood: its speed moves by a quarter within minutes, and one run of each, minutes apart,
