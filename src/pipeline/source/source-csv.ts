@@ -1,13 +1,14 @@
 /**
  * CSV source: one file in, `SourceRow`s and `SourceRowError`s out, in file order, streamed.
  *
- * csv-parse reads the file's own bytes (decoding fields itself as utf8, latin1 or utf16le), so
- * `info.bytes` are byte offsets in the file whatever the encoding. Line numbers are counted
- * here rather than taken from `info.lines`, which counts a CRLF inside a quoted field twice: a
- * record starts on the line after the previous record's last line plus the blank lines
- * skipped between them, and spans one line more per line break inside its fields.
- * A row with the wrong number of columns, or one csv-parse cannot read (a stray quote), becomes
- * a `SourceRowError` and the file goes on.
+ * Plain lines (no quote character, no line-break byte but their record delimiter) are split
+ * natively (csv-plain-lines.ts); csv-parse reads from a line that is not plain until plain lines
+ * follow again. Both read the file's own bytes (decoding fields as utf8, latin1 or utf16le), so
+ * byte offsets are offsets in the file whatever the encoding. Line numbers come from where the
+ * line breaks are in those bytes (LF, CRLF once, a lone CR), not from csv-parse's `info.lines`,
+ * which counts a CRLF inside a quoted field, or a CRLF line in a file of LF lines, twice.
+ * A row with the wrong number of columns, or one csv-parse cannot read (an unclosed quote),
+ * becomes a `SourceRowError` and the file goes on.
  */
 import { createReadStream } from 'node:fs';
 import * as crypto from 'node:crypto';
