@@ -74,9 +74,9 @@ export interface CsvReadOutcome {
 
 const RAW_LIMIT = 200;
 const LF_BYTE = 10;
+const CR_BYTE = 13;
 /** Longest incomplete line the plain-line path holds while it waits for the line's end. */
 const PLAIN_LINE_LIMIT = 1 << 20;
-const CR_BYTE = 13;
 const FIELD_SEPARATOR = '\u001f';
 
 /** sha256 (hex) of a row's fields in column order, joined by U+001F: quoting style does not count. */
