@@ -24,3 +24,31 @@ export function packStrings(list: readonly string[]): StringColumn {
 export function stringAt(column: StringColumn, i: number): string {
   return column.text.slice(i === 0 ? 0 : column.ends[i - 1], column.ends[i]);
 }
+
+/**
+ * Builds a StringColumn as its strings arrive, joining them a few hundred at a time: a range's
+ * strings then die young instead of living one by one until the range is packed, which made
+ * every scavenge of the reading thread copy them again.
+ * @example const b = new StringColumnBuilder(); b.push('K1'); b.push('K22'); stringAt(b.build(), 1) // 'K22'
+ */
+export class StringColumnBuilder {
+  private readonly parts: string[] = [];
+  private readonly pending: string[] = [];
+  private readonly ends: number[] = [];
+  private at = 0;
+
+  push(s: string): void {
+    this.pending.push(s);
+    this.ends.push((this.at += s.length));
+    if (this.pending.length === 256) {
+      this.parts.push(this.pending.join(''));
+      this.pending.length = 0;
+    }
+  }
+
+  build(): StringColumn {
+    this.parts.push(this.pending.join(''));
+    this.pending.length = 0;
+    return { text: this.parts.join(''), ends: Uint32Array.from(this.ends) };
+  }
+}

@@ -4,7 +4,7 @@
  * otherwise wait (read-parallel.ts).
  */
 import { encodeRecord } from '../batcher/index.js';
-import { packStrings, type StreamFormat } from '../../codec/index.js';
+import { StringColumnBuilder, type StreamFormat } from '../../codec/index.js';
 import type { MapContext } from '../mapping/compile.js';
 import { mapAndCheck, rejectUnreadable, type PreparedSource } from '../read-pipeline.js';
 import { isSourceRowError } from '../source/index.js';
@@ -30,14 +30,14 @@ export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 's
   const kinds: number[] = [];
   const lines: number[] = [];
   const byteOffsets: number[] = [];
-  const rowHashes: string[] = [];
-  const keys: string[] = [];
-  const referenceIds: string[] = [];
+  const rowHashes = new StringColumnBuilder();
+  const keys = new StringColumnBuilder();
+  const referenceIds = new StringColumnBuilder();
   const extras: ChunkPack['extras'] = [];
   const finals: ChunkPack['finals'] = [];
   const frameBytes: number[] = [];
-  const contentHashes: string[] = [];
-  const entityTypes: string[] = [];
+  const contentHashes = new StringColumnBuilder();
+  const entityTypes = new StringColumnBuilder();
   const frames: string[] = [];
   let total = 0;
   const rows = readCsvBatches({ source: s.def.name, path: job.path, file: job.file, encoding: s.def.encoding, csv: s.def.csv, requiredColumns: s.mapping.columns, range: job.range, outcome, hashRows: mode.hashRows });
@@ -94,14 +94,14 @@ export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 's
     kinds: Uint8Array.from(kinds),
     lines: Uint32Array.from(lines),
     byteOffsets: Float64Array.from(byteOffsets),
-    rowHashes: packStrings(rowHashes),
-    keys: packStrings(keys),
-    referenceIds: packStrings(referenceIds),
+    rowHashes: rowHashes.build(),
+    keys: keys.build(),
+    referenceIds: referenceIds.build(),
     extras,
     finals,
     frameBytes: Uint32Array.from(frameBytes),
-    contentHashes: packStrings(contentHashes),
-    entityTypes: packStrings(entityTypes),
+    contentHashes: contentHashes.build(),
+    entityTypes: entityTypes.build(),
     frames: out,
     outcome,
   };
