@@ -11,16 +11,7 @@ export interface StringColumn {
   ends: Uint32Array;
 }
 
-/**
- * @example const c = packStrings(['K1', '', 'K22']); stringAt(c, 2) // 'K22'
- */
-export function packStrings(list: readonly string[]): StringColumn {
-  const ends = new Uint32Array(list.length);
-  let at = 0;
-  for (let i = 0; i < list.length; i++) ends[i] = at += list[i]!.length;
-  return { text: list.join(''), ends };
-}
-
+/** The i-th string of a column. */
 export function stringAt(column: StringColumn, i: number): string {
   return column.text.slice(i === 0 ? 0 : column.ends[i - 1], column.ends[i]);
 }
