@@ -18,8 +18,8 @@
 const LF = 10;
 const CR = 13;
 
+/** What a walk needs to know: the quote character and whether lines end in CRLF (else LF). */
 export interface PlainLineFormat {
-  delimiter: string;
   quote: string;
   crlf: boolean;
 }
@@ -52,7 +52,7 @@ export function recordDelimiterOf(data: Buffer, quote: number): '\n' | '\r\n' | 
  * that is not plain or is not complete.
  * @returns the offset it stopped at, and whether it stopped at a line that is not plain
  *          (rather than at the end of the complete lines).
- * @example const r = walkPlainLines(buf, 0, { delimiter: ';', quote: '"', crlf: true }, (s, e) => rows.push(buf.toString('utf8', s, e).split(';')));
+ * @example const r = walkPlainLines(buf, 0, { quote: '"', crlf: true }, (s, e) => rows.push(buf.toString('utf8', s, e).split(';')));
  */
 export function walkPlainLines(data: Buffer, from: number, f: PlainLineFormat, take: (start: number, end: number) => void): { at: number; stopped: boolean } {
   const quote = f.quote.charCodeAt(0);

@@ -235,6 +235,12 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
   let plain: PlainLineFormat | undefined;
   let plainOn = plainAllowed;
   let plainLost = false; // the record delimiter turned out to be one plain lines cannot have
+  const Q = csv.quote.charCodeAt(0);
+  /** The file's record delimiter is known (LF or CRLF): plain lines can be told from here on. */
+  const adoptRecordDelimiter = (rd: '\n' | '\r\n'): PlainLineFormat => {
+    recordDelimiter = rd;
+    return (plain = { quote: csv.quote, crlf: rd === '\r\n' });
+  };
   let plainRecords = 0;
   let recordDelimiter = range?.recordDelimiter;
   let carry: Buffer | undefined; // the incomplete last line of the input so far
@@ -272,23 +278,24 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
       if (data[0] === 0xff && data[1] === 0xfe) return handOver(0);
       if (data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf) from = 3;
     }
-    if (!plain) {
-      recordDelimiter ??= recordDelimiterOf(data.subarray(from), csv.quote.charCodeAt(0));
-      if (recordDelimiter === undefined) {
+    let format = plain;
+    if (!format) {
+      const rd = recordDelimiter ?? recordDelimiterOf(data.subarray(from), Q);
+      if (rd === undefined) {
         // Wait for the first line's end, unless a CR says it may be old-Mac CR lines (csv-parse's).
         const waiting = !last && data.indexOf(LF_BYTE, from) < 0 && data.indexOf(CR_BYTE, from) < 0 && data.length - from <= PLAIN_LINE_LIMIT;
         return waiting ? data : handOver(from);
       }
-      plain = { delimiter: D, quote: csv.quote, crlf: recordDelimiter === '\r\n' };
+      format = adoptRecordDelimiter(rd);
     }
     plainText = data;
     plainBase = dataAt;
-    const walked = walkPlainLines(data, from, plain, takePlainLine);
+    const walked = walkPlainLines(data, from, format, takePlainLine);
     from = walked.at;
     // A line longer than the limit goes to csv-parse, which reads it without copying it again and again.
     if (walked.stopped || data.length - from > PLAIN_LINE_LIMIT) return handOver(from);
     if (last && from < data.length) {
-      if (!plainTail(data, from, plain)) return handOver(from);
+      if (!plainTail(data, from, format)) return handOver(from);
       takePlain(from, data.length, data.length);
       from = data.length;
     }
@@ -424,7 +431,7 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
   const parseUntilPlain = (data: Buffer): Buffer | undefined => {
     const p = parser!;
     const dataAt = parserAt;
-    const lastQuote = data.lastIndexOf(csv.quote.charCodeAt(0));
+    const lastQuote = data.lastIndexOf(Q);
     let s = 0;
     while (s < data.length) {
       const lf = data.indexOf(LF_BYTE, Math.max(s, lastQuote));
@@ -440,8 +447,7 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
           if (s < data.length) feed(p, data.subarray(s));
           return undefined;
         }
-        recordDelimiter = found;
-        plain = { delimiter: D, quote: csv.quote, crlf: found === '\r\n' };
+        adoptRecordDelimiter(found);
       }
       p.destroy();
       parser = undefined;
