@@ -18,6 +18,7 @@ import {
 } from '../../src/pipeline/mapping/transforms.js';
 import { compileMapping, type MapContext } from '../../src/pipeline/mapping/compile.js';
 import { ReferenceIds } from '../../src/pipeline/mapping/reference-ids.js';
+import { ownCopy } from '../../src/pipeline/generated-code.js';
 import { mappingFileSchema, type Transform } from '../../src/pipeline/mapping/schema.js';
 import { parseYamlText } from '../../src/pipeline/definition/yaml-file.js';
 import type { StagedPerson } from '../../src/contract/migration.js';
@@ -232,6 +233,32 @@ describe('mapping engine', () => {
     });
   });
 
+  it('applies each kind of condition, and a list of them as all of them', async () => {
+    const spec = parseYamlText(
+      `
+type: person
+key: { column: nr, scope: klant }
+record:
+  initials: { value: X. }
+  surname: { column: achternaam, required: true }
+  salutation: { value: Dhr., when: { column: geslacht, equals: M } }
+  sex: { value: unknown, when: { column: geslacht, empty: true } }
+  firstName: { column: voornamen, when: { column: voornamen, notEmpty: true } }
+  countryCode: { value: NL, when: [{ column: land, in: [NL, NEDERLAND] }, { column: geslacht, notEmpty: true }] }
+`,
+      mappingFileSchema,
+      'c.yaml',
+    );
+    const m = await compileMapping(spec, join(tmpdir(), 'c.yaml'), ids);
+    const mapped = (values: Record<string, unknown>) => run(m, { nr: '1', achternaam: 'Jansen', ...values }).record;
+    expect(mapped({ geslacht: ' M ', voornamen: 'Jan', land: 'NEDERLAND' })).toMatchObject({ salutation: 'Dhr.', firstName: 'Jan', countryCode: 'NL' });
+    expect(mapped({ geslacht: ' M ', voornamen: 'Jan', land: 'NEDERLAND' })).not.toHaveProperty('sex');
+    const blank = mapped({ geslacht: '  ', voornamen: '', land: 'NL' });
+    expect(blank).toMatchObject({ sex: 'unknown' });
+    for (const field of ['salutation', 'firstName', 'countryCode']) expect(blank).not.toHaveProperty(field);
+    expect(mapped({ geslacht: 'V', land: 'BE' })).not.toHaveProperty('countryCode');
+  });
+
   it('derives referenceIds as UUIDv5 of scope:key, equal to the uuid package, and resolves relations to the same id', async () => {
     const m = await mapping();
     const a = run(m, { nr: '1001', voornamen: 'Jan', achternaam: 'A', partner: '1002', postcode: '1234ab' });
@@ -334,5 +361,28 @@ describe('mapping engine', () => {
   it('lists the columns it reads, for the header check', async () => {
     const m = await mapping();
     expect([...m.columns].sort()).toEqual(['achternaam', 'geslacht', 'mobiel', 'nr', 'partner', 'postcode', 'vast', 'voorletters', 'voornamen']);
+  });
+});
+
+describe('own copies of the row-time closures (ownCopy)', () => {
+  it('compiles a factory anew on each call, with the same results as the factory', () => {
+    const factory = (column: string, suffix: string) => (values: Record<string, unknown>) => `${String(values[column])}${suffix}`;
+    const a = ownCopy(factory);
+    const b = ownCopy(factory);
+    // New literals each time (their closures keep their own type feedback); not the factory itself.
+    expect(a).not.toBe(factory);
+    expect(a).not.toBe(b);
+    expect(a.toString()).toBe(factory.toString());
+    const row = { naam: 'Jansen', plaats: 'Utrecht' };
+    expect([a('naam', '!')(row), b('plaats', '?')(row)]).toEqual([factory('naam', '!')(row), factory('plaats', '?')(row)]);
+  });
+
+  it('gives the copy only its parameters and the globals: a factory reaching into its module fails loudly', () => {
+    const factory = (h: { upper(s: string): string }) => (s: string) => h.upper(JSON.stringify(s.trim()));
+    expect(ownCopy(factory)({ upper: (s) => s.toUpperCase() })(' ab ')).toBe('"AB"');
+    const moduleValue = 'only here';
+    const reaching = () => () => moduleValue;
+    expect(reaching()()).toBe('only here');
+    expect(() => ownCopy(reaching)()()).toThrow(ReferenceError);
   });
 });

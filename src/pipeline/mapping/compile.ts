@@ -10,7 +10,7 @@ import type { Condition, Expr, MappingFile, Transform } from './schema.js';
 import { compileTransform, initials, normaliseEmail, normalisePhone, titleCase, TransformFailure, type CodeTables, type Step } from './transforms.js';
 import { ReferenceIds } from './reference-ids.js';
 import { loadMappingScript } from './load-script.js';
-import { generated } from '../generated-code.js';
+import { generated, ownCopy } from '../generated-code.js';
 
 export type Values = Record<string, unknown>;
 
@@ -67,21 +67,6 @@ export interface CompiledMapping {
   ids: ReferenceIds;
 }
 
-/** Reads a column; dotted names reach into nested JSON objects when no such flat key exists. */
-function accessor(column: string): (values: Values) => unknown {
-  if (!column.includes('.')) return (values) => values[column];
-  const parts = column.split('.');
-  return (values) => {
-    if (column in values) return values[column];
-    let cur: unknown = values;
-    for (const p of parts) {
-      if (cur === null || typeof cur !== 'object') return undefined;
-      cur = (cur as Values)[p];
-    }
-    return cur;
-  };
-}
-
 const isEmpty = (v: unknown): boolean => v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0);
 const cellText = (v: unknown): string => (v === undefined || v === null ? '' : typeof v === 'string' ? v.trim() : String(v));
 
@@ -95,6 +80,30 @@ export const MAX_FIELD_CHARS = 65_536;
 function describeValue(v: unknown): string {
   const s = typeof v === 'string' ? v : JSON.stringify(v);
   return `\`${s && s.length > 60 ? `${s.slice(0, 57)}…` : s}\``;
+}
+
+/**
+ * What the row-time closures below use. They are factories copied per use (`ownCopy`: each
+ * field's closures keep their own type feedback, the biggest single cost of mapping otherwise),
+ * so they reach this module only through this object.
+ */
+const H = { isEmpty, cellText, reject, describeValue, TransformFailure, MAX_FIELD_CHARS };
+type Helpers = typeof H;
+
+const readColumn = (column: string) => (values: Values) => values[column];
+const readPath = (column: string, parts: readonly string[]) => (values: Values) => {
+  if (column in values) return values[column];
+  let cur: unknown = values;
+  for (const p of parts) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Values)[p];
+  }
+  return cur;
+};
+
+/** Reads a column; dotted names reach into nested JSON objects when no such flat key exists. */
+function accessor(column: string): (values: Values) => unknown {
+  return column.includes('.') ? ownCopy(readPath)(column, column.split('.')) : ownCopy(readColumn)(column);
 }
 
 /** Fills an object's fields from their expressions; true when a row-dependent field had a value. */
@@ -146,14 +155,14 @@ class Compiler {
     const list = (Array.isArray(when) ? when : [when]).map((c) => {
       this.columns.add(c.column);
       const get = accessor(c.column);
-      if (c.notEmpty) return (v: Values) => cellText(get(v)) !== '';
-      if (c.empty) return (v: Values) => cellText(get(v)) === '';
+      if (c.notEmpty) return ownCopy((h: Helpers, get: (v: Values) => unknown) => (v: Values) => h.cellText(get(v)) !== '')(H, get);
+      if (c.empty) return ownCopy((h: Helpers, get: (v: Values) => unknown) => (v: Values) => h.cellText(get(v)) === '')(H, get);
       if (c.in) {
         const set = new Set(c.in.map(String));
-        return (v: Values) => set.has(cellText(get(v)));
+        return ownCopy((h: Helpers, get: (v: Values) => unknown, set: ReadonlySet<string>) => (v: Values) => set.has(h.cellText(get(v))))(H, get, set);
       }
       const expected = String(c.equals);
-      return (v: Values) => cellText(get(v)) === expected;
+      return ownCopy((h: Helpers, get: (v: Values) => unknown, expected: string) => (v: Values) => h.cellText(get(v)) === expected)(H, get, expected);
     });
     if (list.length === 1) return list[0];
     return (v) => list.every((f) => f(v));
@@ -168,40 +177,38 @@ class Compiler {
     } catch (err) {
       this.fail(field, (err as Error).message);
     }
-    const n = steps.length;
-    const fns = steps.map((s) => s.step);
-    const acceptsEmpty = steps.map((s) => s.acceptsEmpty);
-    return (input, ctx) => {
+    const run = ownCopy((h: Helpers, fns: Step[], acceptsEmpty: boolean[], field: string, sourceLabel: string) => (input: unknown, ctx: MapContext): unknown => {
       let v = input;
-      for (let i = 0; i < n; i++) {
-        if (isEmpty(v) && !acceptsEmpty[i]) continue;
+      for (let i = 0; i < fns.length; i++) {
+        if (h.isEmpty(v) && !acceptsEmpty[i]) continue;
         const out = fns[i]!(v);
-        if (out instanceof TransformFailure) {
-          reject(ctx, { field, value: input, code: out.code, message: `${field}: ${out.message}, got ${describeValue(input)}${sourceLabel}` });
+        if (out instanceof h.TransformFailure) {
+          h.reject(ctx, { field, value: input, code: out.code, message: `${field}: ${out.message}, got ${h.describeValue(input)}${sourceLabel}` });
           return undefined;
         }
         v = out;
       }
       return v;
-    };
+    });
+    return run(H, steps.map((s) => s.step), steps.map((s) => s.acceptsEmpty), field, sourceLabel);
   }
 
   expr(e: Expr, field: string): Compiled {
     const when = this.condition(e.when);
     const inner = this.exprInner(e, field);
     if (!when) return inner;
-    const run = inner.run;
-    return { run: (values, ctx) => (when(values) ? run(values, ctx) : undefined), constant: false };
+    const run = ownCopy((when: (values: Values) => boolean, run: Eval): Eval => (values, ctx) => (when(values) ? run(values, ctx) : undefined))(when, inner.run);
+    return { run, constant: false };
   }
 
   private required(run: Eval, field: string, label: string, required: boolean): Eval {
     if (!required) return run;
-    return (values, ctx) => {
+    return ownCopy((h: Helpers, run: Eval, field: string, label: string): Eval => (values, ctx) => {
       const v = run(values, ctx);
       // A value refused on the way (too long, a failed transform) is not also "missing".
-      if (isEmpty(v) && !ctx.reasons?.some((r) => r.field === field)) reject(ctx, { field, value: v ?? '', code: 'MISSING_REQUIRED_FIELD', message: `${field}: required, got nothing${label}` });
+      if (h.isEmpty(v) && !ctx.reasons?.some((r) => r.field === field)) h.reject(ctx, { field, value: v ?? '', code: 'MISSING_REQUIRED_FIELD', message: `${field}: required, got nothing${label}` });
       return v;
-    };
+    })(H, run, field, label);
   }
 
   private exprInner(e: Expr, field: string): Compiled {
@@ -210,18 +217,16 @@ class Compiler {
       const get = accessor(e.column);
       const label = ` in column ${e.column}`;
       const chain = this.chain(e.transforms, field, label);
-      const read: Eval = (values, ctx) => {
-        const raw = get(values);
-        if (typeof raw !== 'string' || raw.length <= MAX_FIELD_CHARS) return raw;
-        // No staged field is this long; refusing it here keeps a runaway value (a 10 MB column of a
-        // broken export) out of the transforms, the reasons and the ledger.
-        reject(ctx, { field, value: `${raw.slice(0, 57)}…`, code: 'INVALID_FIELD_VALUE', message: `${field}: ${raw.length} characters, expected at most ${MAX_FIELD_CHARS}${label}` });
-        return undefined;
-      };
-      const run: Eval = chain ? (values, ctx) => {
-        const raw = read(values, ctx);
-        return chain(typeof raw === 'string' ? raw : raw ?? '', ctx);
-      } : read;
+      const run = ownCopy((h: Helpers, get: (values: Values) => unknown, chain: ((v: unknown, ctx: MapContext) => unknown) | undefined, field: string, label: string): Eval => (values, ctx) => {
+        let raw = get(values);
+        if (typeof raw === 'string' && raw.length > h.MAX_FIELD_CHARS) {
+          // No staged field is this long; refusing it here keeps a runaway value (a 10 MB column of a
+          // broken export) out of the transforms, the reasons and the ledger.
+          h.reject(ctx, { field, value: `${raw.slice(0, 57)}…`, code: 'INVALID_FIELD_VALUE', message: `${field}: ${raw.length} characters, expected at most ${h.MAX_FIELD_CHARS}${label}` });
+          raw = undefined;
+        }
+        return chain ? chain(typeof raw === 'string' ? raw : raw ?? '', ctx) : raw;
+      })(H, get, chain, field, label);
       return { run: this.required(this.emptyToUndefined(run), field, label, e.required), constant: false };
     }
     if ('value' in e) {
@@ -233,75 +238,75 @@ class Compiler {
       const sep = e.separator;
       const label = '';
       const chain = this.chain(e.transforms, field, label);
-      const joined: Eval = (values, ctx) => {
+      const joined = ownCopy((h: Helpers, parts: Eval[], sep: string, chain: ((v: unknown, ctx: MapContext) => unknown) | undefined): Eval => (values, ctx) => {
         let out = '';
         for (const p of parts) {
           const v = p(values, ctx);
-          if (isEmpty(v)) continue;
-          out = out ? out + sep + cellText(v) : cellText(v);
+          if (h.isEmpty(v)) continue;
+          out = out ? out + sep + h.cellText(v) : h.cellText(v);
         }
         return chain ? chain(out, ctx) : out;
-      };
+      })(H, parts, sep, chain);
       return { run: this.required(this.emptyToUndefined(joined), field, label, e.required), constant: false };
     }
     if ('first' in e) {
       const options = e.first.map((p) => this.expr(p, field).run);
       const chain = this.chain(e.transforms, field, '');
-      const first: Eval = (values, ctx) => {
+      const first = ownCopy((h: Helpers, options: Eval[], chain: ((v: unknown, ctx: MapContext) => unknown) | undefined): Eval => (values, ctx) => {
         for (const o of options) {
           const v = o(values, ctx);
-          if (!isEmpty(v)) return chain ? chain(v, ctx) : v;
+          if (!h.isEmpty(v)) return chain ? chain(v, ctx) : v;
         }
         return undefined;
-      };
+      })(H, options, chain);
       return { run: this.required(this.emptyToUndefined(first), field, '', e.required), constant: false };
     }
     if ('object' in e) {
       const entries = Object.entries(e.object).map(([name, sub]) => ({ name, ...this.expr(sub, field ? `${field}.${name}` : name) }));
       const fill = fieldFiller(entries);
       // An object whose row-dependent fields are all empty is left out (an address with no data).
-      const run: Eval = (values, ctx) => {
+      const run = ownCopy((fill: Filler): Eval => (values, ctx) => {
         const out: Record<string, unknown> = {};
         return fill(values, ctx, out) ? out : undefined;
-      };
+      })(fill);
       return { run, constant: false };
     }
     if ('list' in e) {
       const items = e.list.map((item, i) => this.expr(item, `${field}[${i}]`).run);
-      const run: Eval = (values, ctx) => {
+      const run = ownCopy((items: Eval[]): Eval => (values, ctx) => {
         let out: unknown[] | undefined;
         for (const item of items) {
           const v = item(values, ctx);
           if (v !== undefined) (out ??= []).push(v);
         }
         return out;
-      };
+      })(items);
       return { run, constant: false };
     }
     const { column, scope = this.scope, suffix, transforms } = e.referenceId;
     const ids = this.ids;
     if (column === undefined) {
       // The row's own id, or a sub-entity's (scope:key#suffix).
-      return { run: (_values, ctx) => ids.of(scope, ctx.key, suffix), constant: true };
+      return { run: ownCopy((ids: ReferenceIds, scope: string, suffix: string | undefined): Eval => (_values, ctx) => ids.of(scope, ctx.key, suffix))(ids, scope, suffix), constant: true };
     }
     this.columns.add(column);
     const get = accessor(column);
     const chain = this.chain(transforms, field, ` in column ${column}`);
-    const run: Eval = (values, ctx) => {
-      const raw = cellText(get(values));
-      const key = chain ? cellText(chain(raw, ctx)) : raw;
+    const run = ownCopy((h: Helpers, ids: ReferenceIds, get: (values: Values) => unknown, chain: ((v: unknown, ctx: MapContext) => unknown) | undefined, field: string, column: string, scope: string, suffix: string | undefined): Eval => (values, ctx) => {
+      const raw = h.cellText(get(values));
+      const key = chain ? h.cellText(chain(raw, ctx)) : raw;
       if (key === '') return undefined;
       ctx.refs.push({ field, column, scope, key });
       return ids.of(scope, key, suffix);
-    };
+    })(H, ids, get, chain, field, column, scope, suffix);
     return { run, constant: false };
   }
 
   private emptyToUndefined(run: Eval): Eval {
-    return (values, ctx) => {
+    return ownCopy((run: Eval): Eval => (values, ctx) => {
       const v = run(values, ctx);
       return v === '' || v === null ? undefined : v;
-    };
+    })(run);
   }
 }
 
