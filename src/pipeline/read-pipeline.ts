@@ -24,7 +24,7 @@ import { isSourceRowError, listSourceFiles, readSourceBatches, readSourceFile, t
 import { KeyIndex } from './checks/key-index.js';
 import { detectEncoding } from './source/encoding.js';
 import { scanCsvKeys } from './source/scan-csv-keys.js';
-import { checkRecord, duplicateReason, missingTargets, refusedAlready } from './checks/check-record.js';
+import { checkRecord, duplicateReason, missingTargets, refusedAlready, type RecordCheck } from './checks/check-record.js';
 import { readCorrections, type CorrectionsIndex } from './checks/corrections.js';
 import { StagecoachError } from '../contract/errors.js';
 import { summariseRows, type PlanSummary } from './checks/plan-summary.js';
@@ -43,6 +43,11 @@ export interface ReadPipelineOptions {
    * a changed row; `plan` keeps no ledger and skips it (about 0.5 µs a row).
    */
   hashRows?: boolean;
+  /**
+   * Keep each mapped row's checked record (default true). `plan` only counts the rows: its mapped
+   * rows come without a record, checked by the staging schema's validator (checkRecord).
+   */
+  keepRecords?: boolean;
 }
 
 export interface PreparedSource {
@@ -120,11 +125,12 @@ async function* readRows(def: PipelineDefinition, options: ReadPipelineOptions &
     // Pass 2: map and check, in source order.
     const ctx: MapContext = { reasons: null, refs: [], key: '' };
     const keyChecks: KeyChecks = { index, duplicates: undefined, rejectMissing, files };
-    const mapRow = (s: PreparedSource, row: SourceRow, fileIndex: number, keys: KeyChecks): MappedRow => {
-      const v = mapAndCheck(s.mapping, row, ctx);
+    const keepRecords = options.keepRecords !== false;
+    const mapRow = (s: PreparedSource, row: SourceRow, fileIndex: number, keys: KeyChecks): FrontRow => {
+      const v = mapAndCheck(s.mapping, row, ctx, keepRecords);
       if (v.kind === 'final') return v.row;
       const reasons = settleRow(s.mapping, v.legacyKey, fileIndex, row.provenance.line, v.mappingReasons, v.refs, v.check.ok ? null : v.check.reasons, keys);
-      if (reasons === null && v.check.ok) return { kind: 'mapped', component: 'Counterparties', legacyKey: v.legacyKey, referenceId: v.referenceId, record: v.check.record, row };
+      if (reasons === null && v.check.ok) return { kind: 'mapped', component: 'Counterparties', legacyKey: v.legacyKey, referenceId: v.referenceId, ...(v.check.record ? { record: v.check.record } : {}), row };
       return { kind: 'rejected', component: 'Counterparties', legacyKey: v.legacyKey, referenceId: v.referenceId, reasons: reasons ?? [], row };
     };
 
@@ -215,10 +221,10 @@ export type RowVerdict =
       mappingReasons: RejectReason[] | null;
       /** Relations to other legacy keys, for the missing-target check (a copy: ctx.refs is reused). */
       refs: RelationRef[];
-      check: ReturnType<typeof checkRecord>;
+      check: RecordCheck;
     };
 
-export function mapAndCheck(mapping: CompiledMapping, row: SourceRow, ctx: MapContext): RowVerdict {
+export function mapAndCheck(mapping: CompiledMapping, row: SourceRow, ctx: MapContext, keepRecord = true): RowVerdict {
   const key = mapping.key(row.values);
   if (key === undefined) {
     const reasons: RejectReason[] = [{ field: mapping.keyColumn, value: row.values[mapping.keyColumn] ?? '', code: 'MISSING_REQUIRED_FIELD', message: `${mapping.keyColumn}: the legacy key is empty, expected a value to derive the referenceId from` }];
@@ -234,7 +240,7 @@ export function mapAndCheck(mapping: CompiledMapping, row: SourceRow, ctx: MapCo
     return { kind: 'final', row: { kind: 'rejected', component: 'Counterparties', legacyKey: key, reasons: [{ field: '', code: 'MAPPING_FAILED', message: `the mapping failed: ${(err as Error).message}` }], row } };
   }
   const mappingReasons = ctx.reasons;
-  return { kind: 'checked', legacyKey: key, referenceId: mapped.referenceId, mappingReasons, refs: ctx.refs.length > 0 ? ctx.refs.slice() : [], check: checkRecord(mapped.record, mappingReasons) };
+  return { kind: 'checked', legacyKey: key, referenceId: mapped.referenceId, mappingReasons, refs: ctx.refs.length > 0 ? ctx.refs.slice() : [], check: checkRecord(mapped.record, mappingReasons, keepRecord) };
 }
 
 /** What the second half of the checks consults: every legacy key, and where each first appeared. */
@@ -298,7 +304,7 @@ const PLAN_WORKER_YOUNG_GENERATION_MB = 32;
  * @example const s = await summarisePlan(def); s.rejectedByReason // { UNKNOWN_CODE: 1, … }
  */
 export async function summarisePlan(def: PipelineDefinition, options: ReadPipelineOptions & { samplesPerReason?: number } = {}): Promise<PlanSummary> {
-  return summariseRows(readPipeline(def, { ...options, hashRows: false, parallel: { workers: def.concurrency.workers, youngGenerationMb: PLAN_WORKER_YOUNG_GENERATION_MB } }), { pipeline: def.file, component: def.component, ...(options.samplesPerReason !== undefined ? { samplesPerReason: options.samplesPerReason } : {}) });
+  return summariseRows(readPipeline(def, { ...options, hashRows: false, keepRecords: false, parallel: { workers: def.concurrency.workers, youngGenerationMb: PLAN_WORKER_YOUNG_GENERATION_MB } }), { pipeline: def.file, component: def.component, ...(options.samplesPerReason !== undefined ? { samplesPerReason: options.samplesPerReason } : {}) });
 }
 
 export { loadPipeline, type PipelineDefinition, type SourceDefinition } from './definition/load-pipeline.js';

@@ -9,7 +9,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { checkStagedCounterparty, stagedCounterpartySchema } from '../../src/contract/migration.js';
+import { checkStagedCounterparty, isStagedCounterparty, stagedCounterpartySchema } from '../../src/contract/migration.js';
 import { fieldIssues } from '../../src/contract/field-errors.js';
 
 const ID = '16497687-bba0-5fbb-a9c2-0b9ce1de5914';
@@ -144,6 +144,7 @@ describe('the staged-record check on zod’s compiled fast path', () => {
       if (runtime.success) valid++;
       if (!isDeepStrictEqual(answer(compiled.safeParse(input)), answer(runtime))) differing.push(`schema: ${name}`);
       if (!isDeepStrictEqual(checkStagedCounterparty(input), runtimeCheck(input))) differing.push(`check: ${name}`);
+      if (isStagedCounterparty(input) !== runtime.success) differing.push(`validator: ${name}`);
     }
     expect(differing).toEqual([]);
     // Both kinds are well represented: the comparison is not all refusals.
@@ -163,6 +164,7 @@ describe('the staged-record check on zod’s compiled fast path', () => {
         input = withValue(input, pick(all), pick(AWKWARD));
       }
       if (!isDeepStrictEqual(checkStagedCounterparty(input), runtimeCheck(input))) differing.push(JSON.stringify(input));
+      if (isStagedCounterparty(input) !== runtimeCheck(input).ok) differing.push(`validator: ${JSON.stringify(input)}`);
     }
     expect(differing).toEqual([]);
   });

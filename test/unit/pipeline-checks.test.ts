@@ -98,6 +98,21 @@ describe('checks before upload', () => {
     expect((rows[0] as Extract<MappedRow, { kind: 'rejected' }>).reasons).toEqual([{ field: 'initials', value: undefined, code: 'MISSING_REQUIRED_FIELD', message: 'initials: required by staging, got nothing' }]);
   });
 
+  it('gives the same verdicts without keeping the records (plan), and keeps none', async () => {
+    // The second pipeline's records all fail the staging schema itself (no initials).
+    writeFileSync(join(dir, 'no-initials.yaml'), 'type: person\nkey: { column: nr, scope: klant }\nrecord:\n  surname: achternaam\n');
+    writeFileSync(join(dir, 'no-initials-p.yaml'), `name: t\nsources:\n  - { name: personen, format: csv, path: a.csv, csv: { delimiter: ';' }, mapping: no-initials.yaml }\ntarget: { referenceNamespace: ${NS} }\n`);
+    const verdict = (r: MappedRow) => [r.kind, r.row.provenance.line, r.kind === 'rejected' ? r.reasons : r.referenceId];
+    for (const [file, mapped] of [['p.yaml', 4], ['no-initials-p.yaml', 0]] as const) {
+      const def = await loadPipeline(join(dir, file));
+      const kept = await all(readPipeline(def));
+      const counted = await all(readPipeline(def, { keepRecords: false }));
+      expect(counted.map(verdict)).toEqual(kept.map(verdict));
+      expect(kept.filter((r) => r.kind === 'mapped' && r.record !== undefined)).toHaveLength(mapped);
+      expect(counted.filter((r) => 'record' in r)).toEqual([]);
+    }
+  });
+
   it('allows relations to keys outside the pipeline when the pipeline says so', async () => {
     writeFileSync(join(dir, 'allow.yaml'), `name: t\nsources:\n  - { name: bedrijven, format: jsonl, path: orgs.jsonl, mapping: orgs.yaml }\ntarget: { referenceNamespace: ${NS} }\nchecks: { missingRelationTarget: allow }\n`);
     const rows = await all(readPipeline(await loadPipeline(join(dir, 'allow.yaml'))));

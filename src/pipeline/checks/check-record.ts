@@ -3,7 +3,7 @@
  * (`checkStagedCounterparty`), duplicate legacy keys, and relations to keys no source holds.
  * Each failure becomes a `RejectReason` naming field, value and what was expected.
  */
-import { checkStagedCounterparty, type StagedCounterparty } from '../../contract/migration.js';
+import { checkStagedCounterparty, isStagedCounterparty, type StagedCounterparty } from '../../contract/migration.js';
 import type { RejectReason } from '../types.js';
 import type { RelationRef } from '../mapping/compile.js';
 import type { KeyIndex, KeyLocation } from './key-index.js';
@@ -22,12 +22,17 @@ function show(v: unknown): string {
   return s === undefined ? 'nothing' : `\`${s.length > 60 ? `${s.slice(0, 57)}…` : s}\``;
 }
 
+/** A record the staging schema accepts (`record`: the schema's copy, when asked for), or why not. */
+export type RecordCheck = { ok: true; record?: StagedCounterparty } | { ok: false; reasons: RejectReason[] };
+
 /**
  * Runs the staging schema on a mapped record. Fields the mapping already refused are not
- * reported twice.
+ * reported twice. With `keep` false an accepted record comes back without the schema's copy
+ * (for callers that only count it).
  * @example checkRecord(record, []) // { ok: true, record } or { ok: false, reasons: [...] }
  */
-export function checkRecord(record: unknown, already: readonly RejectReason[] | null): { ok: true; record: StagedCounterparty } | { ok: false; reasons: RejectReason[] } {
+export function checkRecord(record: unknown, already: readonly RejectReason[] | null, keep = true): RecordCheck {
+  if (!keep && isStagedCounterparty(record)) return ACCEPTED;
   const result = checkStagedCounterparty(record);
   if (result.ok) return result;
   const reasons: RejectReason[] = [];
@@ -41,6 +46,8 @@ export function checkRecord(record: unknown, already: readonly RejectReason[] | 
   }
   return reasons.length > 0 ? { ok: false, reasons } : { ok: false, reasons: [] };
 }
+
+const ACCEPTED: RecordCheck = Object.freeze({ ok: true });
 
 /** Whether an earlier reason already refused this field or one that holds it. */
 export function refusedAlready(already: readonly RejectReason[] | null, field: string): boolean {

@@ -48,7 +48,7 @@ export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 's
       lines.push(p.line);
       byteOffsets.push(p.byteOffset);
       rowHashes.push(p.hash);
-      const v = isSourceRowError(row) ? { kind: 'final' as const, row: rejectUnreadable(row) } : mapAndCheck(s.mapping, row, ctx);
+      const v = isSourceRowError(row) ? { kind: 'final' as const, row: rejectUnreadable(row) } : mapAndCheck(s.mapping, row, ctx, encode !== undefined);
       if (v.kind === 'final') {
         kinds.push(1);
         finals.push({ i, row: v.row });
@@ -71,7 +71,7 @@ export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 's
         });
       }
       if (encode && v.check.ok && v.mappingReasons === null) {
-        const e = encodeRecord(v.check.record, encode);
+        const e = encodeRecord(v.check.record!, encode); // kept: mapAndCheck keeps records when framing
         frames.push(e.frame);
         frameBytes.push(e.bytes);
         contentHashes.push(e.contentHash);
