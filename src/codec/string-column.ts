@@ -1,3 +1,5 @@
+import { NumberColumnBuilder } from './number-column.js';
+
 /**
  * Many strings as one: a joined string and where each ends. Threads exchange messages by
  * structured clone, which copies thousands of small strings one by one and leaves the receiver
@@ -25,8 +27,13 @@ export function stringAt(column: StringColumn, i: number): string {
 export class StringColumnBuilder {
   private readonly parts: string[] = [];
   private readonly pending: string[] = [];
-  private readonly ends: number[] = [];
+  private readonly ends = new NumberColumnBuilder(Uint32Array);
   private at = 0;
+
+  /** Strings pushed so far. */
+  get length(): number {
+    return this.ends.length;
+  }
 
   push(s: string): void {
     this.pending.push(s);
@@ -40,6 +47,6 @@ export class StringColumnBuilder {
   build(): StringColumn {
     this.parts.push(this.pending.join(''));
     this.pending.length = 0;
-    return { text: this.parts.join(''), ends: Uint32Array.from(this.ends) };
+    return { text: this.parts.join(''), ends: this.ends.build() };
   }
 }

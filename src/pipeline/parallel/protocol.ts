@@ -8,7 +8,7 @@
  * strings, cloned one by one, were what the main thread's scavenges copied while the range
  * waited its turn (a fifth of its time in `plan`).
  */
-import type { RelationRef } from '../mapping/compile.js';
+import type { RefColumns } from './ref-columns.js';
 import type { CsvReadOutcome, CsvRange } from '../source/source-csv.js';
 import type { MappedRow, RejectReason } from '../types.js';
 import type { StreamFormat, StringColumn } from '../../codec/index.js';
@@ -41,8 +41,10 @@ export interface ChunkPack {
   rowHashes: StringColumn;
   keys: StringColumn;
   referenceIds: StringColumn;
-  /** Rows with something more to say than a clean record. */
-  extras: { i: number; mappingReasons?: RejectReason[]; refs?: RelationRef[]; checkReasons?: RejectReason[] }[];
+  /** Rows the mapping or the staging schema refused, with their reasons (defects: few). */
+  extras: { i: number; mappingReasons?: RejectReason[]; checkReasons?: RejectReason[] }[];
+  /** Every row's relations to other legacy keys, for the missing-target check. */
+  refs: RefColumns;
   finals: { i: number; row: Extract<MappedRow, { kind: 'rejected' }> }[];
   /** Framed records (encode mode): UTF-8 lengths (0: none) and the frames back to back. */
   frameBytes: Uint32Array;

@@ -4,19 +4,20 @@
  * otherwise wait (read-parallel.ts).
  */
 import { encodeRecord } from '../batcher/index.js';
-import { StringColumnBuilder, type StreamFormat } from '../../codec/index.js';
+import { NumberColumnBuilder, StringColumnBuilder, Utf8Builder, type StreamFormat } from '../../codec/index.js';
 import type { MapContext } from '../mapping/compile.js';
 import { mapAndCheck, rejectUnreadable, type PreparedSource } from '../read-pipeline.js';
 import { isSourceRowError } from '../source/index.js';
 import { readCsvBatches, type CsvReadOutcome } from '../source/source-csv.js';
 import type { ChunkJob, ChunkPack, WorkerSetup } from './protocol.js';
+import { RefColumnsBuilder } from './ref-columns.js';
 
 const ctx: MapContext = { reasons: null, refs: [], key: '' };
 
 /** The pack's typed arrays, to hand over without copying. */
 export function transferables(pack: ChunkPack): ArrayBuffer[] {
-  const columns = [pack.rowHashes, pack.keys, pack.referenceIds, pack.contentHashes, pack.entityTypes].map((c) => c.ends);
-  return [pack.kinds, pack.lines, pack.byteOffsets, pack.frameBytes, pack.frames, ...columns].map((a) => a.buffer as ArrayBuffer);
+  const columns = [pack.rowHashes, pack.keys, pack.referenceIds, pack.contentHashes, pack.entityTypes, pack.refs.keys].map((c) => c.ends);
+  return [pack.kinds, pack.lines, pack.byteOffsets, pack.frameBytes, pack.frames, pack.refs.rows, pack.refs.declarations, ...columns].map((a) => a.buffer as ArrayBuffer);
 }
 
 /**
@@ -27,19 +28,20 @@ export function transferables(pack: ChunkPack): ArrayBuffer[] {
 export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 'source'>, mode: Omit<WorkerSetup, 'pipelineFile'>): Promise<ChunkPack> {
   const { encode } = mode;
   const outcome: CsvReadOutcome = { endLine: 0, endByte: 0, endedAtRecord: true };
-  const kinds: number[] = [];
-  const lines: number[] = [];
-  const byteOffsets: number[] = [];
+  // Columns, not arrays of numbers or objects: see number-column.ts and ref-columns.ts.
+  const kinds = new NumberColumnBuilder(Uint8Array);
+  const lines = new NumberColumnBuilder(Uint32Array);
+  const byteOffsets = new NumberColumnBuilder(Float64Array);
   const rowHashes = new StringColumnBuilder();
   const keys = new StringColumnBuilder();
   const referenceIds = new StringColumnBuilder();
   const extras: ChunkPack['extras'] = [];
+  const refs = new RefColumnsBuilder();
   const finals: ChunkPack['finals'] = [];
-  const frameBytes: number[] = [];
+  const frameBytes = new NumberColumnBuilder(Uint32Array);
   const contentHashes = new StringColumnBuilder();
   const entityTypes = new StringColumnBuilder();
-  const frames: string[] = [];
-  let total = 0;
+  const frames = new Utf8Builder();
   const rows = readCsvBatches({ source: s.def.name, path: job.path, file: job.file, encoding: s.def.encoding, csv: s.def.csv, requiredColumns: s.mapping.columns, range: job.range, outcome, hashRows: mode.hashRows });
   for await (const batch of rows) {
     for (const row of batch) {
@@ -62,21 +64,15 @@ export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 's
       kinds.push(0);
       keys.push(v.legacyKey);
       referenceIds.push(v.referenceId);
-      if (v.mappingReasons !== null || v.refs.length > 0 || !v.check.ok) {
-        extras.push({
-          i,
-          ...(v.mappingReasons !== null ? { mappingReasons: v.mappingReasons } : {}),
-          ...(v.refs.length > 0 ? { refs: v.refs } : {}),
-          ...(!v.check.ok ? { checkReasons: v.check.reasons } : {}),
-        });
+      if (v.refs.length > 0) refs.push(i, v.refs);
+      if (v.mappingReasons !== null || !v.check.ok) {
+        extras.push({ i, ...(v.mappingReasons !== null ? { mappingReasons: v.mappingReasons } : {}), ...(!v.check.ok ? { checkReasons: v.check.reasons } : {}) });
       }
       if (encode && v.check.ok && v.mappingReasons === null) {
         const e = encodeRecord(v.check.record!, encode); // kept: mapAndCheck keeps records when framing
-        frames.push(e.frame);
-        frameBytes.push(e.bytes);
+        frameBytes.push(frames.write(e.frame));
         contentHashes.push(e.contentHash);
         entityTypes.push(e.entityType ?? '');
-        total += e.bytes;
       } else {
         frameBytes.push(0);
         contentHashes.push('');
@@ -84,25 +80,21 @@ export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 's
       }
     }
   }
-  // Its own memory (not the shared pool's) so that it can be transferred.
-  const out = new Uint8Array(total);
-  const view = Buffer.from(out.buffer, 0, total);
-  let at = 0;
-  for (const f of frames) at += view.write(f, at);
   return {
     n: kinds.length,
-    kinds: Uint8Array.from(kinds),
-    lines: Uint32Array.from(lines),
-    byteOffsets: Float64Array.from(byteOffsets),
+    kinds: kinds.build(),
+    lines: lines.build(),
+    byteOffsets: byteOffsets.build(),
     rowHashes: rowHashes.build(),
     keys: keys.build(),
     referenceIds: referenceIds.build(),
     extras,
+    refs: refs.build(),
     finals,
-    frameBytes: Uint32Array.from(frameBytes),
+    frameBytes: frameBytes.build(),
     contentHashes: contentHashes.build(),
     entityTypes: entityTypes.build(),
-    frames: out,
+    frames: frames.build(),
     outcome,
   };
 }

@@ -22,7 +22,6 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { StagecoachError, type ErrorCode } from '../../contract/errors.js';
 import { stringAt, type StreamFormat } from '../../codec/index.js';
-import type { RelationRef } from '../mapping/compile.js';
 import { detectEncoding } from '../source/encoding.js';
 import { splitCsv, type CsvChunk, type CsvSplit, type SplitCsvOptions } from '../source/csv-chunks.js';
 import type { CsvRange } from '../source/source-csv.js';
@@ -30,6 +29,7 @@ import type { FrontRow } from '../types.js';
 import { settleRow, type KeyChecks, type PreparedSource } from '../read-pipeline.js';
 import type { ChunkJob, ChunkPack, WorkerReply, WorkerSetup } from './protocol.js';
 import { readChunk } from './read-chunk.js';
+import { RefColumnsReader } from './ref-columns.js';
 
 export interface ParallelOptions {
   /**
@@ -76,7 +76,6 @@ export interface ParallelStats {
 
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 const DEFAULT_CHUNK_BYTES = 1024 * 1024;
-const NO_REFS: readonly RelationRef[] = [];
 /** The default of `youngGenerationMb` (see there): what `run` keeps its workers to. */
 const LEAN_YOUNG_GENERATION_MB = 8;
 
@@ -251,6 +250,7 @@ export class ParallelReader {
  */
 function* settle(pack: ChunkPack, s: PreparedSource, f: PreparedSource['files'][number], keys: KeyChecks): Generator<FrontRow> {
   const frames = Buffer.from(pack.frames.buffer, pack.frames.byteOffset, pack.frames.byteLength);
+  const refs = new RefColumnsReader(pack.refs);
   let extra = 0;
   let final = 0;
   let at = 0;
@@ -265,7 +265,7 @@ function* settle(pack: ChunkPack, s: PreparedSource, f: PreparedSource['files'][
     const x = pack.extras[extra]?.i === i ? pack.extras[extra++] : undefined;
     const legacyKey = stringAt(pack.keys, i);
     const line = pack.lines[i]!;
-    const reasons = settleRow(s.mapping, legacyKey, f.index, line, x?.mappingReasons ?? null, x?.refs ?? NO_REFS, x?.checkReasons ?? null, keys);
+    const reasons = settleRow(s.mapping, legacyKey, f.index, line, x?.mappingReasons ?? null, refs.of(i), x?.checkReasons ?? null, keys);
     const row = { source: s.def.name, provenance: { file: f.file, line, byteOffset: pack.byteOffsets[i]!, hash: stringAt(pack.rowHashes, i) } };
     const referenceId = stringAt(pack.referenceIds, i);
     if (reasons === null && x?.checkReasons === undefined) {
