@@ -99,11 +99,18 @@ export function readPipeline(def: PipelineDefinition, options?: ReadPipelineOpti
  * source values only on rows a worker refused).
  */
 export function readPipeline(def: PipelineDefinition, options: ReadPipelineOptions & { parallel: ParallelOptions }): AsyncGenerator<FrontRow>;
-export function readPipeline(def: PipelineDefinition, options: ReadPipelineOptions & { parallel?: ParallelOptions } = {}): AsyncGenerator<FrontRow> {
-  return readRows(def, options);
+export async function* readPipeline(def: PipelineDefinition, options: ReadPipelineOptions & { parallel?: ParallelOptions } = {}): AsyncGenerator<FrontRow> {
+  for await (const rows of readPipelineBatches(def, options)) yield* rows;
 }
 
-async function* readRows(def: PipelineDefinition, options: ReadPipelineOptions & { parallel?: ParallelOptions }): AsyncGenerator<FrontRow> {
+/**
+ * The same rows in batches (the rows of a file chunk or a range), for consumers that take many
+ * rows: an async generator's yield costs a promise and a turn of the microtask queue per row
+ * (0.3 µs), a batch's rows cost nothing. Take each batch's rows before asking for the next:
+ * they are mapped as they are taken.
+ * @example for await (const rows of readPipelineBatches(def)) for (const row of rows) count(row);
+ */
+export async function* readPipelineBatches(def: PipelineDefinition, options: ReadPipelineOptions & { parallel?: ParallelOptions } = {}): AsyncGenerator<Iterable<FrontRow>> {
   const { signal } = options;
   const prepared = await preparePipeline(def);
   const { sources, files } = prepared;
@@ -141,12 +148,12 @@ async function* readRows(def: PipelineDefinition, options: ReadPipelineOptions &
       for await (const { row, sourceName } of corrections.rows()) {
         const s = sources.find((x) => x.def.name === sourceName)!;
         if (isSourceRowError(row)) {
-          yield rejectUnreadable(row);
+          yield [rejectUnreadable(row)];
           continue;
         }
         const key = s.mapping.key(row.values);
         if (key !== undefined) index.mark(s.mapping.scope, key);
-        yield mapRow(s, row, corrections.fileIndex(files), amongThemselves);
+        yield [mapRow(s, row, corrections.fileIndex(files), amongThemselves)];
       }
       return;
     }
@@ -163,7 +170,7 @@ async function* readRows(def: PipelineDefinition, options: ReadPipelineOptions &
           for await (const batch of readSourceBatches(s.def, f, { requiredColumns: s.mapping.columns, signal, range, hashRows })) yield mapEach(batch);
         }
         const rows = parallel && (await parallel.takes(s, f.path)) ? parallel.readFile(sourceIndex, s, f, keyChecks, onThisThread, signal) : onThisThread(undefined);
-        for await (const batch of rows) yield* batch;
+        yield* rows;
       }
     }
   } finally {
@@ -304,7 +311,7 @@ const PLAN_WORKER_YOUNG_GENERATION_MB = 32;
  * @example const s = await summarisePlan(def); s.rejectedByReason // { UNKNOWN_CODE: 1, … }
  */
 export async function summarisePlan(def: PipelineDefinition, options: ReadPipelineOptions & { samplesPerReason?: number } = {}): Promise<PlanSummary> {
-  return summariseRows(readPipeline(def, { ...options, hashRows: false, keepRecords: false, parallel: { workers: def.concurrency.workers, youngGenerationMb: PLAN_WORKER_YOUNG_GENERATION_MB } }), { pipeline: def.file, component: def.component, ...(options.samplesPerReason !== undefined ? { samplesPerReason: options.samplesPerReason } : {}) });
+  return summariseRows(readPipelineBatches(def, { ...options, hashRows: false, keepRecords: false, parallel: { workers: def.concurrency.workers, youngGenerationMb: PLAN_WORKER_YOUNG_GENERATION_MB } }), { pipeline: def.file, component: def.component, ...(options.samplesPerReason !== undefined ? { samplesPerReason: options.samplesPerReason } : {}) });
 }
 
 export { loadPipeline, type PipelineDefinition, type SourceDefinition } from './definition/load-pipeline.js';

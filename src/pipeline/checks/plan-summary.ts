@@ -33,15 +33,15 @@ export interface PlanSummary {
 }
 
 /**
- * Folds a stream of mapped rows into a plan summary.
- * @example const summary = await summariseRows(readPipeline(def), { pipeline: def.file, component: def.component });
+ * Folds a stream of mapped rows, in batches, into a plan summary.
+ * @example const summary = await summariseRows(readPipelineBatches(def), { pipeline: def.file, component: def.component });
  */
-export async function summariseRows(rows: AsyncIterable<FrontRow>, meta: { pipeline: string; component: string; samplesPerReason?: number }): Promise<PlanSummary> {
+export async function summariseRows(batches: AsyncIterable<Iterable<FrontRow>>, meta: { pipeline: string; component: string; samplesPerReason?: number }): Promise<PlanSummary> {
   const started = performance.now();
   const perReason = meta.samplesPerReason ?? 5;
   const summary: PlanSummary = { pipeline: meta.pipeline, component: meta.component, rowsRead: 0, mapped: 0, rejected: 0, rejectedByReason: {}, reasons: {}, bySource: {}, samples: [], elapsedMs: 0 };
   const sampled: Record<string, number> = {};
-  for await (const r of rows) {
+  for await (const rows of batches) for (const r of rows) {
     summary.rowsRead++;
     const source = r.row.source;
     const s = (summary.bySource[source] ??= { rowsRead: 0, mapped: 0, rejected: 0 });

@@ -17,7 +17,7 @@ import { StagecoachError, type ErrorCode } from '../../contract/errors.js';
 import type { Component, StagingResult } from '../../contract/migration.js';
 import { DEFAULT_LEDGER_FILE, openLedger, openLedgerWriter, type Ledger, type LedgerRejectInput, type LedgerWriter, type RecordState } from '../../ledger/index.js';
 import { Batcher, prepareRecord, type Batch, type BatchItem } from '../batcher/index.js';
-import { loadPipeline, readPipeline, type PipelineDefinition } from '../read-pipeline.js';
+import { loadPipeline, readPipelineBatches, type PipelineDefinition } from '../read-pipeline.js';
 import { listSourceFiles } from '../source/index.js';
 import type { FrontRow } from '../types.js';
 import { clientSink, Uploader, type BatchEvent, type StagingSink } from '../uploader/index.js';
@@ -277,27 +277,36 @@ async function runWith(def: PipelineDefinition, ledger: Ledger, client: Pipeline
       const settled = ledger.settledKeys(scope, migrationNo!, group.map((i) => i.record));
       for (const item of group) {
         if (settled.has(item.record.legacyKey)) report.skippedUnchanged++;
-        else await submit(batcher!.add(item));
+        else {
+          const closed = batcher!.add(item);
+          if (closed) await submit(closed);
+        }
       }
     };
 
-    const rows = readPipeline(def, { signal: readAbort.signal, ...(options.corrections ? { corrections: options.corrections } : {}), parallel: { workers: def.concurrency.workers, busyThreads: RUN_BUSY_THREADS, encode: format } });
-    for await (const row of rows) {
-      report.rowsRead++;
-      if (row.kind === 'rejected') {
-        report.rejected++;
-        const code = row.reasons[0]?.code ?? 'UNKNOWN';
-        report.rejectedByReason[code] = (report.rejectedByReason[code] ?? 0) + 1;
-        rejects.push(rejectInput(row));
-        if (rejects.length >= def.batching.records) flushRejects();
-      } else {
-        report.mapped++;
-        const item = prepareRecord(mappedInput(row), format);
-        if (!lookups) await submit(batcher.add(item));
-        else if (lookups.push(item) >= LOOKUP_GROUP) await resolveLookups();
+    // In batches, and an await only where a batch closed: a promise and a microtask turn per
+    // row cost about 0.3 µs each (read-pipeline.ts).
+    const batchesOfRows = readPipelineBatches(def, { signal: readAbort.signal, ...(options.corrections ? { corrections: options.corrections } : {}), parallel: { workers: def.concurrency.workers, busyThreads: RUN_BUSY_THREADS, encode: format } });
+    reading: for await (const rows of batchesOfRows) {
+      for (const row of rows) {
+        report.rowsRead++;
+        if (row.kind === 'rejected') {
+          report.rejected++;
+          const code = row.reasons[0]?.code ?? 'UNKNOWN';
+          report.rejectedByReason[code] = (report.rejectedByReason[code] ?? 0) + 1;
+          rejects.push(rejectInput(row));
+          if (rejects.length >= def.batching.records) flushRejects();
+        } else {
+          report.mapped++;
+          const item = prepareRecord(mappedInput(row), format);
+          if (!lookups) {
+            const closed = batcher.add(item);
+            if (closed) await submit(closed);
+          } else if (lookups.push(item) >= LOOKUP_GROUP) await resolveLookups();
+        }
+        progress.row(row);
+        if (uploader.failure || readAbort.signal.aborted) break reading;
       }
-      progress.row(row);
-      if (uploader.failure || readAbort.signal.aborted) break;
     }
     if (!uploader.failure && !readAbort.signal.aborted) {
       await resolveLookups();
