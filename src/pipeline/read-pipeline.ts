@@ -43,6 +43,11 @@ export interface ReadPipelineOptions {
    * a changed row; `plan` keeps no ledger and skips it (about 0.5 µs a row).
    */
   hashRows?: boolean;
+}
+
+/** What `readPipelineBatches` takes besides: */
+export interface ReadBatchesOptions extends ReadPipelineOptions {
+  parallel?: ParallelOptions;
   /**
    * Keep each mapped row's checked record (default true). `plan` only counts the rows: its mapped
    * rows come without a record, checked by the staging schema's validator (checkRecord).
@@ -110,7 +115,7 @@ export async function* readPipeline(def: PipelineDefinition, options: ReadPipeli
  * they are mapped as they are taken.
  * @example for await (const rows of readPipelineBatches(def)) for (const row of rows) count(row);
  */
-export async function* readPipelineBatches(def: PipelineDefinition, options: ReadPipelineOptions & { parallel?: ParallelOptions } = {}): AsyncGenerator<Iterable<FrontRow>> {
+export async function* readPipelineBatches(def: PipelineDefinition, options: ReadBatchesOptions = {}): AsyncGenerator<Iterable<FrontRow>> {
   const { signal } = options;
   const prepared = await preparePipeline(def);
   const { sources, files } = prepared;

@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { loadPipeline } from '../../src/pipeline/definition/load-pipeline.js';
-import { readPipeline, summarisePlan } from '../../src/pipeline/read-pipeline.js';
+import { readPipeline, readPipelineBatches, summarisePlan } from '../../src/pipeline/read-pipeline.js';
 import { KeyIndex } from '../../src/pipeline/checks/key-index.js';
 import { ReferenceIds } from '../../src/pipeline/mapping/reference-ids.js';
-import type { MappedRow } from '../../src/pipeline/types.js';
+import type { FrontRow, MappedRow } from '../../src/pipeline/types.js';
 
 const NS = '3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f';
 const ids = new ReferenceIds(NS);
@@ -102,11 +102,12 @@ describe('checks before upload', () => {
     // The second pipeline's records all fail the staging schema itself (no initials).
     writeFileSync(join(dir, 'no-initials.yaml'), 'type: person\nkey: { column: nr, scope: klant }\nrecord:\n  surname: achternaam\n');
     writeFileSync(join(dir, 'no-initials-p.yaml'), `name: t\nsources:\n  - { name: personen, format: csv, path: a.csv, csv: { delimiter: ';' }, mapping: no-initials.yaml }\ntarget: { referenceNamespace: ${NS} }\n`);
-    const verdict = (r: MappedRow) => [r.kind, r.row.provenance.line, r.kind === 'rejected' ? r.reasons : r.referenceId];
+    const verdict = (r: FrontRow) => [r.kind, r.row.provenance.line, r.kind === 'rejected' ? r.reasons : r.referenceId];
     for (const [file, mapped] of [['p.yaml', 4], ['no-initials-p.yaml', 0]] as const) {
       const def = await loadPipeline(join(dir, file));
       const kept = await all(readPipeline(def));
-      const counted = await all(readPipeline(def, { keepRecords: false }));
+      const counted: FrontRow[] = [];
+      for await (const rows of readPipelineBatches(def, { keepRecords: false })) counted.push(...rows);
       expect(counted.map(verdict)).toEqual(kept.map(verdict));
       expect(kept.filter((r) => r.kind === 'mapped' && r.record !== undefined)).toHaveLength(mapped);
       expect(counted.filter((r) => 'record' in r)).toEqual([]);
