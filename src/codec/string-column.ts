@@ -13,7 +13,7 @@ export interface StringColumn {
   ends: Uint32Array;
 }
 
-/** The i-th string of a column. */
+/** The i-th string of a column; '' at every row of a column nothing was pushed to. */
 export function stringAt(column: StringColumn, i: number): string {
   return column.text.slice(i === 0 ? 0 : column.ends[i - 1], column.ends[i]);
 }

@@ -17,6 +17,11 @@ describe('string columns', () => {
       expect(list.map((_, i) => stringAt(built, i))).toEqual(list);
     }
   });
+
+  it('reads an empty string at every row of a column nothing was pushed to', () => {
+    const empty = new StringColumnBuilder().build();
+    expect([0, 1, 500].map((i) => stringAt(empty, i))).toEqual(['', '', '']);
+  });
 });
 
 describe('number columns', () => {

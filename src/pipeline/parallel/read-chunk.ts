@@ -49,7 +49,8 @@ export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 's
       const p = row.provenance;
       lines.push(p.line);
       byteOffsets.push(p.byteOffset);
-      rowHashes.push(p.hash);
+      // A column nothing is pushed to reads '' for every row (stringAt): plan hashes no rows.
+      if (mode.hashRows) rowHashes.push(p.hash);
       const v = isSourceRowError(row) ? { kind: 'final' as const, row: rejectUnreadable(row) } : mapAndCheck(s.mapping, row, ctx, encode !== undefined);
       if (v.kind === 'final') {
         kinds.push(1);
@@ -57,8 +58,10 @@ export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 's
         keys.push('');
         referenceIds.push('');
         frameBytes.push(0);
-        contentHashes.push('');
-        entityTypes.push('');
+        if (encode) {
+          contentHashes.push('');
+          entityTypes.push('');
+        }
         continue;
       }
       kinds.push(0);
@@ -75,8 +78,10 @@ export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 's
         entityTypes.push(e.entityType ?? '');
       } else {
         frameBytes.push(0);
-        contentHashes.push('');
-        entityTypes.push('');
+        if (encode) {
+          contentHashes.push('');
+          entityTypes.push('');
+        }
       }
     }
   }

@@ -22,22 +22,28 @@ export class RefColumnsBuilder {
   private readonly rows = new NumberColumnBuilder(Uint32Array);
   private readonly declarations = new NumberColumnBuilder(Uint32Array);
   private readonly table: RefColumns['declarationTable'] = [];
-  private readonly known = new Map<string, number>();
   private readonly keys = new StringColumnBuilder();
 
   /** Adds row `row`'s refs (rows in ascending order). */
   push(row: number, refs: readonly RelationRef[]): void {
     for (const r of refs) {
-      const id = `${r.field}\u0000${r.column}\u0000${r.scope}`;
-      let d = this.known.get(id);
-      if (d === undefined) {
-        d = this.table.push({ field: r.field, column: r.column, scope: r.scope }) - 1;
-        this.known.set(id, d);
-      }
       this.rows.push(row);
-      this.declarations.push(d);
+      this.declarations.push(this.declaration(r));
       this.keys.push(r.key);
     }
+  }
+
+  /**
+   * The index of the ref's field, column and scope in the table. A mapping declares a few, and
+   * its refs carry the same strings each time, so a look along the table is enough.
+   */
+  private declaration(r: RelationRef): number {
+    const table = this.table;
+    for (let d = 0; d < table.length; d++) {
+      const t = table[d]!;
+      if (t.field === r.field && t.column === r.column && t.scope === r.scope) return d;
+    }
+    return table.push({ field: r.field, column: r.column, scope: r.scope }) - 1;
   }
 
   build(): RefColumns {
@@ -57,7 +63,10 @@ export class RefColumnsReader {
     const { rows, declarations, declarationTable, keys } = this.columns;
     if (rows[this.next] !== row) return NO_REFS;
     const out: RelationRef[] = [];
-    for (; rows[this.next] === row; this.next++) out.push({ ...declarationTable[declarations[this.next]!]!, key: stringAt(keys, this.next) });
+    for (; rows[this.next] === row; this.next++) {
+      const { field, column, scope } = declarationTable[declarations[this.next]!]!;
+      out.push({ field, column, scope, key: stringAt(keys, this.next) });
+    }
     return out;
   }
 }
