@@ -163,8 +163,12 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
   let pending: (SourceRow | SourceRowError)[] = [];
   let failure: unknown;
   let toValues: ((record: string[]) => Record<string, unknown>) | undefined;
-  /** One record's fields, from csv-parse or the plain-line path, at its first line and byte. */
-  const takeRecord = (record: string[], line: number, byteOffset: number): void => {
+  // A plain line's text holds its fields and delimiters only: where no repair changes the fields
+  // afterwards and the delimiter is clean, a defect in a field is one in the line, so the line is
+  // looked at instead of the joined fields, which are then joined only for the row's hash.
+  const lineShowsDefects = !repair && textDefect(csv.delimiter) === undefined;
+  /** One record's fields, from csv-parse or the plain-line path (with its `text`), at its first line and byte. */
+  const takeRecord = (record: string[], line: number, byteOffset: number, text?: string): void => {
     if (repair) for (let i = 0; i < record.length; i++) record[i] = repairWindows1252(record[i]!);
     if (record.length === 1 && record[0]!.trim() === '' && width !== 1) return; // a line of blanks
     if (columns === undefined) {
@@ -200,7 +204,8 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
       }
       return;
     }
-    const joined = record.join(FIELD_SEPARATOR);
+    const checked = text !== undefined && lineShowsDefects ? text : undefined;
+    const joined = hashRows || checked === undefined ? record.join(FIELD_SEPARATOR) : '';
     const provenance = { file, line, byteOffset, hash: hashRows ? sha256Hex(joined) : '' };
     if (record.length !== width) {
       pending.push({
@@ -212,7 +217,7 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
       } satisfies SourceRowError);
       return;
     }
-    const defect = textDefect(joined);
+    const defect = textDefect(checked ?? joined);
     if (defect) {
       const at2 = record.findIndex((f) => textDefect(f) !== undefined);
       pending.push({
@@ -256,7 +261,8 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
     if (s === e) return; // a blank line: csv-parse skips it too
     finish(line, plainBase + next);
     plainRecords++;
-    takeRecord(plainText.toString(enc.node, s, e).split(D), line, plainBase + s);
+    const text = plainText.toString(enc.node, s, e);
+    takeRecord(text.split(D), line, plainBase + s, text);
   };
   const takePlainLine = (s: number, e: number): void => takePlain(s, e, e + (plain!.crlf ? 2 : 1));
   /**
