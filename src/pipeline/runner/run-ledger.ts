@@ -15,7 +15,7 @@ export function uploadLedger(writer: LedgerWriter, runId: number, scope: Scope, 
   return {
     beginBatch: (batch) => writer.beginBatch(runId, scope, migrationNo, batch.records, batch.bytes),
     // Only the refusals travel: every other record of the batch is staged by one statement.
-    finishBatch: (batchId, outcomes) => writer.finishBatch(scope, batchId, outcomes.filter((o) => o.state !== 'staged')),
+    finishBatch: (batchId, refused) => writer.finishBatch(scope, batchId, refused),
     failBatch: (batchId, error) => writer.failBatch(batchId, error),
   };
 }
