@@ -59,7 +59,9 @@ function seedRows(dataDir: string, count: number): void {
   const db = openDatabase(dataDir);
   db.pragma('wal_autocheckpoint = 100000');
   createCounterpartyTables(db);
-  let seq = ((db.prepare("SELECT MAX(seq) AS m FROM live_counterparties WHERE broker_key = 'demo-broker'").get() as { m: number | null }).m ?? 0) + 1;
+  let seq =
+    ((db.prepare("SELECT MAX(seq) AS m FROM live_counterparties WHERE broker_key = 'demo-broker'").get() as { m: number | null }).m ?? 0) +
+    1;
   const insert = db.prepare(
     "INSERT INTO live_counterparties (broker_key, reference_id, seq, type, identity_key, data, source, created_on, updated_on) VALUES ('demo-broker', ?, ?, 'person', NULL, ?, 'import', ?, ?)",
   );
@@ -68,10 +70,27 @@ function seedRows(dataDir: string, count: number): void {
     for (let i = from; i < from + n; i++) {
       const id = `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`;
       const data = {
-        referenceId: id, type: 'person', isActive: true, initials: 'B.', firstName: 'Bench', surname: `Person${i}`, dateOfBirth: '1980-01-01',
-        nationalities: ['NL'], emailAddress: `bench${i}@example.org`, telephoneNumbers: [{ type: 'mobile', number: `+316${String(i).padStart(8, '0')}` }],
+        referenceId: id,
+        type: 'person',
+        isActive: true,
+        initials: 'B.',
+        firstName: 'Bench',
+        surname: `Person${i}`,
+        dateOfBirth: '1980-01-01',
+        nationalities: ['NL'],
+        emailAddress: `bench${i}@example.org`,
+        telephoneNumbers: [{ type: 'mobile', number: `+316${String(i).padStart(8, '0')}` }],
         income: { amount: 52000, currency: 'EUR', frequency: 'yearly' },
-        addresses: [{ referenceId: id, type: 'main', addressLine1: `Benchstraat ${i}`, postalCode: '1000 AA', locality: 'Amsterdam', countryCode: 'NL' }],
+        addresses: [
+          {
+            referenceId: id,
+            type: 'main',
+            addressLine1: `Benchstraat ${i}`,
+            postalCode: '1000 AA',
+            locality: 'Amsterdam',
+            countryCode: 'NL',
+          },
+        ],
       };
       insert.run(id, i, JSON.stringify(data), now, now);
     }
@@ -123,10 +142,17 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
       const got = await streamAll(svc.url, token);
       const peak = rss.stop();
       const expected = size + 5; // + the demo seed
-      if (got.objects !== expected || got.last !== expected) throw new Error(`expected ${expected} objects ending at ${expected}, got ${got.objects} ending at ${got.last}`);
+      if (got.objects !== expected || got.last !== expected)
+        throw new Error(`expected ${expected} objects ending at ${expected}, got ${got.objects} ending at ${got.last}`);
       const label = `${size.toLocaleString('en')} counterparties`;
       rows.push(
-        { benchmark: title, metric: `objects/s at ${label}`, value: Math.round(got.objects / got.seconds), unit: 'objects/s', note: `${got.seconds.toFixed(1)} s, ${mb(got.bytes)} MB` },
+        {
+          benchmark: title,
+          metric: `objects/s at ${label}`,
+          value: Math.round(got.objects / got.seconds),
+          unit: 'objects/s',
+          note: `${got.seconds.toFixed(1)} s, ${mb(got.bytes)} MB`,
+        },
         { benchmark: title, metric: `service peak RSS at ${label}`, value: mb(peak), unit: 'MB', note: `idle before: ${mb(idlePeak)} MB` },
       );
     } finally {

@@ -66,10 +66,17 @@ export async function cpuSeconds(pid: number): Promise<number> {
 }
 
 /** A child process run to its end: wall time, exit code, stdout (when piped), peak RSS and CPU seconds. */
-export function runChild(cmd: string, args: string[], options: { cwd?: string; stdout?: 'ignore' | 'pipe' } = {}): Promise<{ ms: number; code: number | null; out: string; peakRss: number; cpu: number }> {
+export function runChild(
+  cmd: string,
+  args: string[],
+  options: { cwd?: string; stdout?: 'ignore' | 'pipe' } = {},
+): Promise<{ ms: number; code: number | null; out: string; peakRss: number; cpu: number }> {
   return new Promise((resolveRun, reject) => {
     const started = performance.now();
-    const child = spawn(cmd, args, { ...(options.cwd ? { cwd: options.cwd } : {}), stdio: ['ignore', options.stdout ?? 'ignore', 'inherit'] });
+    const child = spawn(cmd, args, {
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+      stdio: ['ignore', options.stdout ?? 'ignore', 'inherit'],
+    });
     const rss = samplePeakRss(child.pid!, 50);
     let out = '';
     child.stdout?.on('data', (d) => (out += d));
@@ -88,7 +95,14 @@ export function runChild(cmd: string, args: string[], options: { cwd?: string; s
 export async function csvReaderAlone(file: string): Promise<{ rows: number; ms: number }> {
   const started = performance.now();
   let rows = 0;
-  const batches = readCsvBatches({ source: 'bench', path: file, file, encoding: 'utf-8', csv: { delimiter: ';', quote: '"', header: true }, hashRows: false });
+  const batches = readCsvBatches({
+    source: 'bench',
+    path: file,
+    file,
+    encoding: 'utf-8',
+    csv: { delimiter: ';', quote: '"', header: true },
+    hashRows: false,
+  });
   for await (const batch of batches) rows += batch.length;
   return { rows, ms: performance.now() - started };
 }

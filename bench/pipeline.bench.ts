@@ -19,7 +19,10 @@ const CLI = join(import.meta.dirname, '..', 'src', 'cli', 'main.js');
 
 /** `stagecoach run` in the samples folder; wall time, its report and its peak RSS. */
 async function runCli(dir: string, url: string): Promise<{ ms: number; report: RunReport; peakRss: number; cpu: number }> {
-  const res = await runChild(process.execPath, [CLI, 'run', 'pipeline.yaml', '--json', '--base-url', url, '--log-level', 'warn'], { cwd: dir, stdout: 'pipe' });
+  const res = await runChild(process.execPath, [CLI, 'run', 'pipeline.yaml', '--json', '--base-url', url, '--log-level', 'warn'], {
+    cwd: dir,
+    stdout: 'pipe',
+  });
   try {
     return { ...res, report: JSON.parse(res.out) as RunReport };
   } catch {
@@ -41,7 +44,13 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
 
     const alone = await csvParseAlone(join(dir, 'klanten.csv'));
     const floor = alone.rows / (alone.ms / 1000);
-    rows.push({ benchmark: title, metric: `csv-parse alone, ${persons.toLocaleString('en')}`, value: Math.round(floor), unit: 'rows/s', note: 'the floor, same file' });
+    rows.push({
+      benchmark: title,
+      metric: `csv-parse alone, ${persons.toLocaleString('en')}`,
+      value: Math.round(floor),
+      unit: 'rows/s',
+      note: 'the floor, same file',
+    });
 
     const service = await spawnService(join(options.workDir, `service-${persons}`));
     const serviceRss = samplePeakRss(service.pid, 50);
@@ -49,7 +58,8 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
       const { ms, report, peakRss, cpu } = await runCli(dir, service.url);
       const serviceCpu = serviceRss.cpuSeconds();
       const svcPeak = serviceRss.stop();
-      if (report.status !== 'completed' || !report.complete) throw new Error(`run ended ${report.status}${report.error ? `: ${report.error.code} ${report.error.message}` : ''}`);
+      if (report.status !== 'completed' || !report.complete)
+        throw new Error(`run ended ${report.status}${report.error ? `: ${report.error.code} ${report.error.message}` : ''}`);
       clientRss.push(peakRss);
       const staged = report.staged;
       const wallRate = rate(staged, ms);
@@ -60,14 +70,38 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
         unit: 'records/s',
         note: `${size}; ${staged.toLocaleString('en')} staged, ${report.rejected} rejected in ${(ms / 1000).toFixed(1)} s whole process (${(report.durationMs / 1000).toFixed(1)} s in the run); ${Math.round((wallRate / floor) * 100)}% of the floor`,
       });
-      rows.push({ benchmark: title, metric: `client peak RSS, ${persons.toLocaleString('en')}`, value: mb(peakRss), unit: 'MB', note: peakRss < 200 * 1024 * 1024 ? 'target < 200 MB met' : 'target < 200 MB NOT met' });
+      rows.push({
+        benchmark: title,
+        metric: `client peak RSS, ${persons.toLocaleString('en')}`,
+        value: mb(peakRss),
+        unit: 'MB',
+        note: peakRss < 200 * 1024 * 1024 ? 'target < 200 MB met' : 'target < 200 MB NOT met',
+      });
       rows.push({ benchmark: title, metric: `service peak RSS, ${persons.toLocaleString('en')}`, value: mb(svcPeak), unit: 'MB' });
       // Where the 2 cores go: client and service CPU per record read (wall time hides which side bounds the run).
       const perRecord = (seconds: number) => Math.round((seconds / report.rowsRead) * 1e7) / 10;
-      rows.push({ benchmark: title, metric: `client CPU per record, ${persons.toLocaleString('en')}`, value: perRecord(cpu), unit: 'µs', note: `${cpu.toFixed(1)} s CPU, all threads` });
-      rows.push({ benchmark: title, metric: `service CPU per record, ${persons.toLocaleString('en')}`, value: perRecord(serviceCpu), unit: 'µs', note: `${serviceCpu.toFixed(1)} s CPU; together ${((cpu + serviceCpu) / 2).toFixed(1)} s of both cores` });
+      rows.push({
+        benchmark: title,
+        metric: `client CPU per record, ${persons.toLocaleString('en')}`,
+        value: perRecord(cpu),
+        unit: 'µs',
+        note: `${cpu.toFixed(1)} s CPU, all threads`,
+      });
+      rows.push({
+        benchmark: title,
+        metric: `service CPU per record, ${persons.toLocaleString('en')}`,
+        value: perRecord(serviceCpu),
+        unit: 'µs',
+        note: `${serviceCpu.toFixed(1)} s CPU; together ${((cpu + serviceCpu) / 2).toFixed(1)} s of both cores`,
+      });
       if (persons === 1_000_000) {
-        rows.push({ benchmark: title, metric: '1,000,000 staged in', value: Math.round(ms / 100) / 10, unit: 's', note: ms < 45_000 ? 'target < 45 s met' : 'target < 45 s NOT met' });
+        rows.push({
+          benchmark: title,
+          metric: '1,000,000 staged in',
+          value: Math.round(ms / 100) / 10,
+          unit: 's',
+          note: ms < 45_000 ? 'target < 45 s met' : 'target < 45 s NOT met',
+        });
       }
     } finally {
       serviceRss.stop();
@@ -76,7 +110,13 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
   }
   if (clientRss.length === 2) {
     const growth = Math.round((clientRss[1]! / clientRss[0]! - 1) * 100);
-    rows.push({ benchmark: title, metric: 'client RSS growth, small → large', value: growth, unit: '%', note: Math.abs(growth) <= 20 ? 'target within 20% met' : 'target within 20% NOT met' });
+    rows.push({
+      benchmark: title,
+      metric: 'client RSS growth, small → large',
+      value: growth,
+      unit: '%',
+      note: Math.abs(growth) <= 20 ? 'target within 20% met' : 'target within 20% NOT met',
+    });
   }
   return rows;
 }

@@ -29,9 +29,21 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
   const size = `${persons.toLocaleString('en')} persons, ${mb(gen.bytes)} MB`;
 
   const floor = await csvParseAlone(file);
-  rows.push({ benchmark: title, metric: 'csv-parse alone (columns: true, relaxed)', value: rate(floor.rows, floor.ms), unit: 'rows/s', note: size });
+  rows.push({
+    benchmark: title,
+    metric: 'csv-parse alone (columns: true, relaxed)',
+    value: rate(floor.rows, floor.ms),
+    unit: 'rows/s',
+    note: size,
+  });
   const reader = await csvReaderAlone(file);
-  rows.push({ benchmark: title, metric: 'stagecoach CSV reader alone (plain lines natively)', value: rate(reader.rows, reader.ms), unit: 'rows/s', note: size });
+  rows.push({
+    benchmark: title,
+    metric: 'stagecoach CSV reader alone (plain lines natively)',
+    value: rate(reader.rows, reader.ms),
+    unit: 'rows/s',
+    note: size,
+  });
 
   // Miller and `plan` (workers auto) in alternating rounds, so that both meet the machine in the
   // same mood: its speed moves by a quarter within minutes, and one run of each, minutes apart,
@@ -50,15 +62,32 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
   }
   const list = (values: number[]) => values.map((v) => v.toLocaleString('en')).join(' / ');
   if (mlrRates.length > 0) {
-    rows.push({ benchmark: title, metric: 'mlr --icsv --ojsonl --ifs \';\' cat', value: median(mlrRates), unit: 'rows/s', note: `${size}; median of ${list(mlrRates)}` });
+    rows.push({
+      benchmark: title,
+      metric: "mlr --icsv --ojsonl --ifs ';' cat",
+      value: median(mlrRates),
+      unit: 'rows/s',
+      note: `${size}; median of ${list(mlrRates)}`,
+    });
   } else {
     process.stderr.write('  note: mlr (Miller) is not installed: apt-get install -y miller to measure the floor\n');
-    rows.push({ benchmark: title, metric: 'mlr --icsv --ojsonl --ifs \';\' cat', value: NaN, unit: 'rows/s', note: 'mlr not installed' });
+    rows.push({ benchmark: title, metric: "mlr --icsv --ojsonl --ifs ';' cat", value: NaN, unit: 'rows/s', note: 'mlr not installed' });
   }
   const planNote = (runs: typeof planRuns) =>
     `${size}; ${runs[0]!.rejected} rejected; ${runs.map((r) => `${(r.ms / 1000).toFixed(1)} s, ${r.cpu.toFixed(1)} s CPU`).join(' / ')} (2 passes, whole process)`;
-  rows.push({ benchmark: title, metric: `plan, ${autoLabel}`, value: median(planRuns.map((r) => r.rate)), unit: 'rows/s', note: `${planNote(planRuns)}${rounds > 1 ? `; median of ${list(planRuns.map((r) => r.rate))}` : ''}` });
-  rows.push({ benchmark: title, metric: `plan peak RSS, ${autoLabel}`, value: mb(Math.max(...planRuns.map((r) => r.peakRss))), unit: 'MB' });
+  rows.push({
+    benchmark: title,
+    metric: `plan, ${autoLabel}`,
+    value: median(planRuns.map((r) => r.rate)),
+    unit: 'rows/s',
+    note: `${planNote(planRuns)}${rounds > 1 ? `; median of ${list(planRuns.map((r) => r.rate))}` : ''}`,
+  });
+  rows.push({
+    benchmark: title,
+    metric: `plan peak RSS, ${autoLabel}`,
+    value: mb(Math.max(...planRuns.map((r) => r.peakRss))),
+    unit: 'MB',
+  });
 
   // The same read on one thread, once.
   const oneThread = join(dir, 'pipeline-one-thread.yaml');
@@ -70,7 +99,13 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
   if (mlrRates.length === planRuns.length) {
     const ratios = planRuns.map((r, i) => Math.round((r.rate / mlrRates[i]!) * 100) / 100);
     const ratio = median(ratios);
-    rows.push({ benchmark: title, metric: 'plan / mlr', value: ratio, unit: '×', note: `${ratio >= 0.5 ? 'target ≥ 0.5 met' : 'target ≥ 0.5 NOT met'}${rounds > 1 ? `; median of the rounds' ${ratios.join(' / ')}` : ''}` });
+    rows.push({
+      benchmark: title,
+      metric: 'plan / mlr',
+      value: ratio,
+      unit: '×',
+      note: `${ratio >= 0.5 ? 'target ≥ 0.5 met' : 'target ≥ 0.5 NOT met'}${rounds > 1 ? `; median of the rounds' ${ratios.join(' / ')}` : ''}`,
+    });
   }
   return rows;
 }

@@ -38,7 +38,16 @@ function record(n: number): string {
     emailAddress: `jan${n}@example.org`,
     income: { amount: 3200 + (n % 100), currency: 'EUR', frequency: 'Monthly' },
     telephoneNumbers: [{ type: 'mobile', number: `+316${String(n).padStart(8, '0')}` }],
-    addresses: [{ referenceId: id(n + 50_000_000), type: 'main', addressLine1: `Straat ${n}`, postalCode: '1000 AA', locality: 'Amsterdam', countryCode: 'NL' }],
+    addresses: [
+      {
+        referenceId: id(n + 50_000_000),
+        type: 'main',
+        addressLine1: `Straat ${n}`,
+        postalCode: '1000 AA',
+        locality: 'Amsterdam',
+        countryCode: 'NL',
+      },
+    ],
   });
 }
 
@@ -46,7 +55,11 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
   const count = options.quick ? 10_000 : 100_000;
   // STAGECOACH_BENCH_SERVICE_ARGS passes node flags to the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
   const nodeArgs = (process.env.STAGECOACH_BENCH_SERVICE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', '--port', '0', '--data', join(options.workDir, 'service'), '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, CLI, 'serve', '--port', '0', '--data', join(options.workDir, 'service'), '--log-level', 'warn'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   try {
     const url = await new Promise<string>((resolve, reject) => {
       let out = '';
@@ -57,7 +70,9 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
       });
       child.on('exit', (code) => reject(new Error(`service exited (${code}) before listening`)));
     });
-    const tokenRes = await fetch(`${url}/authentication/token/demo-broker/demo-label`, { headers: { authorization: `Basic ${Buffer.from('demo-client:demo-secret').toString('base64')}` } });
+    const tokenRes = await fetch(`${url}/authentication/token/demo-broker/demo-label`, {
+      headers: { authorization: `Basic ${Buffer.from('demo-client:demo-secret').toString('base64')}` },
+    });
     const token = ((await tokenRes.json()) as { access_token: string }).access_token;
     const created = await fetch(`${url}/migration-assistance/migrations`, {
       method: 'POST',
@@ -69,14 +84,22 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
     const rss = samplePeakRss(child.pid!);
     const cpuBefore = await cpuSeconds(child.pid!);
     const started = process.hrtime.bigint();
-    const { ok, total, bytes } = await upload(`${url}/counterparty-management/migrations/${migrationId}/staging/counterparties`, token, count);
+    const { ok, total, bytes } = await upload(
+      `${url}/counterparty-management/migrations/${migrationId}/staging/counterparties`,
+      token,
+      count,
+    );
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const cpu = (await cpuSeconds(child.pid!)) - cpuBefore;
     const peak = rss.stop();
 
-    const migration = (await (await fetch(`${url}/migration-assistance/migrations/${migrationId}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { numberOfStagedEntities: number };
+    const migration = (await (
+      await fetch(`${url}/migration-assistance/migrations/${migrationId}`, { headers: { authorization: `Bearer ${token}` } })
+    ).json()) as { numberOfStagedEntities: number };
     if (total !== count || ok !== count || migration.numberOfStagedEntities !== count) {
-      throw new Error(`expected ${count} successful results and staged records, got ${ok} of ${total} results, ${migration.numberOfStagedEntities} staged`);
+      throw new Error(
+        `expected ${count} successful results and staged records, got ${ok} of ${total} results, ${migration.numberOfStagedEntities} staged`,
+      );
     }
     // The background jobs over the same data: validate-staging, then import into the live store.
     const jobs: BenchRow[] = [];
@@ -86,13 +109,37 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
       const jobSeconds = Number(process.hrtime.bigint() - jobStarted) / 1e9;
       const expected = job === 'import' ? result.numberOfImportedEntities === count : result.isValid === true;
       if (!expected) throw new Error(`${job} did not succeed: ${JSON.stringify(result).slice(0, 300)}`);
-      jobs.push({ benchmark: title, metric: `${job} job records/s`, value: Math.round(count / jobSeconds), unit: 'records/s', note: `${count} records in ${jobSeconds.toFixed(2)} s, polled every 100 ms` });
+      jobs.push({
+        benchmark: title,
+        metric: `${job} job records/s`,
+        value: Math.round(count / jobSeconds),
+        unit: 'records/s',
+        note: `${count} records in ${jobSeconds.toFixed(2)} s, polled every 100 ms`,
+      });
     }
     return [
-      { benchmark: title, metric: 'records/s', value: Math.round(count / seconds), unit: 'records/s', note: `${count} persons, ${mb(bytes)} MB in ${seconds.toFixed(2)} s` },
+      {
+        benchmark: title,
+        metric: 'records/s',
+        value: Math.round(count / seconds),
+        unit: 'records/s',
+        note: `${count} persons, ${mb(bytes)} MB in ${seconds.toFixed(2)} s`,
+      },
       // CPU time is the fairer figure on a shared machine: wall time includes everyone else.
-      { benchmark: title, metric: 'service CPU per record', value: Math.round((cpu / count) * 1e7) / 10, unit: 'µs', note: `${cpu.toFixed(2)} s CPU of the service process` },
-      { benchmark: title, metric: 'service peak RSS', value: mb(peak), unit: 'MB', note: 'child process, sampled every 100 ms (during the upload)' },
+      {
+        benchmark: title,
+        metric: 'service CPU per record',
+        value: Math.round((cpu / count) * 1e7) / 10,
+        unit: 'µs',
+        note: `${cpu.toFixed(2)} s CPU of the service process`,
+      },
+      {
+        benchmark: title,
+        metric: 'service peak RSS',
+        value: mb(peak),
+        unit: 'MB',
+        note: 'child process, sampled every 100 ms (during the upload)',
+      },
       ...jobs,
     ];
   } finally {
@@ -102,9 +149,16 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
 }
 
 /** Starts a migration job and polls it to its result. */
-async function runJob(url: string, token: string, migrationId: string, job: 'validate-staging' | 'import'): Promise<Record<string, unknown>> {
+async function runJob(
+  url: string,
+  token: string,
+  migrationId: string,
+  job: 'validate-staging' | 'import',
+): Promise<Record<string, unknown>> {
   const headers = { authorization: `Bearer ${token}` };
-  const jobId = (await (await fetch(`${url}/migration-assistance/migrations/${migrationId}/jobs/${job}`, { method: 'PUT', headers })).json()) as string;
+  const jobId = (await (
+    await fetch(`${url}/migration-assistance/migrations/${migrationId}/jobs/${job}`, { method: 'PUT', headers })
+  ).json()) as string;
   for (;;) {
     const res = await fetch(`${url}/migration-assistance/jobs/${jobId}`, { headers });
     if (res.status === 200) return (await res.json()) as Record<string, unknown>;
@@ -120,20 +174,27 @@ function upload(url: string, token: string, count: number): Promise<{ ok: number
     let ok = 0;
     let total = 0;
     let bytes = 0;
-    const req = httpRequest(url, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json-seq', accept: 'application/json-seq' } }, (res) => {
-      if (res.statusCode !== 200) reject(new Error(`staging answered ${res.statusCode}`));
-      let rest = '';
-      res.setEncoding('utf8');
-      res.on('data', (text: string) => {
-        const parts = (rest + text).split('\x1e');
-        rest = parts.pop()!;
-        for (const p of parts) if (p) count1(p);
-      });
-      res.on('end', () => {
-        if (rest) count1(rest);
-        resolve({ ok, total, bytes });
-      });
-    });
+    const req = httpRequest(
+      url,
+      {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json-seq', accept: 'application/json-seq' },
+      },
+      (res) => {
+        if (res.statusCode !== 200) reject(new Error(`staging answered ${res.statusCode}`));
+        let rest = '';
+        res.setEncoding('utf8');
+        res.on('data', (text: string) => {
+          const parts = (rest + text).split('\x1e');
+          rest = parts.pop()!;
+          for (const p of parts) if (p) count1(p);
+        });
+        res.on('end', () => {
+          if (rest) count1(rest);
+          resolve({ ok, total, bytes });
+        });
+      },
+    );
     const count1 = (text: string) => {
       total++;
       if (text.includes('"isSuccessful":true')) ok++;

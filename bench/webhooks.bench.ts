@@ -54,7 +54,11 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
     try {
       const token = await demoToken(svc.url);
       const auth = { authorization: `Bearer ${token}`, accept: V, 'content-type': 'application/json' };
-      const reg = await request(`${svc.url}/counterparty-management/events/${EVENT}/endpoints`, { method: 'POST', headers: auth, body: JSON.stringify({ uri: receiverUrl }) });
+      const reg = await request(`${svc.url}/counterparty-management/events/${EVENT}/endpoints`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ uri: receiverUrl }),
+      });
       registration = (await reg.body.json()) as { id: string; token: string };
       expectedToken = registration.token;
       const limit = pLimit(16);
@@ -63,7 +67,11 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
       await Promise.all(
         Array.from({ length: n }, (_, i) =>
           limit(async () => {
-            const res = await request(`${svc.url}/counterparty-management/events/${EVENT}/trigger`, { method: 'POST', headers: auth, body: JSON.stringify({ referenceId: `bench-${i}`, fields: ['emailAddress'] }) });
+            const res = await request(`${svc.url}/counterparty-management/events/${EVENT}/trigger`, {
+              method: 'POST',
+              headers: auth,
+              body: JSON.stringify({ referenceId: `bench-${i}`, fields: ['emailAddress'] }),
+            });
             await res.body.dump();
             if (res.statusCode !== 202) throw new Error(`trigger answered ${res.statusCode}`);
           }),
@@ -71,7 +79,13 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
       );
       await done;
       const seconds = (performance.now() - started) / 1000;
-      rows.push({ benchmark: title, metric: `deliveries/s, ${n} triggered over HTTP`, value: Math.round(n / seconds), unit: 'deliveries/s', note: `${seconds.toFixed(2)} s end to end` });
+      rows.push({
+        benchmark: title,
+        metric: `deliveries/s, ${n} triggered over HTTP`,
+        value: Math.round(n / seconds),
+        unit: 'deliveries/s',
+        note: `${seconds.toFixed(2)} s end to end`,
+      });
     } finally {
       await svc.stop();
     }
@@ -79,7 +93,8 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
     // A backlog written while the service is down, drained after start.
     const db = openDatabase(dataDir);
     db.transaction(() => {
-      for (let i = 0; i < n; i++) emitEvent(db, { brokerKey: 'demo-broker', eventName: EVENT, data: { referenceId: `backlog-${i}`, fields: ['addresses'] } });
+      for (let i = 0; i < n; i++)
+        emitEvent(db, { brokerKey: 'demo-broker', eventName: EVENT, data: { referenceId: `backlog-${i}`, fields: ['addresses'] } });
     })();
     db.close();
     const before = received;
@@ -88,18 +103,33 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
     try {
       await arrived(before + n);
       const seconds = (performance.now() - started) / 1000;
-      rows.push({ benchmark: title, metric: `deliveries/s, backlog of ${n} after start`, value: Math.round(n / seconds), unit: 'deliveries/s', note: `${seconds.toFixed(2)} s incl. service start` });
+      rows.push({
+        benchmark: title,
+        metric: `deliveries/s, backlog of ${n} after start`,
+        value: Math.round(n / seconds),
+        unit: 'deliveries/s',
+        note: `${seconds.toFixed(2)} s incl. service start`,
+      });
     } finally {
       await svc.stop();
     }
 
     const check = openDatabase(dataDir);
     const stats = check
-      .prepare("SELECT COUNT(*) AS n, SUM(status = 'delivered') AS ok, AVG(last_latency_ms) AS latency, MAX(attempts) AS attempts FROM webhook_deliveries")
+      .prepare(
+        "SELECT COUNT(*) AS n, SUM(status = 'delivered') AS ok, AVG(last_latency_ms) AS latency, MAX(attempts) AS attempts FROM webhook_deliveries",
+      )
       .get() as { n: number; ok: number; latency: number; attempts: number };
     check.close();
-    if (stats.ok !== 2 * n || badToken > 0) throw new Error(`expected ${2 * n} delivered with the right token, got ${stats.ok} delivered, ${badToken} bad tokens`);
-    rows.push({ benchmark: title, metric: 'mean attempt latency (journal)', value: Math.round(stats.latency * 10) / 10, unit: 'ms', note: `${stats.n} deliveries, max attempts ${stats.attempts}` });
+    if (stats.ok !== 2 * n || badToken > 0)
+      throw new Error(`expected ${2 * n} delivered with the right token, got ${stats.ok} delivered, ${badToken} bad tokens`);
+    rows.push({
+      benchmark: title,
+      metric: 'mean attempt latency (journal)',
+      value: Math.round(stats.latency * 10) / 10,
+      unit: 'ms',
+      note: `${stats.n} deliveries, max attempts ${stats.attempts}`,
+    });
   } finally {
     receiver.closeAllConnections();
     await new Promise<void>((r) => receiver.close(() => r()));

@@ -36,7 +36,14 @@ export {
 } from './reconcile/index.js';
 export { lodgeFolder, type LodgeOptions, type LodgeReport } from './client/lodge-folder.js';
 export { exportCounterparties, type ExportOptions, type ExportReport, type ExportFormat } from './client/export-counterparties.js';
-export { loadPipeline, readPipeline, summarisePlan, type PipelineDefinition, type ReadPipelineOptions, type PlanSummary } from './pipeline/read-pipeline.js';
+export {
+  loadPipeline,
+  readPipeline,
+  summarisePlan,
+  type PipelineDefinition,
+  type ReadPipelineOptions,
+  type PlanSummary,
+} from './pipeline/read-pipeline.js';
 export type { MappedRow, SourceRow, Provenance, RejectReason } from './pipeline/types.js';
 export { generateCrmSamples, type GenerateCrmOptions, type GenerateCrmResult } from './pipeline/samples/generate-crm.js';
 /** For mapping scripts written in TypeScript: `const rule: MappingScript = (row, record, helpers) => …`. */

@@ -18,11 +18,29 @@ import type { ClientOptions, StagecoachClient } from '../client/index.js';
 
 /** The settings, their flag, environment variable, config key and default, declared once. */
 export const CONNECTION_SETTINGS = [
-  { key: 'baseUrl', flag: '--base-url <url>', env: 'STAGECOACH_BASE_URL', fallback: 'http://127.0.0.1:8787', describe: 'base address of the lending service' },
+  {
+    key: 'baseUrl',
+    flag: '--base-url <url>',
+    env: 'STAGECOACH_BASE_URL',
+    fallback: 'http://127.0.0.1:8787',
+    describe: 'base address of the lending service',
+  },
   { key: 'clientId', flag: '--client-id <id>', env: 'STAGECOACH_CLIENT_ID', fallback: 'demo-client', describe: 'API client id' },
-  { key: 'clientSecret', flag: '--client-secret <secret>', env: 'STAGECOACH_CLIENT_SECRET', fallback: 'demo-secret', describe: 'API client secret (prefer the environment variable: flags show in ps)' },
+  {
+    key: 'clientSecret',
+    flag: '--client-secret <secret>',
+    env: 'STAGECOACH_CLIENT_SECRET',
+    fallback: 'demo-secret',
+    describe: 'API client secret (prefer the environment variable: flags show in ps)',
+  },
   { key: 'brokerKey', flag: '--broker-key <key>', env: 'STAGECOACH_BROKER_KEY', fallback: 'demo-broker', describe: 'tenant (broker key)' },
-  { key: 'labelReferenceId', flag: '--label <reference>', env: 'STAGECOACH_LABEL', fallback: 'demo-label', describe: 'white-label reference id' },
+  {
+    key: 'labelReferenceId',
+    flag: '--label <reference>',
+    env: 'STAGECOACH_LABEL',
+    fallback: 'demo-label',
+    describe: 'white-label reference id',
+  },
 ] as const;
 
 export type ConnectionKey = (typeof CONNECTION_SETTINGS)[number]['key'];
@@ -38,7 +56,10 @@ export const connectionFileSchema = z
     /** Short alias of labelReferenceId. */
     label: z.string().optional(),
     timeouts: z.object({ connectMs: z.number(), headersMs: z.number(), bodyMs: z.number() }).partial().optional(),
-    retry: z.object({ retries: z.number(), baseDelayMs: z.number(), maxDelayMs: z.number(), maxRetryTimeMs: z.number() }).partial().optional(),
+    retry: z
+      .object({ retries: z.number(), baseDelayMs: z.number(), maxDelayMs: z.number(), maxRetryTimeMs: z.number() })
+      .partial()
+      .optional(),
     versions: z.record(z.string(), z.string()).optional(),
   })
   .loose();
@@ -53,7 +74,11 @@ export interface ConnectionFlags {
   config?: string;
 }
 
-export interface ResolvedConnection extends Pick<ClientOptions, 'baseUrl' | 'clientId' | 'clientSecret' | 'brokerKey' | 'labelReferenceId' | 'timeouts' | 'retry' | 'versions'> {
+export interface ResolvedConnection
+  extends Pick<
+    ClientOptions,
+    'baseUrl' | 'clientId' | 'clientSecret' | 'brokerKey' | 'labelReferenceId' | 'timeouts' | 'retry' | 'versions'
+  > {
   /** Where each connection setting came from (for `--verbose` style diagnostics; never the value of the secret). */
   sources: Record<ConnectionKey, 'flag' | 'env' | 'config' | 'default'>;
   /** The config file read, if any. */
@@ -73,7 +98,11 @@ export function addConnectionOptions(command: Command): Command {
  * Flags → environment → config file → demo defaults. Throws CONFIG_INVALID naming the file
  * (and line, for YAML) when the config file cannot be read.
  */
-export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ResolvedConnection {
+export function resolveConnection(
+  flags: ConnectionFlags,
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): ResolvedConnection {
   const { file, data } = loadConfigFile(flags.config, cwd);
   const fromFlags: Record<ConnectionKey, string | undefined> = {
     baseUrl: flags.baseUrl,
@@ -103,7 +132,11 @@ export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv
     new URL(values.baseUrl);
   } catch {
     const from = sources.baseUrl === 'flag' ? '--base-url' : sources.baseUrl === 'env' ? 'STAGECOACH_BASE_URL' : `baseUrl in ${file}`;
-    throw new StagecoachError('CONFIG_INVALID', `${from}: expected an absolute URL such as http://127.0.0.1:8787, got ${JSON.stringify(values.baseUrl)}`, { field: 'baseUrl', value: values.baseUrl });
+    throw new StagecoachError(
+      'CONFIG_INVALID',
+      `${from}: expected an absolute URL such as http://127.0.0.1:8787, got ${JSON.stringify(values.baseUrl)}`,
+      { field: 'baseUrl', value: values.baseUrl },
+    );
   }
   const out: ResolvedConnection = { ...values, sources };
   if (file) out.configFile = file;
@@ -128,7 +161,8 @@ function loadConfigFile(explicit: string | undefined, cwd: string): { file?: str
   let file: string | undefined;
   if (explicit) {
     file = resolve(cwd, explicit);
-    if (!existsSync(file)) throw new StagecoachError('CONFIG_INVALID', `--config ${explicit}: file not found (looked at ${file})`, { file });
+    if (!existsSync(file))
+      throw new StagecoachError('CONFIG_INVALID', `--config ${explicit}: file not found (looked at ${file})`, { file });
   } else {
     file = DEFAULT_CONFIG_FILES.map((f) => resolve(cwd, f)).find((f) => existsSync(f));
     if (!file) return { data: {} };
@@ -147,7 +181,11 @@ function loadConfigFile(explicit: string | undefined, cwd: string): { file?: str
     const first = doc.errors[0];
     if (first) {
       const pos = lineCounter.linePos(first.pos[0]);
-      throw new StagecoachError('CONFIG_INVALID', `${file}:${pos.line}:${pos.col}: not valid YAML: ${first.message.split('\n')[0]}`, { file, line: pos.line, column: pos.col });
+      throw new StagecoachError('CONFIG_INVALID', `${file}:${pos.line}:${pos.col}: not valid YAML: ${first.message.split('\n')[0]}`, {
+        file,
+        line: pos.line,
+        column: pos.col,
+      });
     }
     raw = doc.toJS();
   }

@@ -37,7 +37,10 @@ export interface RunDisplayOptions {
 export function runDisplay(options: RunDisplayOptions): RunDisplay {
   const stream = options.stream ?? process.stderr;
   const tty = stream.isTTY === true;
-  const logger = pino({ level: options.level ?? (tty ? 'warn' : 'info'), base: { command: 'run' } }, pino.destination({ dest: 2, sync: true }));
+  const logger = pino(
+    { level: options.level ?? (tty ? 'warn' : 'info'), base: { command: 'run' } },
+    pino.destination({ dest: 2, sync: true }),
+  );
   const line = progressLine(stream);
   const every = (options.logEverySeconds ?? 5) * 1000;
   let lastLog = 0;
@@ -84,7 +87,11 @@ const n = (v: number) => v.toLocaleString('en-US');
 
 /** `crm  12,000 rows  8,100/s  staged 11,000 · unchanged 0 · rejected 3 · refused 0  in flight 4  43%  ETA 0:12` */
 export function formatProgress(label: string, p: RunProgress): string {
-  const parts = [`${label}  ${n(p.rowsRead)} rows  ${n(p.rowsPerSecond)}/s`, `staged ${n(p.staged)} · unchanged ${n(p.skippedUnchanged)} · rejected ${n(p.rejected)} · refused ${n(p.failed)}`, `in flight ${p.batchesInFlight}`];
+  const parts = [
+    `${label}  ${n(p.rowsRead)} rows  ${n(p.rowsPerSecond)}/s`,
+    `staged ${n(p.staged)} · unchanged ${n(p.skippedUnchanged)} · rejected ${n(p.rejected)} · refused ${n(p.failed)}`,
+    `in flight ${p.batchesInFlight}`,
+  ];
   if (p.fraction !== undefined) parts.push(`${Math.floor(p.fraction * 100)}%`);
   if (p.etaMs !== undefined) parts.push(`ETA ${clock(p.etaMs)}`);
   return parts.join('  ');

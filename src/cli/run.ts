@@ -10,11 +10,26 @@ import { StagecoachError, type ErrorCode } from '../contract/errors.js';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, unavailable: 4, interrupted: 130 } as const;
 
-const AUTH_CODES: ReadonlySet<ErrorCode> = new Set(['INVALID_CLIENT_CREDENTIALS', 'UNKNOWN_TENANT_OR_LABEL', 'INVALID_TOKEN', 'TOKEN_EXPIRED', 'SCOPE_NOT_GRANTED', 'MISSING_BEARER_TOKEN']);
+const AUTH_CODES: ReadonlySet<ErrorCode> = new Set([
+  'INVALID_CLIENT_CREDENTIALS',
+  'UNKNOWN_TENANT_OR_LABEL',
+  'INVALID_TOKEN',
+  'TOKEN_EXPIRED',
+  'SCOPE_NOT_GRANTED',
+  'MISSING_BEARER_TOKEN',
+]);
 // The platform or the way to it failed (or kept refusing): retrying later may help.
 const UNAVAILABLE_CODES: ReadonlySet<ErrorCode> = new Set([
-  'NETWORK_ERROR', 'TIMEOUT', 'SERVICE_UNAVAILABLE', 'INTERNAL_ERROR', 'HTTP_ERROR', 'STREAM_TRUNCATED',
-  'RATE_LIMITED', 'INJECTED_FAULT', 'TOO_MANY_ATTEMPTS', 'JOB_DEADLINE_EXCEEDED',
+  'NETWORK_ERROR',
+  'TIMEOUT',
+  'SERVICE_UNAVAILABLE',
+  'INTERNAL_ERROR',
+  'HTTP_ERROR',
+  'STREAM_TRUNCATED',
+  'RATE_LIMITED',
+  'INJECTED_FAULT',
+  'TOO_MANY_ATTEMPTS',
+  'JOB_DEADLINE_EXCEEDED',
 ]);
 
 export function exitCodeFor(err: unknown): number {

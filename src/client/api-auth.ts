@@ -33,7 +33,12 @@ export function authApi(transport: Transport, tokens: TokenManager) {
      * @example await client.auth.validate() // { valid: true, clientId: 'demo-client', … }
      */
     async validate(opts: { signal?: AbortSignal } = {}): Promise<Record<string, unknown>> {
-      const res = await transport.json<unknown>({ method: 'GET', path: '/authentication/validation', area: 'authentication', signal: opts.signal });
+      const res = await transport.json<unknown>({
+        method: 'GET',
+        path: '/authentication/validation',
+        area: 'authentication',
+        signal: opts.signal,
+      });
       return res.body && typeof res.body === 'object' ? (res.body as Record<string, unknown>) : { valid: true };
     },
     /**
@@ -41,11 +46,23 @@ export function authApi(transport: Transport, tokens: TokenManager) {
      * @example (await client.auth.jwks()).supportedVersions // ['2022.1.0', …]
      */
     async jwks(opts: { signal?: AbortSignal } = {}): Promise<Jwks> {
-      const res = await transport.json<unknown>({ method: 'GET', path: '/authentication/jwks', area: 'authentication', auth: 'none', signal: opts.signal });
+      const res = await transport.json<unknown>({
+        method: 'GET',
+        path: '/authentication/jwks',
+        area: 'authentication',
+        auth: 'none',
+        signal: opts.signal,
+      });
       // An array per the spec; tolerate the RFC 7517 {keys: […]} set.
-      const body = res.body && typeof res.body === 'object' && !Array.isArray(res.body) && Array.isArray((res.body as { keys?: unknown }).keys) ? (res.body as { keys: unknown }).keys : res.body;
+      const body =
+        res.body && typeof res.body === 'object' && !Array.isArray(res.body) && Array.isArray((res.body as { keys?: unknown }).keys)
+          ? (res.body as { keys: unknown }).keys
+          : res.body;
       const header = res.headers['x-supported-versions'];
-      const versions = (Array.isArray(header) ? header.join(',') : header ?? '').split(',').map((v) => v.trim()).filter(Boolean);
+      const versions = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+        .split(',')
+        .map((v) => v.trim())
+        .filter(Boolean);
       return { keys: parseWith(jwksSchema, body, 'JWKS'), supportedVersions: versions };
     },
   };

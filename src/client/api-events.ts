@@ -16,13 +16,22 @@ type Opts = { signal?: AbortSignal; group?: string };
 const registrationSchema = webhookRegistrationSchema.extend({ createdOn: z.string().optional(), token: z.string().optional() }).loose();
 export type Registration = z.infer<typeof registrationSchema>;
 
-export const deliverySchema = z.looseObject({ id: z.union([z.string(), z.number()]), eventId: z.string(), status: z.string(), attempts: z.number() });
+export const deliverySchema = z.looseObject({
+  id: z.union([z.string(), z.number()]),
+  eventId: z.string(),
+  status: z.string(),
+  attempts: z.number(),
+});
 export type Delivery = z.infer<typeof deliverySchema>;
 const deliveryPageSchema = z.object({ items: z.array(deliverySchema), total: z.number(), offset: z.number(), limit: z.number() });
 
 function groupFor(eventName: string, given?: string): string {
   const group = given ?? groupOfEvent(eventName);
-  if (!group) throw new StagecoachError('UNKNOWN_EVENT_TYPE', `event ${eventName}: no known functional group emits it; pass { group } (e.g. 'counterparty-management')`);
+  if (!group)
+    throw new StagecoachError(
+      'UNKNOWN_EVENT_TYPE',
+      `event ${eventName}: no known functional group emits it; pass { group } (e.g. 'counterparty-management')`,
+    );
   return group;
 }
 
@@ -31,7 +40,12 @@ export function eventsApi(transport: Transport) {
   return {
     /** @example await client.events.eventTypes('counterparty-management') // ['counterparty.merged', …] */
     async eventTypes(group: string, opts: { signal?: AbortSignal } = {}): Promise<string[]> {
-      const res = await transport.json<unknown>({ method: 'GET', path: `/${group}/events/event-types`, area: 'events', signal: opts.signal });
+      const res = await transport.json<unknown>({
+        method: 'GET',
+        path: `/${group}/events/event-types`,
+        area: 'events',
+        signal: opts.signal,
+      });
       return parseWith(z.array(z.string()), res.body, 'event types');
     },
     /**
@@ -39,28 +53,61 @@ export function eventsApi(transport: Transport) {
      * @example const reg = await client.events.subscribe('counterparty.merged', 'https://hooks.example/cp');
      */
     async subscribe(eventName: string, uri: string, opts: Opts = {}): Promise<WebhookRegistration> {
-      const res = await transport.json<unknown>({ method: 'POST', path: `${base(eventName, opts.group)}/endpoints`, area: 'events', body: JSON.stringify({ uri }), contentType: 'application/json', signal: opts.signal });
-      return parseWith(webhookRegistrationSchema.extend({ createdOn: z.string().optional() }).loose(), res.body, 'webhook registration') as WebhookRegistration;
+      const res = await transport.json<unknown>({
+        method: 'POST',
+        path: `${base(eventName, opts.group)}/endpoints`,
+        area: 'events',
+        body: JSON.stringify({ uri }),
+        contentType: 'application/json',
+        signal: opts.signal,
+      });
+      return parseWith(
+        webhookRegistrationSchema.extend({ createdOn: z.string().optional() }).loose(),
+        res.body,
+        'webhook registration',
+      ) as WebhookRegistration;
     },
     /** Registrations of one event name. */
     async list(eventName: string, opts: Opts = {}): Promise<Registration[]> {
-      const res = await transport.json<unknown>({ method: 'GET', path: `${base(eventName, opts.group)}/endpoints`, area: 'events', signal: opts.signal });
+      const res = await transport.json<unknown>({
+        method: 'GET',
+        path: `${base(eventName, opts.group)}/endpoints`,
+        area: 'events',
+        signal: opts.signal,
+      });
       return parseWith(z.array(registrationSchema), res.body, 'webhook registrations');
     },
     /** The token of a registration (the service sends it as X-Event-Token). */
     async token(eventName: string, id: string, opts: Opts = {}): Promise<string> {
-      const res = await transport.json<unknown>({ method: 'GET', path: `${base(eventName, opts.group)}/token/${seg(id)}`, area: 'events', signal: opts.signal });
+      const res = await transport.json<unknown>({
+        method: 'GET',
+        path: `${base(eventName, opts.group)}/token/${seg(id)}`,
+        area: 'events',
+        signal: opts.signal,
+      });
       if (typeof res.body === 'string') return res.body;
       return parseWith(z.looseObject({ token: z.string() }), res.body, 'webhook token').token;
     },
     /** Points a registration at another uri. */
     async update(eventName: string, id: string, uri: string, opts: Opts = {}): Promise<void> {
-      await transport.text({ method: 'PUT', path: `${base(eventName, opts.group)}/endpoints/${seg(id)}`, area: 'events', body: JSON.stringify({ uri }), contentType: 'application/json', signal: opts.signal });
+      await transport.text({
+        method: 'PUT',
+        path: `${base(eventName, opts.group)}/endpoints/${seg(id)}`,
+        area: 'events',
+        body: JSON.stringify({ uri }),
+        contentType: 'application/json',
+        signal: opts.signal,
+      });
     },
     /** Deletes a registration (a 404 after a retry means an earlier attempt did it). */
     async unsubscribe(eventName: string, id: string, opts: Opts = {}): Promise<void> {
       try {
-        await transport.text({ method: 'DELETE', path: `${base(eventName, opts.group)}/endpoints/${seg(id)}`, area: 'events', signal: opts.signal });
+        await transport.text({
+          method: 'DELETE',
+          path: `${base(eventName, opts.group)}/endpoints/${seg(id)}`,
+          area: 'events',
+          signal: opts.signal,
+        });
       } catch (err) {
         if (err instanceof ClientError && err.status === 404 && err.attempts > 1) return;
         throw err;
@@ -68,16 +115,40 @@ export function eventsApi(transport: Transport) {
     },
     /** A sample payload of the event (shape not shown by the spec: returned as is). */
     async example(eventName: string, opts: Opts = {}): Promise<unknown> {
-      return (await transport.json<unknown>({ method: 'GET', path: `${base(eventName, opts.group)}/example`, area: 'events', signal: opts.signal })).body;
+      return (
+        await transport.json<unknown>({
+          method: 'GET',
+          path: `${base(eventName, opts.group)}/example`,
+          area: 'events',
+          signal: opts.signal,
+        })
+      ).body;
     },
     /** Delivery journal of a registration (embedded service only). */
-    async deliveries(eventName: string, id: string, opts: Opts & { offset?: number; limit?: number } = {}): Promise<z.infer<typeof deliveryPageSchema>> {
-      const res = await transport.json<unknown>({ method: 'GET', path: `${base(eventName, opts.group)}/endpoints/${seg(id)}/deliveries`, query: { offset: opts.offset, limit: opts.limit }, area: 'events', signal: opts.signal });
+    async deliveries(
+      eventName: string,
+      id: string,
+      opts: Opts & { offset?: number; limit?: number } = {},
+    ): Promise<z.infer<typeof deliveryPageSchema>> {
+      const res = await transport.json<unknown>({
+        method: 'GET',
+        path: `${base(eventName, opts.group)}/endpoints/${seg(id)}/deliveries`,
+        query: { offset: opts.offset, limit: opts.limit },
+        area: 'events',
+        signal: opts.signal,
+      });
       return parseWith(deliveryPageSchema, res.body, 'delivery page');
     },
     /** Emits an event now, with the given data or the example's (embedded service only; POST: not retried). */
     async trigger(eventName: string, data?: Record<string, unknown>, opts: Opts = {}): Promise<Record<string, unknown>> {
-      const res = await transport.json<unknown>({ method: 'POST', path: `${base(eventName, opts.group)}/trigger`, area: 'events', ...(data ? { body: JSON.stringify(data) } : {}), contentType: 'application/json', signal: opts.signal });
+      const res = await transport.json<unknown>({
+        method: 'POST',
+        path: `${base(eventName, opts.group)}/trigger`,
+        area: 'events',
+        ...(data ? { body: JSON.stringify(data) } : {}),
+        contentType: 'application/json',
+        signal: opts.signal,
+      });
       return (res.body ?? {}) as Record<string, unknown>;
     },
   };

@@ -26,15 +26,32 @@ import { seg, type Transport } from './transport.js';
 type Signal = { signal?: AbortSignal };
 
 // Tolerant: the platform may send statuses and activities the spec does not list.
-const tolerantMigrationSchema = migrationSchema.extend({
-  stagingStatus: z.string(),
-  importStatus: z.string(),
-  activity: z.string().optional(),
-  components: z.array(z.looseObject({ component: z.string(), stagingStatus: z.string(), importStatus: z.string(), numberOfStagedEntities: z.number(), numberOfImportedEntities: z.number() })).default([]),
-}).loose();
+const tolerantMigrationSchema = migrationSchema
+  .extend({
+    stagingStatus: z.string(),
+    importStatus: z.string(),
+    activity: z.string().optional(),
+    components: z
+      .array(
+        z.looseObject({
+          component: z.string(),
+          stagingStatus: z.string(),
+          importStatus: z.string(),
+          numberOfStagedEntities: z.number(),
+          numberOfImportedEntities: z.number(),
+        }),
+      )
+      .default([]),
+  })
+  .loose();
 export type MigrationRecord = Omit<Migration, 'activity'> & { activity?: Migration['activity'] };
 
-const stagedPageSchema = z.looseObject({ items: z.array(z.record(z.string(), z.unknown())), total: z.number(), offset: z.number(), limit: z.number() });
+const stagedPageSchema = z.looseObject({
+  items: z.array(z.record(z.string(), z.unknown())),
+  total: z.number(),
+  offset: z.number(),
+  limit: z.number(),
+});
 export type StagedPage = z.infer<typeof stagedPageSchema>;
 
 export interface StageOptions {
@@ -54,24 +71,45 @@ export function migrationsApi(transport: Transport) {
      * @example const m = await client.migrations.create(['Counterparties']);
      */
     async create(components: readonly Component[], opts: Signal = {}): Promise<MigrationRecord> {
-      const res = await transport.json<unknown>({ method: 'POST', path: '/migration-assistance/migrations', area: 'migration-assistance', body: JSON.stringify({ components }), contentType: 'application/json', signal: opts.signal });
+      const res = await transport.json<unknown>({
+        method: 'POST',
+        path: '/migration-assistance/migrations',
+        area: 'migration-assistance',
+        body: JSON.stringify({ components }),
+        contentType: 'application/json',
+        signal: opts.signal,
+      });
       return asMigration(res.body);
     },
     async get(migrationId: string, opts: Signal = {}): Promise<MigrationRecord> {
-      return asMigration((await transport.json<unknown>({ method: 'GET', path: mig(migrationId), area: 'migration-assistance', signal: opts.signal })).body);
+      return asMigration(
+        (await transport.json<unknown>({ method: 'GET', path: mig(migrationId), area: 'migration-assistance', signal: opts.signal })).body,
+      );
     },
     /**
      * The tenant's active migration, or undefined when there is none (404).
      * @example const active = await client.migrations.current();
      */
     async current(opts: Signal = {}): Promise<MigrationRecord | undefined> {
-      const res = await transport.json<unknown>({ method: 'GET', path: '/migration-assistance/migrations/current', area: 'migration-assistance', allowStatus: [404], signal: opts.signal });
+      const res = await transport.json<unknown>({
+        method: 'GET',
+        path: '/migration-assistance/migrations/current',
+        area: 'migration-assistance',
+        allowStatus: [404],
+        signal: opts.signal,
+      });
       if (res.status === 404 || res.status === 204 || res.body === undefined || res.body === null) return undefined;
       return asMigration(res.body);
     },
     /** Cancels the migration (final). Returns the migration when the service sends it back. */
     async cancel(migrationId: string, opts: Signal = {}): Promise<MigrationRecord | undefined> {
-      const res = await transport.json<unknown>({ method: 'PUT', path: `${mig(migrationId)}/cancel`, area: 'migration-assistance', contentType: 'application/json', signal: opts.signal });
+      const res = await transport.json<unknown>({
+        method: 'PUT',
+        path: `${mig(migrationId)}/cancel`,
+        area: 'migration-assistance',
+        contentType: 'application/json',
+        signal: opts.signal,
+      });
       return res.body && typeof res.body === 'object' ? asMigration(res.body) : undefined;
     },
     /**
@@ -100,7 +138,12 @@ export function migrationsApi(transport: Transport) {
             return await readStagingResults(res.body, Array.isArray(ct) ? ct[0] : ct);
           } catch (err) {
             if (err instanceof StagecoachError && !(err instanceof ClientError)) {
-              throw new ClientError('HTTP_ERROR', err.message, { method: 'PUT', path: staging(migrationId), status: res.status, cause: err });
+              throw new ClientError('HTTP_ERROR', err.message, {
+                method: 'PUT',
+                path: staging(migrationId),
+                status: res.status,
+                cause: err,
+              });
             }
             throw err;
           } finally {
@@ -111,12 +154,24 @@ export function migrationsApi(transport: Transport) {
     },
     /** A page of staged records (offset paging). */
     async listStaged(migrationId: string, opts: { offset?: number; limit?: number } & Signal = {}): Promise<StagedPage> {
-      const res = await transport.json<unknown>({ method: 'GET', path: staging(migrationId), query: { offset: opts.offset, limit: opts.limit }, area: 'counterparty-management', signal: opts.signal });
+      const res = await transport.json<unknown>({
+        method: 'GET',
+        path: staging(migrationId),
+        query: { offset: opts.offset, limit: opts.limit },
+        area: 'counterparty-management',
+        signal: opts.signal,
+      });
       return parseWith(stagedPageSchema, res.body, 'staged page');
     },
     /** One staged record, or undefined when it is not staged. */
     async getStaged(migrationId: string, referenceId: string, opts: Signal = {}): Promise<Record<string, unknown> | undefined> {
-      const res = await transport.json<unknown>({ method: 'GET', path: `${staging(migrationId)}/${seg(referenceId)}`, area: 'counterparty-management', allowStatus: [404], signal: opts.signal });
+      const res = await transport.json<unknown>({
+        method: 'GET',
+        path: `${staging(migrationId)}/${seg(referenceId)}`,
+        area: 'counterparty-management',
+        allowStatus: [404],
+        signal: opts.signal,
+      });
       if (res.status === 404) return undefined;
       return parseWith(z.record(z.string(), z.unknown()), res.body, 'staged record');
     },
@@ -126,7 +181,12 @@ export function migrationsApi(transport: Transport) {
      */
     async deleteStaged(migrationId: string, referenceId: string, opts: Signal = {}): Promise<void> {
       try {
-        await transport.text({ method: 'DELETE', path: `${staging(migrationId)}/${seg(referenceId)}`, area: 'counterparty-management', signal: opts.signal });
+        await transport.text({
+          method: 'DELETE',
+          path: `${staging(migrationId)}/${seg(referenceId)}`,
+          area: 'counterparty-management',
+          signal: opts.signal,
+        });
       } catch (err) {
         if (err instanceof ClientError && err.status === 404 && err.attempts > 1) return;
         throw err;
@@ -136,7 +196,11 @@ export function migrationsApi(transport: Transport) {
      * The migration's log entries, resumable like every stream (filters as in the spec).
      * @example for await (const e of client.migrations.logs(id, { LogLevels: ['ERROR'] })) console.log(e.message);
      */
-    logs(migrationId: string, query: Omit<LogQuery, 'continue-from'> = {}, opts: StreamOptions = {}): AsyncGenerator<LogEntry, void, undefined> {
+    logs(
+      migrationId: string,
+      query: Omit<LogQuery, 'continue-from'> = {},
+      opts: StreamOptions = {},
+    ): AsyncGenerator<LogEntry, void, undefined> {
       return resumableStream(transport, {
         ...opts,
         path: `${mig(migrationId)}/logs/stream`,
@@ -182,7 +246,11 @@ export function jobsApi(transport: Transport) {
     try {
       return readJobId(res.text);
     } catch (err) {
-      throw new ClientError('HTTP_ERROR', (err as Error).message, { method: 'PUT', path: `/migration-assistance/migrations/${seg(migrationId)}/jobs/${job}`, status: res.status });
+      throw new ClientError('HTTP_ERROR', (err as Error).message, {
+        method: 'PUT',
+        path: `/migration-assistance/migrations/${seg(migrationId)}/jobs/${job}`,
+        status: res.status,
+      });
     }
   };
   const api = {
@@ -197,9 +265,18 @@ export function jobsApi(transport: Transport) {
      * @example const s = await client.jobs.get(jobId); if (s.state === 'done') console.log(s.result.jobType);
      */
     async get(jobId: string, opts: Signal = {}): Promise<JobState> {
-      const res = await transport.json<unknown>({ method: 'GET', path: `/migration-assistance/jobs/${seg(jobId)}`, area: 'migration-assistance', signal: opts.signal });
+      const res = await transport.json<unknown>({
+        method: 'GET',
+        path: `/migration-assistance/jobs/${seg(jobId)}`,
+        area: 'migration-assistance',
+        signal: opts.signal,
+      });
       if (res.status === 202) {
-        const running = parseWith(runningJobSchema.extend({ referenceId: z.string(), componentsCompleted: z.array(z.string()).default([]) }), res.body ?? { referenceId: jobId }, 'running job');
+        const running = parseWith(
+          runningJobSchema.extend({ referenceId: z.string(), componentsCompleted: z.array(z.string()).default([]) }),
+          res.body ?? { referenceId: jobId },
+          'running job',
+        );
         return { state: 'running', referenceId: running.referenceId, componentsCompleted: running.componentsCompleted };
       }
       return { state: 'done', result: parseWith(jobResultSchema, res.body, 'job result') };
@@ -218,14 +295,22 @@ export function jobsApi(transport: Transport) {
         opts.onPoll?.(state, polls);
         const left = deadline - Date.now();
         if (left <= 0) {
-          throw new ClientError('JOB_DEADLINE_EXCEEDED', `job ${jobId} was still running after ${opts.deadlineMs ?? 30 * 60_000} ms (components completed: ${state.componentsCompleted.join(', ') || 'none'}); poll it again later with jobs.waitFor`, {
-            method: 'GET',
-            path: `/migration-assistance/jobs/${jobId}`,
-            attempts: polls,
-          });
+          throw new ClientError(
+            'JOB_DEADLINE_EXCEEDED',
+            `job ${jobId} was still running after ${opts.deadlineMs ?? 30 * 60_000} ms (components completed: ${state.componentsCompleted.join(', ') || 'none'}); poll it again later with jobs.waitFor`,
+            {
+              method: 'GET',
+              path: `/migration-assistance/jobs/${jobId}`,
+              attempts: polls,
+            },
+          );
         }
         await sleep(Math.min(interval, left), opts.signal).catch((reason) => {
-          throw new ClientError('ABORTED', `waiting for job ${jobId} was aborted`, { method: 'GET', path: `/migration-assistance/jobs/${jobId}`, cause: reason });
+          throw new ClientError('ABORTED', `waiting for job ${jobId} was aborted`, {
+            method: 'GET',
+            path: `/migration-assistance/jobs/${jobId}`,
+            cause: reason,
+          });
         });
         interval = Math.min(max, interval * 1.5);
       }

@@ -22,7 +22,10 @@ export function processesApi(transport: Transport) {
       const res = await transport.json<unknown>({
         method: 'GET',
         path: '/process-orchestration/process-definitions',
-        query: { types: filter.types?.length ? filter.types.join(',') : undefined, codes: filter.codes?.length ? filter.codes.join(',') : undefined },
+        query: {
+          types: filter.types?.length ? filter.types.join(',') : undefined,
+          codes: filter.codes?.length ? filter.codes.join(',') : undefined,
+        },
         area: 'process-orchestration',
         signal: filter.signal,
       });
@@ -32,12 +35,18 @@ export function processesApi(transport: Transport) {
      * Starts a process for a definition (POST: never retried once it may have reached the service).
      * @example const { referenceId } = await client.processes.create({ processDefinitionReferenceId: def.referenceId, externalReferences: [{ origin: 'crm', referenceId: '42' }] });
      */
-    async create(body: { processDefinitionReferenceId: string; externalReferences?: ExternalReference[] }, opts: Signal = {}): Promise<{ referenceId: string }> {
+    async create(
+      body: { processDefinitionReferenceId: string; externalReferences?: ExternalReference[] },
+      opts: Signal = {},
+    ): Promise<{ referenceId: string }> {
       const res = await transport.json<unknown>({
         method: 'POST',
         path: '/process-orchestration/processes',
         area: 'process-orchestration',
-        body: JSON.stringify({ processDefinitionReferenceId: body.processDefinitionReferenceId, externalReferences: body.externalReferences ?? [] }),
+        body: JSON.stringify({
+          processDefinitionReferenceId: body.processDefinitionReferenceId,
+          externalReferences: body.externalReferences ?? [],
+        }),
         contentType: 'application/json',
         signal: opts.signal,
       });
@@ -45,7 +54,12 @@ export function processesApi(transport: Transport) {
     },
     /** One process (an endpoint of the embedded service; not in the spec). */
     async get(processId: string, opts: Signal = {}): Promise<ProcessRecord> {
-      const res = await transport.json<unknown>({ method: 'GET', path: `/process-orchestration/processes/${seg(processId)}`, area: 'process-orchestration', signal: opts.signal });
+      const res = await transport.json<unknown>({
+        method: 'GET',
+        path: `/process-orchestration/processes/${seg(processId)}`,
+        area: 'process-orchestration',
+        signal: opts.signal,
+      });
       return parseWith(processRecordSchema, res.body, 'process');
     },
   };
@@ -73,7 +87,14 @@ export function lodgingApi(transport: Transport) {
      * Uploads one attachment as multipart/form-data (`content` file + `mimeType` field).
      * @example await client.lodging.uploadAttachment(pid, mid, 'CleanOrderFinancingRequest.xml', xmlBytes, 'application/xml');
      */
-    async uploadAttachment(processId: string, messageId: string, fileName: string, content: Uint8Array | string, mimeType: string, opts: Signal = {}): Promise<void> {
+    async uploadAttachment(
+      processId: string,
+      messageId: string,
+      fileName: string,
+      content: Uint8Array | string,
+      mimeType: string,
+      opts: Signal = {},
+    ): Promise<void> {
       const bytes = typeof content === 'string' ? Buffer.from(content) : content;
       const form = new FormData();
       form.append('mimeType', mimeType);
@@ -92,7 +113,13 @@ export function lodgingApi(transport: Transport) {
      */
     async send(processId: string, messageId: string, opts: Signal = {}): Promise<Message> {
       try {
-        const res = await transport.json<unknown>({ method: 'PUT', path: `${messagePath(processId, messageId)}/send`, area: 'lodging', contentType: 'application/json', signal: opts.signal });
+        const res = await transport.json<unknown>({
+          method: 'PUT',
+          path: `${messagePath(processId, messageId)}/send`,
+          area: 'lodging',
+          contentType: 'application/json',
+          signal: opts.signal,
+        });
         return parseWith(messageSchema, res.body, 'sent message');
       } catch (err) {
         // A platform that refuses a second send (409) after our first attempt got through:
@@ -106,7 +133,12 @@ export function lodgingApi(transport: Transport) {
     },
     /** One message with its attachments (an endpoint of the embedded service; not in the spec). */
     async getMessage(processId: string, messageId: string, opts: Signal = {}): Promise<Message> {
-      const res = await transport.json<unknown>({ method: 'GET', path: messagePath(processId, messageId), area: 'lodging', signal: opts.signal });
+      const res = await transport.json<unknown>({
+        method: 'GET',
+        path: messagePath(processId, messageId),
+        area: 'lodging',
+        signal: opts.signal,
+      });
       return parseWith(messageSchema, res.body, 'message');
     },
   };

@@ -33,7 +33,12 @@ export class ClientError extends StagecoachError {
   readonly retryAfterMs: number | undefined;
 
   constructor(code: ErrorCode, message: string, init: ClientErrorInit) {
-    super(code, message, { status: init.status, method: init.method, path: init.path, attempts: init.attempts ?? 1 }, { cause: init.cause });
+    super(
+      code,
+      message,
+      { status: init.status, method: init.method, path: init.path, attempts: init.attempts ?? 1 },
+      { cause: init.cause },
+    );
     this.status = init.status;
     this.problem = init.problem;
     this.method = init.method;
@@ -45,7 +50,8 @@ export class ClientError extends StagecoachError {
   /** A copy with the attempt count of the whole retried call. */
   withAttempts(attempts: number): ClientError {
     if (attempts === this.attempts) return this;
-    const suffix = attempts > 1 && !/after \d+ attempts/.test(this.message) && isTransient(this) ? ` (gave up after ${attempts} attempts)` : '';
+    const suffix =
+      attempts > 1 && !/after \d+ attempts/.test(this.message) && isTransient(this) ? ` (gave up after ${attempts} attempts)` : '';
     return new ClientError(this.code, this.message + suffix, {
       status: this.status,
       problem: this.problem,
@@ -145,7 +151,9 @@ export function responseError(facts: ResponseFacts): ClientError {
       break;
     }
     case 'UNSUPPORTED_API_VERSION': {
-      const supported = facts.supportedVersions?.length ? `the service supports ${facts.supportedVersions.join(', ')} (see X-Supported-Versions of GET /authentication/jwks)` : 'see X-Supported-Versions of GET /authentication/jwks for the versions the service supports';
+      const supported = facts.supportedVersions?.length
+        ? `the service supports ${facts.supportedVersions.join(', ')} (see X-Supported-Versions of GET /authentication/jwks)`
+        : 'see X-Supported-Versions of GET /authentication/jwks for the versions the service supports';
       message = `the service refused api-version ${facts.version ?? '(none)'} for /${facts.group} (${facts.status} on ${where})${said}; ${supported}, and set the client's versions option for this group`;
       break;
     }
@@ -163,7 +171,13 @@ export function responseError(facts: ResponseFacts): ClientError {
       // Conflicts (409) and refused input: the service's detail says what is wrong.
       message = detail ? `${detail} (${facts.status} on ${where})` : `the service answered ${facts.status} on ${where}`;
   }
-  return new ClientError(code, message, { status: facts.status, problem: facts.problem, method: facts.method, path: facts.path, retryAfterMs: facts.retryAfterMs });
+  return new ClientError(code, message, {
+    status: facts.status,
+    problem: facts.problem,
+    method: facts.method,
+    path: facts.path,
+    retryAfterMs: facts.retryAfterMs,
+  });
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
@@ -180,12 +194,25 @@ export function transportError(err: unknown, method: string, path: string, baseU
     return new ClientError('ABORTED', `${where} was aborted`, { method, path, cause: err });
   }
   if (TIMEOUT_CODES.has(sysCode)) {
-    const what = sysCode === 'UND_ERR_CONNECT_TIMEOUT' ? 'connecting' : sysCode === 'UND_ERR_HEADERS_TIMEOUT' ? 'waiting for the response headers' : 'waiting for more of the response body';
-    const error = new ClientError('TIMEOUT', `timed out ${what} on ${where} at ${baseUrl} (${sysCode}); raise the client's timeouts if the service is slow`, { method, path, cause: err });
+    const what =
+      sysCode === 'UND_ERR_CONNECT_TIMEOUT'
+        ? 'connecting'
+        : sysCode === 'UND_ERR_HEADERS_TIMEOUT'
+          ? 'waiting for the response headers'
+          : 'waiting for more of the response body';
+    const error = new ClientError(
+      'TIMEOUT',
+      `timed out ${what} on ${where} at ${baseUrl} (${sysCode}); raise the client's timeouts if the service is slow`,
+      { method, path, cause: err },
+    );
     return markUnsent(error, UNSENT_CODES.has(sysCode));
   }
   const hint = sysCode === 'ECONNREFUSED' ? `; is the service running at ${baseUrl}? (start one with \`stagecoach serve\`)` : '';
-  const error = new ClientError('NETWORK_ERROR', `could not complete ${where} at ${baseUrl}: ${e.message ?? String(err)}${sysCode ? ` (${sysCode})` : ''}${hint}`, { method, path, cause: err });
+  const error = new ClientError(
+    'NETWORK_ERROR',
+    `could not complete ${where} at ${baseUrl}: ${e.message ?? String(err)}${sysCode ? ` (${sysCode})` : ''}${hint}`,
+    { method, path, cause: err },
+  );
   return markUnsent(error, UNSENT_CODES.has(sysCode));
 }
 

@@ -41,9 +41,24 @@ export interface ExportReport {
 
 /** CSV columns: flat fields of both counterparty types; nested arrays are in the JSON formats. */
 export const CSV_COLUMNS = [
-  'sequenceNumber', 'referenceId', 'type', 'lifecycleStatus', 'countryCode', 'preferredCommunicationLanguage',
-  'organisationName', 'cocNumber', 'countryOfIncorporation',
-  'salutation', 'initials', 'firstName', 'surnamePrefix', 'surname', 'sex', 'dateOfBirth', 'nationalities', 'emailAddress',
+  'sequenceNumber',
+  'referenceId',
+  'type',
+  'lifecycleStatus',
+  'countryCode',
+  'preferredCommunicationLanguage',
+  'organisationName',
+  'cocNumber',
+  'countryOfIncorporation',
+  'salutation',
+  'initials',
+  'firstName',
+  'surnamePrefix',
+  'surname',
+  'sex',
+  'dateOfBirth',
+  'nationalities',
+  'emailAddress',
 ] as const;
 
 /** How many records are joined into one write (bounded: memory stays flat). */
@@ -63,7 +78,14 @@ export async function exportCounterparties(client: StagecoachClient, options: Ex
   } else if (options.fresh) {
     await fsp.rm(out, { force: true });
   }
-  const report: ExportReport = { file: out, format, written: 0, resumedAfter: tail.last, repairedBytes: tail.totalBytes - tail.validBytes, lastSequenceNumber: tail.last };
+  const report: ExportReport = {
+    file: out,
+    format,
+    written: 0,
+    resumedAfter: tail.last,
+    repairedBytes: tail.totalBytes - tail.validBytes,
+    lastSequenceNumber: tail.last,
+  };
   // Appends through a file handle: each awaited write is whole records (backpressure for free).
   const file = await fsp.open(out, 'a');
   const write = async (text: string) => {
@@ -142,10 +164,18 @@ async function readTail(file: string, format: ExportFormat): Promise<TailInfo> {
 function checkFormat(head: Buffer, format: ExportFormat, file: string): void {
   const startsWithRs = head[0] === 0x1e;
   if (!startsWithRs && head[0] !== 0x7b) {
-    throw new StagecoachError('CONFIG_INVALID', `${file} exists but is not an export of counterparties (it does not start with a record); choose another --out, or --fresh to start over`, { file });
+    throw new StagecoachError(
+      'CONFIG_INVALID',
+      `${file} exists but is not an export of counterparties (it does not start with a record); choose another --out, or --fresh to start over`,
+      { file },
+    );
   }
   if ((format === 'json-seq') !== startsWithRs) {
-    throw new StagecoachError('CONFIG_INVALID', `${file} exists but is not a ${format} export (it ${startsWithRs ? 'is json-seq' : 'does not start with RS'}); choose its format, another --out, or --fresh to start over`, { file });
+    throw new StagecoachError(
+      'CONFIG_INVALID',
+      `${file} exists but is not a ${format} export (it ${startsWithRs ? 'is json-seq' : 'does not start with RS'}); choose its format, another --out, or --fresh to start over`,
+      { file },
+    );
   }
 }
 
@@ -154,7 +184,12 @@ function checkFormat(head: Buffer, format: ExportFormat, file: string): void {
  * raw LF or RS, so LF only ends records and RS only starts them: bytes after the last LF are a
  * record cut short by a crash, and the record before it must be whole, or the file is not ours.
  */
-function lastCompleteRecord(buf: Buffer, format: 'jsonl' | 'json-seq', offset: number, file: string): { end: number; counter: number } | 'none' | 'need-more' {
+function lastCompleteRecord(
+  buf: Buffer,
+  format: 'jsonl' | 'json-seq',
+  offset: number,
+  file: string,
+): { end: number; counter: number } | 'none' | 'need-more' {
   const end = buf.lastIndexOf(0x0a);
   if (end < 0) return offset > 0 ? 'need-more' : 'none';
   const start = format === 'json-seq' ? buf.lastIndexOf(0x1e, end) : buf.lastIndexOf(0x0a, end - 1) + 1;
@@ -162,7 +197,11 @@ function lastCompleteRecord(buf: Buffer, format: 'jsonl' | 'json-seq', offset: n
   const text = buf.subarray(format === 'json-seq' ? start + 1 : start, end).toString('utf8');
   const found = tryRecord(text, end + 1);
   if (!found) {
-    throw new StagecoachError('CONFIG_INVALID', `${file} exists but its last complete record (byte ${offset + start}) is not a counterparty with a sequenceNumber; choose another --out, or --fresh to start over`, { file });
+    throw new StagecoachError(
+      'CONFIG_INVALID',
+      `${file} exists but its last complete record (byte ${offset + start}) is not a counterparty with a sequenceNumber; choose another --out, or --fresh to start over`,
+      { file },
+    );
   }
   return found;
 }
@@ -190,7 +229,11 @@ async function readCsvTail(file: string, size: number): Promise<TailInfo> {
         header = record;
         headerEnd = info.bytes;
         if (header[0] !== CSV_COLUMNS[0]) {
-          throw new StagecoachError('CONFIG_INVALID', `${file} exists but is not a CSV export of counterparties (its first column is ${JSON.stringify(header[0])}); choose another --out, or --fresh to start over`, { file });
+          throw new StagecoachError(
+            'CONFIG_INVALID',
+            `${file} exists but is not a CSV export of counterparties (its first column is ${JSON.stringify(header[0])}); choose another --out, or --fresh to start over`,
+            { file },
+          );
         }
         continue;
       }

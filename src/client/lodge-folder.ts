@@ -71,12 +71,20 @@ export async function lodgeFolder(client: StagecoachClient, folder: string, opti
   const signal = options.signal ? { signal: options.signal } : {};
   const definition = await pickDefinition(client, options.definitionCode, options.signal);
   const broker: Party = { id: client.options.brokerKey, type: 'broker' };
-  const { referenceId: processReferenceId } = await client.processes.create({ processDefinitionReferenceId: definition.referenceId, externalReferences: options.externalReferences ?? [] }, signal);
+  const { referenceId: processReferenceId } = await client.processes.create(
+    { processDefinitionReferenceId: definition.referenceId, externalReferences: options.externalReferences ?? [] },
+    signal,
+  );
   const messageId = options.messageId ?? randomUUID();
   await client.lodging.createMessage(
     processReferenceId,
     messageId,
-    { messageType: definition.code, stakeholder: options.stakeholder ?? broker, recipient: options.recipient ?? broker, sender: options.sender ?? broker },
+    {
+      messageType: definition.code,
+      stakeholder: options.stakeholder ?? broker,
+      recipient: options.recipient ?? broker,
+      sender: options.sender ?? broker,
+    },
     signal,
   );
   const uploaded: LodgeReport['uploaded'] = [];
@@ -93,7 +101,7 @@ export async function lodgeFolder(client: StagecoachClient, folder: string, opti
 
 /** The files to upload, required ones first, then by name; refuses unknown extensions up front. */
 export async function listFiles(folder: string): Promise<Array<{ fileName: string; mimeType: string }>> {
-  let entries;
+  let entries: import('node:fs').Dirent[];
   try {
     entries = await fsp.readdir(folder, { withFileTypes: true });
   } catch (err) {
@@ -102,26 +110,44 @@ export async function listFiles(folder: string): Promise<Array<{ fileName: strin
   const names = entries.filter((e) => e.isFile() && !e.name.startsWith('.')).map((e) => e.name);
   const unknown = names.filter((n) => !MIME_TYPES[extname(n).toLowerCase()]);
   if (unknown.length) {
-    throw new StagecoachError('CONFIG_INVALID', `${folder}: no mimeType known for ${unknown.join(', ')}; expected one of the extensions ${Object.keys(MIME_TYPES).join(' ')}`, { file: folder });
+    throw new StagecoachError(
+      'CONFIG_INVALID',
+      `${folder}: no mimeType known for ${unknown.join(', ')}; expected one of the extensions ${Object.keys(MIME_TYPES).join(' ')}`,
+      { file: folder },
+    );
   }
   if (names.length === 0) throw new StagecoachError('CONFIG_INVALID', `${folder}: no files to lodge`, { file: folder });
   const rank = (n: string) => {
     const i = (REQUIRED_ATTACHMENTS as readonly string[]).indexOf(n);
     return i < 0 ? REQUIRED_ATTACHMENTS.length : i;
   };
-  return names.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b)).map((fileName) => ({ fileName, mimeType: MIME_TYPES[extname(fileName).toLowerCase()]! }));
+  return names
+    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))
+    .map((fileName) => ({ fileName, mimeType: MIME_TYPES[extname(fileName).toLowerCase()]! }));
 }
 
 async function pickDefinition(client: StagecoachClient, code: string | undefined, signal?: AbortSignal) {
-  const defs = await client.processes.definitions({ types: ['LoanOrigination'], ...(code ? { codes: [code] } : {}), ...(signal ? { signal } : {}) });
+  const defs = await client.processes.definitions({
+    types: ['LoanOrigination'],
+    ...(code ? { codes: [code] } : {}),
+    ...(signal ? { signal } : {}),
+  });
   const usable = defs.filter((d) => d.isActive !== false && (!code || d.code === code));
   if (code) {
     const found = usable[0];
-    if (!found) throw new StagecoachError('UNKNOWN_PROCESS_DEFINITION', `no active LoanOrigination process definition with code ${code}; the service has ${defs.map((d) => d.code).join(', ') || 'none with that code'}`, { value: code });
+    if (!found)
+      throw new StagecoachError(
+        'UNKNOWN_PROCESS_DEFINITION',
+        `no active LoanOrigination process definition with code ${code}; the service has ${defs.map((d) => d.code).join(', ') || 'none with that code'}`,
+        { value: code },
+      );
     return found;
   }
   if (usable.length === 1) return usable[0]!;
   const preferred = usable.find((d) => d.code === DEFAULT_DEFINITION_CODE);
   if (preferred) return preferred;
-  throw new StagecoachError('UNKNOWN_PROCESS_DEFINITION', `${usable.length ? `several LoanOrigination definitions (${usable.map((d) => d.code).join(', ')})` : 'no active LoanOrigination definition'}; choose one with --definition-code`);
+  throw new StagecoachError(
+    'UNKNOWN_PROCESS_DEFINITION',
+    `${usable.length ? `several LoanOrigination definitions (${usable.map((d) => d.code).join(', ')})` : 'no active LoanOrigination definition'}; choose one with --definition-code`,
+  );
 }

@@ -29,7 +29,10 @@ export const streamSchema = z
   .prefault({});
 
 const versionsShape = Object.fromEntries(
-  (Object.keys(API_VERSIONS) as VersionedArea[]).map((area) => [area, z.string().default(API_VERSIONS[area][0]).describe(`api-version sent to ${area}`)]),
+  (Object.keys(API_VERSIONS) as VersionedArea[]).map((area) => [
+    area,
+    z.string().default(API_VERSIONS[area][0]).describe(`api-version sent to ${area}`),
+  ]),
 ) as { [K in VersionedArea]: z.ZodDefault<z.ZodString> };
 
 export const clientOptionsSchema = z.object({

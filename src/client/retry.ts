@@ -41,7 +41,12 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
  * The wait before retry number `retry` (0-based): Retry-After when the service sent one, else a
  * random time up to base·2^retry (full jitter, so a crowd of clients spreads out); both capped.
  */
-export function retryDelayMs(retry: number, opts: { baseDelayMs: number; maxDelayMs: number }, retryAfterMs?: number, random = Math.random): number {
+export function retryDelayMs(
+  retry: number,
+  opts: { baseDelayMs: number; maxDelayMs: number },
+  retryAfterMs?: number,
+  random = Math.random,
+): number {
   if (retryAfterMs !== undefined) return Math.min(retryAfterMs, opts.maxDelayMs);
   const bound = Math.min(opts.maxDelayMs, opts.baseDelayMs * 2 ** Math.min(retry, 30));
   return Math.round(random() * bound);

@@ -65,7 +65,11 @@ export async function* resumableStream<T>(transport: Transport, spec: StreamSpec
             cut = `record cut short at byte ${frame.offset} (${frame.message})`;
             break;
           }
-          throw new ClientError('MALFORMED_RECORD', `record ${frame.index + 1} of ${spec.path} (byte ${frame.offset}) is not valid ${format}: ${frame.message}`, { method: 'GET', path: spec.path, status: res.status });
+          throw new ClientError(
+            'MALFORMED_RECORD',
+            `record ${frame.index + 1} of ${spec.path} (byte ${frame.offset}) is not valid ${format}: ${frame.message}`,
+            { method: 'GET', path: spec.path, status: res.status },
+          );
         }
         const value = frame.value;
         const counter = value && typeof value === 'object' ? readCounter(value as Record<string, unknown>) : undefined;
@@ -78,7 +82,8 @@ export async function* resumableStream<T>(transport: Transport, spec: StreamSpec
         yield parsed;
       }
     } catch (err) {
-      if (spec.signal?.aborted) throw new ClientError('ABORTED', `GET ${spec.path} was aborted`, { method: 'GET', path: spec.path, cause: spec.signal.reason });
+      if (spec.signal?.aborted)
+        throw new ClientError('ABORTED', `GET ${spec.path} was aborted`, { method: 'GET', path: spec.path, cause: spec.signal.reason });
       if (err instanceof StagecoachError) throw err; // refused records, bad shapes: not a cut
       cut = `connection ended early: ${(err as Error).message}${(err as { code?: string }).code ? ` (${(err as { code?: string }).code})` : ''}`;
     } finally {
@@ -87,14 +92,18 @@ export async function* resumableStream<T>(transport: Transport, spec: StreamSpec
     }
     if (cut === undefined) return;
     if (sawRecordWithoutCounter) {
-      throw new ClientError('STREAM_TRUNCATED', `GET ${spec.path} was cut (${cut}) and its records carry no sequence counter to resume from`, { method: 'GET', path: spec.path });
+      throw new ClientError(
+        'STREAM_TRUNCATED',
+        `GET ${spec.path} was cut (${cut}) and its records carry no sequence counter to resume from`,
+        { method: 'GET', path: spec.path },
+      );
     }
     if (!progressed) withoutProgress++;
     const attempt = progressed ? 1 : withoutProgress;
     if (withoutProgress > maxResumes) {
       throw new ClientError(
         'STREAM_TRUNCATED',
-        `GET ${spec.path} was cut ${withoutProgress} times in a row without a new record (last: ${cut}); last counter received: ${last ?? 'none'}; resume later with continue-from ${last !== undefined ? last + 1 : spec.continueFrom ?? 'omitted'}`,
+        `GET ${spec.path} was cut ${withoutProgress} times in a row without a new record (last: ${cut}); last counter received: ${last ?? 'none'}; resume later with continue-from ${last !== undefined ? last + 1 : (spec.continueFrom ?? 'omitted')}`,
         { method: 'GET', path: spec.path, attempts: withoutProgress },
       );
     }

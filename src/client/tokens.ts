@@ -67,7 +67,7 @@ export class TokenManager implements TokenSource {
       auth: { authorization: `Basic ${basic}` },
       tokenRequest: true,
     });
-    let read;
+    let read: ReturnType<typeof readTokenBody>;
     try {
       read = readTokenBody(res.text);
     } catch (err) {

@@ -39,8 +39,16 @@ export function readTokenBody(text: string): ReadToken {
     if (token) return expiresIn === undefined ? { token } : { token, expiresIn };
   }
   // The body may hold secrets: describe its shape only.
-  const shape = json === undefined ? `${trimmed.length} characters of non-JSON text` : Array.isArray(json) ? 'a JSON array' : `JSON ${typeof json}${json && typeof json === 'object' ? ` with keys ${Object.keys(json).join(', ')}` : ''}`;
-  throw new StagecoachError('HTTP_ERROR', `token response not understood: expected a JWT, a JSON string or an object with access_token, got ${shape}`);
+  const shape =
+    json === undefined
+      ? `${trimmed.length} characters of non-JSON text`
+      : Array.isArray(json)
+        ? 'a JSON array'
+        : `JSON ${typeof json}${json && typeof json === 'object' ? ` with keys ${Object.keys(json).join(', ')}` : ''}`;
+  throw new StagecoachError(
+    'HTTP_ERROR',
+    `token response not understood: expected a JWT, a JSON string or an object with access_token, got ${shape}`,
+  );
 }
 
 /** Claims of a JWT, read without verifying it (only to schedule refresh and explain 403s). */
@@ -86,22 +94,33 @@ export function readJobId(text: string): string {
     const id = [o.referenceId, o.jobId, o.jobReferenceId, o.id].find((v): v is string => typeof v === 'string' && v.length > 0);
     if (id) return id;
   }
-  throw new StagecoachError('HTTP_ERROR', `job-start response not understood: expected a JSON string job id, got ${JSON.stringify(trimmed.slice(0, 80))}`);
+  throw new StagecoachError(
+    'HTTP_ERROR',
+    `job-start response not understood: expected a JSON string job id, got ${JSON.stringify(trimmed.slice(0, 80))}`,
+  );
 }
 
 /** Definitions as an array whether the service sent one object, an array or an {items} envelope. */
 export function readDefinitions(json: unknown): ProcessDefinition[] {
-  const list = Array.isArray(json) ? json : json && typeof json === 'object' && Array.isArray((json as { items?: unknown }).items) ? (json as { items: unknown[] }).items : json === null || json === undefined || json === '' ? [] : [json];
+  const list = Array.isArray(json)
+    ? json
+    : json && typeof json === 'object' && Array.isArray((json as { items?: unknown }).items)
+      ? (json as { items: unknown[] }).items
+      : json === null || json === undefined || json === ''
+        ? []
+        : [json];
   return list.map((item, i) => parseWith(tolerantDefinitionSchema, item, `process definition ${i}`) as ProcessDefinition);
 }
 
 // The shared schema is strict on every field; a real platform may omit statuses or updatedOn.
-const tolerantDefinitionSchema = processDefinitionSchema.extend({
-  name: z.union([z.record(z.string(), z.string()), z.string()]).optional(),
-  statuses: processDefinitionSchema.shape.statuses.optional(),
-  updatedOn: z.string().optional(),
-  isActive: z.boolean().optional(),
-}).loose();
+const tolerantDefinitionSchema = processDefinitionSchema
+  .extend({
+    name: z.union([z.record(z.string(), z.string()), z.string()]).optional(),
+    statuses: processDefinitionSchema.shape.statuses.optional(),
+    updatedOn: z.string().optional(),
+    isActive: z.boolean().optional(),
+  })
+  .loose();
 
 /**
  * The staging results of one upload, whatever the container: a JSON array (or an object with
@@ -116,7 +135,8 @@ export async function readStagingResults(body: AsyncIterable<Uint8Array>, conten
   while (i < buf.length && (buf[i] === 0x20 || buf[i] === 0x0a || buf[i] === 0x0d || buf[i] === 0x09)) i++;
   const first = buf[i];
   const out: StagingResult[] = [];
-  const take = (value: unknown, where: string) => out.push(acceptedResult(value) ?? parseWith(stagingResultSchema, normaliseResult(value), where));
+  const take = (value: unknown, where: string) =>
+    out.push(acceptedResult(value) ?? parseWith(stagingResultSchema, normaliseResult(value), where));
   if (first === undefined) return out;
   if (first === 0x1e || (first !== 0x5b && first !== 0x7b && /json-seq/.test(contentType ?? ''))) {
     return decodeAll(buf, 'json-seq', take);

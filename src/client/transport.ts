@@ -96,12 +96,16 @@ export class Transport {
     try {
       return { status: res.status, headers: res.headers, body: JSON.parse(res.text) as T };
     } catch (err) {
-      throw new ClientError('HTTP_ERROR', `${spec.method} ${spec.path} answered ${res.status} with a body that is not JSON: ${JSON.stringify(res.text.slice(0, 80))}`, {
-        status: res.status,
-        method: spec.method,
-        path: spec.path,
-        cause: err,
-      });
+      throw new ClientError(
+        'HTTP_ERROR',
+        `${spec.method} ${spec.path} answered ${res.status} with a body that is not JSON: ${JSON.stringify(res.text.slice(0, 80))}`,
+        {
+          status: res.status,
+          method: spec.method,
+          path: spec.path,
+          cause: err,
+        },
+      );
     }
   }
 
@@ -167,7 +171,10 @@ export class Transport {
             const err = error as ClientError;
             const wait = retryDelayMs(retriesConsumed, retry, err.retryAfterMs);
             if (Date.now() - started + wait > retry.maxRetryTimeMs) throw error;
-            this.options.logger?.debug({ method: spec.method, path: spec.path, status: err.status, code: err.code, attempt: attempts, waitMs: wait }, 'retrying request');
+            this.options.logger?.debug(
+              { method: spec.method, path: spec.path, status: err.status, code: err.code, attempt: attempts, waitMs: wait },
+              'retrying request',
+            );
             await sleep(wait, spec.signal);
           },
         },
@@ -232,7 +239,12 @@ export class Transport {
     return types.map((t, i) => acceptHeader(t, version) + (i > 0 ? `;q=${Math.max(0.1, 1 - i * 0.1).toFixed(1)}` : '')).join(', ');
   }
 
-  private async errorFor(spec: RequestSpec, status: number, headers: Record<string, string | string[] | undefined>, text: string): Promise<ClientError> {
+  private async errorFor(
+    spec: RequestSpec,
+    status: number,
+    headers: Record<string, string | string[] | undefined>,
+    text: string,
+  ): Promise<ClientError> {
     const problem = parseProblem(text, status);
     const group = spec.path.split('/')[1] ?? '';
     const base = {
@@ -256,11 +268,19 @@ export class Transport {
   private async fetchSupportedVersions(): Promise<string[] | undefined> {
     if (this.supportedVersions) return this.supportedVersions;
     try {
-      const res = await undiciRequest(this.url('/authentication/jwks'), { method: 'GET', dispatcher: this.agent, headers: { accept: MEDIA.json } });
+      const res = await undiciRequest(this.url('/authentication/jwks'), {
+        method: 'GET',
+        dispatcher: this.agent,
+        headers: { accept: MEDIA.json },
+      });
       await res.body.dump();
       const header = res.headers['x-supported-versions'];
       const value = Array.isArray(header) ? header.join(',') : header;
-      if (value) this.supportedVersions = value.split(',').map((v) => v.trim()).filter(Boolean);
+      if (value)
+        this.supportedVersions = value
+          .split(',')
+          .map((v) => v.trim())
+          .filter(Boolean);
     } catch {
       /* best effort: the message still points at the header */
     }

@@ -91,7 +91,13 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     // if the handler fails, so the service's retry is handled.
     if (id !== undefined) remember(id);
     try {
-      await options.onEvent({ id, eventName, occurredOn: typeof body.occurredOn === 'string' ? body.occurredOn : undefined, data: body.data, body });
+      await options.onEvent({
+        id,
+        eventName,
+        occurredOn: typeof body.occurredOn === 'string' ? body.occurredOn : undefined,
+        data: body.data,
+        body,
+      });
     } catch (err) {
       if (id !== undefined) seen.delete(id);
       stats.failed++;
@@ -113,7 +119,9 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     if (outcome.status === 204) {
       res.writeHead(204).end();
     } else {
-      res.writeHead(outcome.status, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ title: outcome.outcome, status: outcome.status, detail: outcome.detail ?? outcome.outcome }));
+      res
+        .writeHead(outcome.status, { 'content-type': 'application/problem+json' })
+        .end(JSON.stringify({ title: outcome.outcome, status: outcome.status, detail: outcome.detail ?? outcome.outcome }));
     }
   }) as WebhookReceiver;
   Object.defineProperty(receiver, 'handle', { value: handle });

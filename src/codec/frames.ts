@@ -62,7 +62,13 @@ export function createFrameDecoder(format: StreamFormat, emit: (frame: Frame) =>
   const piece = (buf: Buffer, offset: number, atEnd: boolean) => {
     // The same bound whether the record spanned chunks (caught while buffering) or arrived whole.
     if (buf.length > maxRecordBytes) {
-      return invalid('too-large', offset, buf.length, buf.subarray(0, SNIPPET).toString('utf8'), `record larger than ${maxRecordBytes} bytes`);
+      return invalid(
+        'too-large',
+        offset,
+        buf.length,
+        buf.subarray(0, SNIPPET).toString('utf8'),
+        `record larger than ${maxRecordBytes} bytes`,
+      );
     }
     // JSON text is UTF-8 (RFC 8259, RFC 7464); decoding other bytes would turn them into U+FFFD
     // and store "M�ller" as if it had been sent.
@@ -76,7 +82,13 @@ export function createFrameDecoder(format: StreamFormat, emit: (frame: Frame) =>
         // Possibly truncated: RFC 7464 says parse it anyway if it is a complete JSON text.
         const value = tryParse(text);
         if (value !== NOT_JSON && atEnd && isStructured(value)) return record(value, offset, buf.length);
-        return invalid('truncated', offset, buf.length, text, atEnd ? 'record cut short at end of stream: no final LF' : 'record cut short: next RS before its LF');
+        return invalid(
+          'truncated',
+          offset,
+          buf.length,
+          text,
+          atEnd ? 'record cut short at end of stream: no final LF' : 'record cut short: next RS before its LF',
+        );
       }
       return parseRecord(text, offset, buf.length);
     }
@@ -84,7 +96,8 @@ export function createFrameDecoder(format: StreamFormat, emit: (frame: Frame) =>
     if (text.trim() === '') return; // blank lines carry no record
     if (atEnd) {
       const value = tryParse(text);
-      if (value === NOT_JSON) return invalid('truncated', offset, buf.length, text, 'last line is incomplete JSON and has no final newline');
+      if (value === NOT_JSON)
+        return invalid('truncated', offset, buf.length, text, 'last line is incomplete JSON and has no final newline');
       return record(value, offset, buf.length);
     }
     return parseRecord(text, offset, buf.length);
@@ -116,7 +129,8 @@ export function createFrameDecoder(format: StreamFormat, emit: (frame: Frame) =>
         if (pending.length > 0 || at > start) {
           const whole = pending.length ? Buffer.concat([pending, buf.subarray(start, at)]) : buf.subarray(start, at);
           if (pendingStarted) piece(whole, pendingOffset, false);
-          else if (whole.toString('utf8').trim() !== '') invalid('malformed', pendingOffset, whole.length, whole.toString('utf8'), 'text before the first RS (0x1E) is not a record');
+          else if (whole.toString('utf8').trim() !== '')
+            invalid('malformed', pendingOffset, whole.length, whole.toString('utf8'), 'text before the first RS (0x1E) is not a record');
         }
         pending = EMPTY;
       } else {
@@ -148,7 +162,8 @@ export function createFrameDecoder(format: StreamFormat, emit: (frame: Frame) =>
       skippingOversize = false;
     } else if (format === 'json-seq') {
       if (pendingStarted) piece(pending, pendingOffset, true);
-      else if (pending.toString('utf8').trim() !== '') invalid('malformed', pendingOffset, pending.length, pending.toString('utf8'), 'text without a leading RS (0x1E) is not a record');
+      else if (pending.toString('utf8').trim() !== '')
+        invalid('malformed', pendingOffset, pending.length, pending.toString('utf8'), 'text without a leading RS (0x1E) is not a record');
     } else if (pending.length) {
       piece(pending, pendingOffset, true);
     }

@@ -20,7 +20,11 @@ export type FieldIssue = {
 export function fieldIssues(input: unknown, error: z.ZodError): FieldIssue[] {
   return error.issues.map((issue) => {
     const missing = (issue.code === 'invalid_type' || issue.code === 'invalid_union') && valueAt(input, issue.path) === undefined;
-    return { field: issue.path.map(String).join('.'), message: missing ? 'MISSING_REQUIRED_FIELD' : 'INVALID_FIELD_VALUE', detail: issue.message };
+    return {
+      field: issue.path.map(String).join('.'),
+      message: missing ? 'MISSING_REQUIRED_FIELD' : 'INVALID_FIELD_VALUE',
+      detail: issue.message,
+    };
   });
 }
 

@@ -52,7 +52,7 @@ export interface AcceptedType {
 
 /** Parses an Accept header into its media ranges with their `api-version` and `q` parameters. */
 export function parseAccept(header: string | undefined): AcceptedType[] {
-  if (!header || !header.trim()) return [];
+  if (!header?.trim()) return [];
   return header.split(',').map((range) => {
     const [type = '', ...params] = range.split(';').map((p) => p.trim());
     const out: AcceptedType = { type: type.toLowerCase(), q: 1 };
@@ -60,7 +60,10 @@ export function parseAccept(header: string | undefined): AcceptedType[] {
       const eq = param.indexOf('=');
       if (eq < 0) continue;
       const key = param.slice(0, eq).trim().toLowerCase();
-      const value = param.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
+      const value = param
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1');
       if (key === 'api-version') out.version = value;
       else if (key === 'q') out.q = Number(value);
     }

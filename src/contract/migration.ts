@@ -129,9 +129,7 @@ export type StagingResult = z.infer<typeof stagingResultSchema>;
  * @example checkStagedCounterparty({ referenceId: '…', type: 'person' }).errors
  *   // [{ field: 'initials', message: 'MISSING_REQUIRED_FIELD' }, { field: 'surname', … }]
  */
-export function checkStagedCounterparty(
-  input: unknown,
-): { ok: true; record: StagedCounterparty } | { ok: false; errors: StagingError[] } {
+export function checkStagedCounterparty(input: unknown): { ok: true; record: StagedCounterparty } | { ok: false; errors: StagingError[] } {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return { ok: false, errors: [{ field: '', message: 'MALFORMED_RECORD' }] };
   }

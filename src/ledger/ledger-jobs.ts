@@ -18,7 +18,11 @@ export interface ImportFailure {
  * Applies a completed import's outcome to the records of the migration.
  * @example markImportOutcome(ledger, migrationId, result.errors.filter((e) => e.referenceId).map(…))
  */
-export function markImportOutcome(ledger: Ledger, migrationId: string, failures: readonly ImportFailure[]): { imported: number; failed: number } {
+export function markImportOutcome(
+  ledger: Ledger,
+  migrationId: string,
+  failures: readonly ImportFailure[],
+): { imported: number; failed: number } {
   const db = ledger.db;
   const migration = ledger.migrationNo(migrationId);
   return db.transaction(() => {
@@ -27,14 +31,23 @@ export function markImportOutcome(ledger: Ledger, migrationId: string, failures:
     db.exec('DELETE FROM temp.import_failures');
     const ins = db.prepare('INSERT OR REPLACE INTO temp.import_failures (reference_id, errors) VALUES (?, ?)');
     for (const f of failures) {
-      const error: RecordError = { stage: 'import', field: '', code: /^([A-Z][A-Z0-9_]{2,})\b/.exec(f.message)?.[1] ?? 'IMPORT_FAILED', message: f.message };
+      const error: RecordError = {
+        stage: 'import',
+        field: '',
+        code: /^([A-Z][A-Z0-9_]{2,})\b/.exec(f.message)?.[1] ?? 'IMPORT_FAILED',
+        message: f.message,
+      };
       ins.run(f.referenceId, JSON.stringify([error]));
     }
     const failed = db
-      .prepare(`UPDATE records SET errors = f.errors, updated_at = ? FROM temp.import_failures f WHERE f.reference_id = records.reference_id AND records.migration = ? AND records.state = 'staged'`)
+      .prepare(
+        `UPDATE records SET errors = f.errors, updated_at = ? FROM temp.import_failures f WHERE f.reference_id = records.reference_id AND records.migration = ? AND records.state = 'staged'`,
+      )
       .run(now, migration).changes;
     const imported = db
-      .prepare(`UPDATE records SET state = 'imported', errors = NULL, updated_at = ? WHERE migration = ? AND state = 'staged' AND reference_id NOT IN (SELECT reference_id FROM temp.import_failures)`)
+      .prepare(
+        `UPDATE records SET state = 'imported', errors = NULL, updated_at = ? WHERE migration = ? AND state = 'staged' AND reference_id NOT IN (SELECT reference_id FROM temp.import_failures)`,
+      )
       .run(now, migration).changes;
     db.exec('DELETE FROM temp.import_failures');
     return { imported, failed };

@@ -167,7 +167,9 @@ export class Ledger {
           sendRecord: p(sendRecordsSql(1)),
           // The same for SEND_ROWS records in one statement (rows apply in order, as one by one).
           sendRecords: p(sendRecordsSql(SEND_ROWS)),
-          anySettled: p<number>(`SELECT 1 FROM records WHERE scope = ? AND migration = ? AND state IN ('staged', 'invalid', 'imported') LIMIT 1`).pluck(),
+          anySettled: p<number>(
+            `SELECT 1 FROM records WHERE scope = ? AND migration = ? AND state IN ('staged', 'invalid', 'imported') LIMIT 1`,
+          ).pluck(),
           rejectRecord: p(
             `INSERT INTO records (scope, keyed, legacy_key, reference_id, entity_type, state, content_hash, migration, last_batch, last_run, attempts, errors, source, file, line, byte_offset, row_hash, updated_at)
              VALUES (@scope, @keyed, @legacyKey, @referenceId, NULL, 'rejected', NULL, NULL, NULL, @run, 0, @errors, @source, @file, @line, @byteOffset, @rowHash, @now)
@@ -175,7 +177,9 @@ export class Ledger {
                last_run = excluded.last_run, errors = excluded.errors, source = excluded.source, file = excluded.file, line = excluded.line,
                byte_offset = excluded.byte_offset, row_hash = excluded.row_hash, updated_at = excluded.updated_at`,
           ),
-          outcome: p(`UPDATE records SET state = ?, errors = ?, updated_at = ? WHERE scope = ? AND keyed = 1 AND legacy_key = ? AND last_batch = ?`),
+          outcome: p(
+            `UPDATE records SET state = ?, errors = ?, updated_at = ? WHERE scope = ? AND keyed = 1 AND legacy_key = ? AND last_batch = ?`,
+          ),
           stageRest: p(`UPDATE records SET state = 'staged', updated_at = ? WHERE last_batch = ? AND state = 'in_flight'`),
           batchInsert: p(`INSERT INTO batches (run, state, records, bytes, attempts, created_at, sent_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
           batchFinish: p(`UPDATE batches SET state = ?, error = ?, finished_at = ? WHERE id = ?`),
@@ -199,7 +203,9 @@ export class Ledger {
   /** The scope of a pipeline's records for a component (created on first use). */
   scope(pipeline: string, component: string): Scope {
     this.w.scopeInsert.run(pipeline, component);
-    const row = this.db.prepare<[string, string], { id: number }>('SELECT id FROM scopes WHERE pipeline = ? AND component = ?').get(pipeline, component)!;
+    const row = this.db
+      .prepare<[string, string], { id: number }>('SELECT id FROM scopes WHERE pipeline = ? AND component = ?')
+      .get(pipeline, component)!;
     return { id: row.id, pipeline, component };
   }
 
@@ -234,12 +240,18 @@ export class Ledger {
           );
         }
         this.db.prepare(`UPDATE runs SET status = 'crashed', finished_at = ? WHERE id = ?`).run(now, r.id);
-        this.db.prepare(`UPDATE batches SET state = 'failed', error = 'the run ended before the results came back', finished_at = ? WHERE run = ? AND state IN ('building', 'in_flight')`).run(now, r.id);
+        this.db
+          .prepare(
+            `UPDATE batches SET state = 'failed', error = 'the run ended before the results came back', finished_at = ? WHERE run = ? AND state IN ('building', 'in_flight')`,
+          )
+          .run(now, r.id);
         crashed.push(toRun({ ...r, status: 'crashed', finished_at: now }));
       }
       if (input.readsEverything !== false) this.w.dropKeyless.run(scope.id);
       const { lastInsertRowid } = this.db
-        .prepare(`INSERT INTO runs (scope, pipeline_file, pipeline_hash, status, pid, host, started_at) VALUES (?, ?, ?, 'running', ?, ?, ?)`)
+        .prepare(
+          `INSERT INTO runs (scope, pipeline_file, pipeline_hash, status, pid, host, started_at) VALUES (?, ?, ?, 'running', ?, ?, ?)`,
+        )
         .run(scope.id, input.pipelineFile, input.pipelineHash, process.pid, host, now);
       return { run: this.run(Number(lastInsertRowid))!, crashed };
     });
@@ -254,7 +266,9 @@ export class Ledger {
 
   /** Ends a run with its status and report (stored as JSON). */
   finishRun(runId: number, status: Exclude<RunStatus, 'running'>, report?: unknown): void {
-    this.db.prepare('UPDATE runs SET status = ?, finished_at = ?, report = ? WHERE id = ?').run(status, new Date().toISOString(), report === undefined ? null : JSON.stringify(report), runId);
+    this.db
+      .prepare('UPDATE runs SET status = ?, finished_at = ?, report = ? WHERE id = ?')
+      .run(status, new Date().toISOString(), report === undefined ? null : JSON.stringify(report), runId);
   }
 
   run(id: number): RunRow | undefined {
@@ -264,7 +278,10 @@ export class Ledger {
 
   /** Runs, oldest first; of one pipeline when named. */
   runs(pipeline?: string): RunRow[] {
-    const rows = pipeline === undefined ? this.db.prepare<[], RunDbRow>(`${RUN_SELECT} ORDER BY r.id`).all() : this.db.prepare<[string], RunDbRow>(`${RUN_SELECT} WHERE s.pipeline = ? ORDER BY r.id`).all(pipeline);
+    const rows =
+      pipeline === undefined
+        ? this.db.prepare<[], RunDbRow>(`${RUN_SELECT} ORDER BY r.id`).all()
+        : this.db.prepare<[string], RunDbRow>(`${RUN_SELECT} WHERE s.pipeline = ? ORDER BY r.id`).all(pipeline);
     return rows.map(toRun);
   }
 
@@ -339,23 +356,55 @@ export class Ledger {
    * Keeps records that were mapped but never sent (a run stopped while their batch was being
    * built) as `mapped`, under a batch left `building`. The next run sends them.
    */
-  recordUnsent(runId: number, scope: Scope, migrationNo: number | null, records: readonly LedgerRecordInput[], bytes: number): number | undefined {
+  recordUnsent(
+    runId: number,
+    scope: Scope,
+    migrationNo: number | null,
+    records: readonly LedgerRecordInput[],
+    bytes: number,
+  ): number | undefined {
     if (records.length === 0) return undefined;
     return this.writeBatch(runId, scope, migrationNo, records, bytes, 'building');
   }
 
-  private writeBatch(runId: number, scope: Scope, migrationNo: number | null, records: readonly LedgerRecordInput[], bytes: number, state: 'in_flight' | 'building'): number {
+  private writeBatch(
+    runId: number,
+    scope: Scope,
+    migrationNo: number | null,
+    records: readonly LedgerRecordInput[],
+    bytes: number,
+    state: 'in_flight' | 'building',
+  ): number {
     const s = this.w;
     const now = new Date().toISOString();
     const sending = state === 'in_flight';
     return this.db.transaction(() => {
-      const batch = Number(s.batchInsert.run(runId, state, records.length, bytes, sending ? 1 : 0, now, sending ? now : null).lastInsertRowid);
+      const batch = Number(
+        s.batchInsert.run(runId, state, records.length, bytes, sending ? 1 : 0, now, sending ? now : null).lastInsertRowid,
+      );
       const state_ = sending ? 'in_flight' : 'mapped';
       const attempts = sending ? 1 : 0;
       const params: unknown[] = [];
       const bind = (r: LedgerRecordInput) => {
         const p = r.provenance;
-        params.push(scope.id, r.legacyKey, r.referenceId, r.entityType ?? null, state_, r.contentHash, migrationNo, batch, runId, attempts, p.source, p.file, p.line, p.byteOffset, p.rowHash, now);
+        params.push(
+          scope.id,
+          r.legacyKey,
+          r.referenceId,
+          r.entityType ?? null,
+          state_,
+          r.contentHash,
+          migrationNo,
+          batch,
+          runId,
+          attempts,
+          p.source,
+          p.file,
+          p.line,
+          p.byteOffset,
+          p.rowHash,
+          now,
+        );
       };
       let i = 0;
       for (; i + SEND_ROWS <= records.length; i += SEND_ROWS) {
@@ -383,7 +432,9 @@ export class Ledger {
     const now = new Date().toISOString();
     this.db.transaction(() => {
       // Refusals one by one, then every record of the batch still in flight is staged at once.
-      for (const o of outcomes) if (o.state !== 'staged') s.outcome.run(o.state, o.errors && o.errors.length > 0 ? JSON.stringify(o.errors) : null, now, scope.id, o.legacyKey, batchId);
+      for (const o of outcomes)
+        if (o.state !== 'staged')
+          s.outcome.run(o.state, o.errors && o.errors.length > 0 ? JSON.stringify(o.errors) : null, now, scope.id, o.legacyKey, batchId);
       s.stageRest.run(now, batchId);
       s.batchFinish.run('done', null, now, batchId);
     })();
@@ -413,10 +464,18 @@ export class Ledger {
 
   /** Per pipeline: records per state, the latest run and the latest batch. */
   status(): PipelineStatus[] {
-    const scopes = this.db.prepare<[], { id: number; pipeline: string; component: string }>('SELECT id, pipeline, component FROM scopes ORDER BY pipeline, component').all();
-    const count = this.db.prepare<[number], { state: RecordState; n: number }>('SELECT state, count(*) AS n FROM records WHERE scope = ? GROUP BY state');
+    const scopes = this.db
+      .prepare<[], { id: number; pipeline: string; component: string }>(
+        'SELECT id, pipeline, component FROM scopes ORDER BY pipeline, component',
+      )
+      .all();
+    const count = this.db.prepare<[number], { state: RecordState; n: number }>(
+      'SELECT state, count(*) AS n FROM records WHERE scope = ? GROUP BY state',
+    );
     const lastRun = this.db.prepare<[number], RunDbRow>(`${RUN_SELECT} WHERE r.scope = ? ORDER BY r.id DESC LIMIT 1`);
-    const lastBatch = this.db.prepare<[number], BatchDbRow>('SELECT b.* FROM batches b JOIN runs r ON r.id = b.run WHERE r.scope = ? ORDER BY b.id DESC LIMIT 1');
+    const lastBatch = this.db.prepare<[number], BatchDbRow>(
+      'SELECT b.* FROM batches b JOIN runs r ON r.id = b.run WHERE r.scope = ? ORDER BY b.id DESC LIMIT 1',
+    );
     return scopes.map((sc) => {
       const byState = Object.fromEntries(RECORD_STATES.map((st) => [st, 0])) as Record<RecordState, number>;
       let records = 0;
@@ -426,14 +485,23 @@ export class Ledger {
       }
       const run = lastRun.get(sc.id);
       const batch = lastBatch.get(sc.id);
-      return { pipeline: sc.pipeline, component: sc.component, records, byState, lastRun: run && toRun(run), lastBatch: batch && toBatch(batch) };
+      return {
+        pipeline: sc.pipeline,
+        component: sc.component,
+        records,
+        byState,
+        lastRun: run && toRun(run),
+        lastBatch: batch && toBatch(batch),
+      };
     });
   }
 
   /** Counts per state for one pipeline (all components when none is named). */
   counts(pipeline: string, component?: string): Record<RecordState, number> {
     const byState = Object.fromEntries(RECORD_STATES.map((st) => [st, 0])) as Record<RecordState, number>;
-    for (const p of this.status()) if (p.pipeline === pipeline && (component === undefined || p.component === component)) for (const st of RECORD_STATES) byState[st] += p.byState[st];
+    for (const p of this.status())
+      if (p.pipeline === pipeline && (component === undefined || p.component === component))
+        for (const st of RECORD_STATES) byState[st] += p.byState[st];
     return byState;
   }
 
@@ -459,7 +527,11 @@ export class Ledger {
    * The records the migration refused (rejected before upload, refused by staging, invalid in
    * validation), in the shape the corrections writer takes.
    */
-  *refused(filter: { pipeline?: string; component?: string } = {}): Generator<{ source: string; provenance: { file: string; line: number; byteOffset: number }; errors: Array<{ field: string; code: string; message: string; stage: string }> }> {
+  *refused(filter: { pipeline?: string; component?: string } = {}): Generator<{
+    source: string;
+    provenance: { file: string; line: number; byteOffset: number };
+    errors: Array<{ field: string; code: string; message: string; stage: string }>;
+  }> {
     for (const r of this.records({ ...filter, states: ['rejected', 'failed', 'invalid'] })) {
       yield {
         source: r.provenance.source,
@@ -484,7 +556,12 @@ export class Ledger {
    * that every run would pay for on every write.
    */
   recordsByReferenceIds(referenceIds: Iterable<string>): RecordRow[] {
-    return this.withIdTable(referenceIds, () => this.db.prepare<[], RecordDbRow>(`${RECORD_SELECT} JOIN temp.wanted w ON w.reference_id = r.reference_id ORDER BY r.scope, r.legacy_key`).all().map(toRecord));
+    return this.withIdTable(referenceIds, () =>
+      this.db
+        .prepare<[], RecordDbRow>(`${RECORD_SELECT} JOIN temp.wanted w ON w.reference_id = r.reference_id ORDER BY r.scope, r.legacy_key`)
+        .all()
+        .map(toRecord),
+    );
   }
 
   /**
@@ -493,7 +570,10 @@ export class Ledger {
    * `invalid` in this migration go back to `staged`.
    * @example ledger.markValidated(migrationId, result.errors.map((e) => ({ referenceId: e.referenceId, field: e.field, message: e.message })));
    */
-  markValidated(migrationId: string, errors: ReadonlyArray<{ referenceId: string; field: string; message: string; code?: string }>): { invalid: number; cleared: number } {
+  markValidated(
+    migrationId: string,
+    errors: ReadonlyArray<{ referenceId: string; field: string; message: string; code?: string }>,
+  ): { invalid: number; cleared: number } {
     const migration = this.migrationNo(migrationId);
     const byRef = new Map<string, RecordError[]>();
     for (const e of errors) {
@@ -503,13 +583,17 @@ export class Ledger {
     }
     return this.db.transaction(() => {
       const now = new Date().toISOString();
-      const cleared = this.db.prepare(`UPDATE records SET state = 'staged', errors = NULL, updated_at = ? WHERE migration = ? AND state = 'invalid'`).run(now, migration).changes;
+      const cleared = this.db
+        .prepare(`UPDATE records SET state = 'staged', errors = NULL, updated_at = ? WHERE migration = ? AND state = 'invalid'`)
+        .run(now, migration).changes;
       this.db.exec('CREATE TEMP TABLE IF NOT EXISTS wanted_errors (reference_id TEXT PRIMARY KEY, errors TEXT NOT NULL)');
       this.db.exec('DELETE FROM temp.wanted_errors');
       const ins = this.db.prepare('INSERT INTO temp.wanted_errors (reference_id, errors) VALUES (?, ?)');
       for (const [ref, list] of byRef) ins.run(ref, JSON.stringify(list));
       const invalid = this.db
-        .prepare(`UPDATE records SET state = 'invalid', errors = w.errors, updated_at = ? FROM temp.wanted_errors w WHERE w.reference_id = records.reference_id AND records.migration = ? AND records.state IN ('staged', 'invalid')`)
+        .prepare(
+          `UPDATE records SET state = 'invalid', errors = w.errors, updated_at = ? FROM temp.wanted_errors w WHERE w.reference_id = records.reference_id AND records.migration = ? AND records.state IN ('staged', 'invalid')`,
+        )
         .run(now, migration).changes;
       this.db.exec('DELETE FROM temp.wanted_errors');
       return { invalid, cleared: Math.max(0, cleared - invalid) };
@@ -519,7 +603,9 @@ export class Ledger {
   /** After a completed import: every `staged` record of the migration becomes `imported`, in one transaction. */
   markImported(migrationId: string): number {
     const migration = this.migrationNo(migrationId);
-    return this.db.prepare(`UPDATE records SET state = 'imported', updated_at = ? WHERE migration = ? AND state = 'staged'`).run(new Date().toISOString(), migration).changes;
+    return this.db
+      .prepare(`UPDATE records SET state = 'imported', updated_at = ? WHERE migration = ? AND state = 'staged'`)
+      .run(new Date().toISOString(), migration).changes;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -527,13 +613,17 @@ export class Ledger {
 
   /** The `continue-from` value for the migration's log, or undefined to start at the beginning. */
   logCursor(migrationId: string): number | undefined {
-    return this.db.prepare<[string], { continue_from: number }>('SELECT continue_from FROM log_cursor WHERE migration_id = ?').get(migrationId)?.continue_from;
+    return this.db
+      .prepare<[string], { continue_from: number }>('SELECT continue_from FROM log_cursor WHERE migration_id = ?')
+      .get(migrationId)?.continue_from;
   }
 
   /** Moves the log cursor forward (never back). */
   setLogCursor(migrationId: string, continueFrom: number): void {
     this.db
-      .prepare('INSERT INTO log_cursor (migration_id, continue_from) VALUES (?, ?) ON CONFLICT (migration_id) DO UPDATE SET continue_from = MAX(continue_from, excluded.continue_from)')
+      .prepare(
+        'INSERT INTO log_cursor (migration_id, continue_from) VALUES (?, ?) ON CONFLICT (migration_id) DO UPDATE SET continue_from = MAX(continue_from, excluded.continue_from)',
+      )
       .run(migrationId, continueFrom);
   }
 
@@ -562,23 +652,34 @@ export class LedgerJobs {
 
   /** The newest job of that kind for the migration, whatever its state. */
   latest<R = unknown>(migrationId: string, kind: JobKind): JobRow<R> | undefined {
-    const row = this.db.prepare<[string, string], JobDbRow>('SELECT * FROM jobs WHERE migration_id = ? AND kind = ? ORDER BY id DESC LIMIT 1').get(migrationId, kind);
+    const row = this.db
+      .prepare<[string, string], JobDbRow>('SELECT * FROM jobs WHERE migration_id = ? AND kind = ? ORDER BY id DESC LIMIT 1')
+      .get(migrationId, kind);
     return row && toJob<R>(row);
   }
 
   /** Records a job the service has just started; durable when this returns. */
   started(migrationId: string, kind: JobKind, jobId: string): void {
-    this.db.prepare(`INSERT INTO jobs (migration_id, kind, job_id, state, started_at) VALUES (?, ?, ?, 'running', ?) ON CONFLICT (job_id) DO NOTHING`).run(migrationId, kind, jobId, new Date().toISOString());
+    this.db
+      .prepare(
+        `INSERT INTO jobs (migration_id, kind, job_id, state, started_at) VALUES (?, ?, ?, 'running', ?) ON CONFLICT (job_id) DO NOTHING`,
+      )
+      .run(migrationId, kind, jobId, new Date().toISOString());
   }
 
   /** Ends a job with its result. */
   finished(jobId: string, state: Exclude<JobState, 'running'>, result?: unknown): void {
-    this.db.prepare('UPDATE jobs SET state = ?, finished_at = ?, result = ? WHERE job_id = ?').run(state, new Date().toISOString(), result === undefined ? null : JSON.stringify(result), jobId);
+    this.db
+      .prepare('UPDATE jobs SET state = ?, finished_at = ?, result = ? WHERE job_id = ?')
+      .run(state, new Date().toISOString(), result === undefined ? null : JSON.stringify(result), jobId);
   }
 
   /** Every job of the migration, oldest first. */
   list<R = unknown>(migrationId: string): JobRow<R>[] {
-    return this.db.prepare<[string], JobDbRow>('SELECT * FROM jobs WHERE migration_id = ? ORDER BY id').all(migrationId).map((r) => toJob<R>(r));
+    return this.db
+      .prepare<[string], JobDbRow>('SELECT * FROM jobs WHERE migration_id = ? ORDER BY id')
+      .all(migrationId)
+      .map((r) => toJob<R>(r));
   }
 }
 
@@ -617,7 +718,18 @@ function toRun(r: RunDbRow): RunRow {
 }
 
 function toBatch(b: BatchDbRow): BatchRow {
-  return { id: b.id, run: b.run, state: b.state, records: b.records, bytes: b.bytes, attempts: b.attempts, error: b.error, createdAt: b.created_at, sentAt: b.sent_at, finishedAt: b.finished_at };
+  return {
+    id: b.id,
+    run: b.run,
+    state: b.state,
+    records: b.records,
+    bytes: b.bytes,
+    attempts: b.attempts,
+    error: b.error,
+    createdAt: b.created_at,
+    sentAt: b.sent_at,
+    finishedAt: b.finished_at,
+  };
 }
 
 function toRecord(r: RecordDbRow): RecordRow {

@@ -129,7 +129,11 @@ export function openLedgerDb(file: string, options: OpenOptions = {}): Db {
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version > LEDGER_SCHEMA_VERSION) {
     db.close();
-    throw new StagecoachError('LEDGER_ERROR', `ledger ${file} has schema version ${version}, newer than this stagecoach understands (${LEDGER_SCHEMA_VERSION}); use a newer stagecoach`, { file });
+    throw new StagecoachError(
+      'LEDGER_ERROR',
+      `ledger ${file} has schema version ${version}, newer than this stagecoach understands (${LEDGER_SCHEMA_VERSION}); use a newer stagecoach`,
+      { file },
+    );
   }
   db.exec(DDL);
   if (version < LEDGER_SCHEMA_VERSION) db.pragma(`user_version = ${LEDGER_SCHEMA_VERSION}`);

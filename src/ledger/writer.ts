@@ -22,7 +22,13 @@ export interface LedgerWriter {
   /** `main` or `worker`: where the writes happen. */
   readonly thread: 'main' | 'worker';
   beginBatch(runId: number, scope: Scope, migrationNo: number, records: readonly LedgerRecordInput[], bytes: number): Promise<number>;
-  recordUnsent(runId: number, scope: Scope, migrationNo: number | null, records: readonly LedgerRecordInput[], bytes: number): Promise<number | undefined>;
+  recordUnsent(
+    runId: number,
+    scope: Scope,
+    migrationNo: number | null,
+    records: readonly LedgerRecordInput[],
+    bytes: number,
+  ): Promise<number | undefined>;
   /** Outcomes of the records that were not staged; every other record of the batch is staged. */
   finishBatch(scope: Scope, batchId: number, refused: readonly RecordOutcome[]): Promise<void>;
   failBatch(batchId: number, error: string): Promise<void>;
@@ -53,7 +59,8 @@ const WORKER_URL = new URL('./writer-worker.js', import.meta.url);
 export function openLedgerWriter(ledger: Ledger, options: { thread?: 'main' | 'worker' | 'auto' } = {}): LedgerWriter {
   const want = options.thread ?? 'auto';
   const workerAvailable = existsSync(fileURLToPath(WORKER_URL));
-  if (want === 'worker' && !workerAvailable) throw new StagecoachError('LEDGER_ERROR', `the ledger worker ${fileURLToPath(WORKER_URL)} is missing: build the project first`);
+  if (want === 'worker' && !workerAvailable)
+    throw new StagecoachError('LEDGER_ERROR', `the ledger worker ${fileURLToPath(WORKER_URL)} is missing: build the project first`);
   if (want === 'main' || !workerAvailable) return mainThreadWriter(ledger);
   return workerWriter(ledger.file);
 }
@@ -71,7 +78,8 @@ function mainThreadWriter(ledger: Ledger): LedgerWriter {
   return {
     thread: 'main',
     beginBatch: (runId, scope, migrationNo, records, bytes) => guard(() => ledger.beginBatch(runId, scope, migrationNo, records, bytes)),
-    recordUnsent: (runId, scope, migrationNo, records, bytes) => guard(() => ledger.recordUnsent(runId, scope, migrationNo, records, bytes)),
+    recordUnsent: (runId, scope, migrationNo, records, bytes) =>
+      guard(() => ledger.recordUnsent(runId, scope, migrationNo, records, bytes)),
     finishBatch: (scope, batchId, refused) => guard(() => ledger.finishBatch(scope, batchId, refused)),
     failBatch: (batchId, error) => guard(() => ledger.failBatch(batchId, error)),
     recordRejects: (runId, scope, rejects) => guard(() => ledger.recordRejects(runId, scope, rejects)),
@@ -110,10 +118,17 @@ function workerWriter(file: string): LedgerWriter {
       p.reject(err);
     } else p.resolve(reply.result);
   });
-  worker.on('error', (err) => failAll(new StagecoachError('LEDGER_ERROR', `the ledger worker failed: ${err.message}`, { file }, { cause: err })));
+  worker.on('error', (err) =>
+    failAll(new StagecoachError('LEDGER_ERROR', `the ledger worker failed: ${err.message}`, { file }, { cause: err })),
+  );
   worker.on('exit', (code) => {
     exited = true;
-    if (pending.size > 0) failAll(new StagecoachError('LEDGER_ERROR', `the ledger worker stopped (exit code ${code}) with ${pending.size} write(s) unanswered`, { file }));
+    if (pending.size > 0)
+      failAll(
+        new StagecoachError('LEDGER_ERROR', `the ledger worker stopped (exit code ${code}) with ${pending.size} write(s) unanswered`, {
+          file,
+        }),
+      );
   });
   const call = <T>(op: WriterOp, ...args: unknown[]): Promise<T> => {
     if (exited) return Promise.reject(new StagecoachError('LEDGER_ERROR', 'the ledger worker is closed', { file }));
@@ -130,7 +145,8 @@ function workerWriter(file: string): LedgerWriter {
   return {
     thread: 'worker',
     beginBatch: (runId, scope, migrationNo, records, bytes) => quiet(call<number>('beginBatch', runId, scope, migrationNo, records, bytes)),
-    recordUnsent: (runId, scope, migrationNo, records, bytes) => quiet(call<number | undefined>('recordUnsent', runId, scope, migrationNo, records, bytes)),
+    recordUnsent: (runId, scope, migrationNo, records, bytes) =>
+      quiet(call<number | undefined>('recordUnsent', runId, scope, migrationNo, records, bytes)),
     finishBatch: (scope, batchId, refused) => quiet(call<void>('finishBatch', scope, batchId, refused)),
     failBatch: (batchId, error) => quiet(call<void>('failBatch', batchId, error)),
     recordRejects: (runId, scope, rejects) => quiet(call<void>('recordRejects', runId, scope, rejects)),

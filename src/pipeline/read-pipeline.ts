@@ -62,7 +62,9 @@ export interface PreparedSource {
 }
 
 /** Compiles the mappings and lists the files of every source (shared by readPipeline and plan). */
-export async function preparePipeline(def: PipelineDefinition): Promise<{ sources: PreparedSource[]; files: string[]; needsKeyPass: boolean }> {
+export async function preparePipeline(
+  def: PipelineDefinition,
+): Promise<{ sources: PreparedSource[]; files: string[]; needsKeyPass: boolean }> {
   assertImplemented(def);
   const ids = new ReferenceIds(def.target.referenceNamespace);
   const compiled = new Map<string, CompiledMapping>();
@@ -74,20 +76,32 @@ export async function preparePipeline(def: PipelineDefinition): Promise<{ source
       try {
         mapping = await compileMapping(s.mappingFile.spec, s.mappingFile.path, ids);
       } catch (err) {
-        throw new StagecoachError('CONFIG_INVALID', `${s.mappingFile.display}: ${(err as Error).message.replace(`${s.mappingFile.path}: `, '')}`, { file: s.mappingFile.display }, { cause: err });
+        throw new StagecoachError(
+          'CONFIG_INVALID',
+          `${s.mappingFile.display}: ${(err as Error).message.replace(`${s.mappingFile.path}: `, '')}`,
+          { file: s.mappingFile.display },
+          { cause: err },
+        );
       }
       compiled.set(s.mappingFile.path, mapping);
     }
     const listed = await listSourceFiles(def.dir, s);
     sources.push({ def: s, mapping, files: listed.map((f) => ({ ...f, index: files.push(f.file) - 1 })) });
   }
-  const needsKeyPass = def.checks.missingRelationTarget === 'reject' && def.sources.some((s) => s.mappingFile.spec.script !== undefined || mappingMakesRelations(s.mappingFile.spec.record));
+  const needsKeyPass =
+    def.checks.missingRelationTarget === 'reject' &&
+    def.sources.some((s) => s.mappingFile.spec.script !== undefined || mappingMakesRelations(s.mappingFile.spec.record));
   return { sources, files, needsKeyPass };
 }
 
 function mappingMakesRelations(node: unknown): boolean {
   if (node === null || typeof node !== 'object') return false;
-  if ('referenceId' in node && typeof (node as { referenceId: unknown }).referenceId === 'object' && (node as { referenceId: { column?: unknown } }).referenceId.column !== undefined) return true;
+  if (
+    'referenceId' in node &&
+    typeof (node as { referenceId: unknown }).referenceId === 'object' &&
+    (node as { referenceId: { column?: unknown } }).referenceId.column !== undefined
+  )
+    return true;
   return Object.values(node).some(mappingMakesRelations);
 }
 
@@ -103,8 +117,14 @@ export function readPipeline(def: PipelineDefinition, options?: ReadPipelineOpti
  * come in the same order with the same verdicts, as `FrontRow`s (framed for upload when asked;
  * source values only on rows a worker refused).
  */
-export function readPipeline(def: PipelineDefinition, options: ReadPipelineOptions & { parallel: ParallelOptions }): AsyncGenerator<FrontRow>;
-export async function* readPipeline(def: PipelineDefinition, options: ReadPipelineOptions & { parallel?: ParallelOptions } = {}): AsyncGenerator<FrontRow> {
+export function readPipeline(
+  def: PipelineDefinition,
+  options: ReadPipelineOptions & { parallel: ParallelOptions },
+): AsyncGenerator<FrontRow>;
+export async function* readPipeline(
+  def: PipelineDefinition,
+  options: ReadPipelineOptions & { parallel?: ParallelOptions } = {},
+): AsyncGenerator<FrontRow> {
   for await (const rows of readPipelineBatches(def, options)) yield* rows;
 }
 
@@ -141,9 +161,33 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
     const mapRow = (s: PreparedSource, row: SourceRow, fileIndex: number, keys: KeyChecks): FrontRow => {
       const v = mapAndCheck(s.mapping, row, ctx, keepRecords);
       if (v.kind === 'final') return v.row;
-      const reasons = settleRow(s.mapping, v.legacyKey, fileIndex, row.provenance.line, v.mappingReasons, v.refs, v.check.ok ? null : v.check.reasons, keys);
-      if (reasons === null && v.check.ok) return { kind: 'mapped', component: 'Counterparties', legacyKey: v.legacyKey, referenceId: v.referenceId, ...(v.check.record ? { record: v.check.record } : {}), row };
-      return { kind: 'rejected', component: 'Counterparties', legacyKey: v.legacyKey, referenceId: v.referenceId, reasons: reasons ?? [], row };
+      const reasons = settleRow(
+        s.mapping,
+        v.legacyKey,
+        fileIndex,
+        row.provenance.line,
+        v.mappingReasons,
+        v.refs,
+        v.check.ok ? null : v.check.reasons,
+        keys,
+      );
+      if (reasons === null && v.check.ok)
+        return {
+          kind: 'mapped',
+          component: 'Counterparties',
+          legacyKey: v.legacyKey,
+          referenceId: v.referenceId,
+          ...(v.check.record ? { record: v.check.record } : {}),
+          row,
+        };
+      return {
+        kind: 'rejected',
+        component: 'Counterparties',
+        legacyKey: v.legacyKey,
+        referenceId: v.referenceId,
+        reasons: reasons ?? [],
+        row,
+      };
     };
 
     if (corrections) {
@@ -172,9 +216,13 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
           for (const row of batch) yield isSourceRowError(row) ? rejectUnreadable(row) : mapRow(s, row, f.index, keyChecks);
         }
         async function* onThisThread(range: CsvRange | undefined): AsyncGenerator<Iterable<FrontRow>> {
-          for await (const batch of readSourceBatches(s.def, f, { requiredColumns: s.mapping.columns, signal, range, hashRows })) yield mapEach(batch);
+          for await (const batch of readSourceBatches(s.def, f, { requiredColumns: s.mapping.columns, signal, range, hashRows }))
+            yield mapEach(batch);
         }
-        const rows = parallel && (await parallel.takes(s, f.path)) ? parallel.readFile(sourceIndex, s, f, keyChecks, onThisThread, signal) : onThisThread(undefined);
+        const rows =
+          parallel && (await parallel.takes(s, f.path))
+            ? parallel.readFile(sourceIndex, s, f, keyChecks, onThisThread, signal)
+            : onThisThread(undefined);
         yield* rows;
       }
     }
@@ -210,7 +258,11 @@ async function readKeys(sources: readonly PreparedSource[], index: KeyIndex, sig
 }
 
 /** Starts the first file the parallel reader takes on its workers (the key pass keeps this thread). */
-async function prefetchFirstFile(parallel: ParallelReader, sources: readonly PreparedSource[], signal: AbortSignal | undefined): Promise<void> {
+async function prefetchFirstFile(
+  parallel: ParallelReader,
+  sources: readonly PreparedSource[],
+  signal: AbortSignal | undefined,
+): Promise<void> {
   for (const [sourceIndex, s] of sources.entries()) {
     for (const f of s.files) {
       if (await parallel.takes(s, f.path)) return parallel.prefetch(sourceIndex, s, f, signal);
@@ -239,7 +291,14 @@ export type RowVerdict =
 export function mapAndCheck(mapping: CompiledMapping, row: SourceRow, ctx: MapContext, keepRecord = true): RowVerdict {
   const key = mapping.key(row.values);
   if (key === undefined) {
-    const reasons: RejectReason[] = [{ field: mapping.keyColumn, value: row.values[mapping.keyColumn] ?? '', code: 'MISSING_REQUIRED_FIELD', message: `${mapping.keyColumn}: the legacy key is empty, expected a value to derive the referenceId from` }];
+    const reasons: RejectReason[] = [
+      {
+        field: mapping.keyColumn,
+        value: row.values[mapping.keyColumn] ?? '',
+        code: 'MISSING_REQUIRED_FIELD',
+        message: `${mapping.keyColumn}: the legacy key is empty, expected a value to derive the referenceId from`,
+      },
+    ];
     return { kind: 'final', row: { kind: 'rejected', component: 'Counterparties', reasons, row } };
   }
   ctx.reasons = null;
@@ -249,10 +308,26 @@ export function mapAndCheck(mapping: CompiledMapping, row: SourceRow, ctx: MapCo
   try {
     mapped = mapping.map(row.values, ctx);
   } catch (err) {
-    return { kind: 'final', row: { kind: 'rejected', component: 'Counterparties', legacyKey: key, reasons: [{ field: '', code: 'MAPPING_FAILED', message: `the mapping failed: ${(err as Error).message}` }], row } };
+    return {
+      kind: 'final',
+      row: {
+        kind: 'rejected',
+        component: 'Counterparties',
+        legacyKey: key,
+        reasons: [{ field: '', code: 'MAPPING_FAILED', message: `the mapping failed: ${(err as Error).message}` }],
+        row,
+      },
+    };
   }
   const mappingReasons = ctx.reasons;
-  return { kind: 'checked', legacyKey: key, referenceId: mapped.referenceId, mappingReasons, refs: ctx.refs.length > 0 ? ctx.refs.slice() : [], check: checkRecord(mapped.record, mappingReasons, keepRecord) };
+  return {
+    kind: 'checked',
+    legacyKey: key,
+    referenceId: mapped.referenceId,
+    mappingReasons,
+    refs: ctx.refs.length > 0 ? ctx.refs.slice() : [],
+    check: checkRecord(mapped.record, mappingReasons, keepRecord),
+  };
 }
 
 /** What the second half of the checks consults: every legacy key, and where each first appeared. */
@@ -315,8 +390,23 @@ const PLAN_WORKER_YOUNG_GENERATION_MB = 32;
  * Dry run for `plan`: reads everything, sends nothing; counts and examples of refusals.
  * @example const s = await summarisePlan(def); s.rejectedByReason // { UNKNOWN_CODE: 1, … }
  */
-export async function summarisePlan(def: PipelineDefinition, options: ReadPipelineOptions & { samplesPerReason?: number } = {}): Promise<PlanSummary> {
-  return summariseRows(readPipelineBatches(def, { ...options, hashRows: false, keepRecords: false, parallel: { workers: def.concurrency.workers, youngGenerationMb: PLAN_WORKER_YOUNG_GENERATION_MB } }), { pipeline: def.file, component: def.component, ...(options.samplesPerReason !== undefined ? { samplesPerReason: options.samplesPerReason } : {}) });
+export async function summarisePlan(
+  def: PipelineDefinition,
+  options: ReadPipelineOptions & { samplesPerReason?: number } = {},
+): Promise<PlanSummary> {
+  return summariseRows(
+    readPipelineBatches(def, {
+      ...options,
+      hashRows: false,
+      keepRecords: false,
+      parallel: { workers: def.concurrency.workers, youngGenerationMb: PLAN_WORKER_YOUNG_GENERATION_MB },
+    }),
+    {
+      pipeline: def.file,
+      component: def.component,
+      ...(options.samplesPerReason !== undefined ? { samplesPerReason: options.samplesPerReason } : {}),
+    },
+  );
 }
 
 export { loadPipeline, type PipelineDefinition, type SourceDefinition } from './definition/load-pipeline.js';

@@ -45,7 +45,14 @@ export interface RejectReason {
 
 export type MappedRow =
   | { kind: 'mapped'; component: 'Counterparties'; legacyKey: string; referenceId: string; record: StagedCounterparty; row: SourceRow }
-  | { kind: 'rejected'; component: 'Counterparties'; legacyKey?: string; referenceId?: string; reasons: RejectReason[]; row: SourceRow | SourceRowError };
+  | {
+      kind: 'rejected';
+      component: 'Counterparties';
+      legacyKey?: string;
+      referenceId?: string;
+      reasons: RejectReason[];
+      row: SourceRow | SourceRowError;
+    };
 
 /** Where a row came from; its values only where the reader kept them. */
 export interface RowOrigin {
@@ -69,4 +76,11 @@ export type FrontRow =
       encoded?: EncodedRecord;
       row: RowOrigin;
     }
-  | { kind: 'rejected'; component: 'Counterparties'; legacyKey?: string; referenceId?: string; reasons: RejectReason[]; row: RowOrigin | SourceRowError };
+  | {
+      kind: 'rejected';
+      component: 'Counterparties';
+      legacyKey?: string;
+      referenceId?: string;
+      reasons: RejectReason[];
+      row: RowOrigin | SourceRowError;
+    };

@@ -49,7 +49,10 @@ export type ChainOutcome =
   | { status: 'imported'; validation?: ValidationResult; import: ImportResult; counts: CountsResult };
 
 function expect<T extends JobResult['jobType']>(result: JobResult, type: T, kind: JobKind): Extract<JobResult, { jobType: T }> {
-  if (result.jobType !== type) throw new StagecoachError('JOB_FAILED', `The ${kind} job returned a ${result.jobType} result, expected ${type}`, { jobType: result.jobType });
+  if (result.jobType !== type)
+    throw new StagecoachError('JOB_FAILED', `The ${kind} job returned a ${result.jobType} result, expected ${type}`, {
+      jobType: result.jobType,
+    });
   return result as Extract<JobResult, { jobType: T }>;
 }
 
@@ -57,7 +60,12 @@ type StepOptions = Pick<ChainOptions, 'signal' | 'jobDeadlineMs' | 'onEvent'>;
 
 function driver(client: ChainClient, ledger: Ledger, migrationId: string, options: StepOptions) {
   return (kind: JobKind, whenDone: 'reuse' | 'again') =>
-    driveJob(client.jobs, ledger.jobs, migrationId, kind, { signal: options.signal, deadlineMs: options.jobDeadlineMs, whenDone, onEvent: options.onEvent });
+    driveJob(client.jobs, ledger.jobs, migrationId, kind, {
+      signal: options.signal,
+      deadlineMs: options.jobDeadlineMs,
+      whenDone,
+      onEvent: options.onEvent,
+    });
 }
 
 /**
@@ -65,13 +73,33 @@ function driver(client: ChainClient, ledger: Ledger, migrationId: string, option
  * the refused records `invalid` with their errors, the others `staged` again.
  * @example const v = await validateStep(client, ledger, migrationId); if (!v.isValid) …
  */
-export async function validateStep(client: ChainClient, ledger: Ledger, migrationId: string, options: StepOptions = {}): Promise<ValidationResult> {
-  const v = expect((await driver(client, ledger, migrationId, options)('validate-staging', 'again')).result, 'ValidateStaging', 'validate-staging');
+export async function validateStep(
+  client: ChainClient,
+  ledger: Ledger,
+  migrationId: string,
+  options: StepOptions = {},
+): Promise<ValidationResult> {
+  const v = expect(
+    (await driver(client, ledger, migrationId, options)('validate-staging', 'again')).result,
+    'ValidateStaging',
+    'validate-staging',
+  );
   // Records deleted from staging are absent from a new validation's errors, yet still refused:
   // they keep their errors (markValidated would otherwise clear every record it does not name).
-  const removed = [...activeRemovals(ledger, migrationId)].flatMap(([referenceId, errors]) => errors.map((e) => ({ referenceId, field: e.field, message: e.message, code: e.code })));
-  const applied = ledger.markValidated(migrationId, [...v.errors.map((e) => ({ referenceId: e.referenceId, field: e.field, message: e.message })), ...removed]);
-  options.onEvent?.({ type: 'validated', isValid: v.isValid, invalid: new Set(v.errors.map((e) => e.referenceId)).size, errors: v.errors.length, total: applied.invalid });
+  const removed = [...activeRemovals(ledger, migrationId)].flatMap(([referenceId, errors]) =>
+    errors.map((e) => ({ referenceId, field: e.field, message: e.message, code: e.code })),
+  );
+  const applied = ledger.markValidated(migrationId, [
+    ...v.errors.map((e) => ({ referenceId: e.referenceId, field: e.field, message: e.message })),
+    ...removed,
+  ]);
+  options.onEvent?.({
+    type: 'validated',
+    isValid: v.isValid,
+    invalid: new Set(v.errors.map((e) => e.referenceId)).size,
+    errors: v.errors.length,
+    total: applied.invalid,
+  });
   return v;
 }
 
@@ -79,7 +107,12 @@ export async function validateStep(client: ChainClient, ledger: Ledger, migratio
  * Imports (resuming a running import, or reusing a finished one: an import never runs twice)
  * and marks the records `imported`, attaching import errors to the records they name.
  */
-export async function importStep(client: ChainClient, ledger: Ledger, migrationId: string, options: StepOptions = {}): Promise<ImportResult> {
+export async function importStep(
+  client: ChainClient,
+  ledger: Ledger,
+  migrationId: string,
+  options: StepOptions = {},
+): Promise<ImportResult> {
   const imported = expect((await driver(client, ledger, migrationId, options)('import', 'reuse')).result, 'Import', 'import');
   const failures = imported.errors
     .filter((e): e is typeof e & { referenceId: string } => typeof (e as { referenceId?: unknown }).referenceId === 'string')
@@ -90,7 +123,12 @@ export async function importStep(client: ChainClient, ledger: Ledger, migrationI
 }
 
 /** Runs a counts job (resuming a running one) and returns its tables. */
-export async function countsStep(client: ChainClient, ledger: Ledger, migrationId: string, options: StepOptions = {}): Promise<CountsResult> {
+export async function countsStep(
+  client: ChainClient,
+  ledger: Ledger,
+  migrationId: string,
+  options: StepOptions = {},
+): Promise<CountsResult> {
   return expect((await driver(client, ledger, migrationId, options)('counts', 'again')).result, 'Counts', 'counts');
 }
 
@@ -100,7 +138,12 @@ export async function countsStep(client: ChainClient, ledger: Ledger, migrationI
  *   const outcome = await runChain(client, ledger, migrationId, { signal, dropInvalid: true });
  *   if (outcome.status === 'validation-failed') console.log(outcome.validation.errors.length, 'errors');
  */
-export async function runChain(client: ChainClient, ledger: Ledger, migrationId: string, options: ChainOptions = {}): Promise<ChainOutcome> {
+export async function runChain(
+  client: ChainClient,
+  ledger: Ledger,
+  migrationId: string,
+  options: ChainOptions = {},
+): Promise<ChainOutcome> {
   const emit = options.onEvent ?? (() => undefined);
   const step: StepOptions = { signal: options.signal, jobDeadlineMs: options.jobDeadlineMs, onEvent: emit };
 
@@ -110,7 +153,9 @@ export async function runChain(client: ChainClient, ledger: Ledger, migrationId:
     // Removing a record can invalidate the records that point at it (RELATION_TARGET_MISSING),
     // so removal and validation repeat until validation passes, a bounded number of rounds.
     for (let round = 0; !validation.isValid && options.dropInvalid && round < MAX_DROP_ROUNDS; round++) {
-      const invalid = ledger.recordsByReferenceIds(new Set(validation.errors.map((e) => e.referenceId))).filter((r) => r.state === 'invalid' && r.migrationId === migrationId);
+      const invalid = ledger
+        .recordsByReferenceIds(new Set(validation.errors.map((e) => e.referenceId)))
+        .filter((r) => r.state === 'invalid' && r.migrationId === migrationId);
       if (invalid.length === 0) break;
       for (const rec of invalid) {
         if (options.signal?.aborted) throw new StagecoachError('ABORTED', 'Interrupted while removing invalid records from staging');

@@ -57,7 +57,8 @@ export function packageRoot(): string {
       }
     }
     const up = dirname(dir);
-    if (up === dir) throw new StagecoachError('CONFIG_INVALID', 'Cannot find the stagecoach package folder (its package.json) above the installed code');
+    if (up === dir)
+      throw new StagecoachError('CONFIG_INVALID', 'Cannot find the stagecoach package folder (its package.json) above the installed code');
     dir = up;
   }
 }
@@ -90,16 +91,27 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const service = await startService({ port: 0, dataDir: serviceDir, logLevel: 'silent' });
   step(`embedded lending service on ${service.url} (data in ${serviceDir})`);
   const who = DEMO_IDENTITIES.clients[0]!;
-  const client = createClient({ baseUrl: service.url, clientId: who.clientId, clientSecret: who.secret, brokerKey: who.brokerKey, labelReferenceId: who.labels[0]! });
+  const client = createClient({
+    baseUrl: service.url,
+    clientId: who.clientId,
+    clientSecret: who.secret,
+    brokerKey: who.brokerKey,
+    labelReferenceId: who.labels[0]!,
+  });
   try {
     const runs: RunReport[] = [];
     for (const file of options.pipelines ?? samplePipelines()) {
       const run = await runPipeline({ pipelineFile: file, client, ledgerFile, ...(options.signal ? { signal: options.signal } : {}) });
       runs.push(run);
       if (run.status !== 'completed') {
-        throw new StagecoachError(run.error?.code ?? 'ABORTED', `Staging ${run.pipelineFile} ${run.status}${run.error ? `: ${run.error.message}` : ''}`);
+        throw new StagecoachError(
+          run.error?.code ?? 'ABORTED',
+          `Staging ${run.pipelineFile} ${run.status}${run.error ? `: ${run.error.message}` : ''}`,
+        );
       }
-      step(`staged ${run.pipelineFile}: ${run.rowsRead} rows read, ${run.staged} staged, ${run.rejected} rejected before upload, ${run.failed} refused by staging`);
+      step(
+        `staged ${run.pipelineFile}: ${run.rowsRead} rows read, ${run.staged} staged, ${run.rejected} rejected before upload, ${run.failed} refused by staging`,
+      );
     }
     const migrationId = runs[runs.length - 1]!.migrationId!;
     const ledger = openLedger(ledgerFile);
@@ -115,7 +127,13 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         },
       });
       if (chain.status !== 'imported') throw new StagecoachError('JOB_FAILED', 'The demo could not get the sample data through validation');
-      const result = await reconcile({ ledger, migrationId, client, outDir: options.outDir ?? join(REPORTS_DIR, 'demo'), ...(options.signal ? { signal: options.signal } : {}) });
+      const result = await reconcile({
+        ledger,
+        migrationId,
+        client,
+        outDir: options.outDir ?? join(REPORTS_DIR, 'demo'),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
       return { serviceUrl: service.url, migrationId, runs, chain, reconcile: result };
     } finally {
       ledger.close();

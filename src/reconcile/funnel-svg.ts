@@ -38,7 +38,11 @@ export function renderFunnelSvg(steps: FunnelStep[], options: { title?: string }
     const lostCount = steps[i - 1]!.count - s.count;
     if (lostCount === 0 && s.unaccounted === 0 && s.lost.length === 0) return [];
     const lines = [{ text: `${lostCount >= 0 ? '−' : '+'}${fmt(Math.abs(lostCount))} record(s)`, cls: 'f-drop' }];
-    for (const e of s.lost.slice(0, 4)) lines.push({ text: `${fmt(e.count)} ${e.code}${e.label !== e.code ? ` (${e.label})` : ''}`, cls: e.accounted ? 'f-lost' : 'f-lost f-bad' });
+    for (const e of s.lost.slice(0, 4))
+      lines.push({
+        text: `${fmt(e.count)} ${e.code}${e.label !== e.code ? ` (${e.label})` : ''}`,
+        cls: e.accounted ? 'f-lost' : 'f-lost f-bad',
+      });
     if (s.lost.length > 4) lines.push({ text: `and ${s.lost.length - 4} more reason(s)`, cls: 'f-lost' });
     if (s.unaccounted) lines.push({ text: `${fmt(s.unaccounted)} unaccounted`, cls: 'f-lost f-bad' });
     return lines;
@@ -46,7 +50,9 @@ export function renderFunnelSvg(steps: FunnelStep[], options: { title?: string }
   const gapOf = (i: number) => Math.max(28, notes[i]!.length * lineH + 8);
   const height = top + steps.length * rowH + steps.reduce((a, _s, i) => a + (i > 0 ? gapOf(i) : 0), 0) + 8;
   const parts: string[] = [];
-  parts.push(`<svg class="funnel" role="img" aria-label="${esc(options.title ?? 'Reconciliation funnel')}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">`);
+  parts.push(
+    `<svg class="funnel" role="img" aria-label="${esc(options.title ?? 'Reconciliation funnel')}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">`,
+  );
   if (options.title) parts.push(`<text x="0" y="20" class="f-title">${esc(options.title)}</text>`);
   let y = top;
   let prevW = 0;
@@ -62,7 +68,9 @@ export function renderFunnelSvg(steps: FunnelStep[], options: { title?: string }
       );
       const lines = notes[i]!;
       const first = yTop + gapH / 2 - ((lines.length - 1) * lineH) / 2 + 5;
-      lines.forEach((l, k) => parts.push(`<text x="${notesX}" y="${(first + k * lineH).toFixed(1)}" class="${l.cls}">${esc(l.text)}</text>`));
+      lines.forEach((l, k) =>
+        parts.push(`<text x="${notesX}" y="${(first + k * lineH).toFixed(1)}" class="${l.cls}">${esc(l.text)}</text>`),
+      );
     }
     parts.push(`<text x="${labelW}" y="${y + rowH / 2 + 5}" text-anchor="end" class="f-label">${esc(STEP_LABELS[s.step])}</text>`);
     parts.push(`<rect class="f-bar f-${s.step}" x="${(cx - w / 2).toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="${rowH}" rx="4"/>`);

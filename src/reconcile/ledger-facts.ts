@@ -7,7 +7,15 @@
  */
 import type { Ledger, RecordRow } from '../ledger/index.js';
 import type { CountsResult, ImportResult, ValidationResult } from '../contract/migration.js';
-import { countsByType, type ErrorCodeFacts, type ErrorExample, type GroupFacts, type JobFacts, type PlatformFacts, type Stage } from './report-model.js';
+import {
+  countsByType,
+  type ErrorCodeFacts,
+  type ErrorExample,
+  type GroupFacts,
+  type JobFacts,
+  type PlatformFacts,
+  type Stage,
+} from './report-model.js';
 import { activeRemovals } from './store-removals.js';
 
 const EXAMPLES_PER_CODE = 3;
@@ -41,7 +49,11 @@ function stageOf(stage: string): Stage {
  * never reached a migration) into report facts.
  * @example const facts = gatherLedgerFacts(ledger, migrationId);
  */
-export function gatherLedgerFacts(ledger: Ledger, migrationId: string, pipelines: string[] = pipelinesOf(ledger, migrationId)): LedgerFacts {
+export function gatherLedgerFacts(
+  ledger: Ledger,
+  migrationId: string,
+  pipelines: string[] = pipelinesOf(ledger, migrationId),
+): LedgerFacts {
   const removed = activeRemovals(ledger, migrationId);
   // keyed by component, source and entity type (null until resolved from the source's records)
   type Acc = Omit<GroupFacts, 'entityType' | 'component'> & { component: string; source: string; entityType: string | null };
@@ -64,7 +76,19 @@ export function gatherLedgerFacts(ledger: Ledger, migrationId: string, pipelines
       const key = `${sourceKey}\u0000${rec.entityType ?? ''}`;
       let acc = accs.get(key);
       if (!acc) {
-        acc = { component: rec.component, source: rec.provenance.source, entityType: rec.entityType, notSent: 0, inFlight: 0, rejected: {}, refusedByStaging: {}, staged: 0, invalid: {}, imported: 0, removedFromStaging: 0 };
+        acc = {
+          component: rec.component,
+          source: rec.provenance.source,
+          entityType: rec.entityType,
+          notSent: 0,
+          inFlight: 0,
+          rejected: {},
+          refusedByStaging: {},
+          staged: 0,
+          invalid: {},
+          imported: 0,
+          removedFromStaging: 0,
+        };
         accs.set(key, acc);
       }
       const first = rec.errors[0]?.code ?? 'UNKNOWN';
@@ -152,17 +176,28 @@ export function gatherLedgerFacts(ledger: Ledger, migrationId: string, pipelines
 }
 
 /** Where the jobs of the migration stand, and what the finished ones returned. */
-export function jobFacts(ledger: Ledger, migrationId: string): { jobs: JobFacts; platform: Pick<PlatformFacts, 'counts' | 'importErrors'> } {
+export function jobFacts(
+  ledger: Ledger,
+  migrationId: string,
+): { jobs: JobFacts; platform: Pick<PlatformFacts, 'counts' | 'importErrors'> } {
   const validation = ledger.jobs.latest<ValidationResult>(migrationId, 'validate-staging');
   const imp = ledger.jobs.latest<ImportResult>(migrationId, 'import');
   const counts = ledger.jobs.latest<CountsResult>(migrationId, 'counts');
   const jobs: JobFacts = {
-    validation: !validation || validation.state === 'failed' ? 'not-run' : validation.state === 'running' ? 'running' : validation.result?.isValid ? 'valid' : 'invalid',
+    validation:
+      !validation || validation.state === 'failed'
+        ? 'not-run'
+        : validation.state === 'running'
+          ? 'running'
+          : validation.result?.isValid
+            ? 'valid'
+            : 'invalid',
     import: !imp || imp.state === 'failed' ? 'not-run' : imp.state === 'running' ? 'running' : 'done',
     counts: !counts || counts.state === 'failed' ? 'not-run' : counts.state === 'running' ? 'running' : 'done',
   };
   const platform: Pick<PlatformFacts, 'counts' | 'importErrors'> = {};
   if (counts?.state === 'done' && counts.result) platform.counts = countsByType(counts.result);
-  if (imp?.state === 'done' && imp.result) platform.importErrors = imp.result.errors.map((e) => ({ component: e.component, message: e.message }));
+  if (imp?.state === 'done' && imp.result)
+    platform.importErrors = imp.result.errors.map((e) => ({ component: e.component, message: e.message }));
   return { jobs, platform };
 }

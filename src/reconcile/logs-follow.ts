@@ -13,7 +13,11 @@ import type { StreamFormat } from '../contract/media.js';
 
 /** The part of the typed client this module uses (`client.migrations.logs`). */
 export interface LogsApi {
-  logs(migrationId: string, query: LogQuery, options: { format?: StreamFormat; continueFrom?: number; signal?: AbortSignal }): AsyncIterable<LogEntry>;
+  logs(
+    migrationId: string,
+    query: LogQuery,
+    options: { format?: StreamFormat; continueFrom?: number; signal?: AbortSignal },
+  ): AsyncIterable<LogEntry>;
 }
 
 export function createLogTables(db: Database): void {
@@ -36,14 +40,18 @@ export function createLogTables(db: Database): void {
 
 /** Where the next read of the migration's log starts, from the ledger (undefined: the beginning). */
 export function logCursor(db: Database, migrationId: string): number | undefined {
-  const row = db.prepare<[string], { continue_from: number }>('SELECT continue_from FROM log_cursor WHERE migration_id = ?').get(migrationId);
+  const row = db
+    .prepare<[string], { continue_from: number }>('SELECT continue_from FROM log_cursor WHERE migration_id = ?')
+    .get(migrationId);
   return row?.continue_from;
 }
 
 /** The stored entries of a migration, in order. */
 export function storedLogs(db: Database, migrationId: string, fromSequence = 1): Array<LogEntry & { sequenceNumber: number }> {
   return db
-    .prepare<[string, number], { entry: string }>('SELECT entry FROM migration_logs WHERE migration_id = ? AND sequence_number >= ? ORDER BY sequence_number')
+    .prepare<[string, number], { entry: string }>(
+      'SELECT entry FROM migration_logs WHERE migration_id = ? AND sequence_number >= ? ORDER BY sequence_number',
+    )
     .all(migrationId, fromSequence)
     .map((r) => JSON.parse(r.entry) as LogEntry & { sequenceNumber: number });
 }
@@ -86,16 +94,32 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  *   const ac = new AbortController(); process.once('SIGINT', () => ac.abort());
  *   await followLogs(client.migrations, ledger.db, migrationId, { follow: true, signal: ac.signal, onEntry: print });
  */
-export async function followLogs(api: LogsApi, db: Database, migrationId: string, options: FollowOptions = {}): Promise<{ received: number; continueFrom: number }> {
+export async function followLogs(
+  api: LogsApi,
+  db: Database,
+  migrationId: string,
+  options: FollowOptions = {},
+): Promise<{ received: number; continueFrom: number }> {
   createLogTables(db);
   const useCursor = !filtered(options.query) && options.continueFrom === undefined;
   let next = options.continueFrom ?? (useCursor ? logCursor(db, migrationId) : undefined) ?? 1;
   const insert = db.prepare(
     'INSERT OR IGNORE INTO migration_logs (migration_id, sequence_number, timestamp, component, action, log_level, message, entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   );
-  const moveCursor = db.prepare('INSERT INTO log_cursor (migration_id, continue_from) VALUES (?, ?) ON CONFLICT (migration_id) DO UPDATE SET continue_from = MAX(continue_from, excluded.continue_from)');
+  const moveCursor = db.prepare(
+    'INSERT INTO log_cursor (migration_id, continue_from) VALUES (?, ?) ON CONFLICT (migration_id) DO UPDATE SET continue_from = MAX(continue_from, excluded.continue_from)',
+  );
   const store = db.transaction((entry: LogEntry, seq: number) => {
-    insert.run(migrationId, seq, entry.timestamp, entry.component, entry.action, entry.logLevel, entry.message, JSON.stringify({ ...entry, sequenceNumber: seq }));
+    insert.run(
+      migrationId,
+      seq,
+      entry.timestamp,
+      entry.component,
+      entry.action,
+      entry.logLevel,
+      entry.message,
+      JSON.stringify({ ...entry, sequenceNumber: seq }),
+    );
     if (useCursor) moveCursor.run(migrationId, seq + 1);
   });
   let received = 0;
@@ -103,7 +127,11 @@ export async function followLogs(api: LogsApi, db: Database, migrationId: string
   for (;;) {
     let got = 0;
     try {
-      for await (const entry of api.logs(migrationId, { ...options.query }, { format: options.format, continueFrom: next, signal: options.signal })) {
+      for await (const entry of api.logs(
+        migrationId,
+        { ...options.query },
+        { format: options.format, continueFrom: next, signal: options.signal },
+      )) {
         const seq = readCounter(entry as Record<string, unknown>);
         // An entry without a counter cannot be resumed from; an old one was already stored.
         if (seq === undefined || seq < next) continue;

@@ -73,8 +73,13 @@ export async function migrate(options: MigrateOptions): Promise<MigrateResult> {
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
         ...(options.logger ? { logger: options.logger } : {}),
       }));
-    if (run.status === 'interrupted') throw new StagecoachError('ABORTED', `Interrupted while staging run ${run.runId}; run migrate again to continue`);
-    if (run.status === 'failed') throw new StagecoachError(run.error?.code ?? 'INTERNAL_ERROR', `Staging failed in run ${run.runId}: ${run.error?.message ?? 'unknown error'}`);
+    if (run.status === 'interrupted')
+      throw new StagecoachError('ABORTED', `Interrupted while staging run ${run.runId}; run migrate again to continue`);
+    if (run.status === 'failed')
+      throw new StagecoachError(
+        run.error?.code ?? 'INTERNAL_ERROR',
+        `Staging failed in run ${run.runId}: ${run.error?.message ?? 'unknown error'}`,
+      );
     const migrationId = run.migrationId!;
     const ledger = openLedger(ledgerFile);
     try {
@@ -92,7 +97,10 @@ export async function migrate(options: MigrateOptions): Promise<MigrateResult> {
         await followLogs(client.migrations, ledger.db, migrationId, options.signal ? { signal: options.signal } : {});
       } catch (err) {
         if (options.signal?.aborted) throw err;
-        options.logger?.warn({ err: (err as Error).message }, 'could not read the migration log; `stagecoach logs` reads it later from the same place');
+        options.logger?.warn(
+          { err: (err as Error).message },
+          'could not read the migration log; `stagecoach logs` reads it later from the same place',
+        );
       }
       const result = await reconcile({
         ledger,
@@ -129,7 +137,10 @@ async function importedRun(ledgerFile: string, pipelineFile: string, logger: Run
     if (!job || job.state === 'failed') return undefined;
     const staged = runs.filter((r) => r.migrationId === migrationId && r.status === 'completed' && r.report).at(-1);
     if (!staged) return undefined;
-    logger?.info({ migration: migrationId, run: staged.id, job: job.jobId }, `the import of migration ${migrationId} was started by an earlier migrate: resuming its chain instead of staging again`);
+    logger?.info(
+      { migration: migrationId, run: staged.id, job: job.jobId },
+      `the import of migration ${migrationId} was started by an earlier migrate: resuming its chain instead of staging again`,
+    );
     return staged.report as RunReport;
   } finally {
     ledger.close();

@@ -15,7 +15,7 @@ import { writeCorrections, type CorrectionSource, type CorrectionsFile } from '.
 import { gatherLedgerFacts, pipelinesOf } from './ledger-facts.js';
 import { renderHtml } from './render-html.js';
 import { renderJson, renderMarkdown } from './render-markdown.js';
-import { buildReport, parseTolerance, type ErrorExample, type ReconciliationReport, type Tolerance } from './report-model.js';
+import { buildReport, parseTolerance, type ReconciliationReport, type Tolerance } from './report-model.js';
 import { readRowAt } from './source-rows.js';
 
 /** Default folder of reports: one subfolder per run. */
@@ -74,7 +74,8 @@ async function excerpt(rec: RecordRow, defs: PipelineDefinition[]): Promise<stri
   if (!def || !source) return undefined;
   try {
     const row = await readRowAt(sourcePath(rec.provenance.file, def), rec.provenance.byteOffset, source);
-    const text = source.format === 'csv' ? row.columns.map((c) => String(row.values[c] ?? '')).join(source.csv.delimiter) : JSON.stringify(row.values);
+    const text =
+      source.format === 'csv' ? row.columns.map((c) => String(row.values[c] ?? '')).join(source.csv.delimiter) : JSON.stringify(row.values);
     // Cut before flattening: a 10 MB field full of line breaks made the replace take 100 MB.
     const flat = text.slice(0, 1000).replace(/\s*\r?\n\s*/g, ' ');
     return flat.length > 240 ? `${flat.slice(0, 239)}…` : flat;
@@ -108,13 +109,26 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
   const lastRun = runs[runs.length - 1];
   const runLabel = lastRun ? `run-${lastRun.id}` : `migration-${migrationId}`;
   const report = buildReport({
-    run: { id: lastRun ? String(lastRun.id) : migrationId, pipeline: pipelines.join(', ') || '(no pipeline)', migrationId, ...(runs[0] ? { startedAt: runs[0].startedAt } : {}) },
+    run: {
+      id: lastRun ? String(lastRun.id) : migrationId,
+      pipeline: pipelines.join(', ') || '(no pipeline)',
+      migrationId,
+      ...(runs[0] ? { startedAt: runs[0].startedAt } : {}),
+    },
     generatedAt: (options.now?.() ?? new Date()).toISOString(),
     groups: facts.groups,
     jobs: facts.jobs,
     platform: {
       ...facts.platform,
-      ...(migration ? { migration: migration.components.map((c) => ({ component: c.component, numberOfStagedEntities: c.numberOfStagedEntities, numberOfImportedEntities: c.numberOfImportedEntities })) } : {}),
+      ...(migration
+        ? {
+            migration: migration.components.map((c) => ({
+              component: c.component,
+              numberOfStagedEntities: c.numberOfStagedEntities,
+              numberOfImportedEntities: c.numberOfImportedEntities,
+            })),
+          }
+        : {}),
     },
     errorCodes: facts.errorCodes,
     tolerance,

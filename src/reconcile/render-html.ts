@@ -62,7 +62,10 @@ footer { margin-top: 32px; color: var(--muted); font-size: 12px; }
 function reasonsHtml(explained: Explanation[]): string {
   if (!explained.length) return '—';
   return explained
-    .map((e) => `<span class="reason${e.accounted ? '' : ' open'}" title="${esc(describeExplanation(e))}">${fmt(e.count)} <span class="code">${esc(e.code)}</span>${e.label !== e.code ? ` ${esc(e.label)}` : ''} <span class="stage">${esc(e.stage)}${e.accounted ? '' : ', unaccounted'}</span></span>`)
+    .map(
+      (e) =>
+        `<span class="reason${e.accounted ? '' : ' open'}" title="${esc(describeExplanation(e))}">${fmt(e.count)} <span class="code">${esc(e.code)}</span>${e.label !== e.code ? ` ${esc(e.label)}` : ''} <span class="stage">${esc(e.stage)}${e.accounted ? '' : ', unaccounted'}</span></span>`,
+    )
     .join('');
 }
 
@@ -92,25 +95,44 @@ export function renderHtml(report: ReconciliationReport): string {
   const funnel: FunnelStep[] = STEPS.map((step, i) => {
     if (i === 0) return { step, count: totals[step], lost: [], unaccounted: 0 };
     const gaps = report.groups.map((g) => g.gaps[i - 1]!);
-    return { step, count: totals[step], lost: mergeExplanations(gaps.map((g) => g.explained)), unaccounted: gaps.reduce((a, g) => a + g.unaccounted, 0) };
+    return {
+      step,
+      count: totals[step],
+      lost: mergeExplanations(gaps.map((g) => g.explained)),
+      unaccounted: gaps.reduce((a, g) => a + g.unaccounted, 0),
+    };
   });
   const meta = [`Run <code>${esc(run.id)}</code>`];
   if (run.migrationId) meta.push(`migration <code>${esc(run.migrationId)}</code>`);
   meta.push(`generated ${esc(report.generatedAt)}`, `tolerance ${esc(report.tolerance)}`);
 
   const h: string[] = [];
-  h.push('<!DOCTYPE html>', '<html lang="en">', '<head>', '<meta charset="utf-8">', '<meta name="viewport" content="width=device-width, initial-scale=1">');
+  h.push(
+    '<!DOCTYPE html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+  );
   h.push(`<title>Reconciliation: ${esc(run.pipeline)}</title>`, `<style>${CSS}</style>`, '</head>', '<body>', '<main>');
   h.push(`<h1>Reconciliation report: ${esc(run.pipeline)}</h1>`, `<div class="meta">${meta.join(' · ')}</div>`);
   if (report.balanced) {
     h.push('<div class="status ok">Balanced: every source row is accounted for, and the platform agrees with the ledger.</div>');
   } else {
-    h.push('<div class="status bad">Not balanced</div>', '<ul class="problems">', ...report.problems.map((p) => `<li>${esc(p)}</li>`), '</ul>');
+    h.push(
+      '<div class="status bad">Not balanced</div>',
+      '<ul class="problems">',
+      ...report.problems.map((p) => `<li>${esc(p)}</li>`),
+      '</ul>',
+    );
   }
 
   h.push('<div class="cards">');
-  for (const step of STEPS) h.push(`<div class="card"><div class="n">${fmt(totals[step])}</div><div class="l">${esc(STEP_LABELS[step])}</div></div>`);
-  h.push(`<div class="card${totals.unaccounted ? ' bad' : ''}"><div class="n">${fmt(totals.unaccounted)}</div><div class="l">Unaccounted</div></div>`);
+  for (const step of STEPS)
+    h.push(`<div class="card"><div class="n">${fmt(totals[step])}</div><div class="l">${esc(STEP_LABELS[step])}</div></div>`);
+  h.push(
+    `<div class="card${totals.unaccounted ? ' bad' : ''}"><div class="n">${fmt(totals.unaccounted)}</div><div class="l">Unaccounted</div></div>`,
+  );
   h.push('</div>');
   h.push(
     `<div class="jobs meta"><span>Validation: <b>${report.jobs.validation}</b></span><span>Import: <b>${report.jobs.import}</b></span><span>Counts: <b>${report.jobs.counts}</b></span>${totals.removedFromStaging ? `<span>Removed from staging: <b>${fmt(totals.removedFromStaging)}</b></span>` : ''}</div>`,
@@ -121,7 +143,11 @@ export function renderHtml(report: ReconciliationReport): string {
   h.push('<h2>Chain per component and entity type</h2>');
   for (const g of report.groups) {
     h.push(`<h3>${esc(g.component)} / ${esc(g.entityType)}${g.balanced ? '' : ' <span class="bad">(not balanced)</span>'}</h3>`);
-    h.push('<table>', '<thead><tr><th>Step</th><th class="n">Records</th><th class="n">Change</th><th>Explained by</th><th class="n">Unaccounted</th></tr></thead>', '<tbody>');
+    h.push(
+      '<table>',
+      '<thead><tr><th>Step</th><th class="n">Records</th><th class="n">Change</th><th>Explained by</th><th class="n">Unaccounted</th></tr></thead>',
+      '<tbody>',
+    );
     STEPS.forEach((step, i) => {
       const gp = i === 0 ? undefined : g.gaps[i - 1];
       const change = !gp ? '' : gp.difference === 0 ? '0' : gp.difference > 0 ? `−${fmt(gp.difference)}` : `+${fmt(-gp.difference)}`;
@@ -131,7 +157,10 @@ export function renderHtml(report: ReconciliationReport): string {
       );
     });
     h.push('</tbody>', '</table>');
-    if (g.removedFromStaging) h.push(`<p class="meta">${fmt(g.removedFromStaging)} invalid record(s) were removed from staging; the platform should hold ${fmt(g.expectedOnPlatform)} staged.</p>`);
+    if (g.removedFromStaging)
+      h.push(
+        `<p class="meta">${fmt(g.removedFromStaging)} invalid record(s) were removed from staging; the platform should hold ${fmt(g.expectedOnPlatform)} staged.</p>`,
+      );
   }
 
   h.push('<h2>Platform against ledger</h2>');
@@ -140,7 +169,14 @@ export function renderHtml(report: ReconciliationReport): string {
     ...report.components.flatMap((c) => c.platform.map((p) => checkRow(p, c.component))),
   ];
   if (checks.length) {
-    h.push('<table>', '<thead><tr><th>Scope</th><th>Measure</th><th>Platform source</th><th class="n">Ledger</th><th class="n">Platform</th><th class="n">Difference</th><th></th></tr></thead>', '<tbody>', ...checks, '</tbody>', '</table>');
+    h.push(
+      '<table>',
+      '<thead><tr><th>Scope</th><th>Measure</th><th>Platform source</th><th class="n">Ledger</th><th class="n">Platform</th><th class="n">Difference</th><th></th></tr></thead>',
+      '<tbody>',
+      ...checks,
+      '</tbody>',
+      '</table>',
+    );
   } else {
     h.push('<p class="meta">No platform numbers were available (no migration, or the counts job has not run).</p>');
   }
@@ -154,7 +190,11 @@ export function renderHtml(report: ReconciliationReport): string {
 
   h.push('<h2>Top error codes</h2>');
   if (report.topErrors.length) {
-    h.push('<table>', '<thead><tr><th>Code</th><th>Stage</th><th class="n">Records</th><th>Examples (legacy file:line)</th></tr></thead>', '<tbody>');
+    h.push(
+      '<table>',
+      '<thead><tr><th>Code</th><th>Stage</th><th class="n">Records</th><th>Examples (legacy file:line)</th></tr></thead>',
+      '<tbody>',
+    );
     for (const e of report.topErrors) {
       const examples = e.examples
         .map(
@@ -162,7 +202,9 @@ export function renderHtml(report: ReconciliationReport): string {
             `<div><span class="code">${esc(x.file)}:${x.line}</span> <b>${esc(x.field || '(record)')}</b>: ${esc(x.message)}${x.excerpt ? `<div class="excerpt">${esc(x.excerpt)}</div>` : ''}</div>`,
         )
         .join('');
-      h.push(`<tr><td class="code">${esc(e.code)}</td><td>${esc(e.stage)}</td><td class="n">${fmt(e.records)}</td><td>${examples}</td></tr>`);
+      h.push(
+        `<tr><td class="code">${esc(e.code)}</td><td>${esc(e.stage)}</td><td class="n">${fmt(e.records)}</td><td>${examples}</td></tr>`,
+      );
     }
     h.push('</tbody>', '</table>');
   } else {

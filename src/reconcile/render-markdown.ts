@@ -56,7 +56,10 @@ export function renderMarkdown(report: ReconciliationReport): string {
   out.push('## Summary', '');
   out.push(`| ${STEPS.map((s) => STEP_LABELS[s]).join(' | ')} | Unaccounted | Removed from staging |`);
   out.push(`|${' ---: |'.repeat(STEPS.length + 2)}`);
-  out.push(`| ${STEPS.map((s) => report.totals[s]).join(' | ')} | ${report.totals.unaccounted} | ${report.totals.removedFromStaging} |`, '');
+  out.push(
+    `| ${STEPS.map((s) => report.totals[s]).join(' | ')} | ${report.totals.unaccounted} | ${report.totals.removedFromStaging} |`,
+    '',
+  );
   out.push(`Jobs: validation ${report.jobs.validation} · import ${report.jobs.import} · counts ${report.jobs.counts}`, '');
 
   for (const g of report.groups) {
@@ -68,7 +71,11 @@ export function renderMarkdown(report: ReconciliationReport): string {
       out.push(`| ${STEP_LABELS[step]} | ${g.steps[step]} | ${diff} | ${cell(explained)} | ${unaccounted} |`);
     });
     out.push('');
-    if (g.removedFromStaging) out.push(`${g.removedFromStaging} invalid record(s) were removed from staging; the platform should hold ${g.expectedOnPlatform} staged.`, '');
+    if (g.removedFromStaging)
+      out.push(
+        `${g.removedFromStaging} invalid record(s) were removed from staging; the platform should hold ${g.expectedOnPlatform} staged.`,
+        '',
+      );
   }
 
   const checks = [

@@ -210,7 +210,14 @@ function localRejects(counts: Record<string, number>): Explanation[] {
   return explanations('mapping', counts).map((e) => (e.code.startsWith('SOURCE_') ? { ...e, stage: 'source' as const } : e));
 }
 
-function gap(from: StepName, to: StepName, steps: Record<StepName, number>, explained: Explanation[], tolerance: Tolerance, base: number): Gap {
+function gap(
+  from: StepName,
+  to: StepName,
+  steps: Record<StepName, number>,
+  explained: Explanation[],
+  tolerance: Tolerance,
+  base: number,
+): Gap {
   const difference = steps[from] - steps[to];
   const accounted = explained.filter((e) => e.accounted).reduce((a, e) => a + e.count, 0);
   const unaccounted = difference - accounted;
@@ -218,7 +225,13 @@ function gap(from: StepName, to: StepName, steps: Record<StepName, number>, expl
   return { from, to, difference, explained, unaccounted, allowed, ok: Math.abs(unaccounted) <= allowed };
 }
 
-function check(measure: PlatformCheck['measure'], source: PlatformCheck['source'], ledger: number, platform: number, tolerance: Tolerance): PlatformCheck {
+function check(
+  measure: PlatformCheck['measure'],
+  source: PlatformCheck['source'],
+  ledger: number,
+  platform: number,
+  tolerance: Tolerance,
+): PlatformCheck {
   const difference = platform - ledger;
   const allowed = allowedDifference(tolerance, ledger);
   return { measure, source, ledger, platform, difference, allowed, ok: Math.abs(difference) <= allowed };
@@ -250,25 +263,63 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
       };
       const base = steps.sourceRows;
       const sentNoAnswer: Explanation[] = [];
-      if (g.notSent) sentNoAnswer.push({ stage: 'staging', code: 'NOT_SENT', label: 'mapped but not uploaded (run did not finish)', count: g.notSent, accounted: false });
-      if (g.inFlight) sentNoAnswer.push({ stage: 'staging', code: 'IN_FLIGHT', label: 'uploaded, staging result unknown (run interrupted)', count: g.inFlight, accounted: false });
+      if (g.notSent)
+        sentNoAnswer.push({
+          stage: 'staging',
+          code: 'NOT_SENT',
+          label: 'mapped but not uploaded (run did not finish)',
+          count: g.notSent,
+          accounted: false,
+        });
+      if (g.inFlight)
+        sentNoAnswer.push({
+          stage: 'staging',
+          code: 'IN_FLIGHT',
+          label: 'uploaded, staging result unknown (run interrupted)',
+          count: g.inFlight,
+          accounted: false,
+        });
 
       const validationExplained = explanations('validation', g.invalid);
       const importExplained: Explanation[] = [];
       if (g.staged) {
         if (jobs.validation === 'not-run' || jobs.validation === 'running') {
-          importExplained.push({ stage: 'validation', code: 'AWAITING_VALIDATION', label: 'staged, validation not finished', count: g.staged, accounted: true });
+          importExplained.push({
+            stage: 'validation',
+            code: 'AWAITING_VALIDATION',
+            label: 'staged, validation not finished',
+            count: g.staged,
+            accounted: true,
+          });
         } else if (jobs.validation === 'invalid' && jobs.import === 'not-run') {
-          importExplained.push({ stage: 'import', code: 'IMPORT_BLOCKED', label: 'valid, import waits until staging validates', count: g.staged, accounted: true });
+          importExplained.push({
+            stage: 'import',
+            code: 'IMPORT_BLOCKED',
+            label: 'valid, import waits until staging validates',
+            count: g.staged,
+            accounted: true,
+          });
         } else if (jobs.import === 'not-run' || jobs.import === 'running') {
-          importExplained.push({ stage: 'import', code: 'AWAITING_IMPORT', label: 'valid, import not finished', count: g.staged, accounted: true });
+          importExplained.push({
+            stage: 'import',
+            code: 'AWAITING_IMPORT',
+            label: 'valid, import not finished',
+            count: g.staged,
+            accounted: true,
+          });
         } else {
           const errors = (platform.importErrors ?? []).filter((e) => e.component === g.component);
           if (errors.length) {
             const code = /^([A-Z][A-Z_]+)\b/.exec(errors[0]!.message)?.[1] ?? 'IMPORT_FAILED';
             importExplained.push({ stage: 'import', code, label: `not imported: ${errors[0]!.message}`, count: g.staged, accounted: true });
           } else {
-            importExplained.push({ stage: 'import', code: 'NOT_IMPORTED', label: 'valid, import done, record not imported and no import error', count: g.staged, accounted: false });
+            importExplained.push({
+              stage: 'import',
+              code: 'NOT_IMPORTED',
+              label: 'valid, import done, record not imported and no import error',
+              count: g.staged,
+              accounted: false,
+            });
           }
         }
       }
@@ -286,10 +337,16 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
       }
       const label = `${g.component} / ${g.entityType}`;
       for (const gp of gaps) {
-        if (!gp.ok) problems.push(`${label}: ${Math.abs(gp.unaccounted)} record(s) between "${STEP_LABELS[gp.from]}" and "${STEP_LABELS[gp.to]}" are unaccounted (tolerance ${gp.allowed})`);
+        if (!gp.ok)
+          problems.push(
+            `${label}: ${Math.abs(gp.unaccounted)} record(s) between "${STEP_LABELS[gp.from]}" and "${STEP_LABELS[gp.to]}" are unaccounted (tolerance ${gp.allowed})`,
+          );
       }
       for (const c of checks) {
-        if (!c.ok) problems.push(`${label}: the platform (${c.source}) reports ${c.platform} ${c.measure}, the ledger ${c.ledger} (difference ${signed(c.difference)}, tolerance ${c.allowed})`);
+        if (!c.ok)
+          problems.push(
+            `${label}: the platform (${c.source}) reports ${c.platform} ${c.measure}, the ledger ${c.ledger} (difference ${signed(c.difference)}, tolerance ${c.allowed})`,
+          );
       }
       return {
         component: g.component,
@@ -320,7 +377,10 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
     const expected = own.reduce((a, g) => a + g.expectedOnPlatform, 0);
     const imported = own.reduce((a, g) => a + g.steps.imported, 0);
     const checks: PlatformCheck[] = [];
-    const total = platform.counts?.totals && jobs.counts === 'done' ? Object.entries(platform.counts.totals).find(([entity]) => entityMatchesComponent(entity, component)) : undefined;
+    const total =
+      platform.counts?.totals && jobs.counts === 'done'
+        ? Object.entries(platform.counts.totals).find(([entity]) => entityMatchesComponent(entity, component))
+        : undefined;
     if (total) {
       checks.push(check('staged', 'counts job total', expected, total[1].staged, tolerance));
       checks.push(check('imported', 'counts job total', imported, total[1].imported, tolerance));
@@ -331,7 +391,10 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
       checks.push(check('imported', 'migration', imported, m.numberOfImportedEntities, tolerance));
     }
     for (const c of checks) {
-      if (!c.ok) problems.push(`${component}: the platform (${c.source}) reports ${c.platform} ${c.measure}, the ledger ${c.ledger} (difference ${signed(c.difference)}, tolerance ${c.allowed})`);
+      if (!c.ok)
+        problems.push(
+          `${component}: the platform (${c.source}) reports ${c.platform} ${c.measure}, the ledger ${c.ledger} (difference ${signed(c.difference)}, tolerance ${c.allowed})`,
+        );
     }
     const importErrors = (platform.importErrors ?? []).filter((e) => e.component === component);
     return { component, platform: checks, importErrors, balanced: checks.every((c) => c.ok) };
@@ -351,7 +414,9 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
     totals.unaccounted += g.gaps.reduce((a, x) => a + Math.abs(x.unaccounted), 0);
     totals.removedFromStaging += g.removedFromStaging;
   }
-  const topErrors = [...input.errorCodes].sort((a, b) => b.records - a.records || a.code.localeCompare(b.code) || a.stage.localeCompare(b.stage));
+  const topErrors = [...input.errorCodes].sort(
+    (a, b) => b.records - a.records || a.code.localeCompare(b.code) || a.stage.localeCompare(b.stage),
+  );
   return {
     schema: 'stagecoach.reconciliation/1',
     run: input.run,
@@ -380,7 +445,10 @@ export interface CountsByType {
 }
 
 /** Reads one counts table's rows into name → count, finding the name and count columns by their headers. */
-function readTable(table: { headers: string[]; stagedRows: string[][]; importedRows: string[][] }): { staged: Record<string, number>; imported: Record<string, number> } {
+function readTable(table: { headers: string[]; stagedRows: string[][]; importedRows: string[][] }): {
+  staged: Record<string, number>;
+  imported: Record<string, number>;
+} {
   const lower = table.headers.map((h) => h.toLowerCase());
   let countCol = lower.findIndex((h) => h.includes('count') || h.includes('number') || h === 'total');
   if (countCol < 0) countCol = table.headers.length - 1;
@@ -406,7 +474,9 @@ function readTable(table: { headers: string[]; stagedRows: string[][]; importedR
  * @example countsByType({ counts: [{ type: 'TotalEntity', headers: ['EntityType','Count'], stagedRows: [['person','3']], importedRows: [] }] })
  *   // { staged: { person: 3 }, imported: {} }
  */
-export function countsByType(result: { counts: Array<{ type: string; headers: string[]; stagedRows: string[][]; importedRows: string[][] }> }): CountsByType {
+export function countsByType(result: {
+  counts: Array<{ type: string; headers: string[]; stagedRows: string[][]; importedRows: string[][] }>;
+}): CountsByType {
   const total = result.counts.find((t) => t.type === 'TotalEntity');
   const perType = result.counts.filter((t) => t !== total);
   if (perType.length === 0) return total ? readTable(total) : { staged: {}, imported: {} };
@@ -419,7 +489,8 @@ export function countsByType(result: { counts: Array<{ type: string; headers: st
   if (total) {
     const r = readTable(total);
     out.totals = {};
-    for (const name of new Set([...Object.keys(r.staged), ...Object.keys(r.imported)])) out.totals[name] = { staged: r.staged[name] ?? 0, imported: r.imported[name] ?? 0 };
+    for (const name of new Set([...Object.keys(r.staged), ...Object.keys(r.imported)]))
+      out.totals[name] = { staged: r.staged[name] ?? 0, imported: r.imported[name] ?? 0 };
   }
   return out;
 }

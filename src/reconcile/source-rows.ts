@@ -48,7 +48,14 @@ function textFrom(file: string, encoding: string, start: number): NodeJS.Readabl
 async function firstCsvRecord(file: string, encoding: string, start: number, csv: RowFormat['csv']): Promise<string[] | undefined> {
   const source = createReadStream(file, { start });
   const parser = source.pipe(iconv.decodeStream(encoding)).pipe(
-    parse({ delimiter: csv?.delimiter ?? ',', quote: csv?.quote ?? '"', relax_column_count: true, relax_quotes: true, skip_empty_lines: true, to: 1 }),
+    parse({
+      delimiter: csv?.delimiter ?? ',',
+      quote: csv?.quote ?? '"',
+      relax_column_count: true,
+      relax_quotes: true,
+      skip_empty_lines: true,
+      to: 1,
+    }),
   );
   try {
     for await (const record of parser) return record as string[];

@@ -23,7 +23,13 @@ export function createRemovalTables(db: Database): void {
 }
 
 /** Records that an invalid record was deleted from staging, with the errors that got it removed. */
-export function recordRemoval(ledger: Ledger, migrationId: string, referenceId: string, lastBatch: number | null, errors: readonly RecordError[]): void {
+export function recordRemoval(
+  ledger: Ledger,
+  migrationId: string,
+  referenceId: string,
+  lastBatch: number | null,
+  errors: readonly RecordError[],
+): void {
   createRemovalTables(ledger.db);
   ledger.db
     .prepare('INSERT OR REPLACE INTO staging_removals (migration_id, reference_id, last_batch, errors, removed_at) VALUES (?, ?, ?, ?, ?)')
@@ -36,7 +42,9 @@ export function activeRemovals(ledger: Ledger, migrationId: string): Map<string,
   const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'staging_removals'").get();
   if (!exists) return new Map();
   const rows = db
-    .prepare<[string], { reference_id: string; last_batch: number | null; errors: string }>('SELECT reference_id, last_batch, errors FROM staging_removals WHERE migration_id = ?')
+    .prepare<[string], { reference_id: string; last_batch: number | null; errors: string }>(
+      'SELECT reference_id, last_batch, errors FROM staging_removals WHERE migration_id = ?',
+    )
     .all(migrationId);
   if (rows.length === 0) return new Map();
   const current = new Map(ledger.recordsByReferenceIds(rows.map((r) => r.reference_id)).map((r) => [r.referenceId, r.lastBatch]));

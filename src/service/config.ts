@@ -10,16 +10,35 @@ export const serviceConfigSchema = z.object({
   dataDir: z.string().default('./.stagecoach/service').describe('Folder holding the SQLite database and keys'),
   tokenTtlSeconds: z.number().int().positive().default(300).describe('Lifetime of issued access tokens, in seconds'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino log level'),
-  maxStagingBytes: z.number().int().positive().default(512 * 1024 * 1024).describe('Byte limit of one staging upload request'),
-  maxRecordBytes: z.number().int().positive().default(1024 * 1024).describe('Byte limit of one staged record'),
-  jobRecordsPerSecond: z.number().positive().optional().describe('Slow background jobs down to this many records/s (tests of crash and polling)'),
+  maxStagingBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(512 * 1024 * 1024)
+    .describe('Byte limit of one staging upload request'),
+  maxRecordBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024)
+    .describe('Byte limit of one staged record'),
+  jobRecordsPerSecond: z
+    .number()
+    .positive()
+    .optional()
+    .describe('Slow background jobs down to this many records/s (tests of crash and polling)'),
   allowPrivateWebhooks: z.boolean().default(false).describe('Allow webhook uris on private (RFC 1918) networks'),
   allowLoopbackWebhooks: z.boolean().default(true).describe('Allow webhook uris on loopback (this is a local service)'),
   faults: z.string().optional().describe('Fault-injection spec, see docs/fault-injection.md'),
   faultSeed: z.number().int().default(1).describe('Seed of the fault-injection random generator'),
   webhookTimeoutMs: z.number().int().positive().default(5000).describe('Timeout of one webhook delivery attempt, in ms'),
   webhookMaxAttempts: z.number().int().positive().default(10).describe('Attempts per webhook delivery before it is marked failed'),
-  webhookRetryBaseMs: z.number().int().positive().default(500).describe('First webhook retry delay bound in ms (doubles per attempt, full jitter)'),
+  webhookRetryBaseMs: z
+    .number()
+    .int()
+    .positive()
+    .default(500)
+    .describe('First webhook retry delay bound in ms (doubles per attempt, full jitter)'),
   webhookRetryCapMs: z.number().int().positive().default(300_000).describe('Largest webhook retry delay in ms (also caps Retry-After)'),
   webhookConcurrency: z.number().int().positive().default(8).describe('Webhook deliveries in flight at once'),
   webhookPollMs: z.number().int().positive().default(250).describe('How often the webhook dispatcher looks for new events when not woken'),

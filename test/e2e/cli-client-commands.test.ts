@@ -22,12 +22,18 @@ afterAll(() => stopServiceWithClient({ svc, client }));
 
 describe('stagecoach lodge', () => {
   it('lodges the sample folder: every file uploaded with its mimeType, message Sent', async () => {
-    const r = await runCli(['lodge', join(ROOT, 'samples/lodging'), '--external-ref', 'crm:A-17', '--stakeholder', 'Kvk:68750110', '--json'], { env });
+    const r = await runCli(
+      ['lodge', join(ROOT, 'samples/lodging'), '--external-ref', 'crm:A-17', '--stakeholder', 'Kvk:68750110', '--json'],
+      { env },
+    );
     expect(r, r.stderr).toMatchObject({ code: 0 });
     const report = JSON.parse(r.stdout);
     expect(report.message.status).toBe('Sent');
     expect(report.definition.code).toBe('CleanOrder');
-    expect(report.uploaded.slice(0, 2).map((u: { fileName: string }) => u.fileName)).toEqual(['CleanOrderFinancingRequest.xml', 'CleanOrderCounterparties.xml']);
+    expect(report.uploaded.slice(0, 2).map((u: { fileName: string }) => u.fileName)).toEqual([
+      'CleanOrderFinancingRequest.xml',
+      'CleanOrderCounterparties.xml',
+    ]);
     expect(report.uploaded.find((u: { fileName: string }) => u.fileName === 'EmployerStatement.pdf').mimeType).toBe('application/pdf');
     expect(report.message.attachments.length).toBe(report.uploaded.length);
     const process = await client.processes.get(report.processReferenceId);
@@ -39,7 +45,9 @@ describe('stagecoach lodge', () => {
     writeFileSync(join(folder, 'notes.xyz'), 'x');
     const r = await runCli(['lodge', folder], { env });
     expect(r, r.stderr).toMatchObject({ code: 2 });
-    expect(r.stderr).toBe(`stagecoach: ${folder}: no mimeType known for notes.xyz; expected one of the extensions .xml .pdf .png .jpg .jpeg .gif .tif .tiff .txt .csv .json .doc .docx .xls .xlsx .odt\n`);
+    expect(r.stderr).toBe(
+      `stagecoach: ${folder}: no mimeType known for notes.xyz; expected one of the extensions .xml .pdf .png .jpg .jpeg .gif .tif .tiff .txt .csv .json .doc .docx .xls .xlsx .odt\n`,
+    );
   });
 });
 
@@ -72,7 +80,9 @@ describe('stagecoach counterparties', () => {
 
 describe('stagecoach webhooks', () => {
   it('subscribes, lists (tokens hidden unless asked), updates and unsubscribes', async () => {
-    const sub = JSON.parse((await runCli(['webhooks', 'subscribe', 'counterparty.merged', 'http://127.0.0.1:9/hook', '--json'], { env })).stdout);
+    const sub = JSON.parse(
+      (await runCli(['webhooks', 'subscribe', 'counterparty.merged', 'http://127.0.0.1:9/hook', '--json'], { env })).stdout,
+    );
     expect(sub).toMatchObject({ eventName: 'counterparty.merged', uri: 'http://127.0.0.1:9/hook', token: expect.any(String) });
     const list = await runCli(['webhooks', 'list', '--event', 'counterparty.merged'], { env });
     expect(list.stdout).toContain(`counterparty.merged  ${sub.id}  http://127.0.0.1:9/hook`);
@@ -86,7 +96,10 @@ describe('stagecoach webhooks', () => {
   });
 
   it('listens with --subscribe: receives a triggered event, then unsubscribes itself', async () => {
-    const { child, firstLine } = await startCli(['webhooks', 'listen', '--port', '0', '--subscribe', 'counterparty.merged', '--count', '1', '--json'], { env });
+    const { child, firstLine } = await startCli(
+      ['webhooks', 'listen', '--port', '0', '--subscribe', 'counterparty.merged', '--count', '1', '--json'],
+      { env },
+    );
     let rest = '';
     child.stdout!.on('data', (d) => (rest += d));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
@@ -103,7 +116,12 @@ describe('stagecoach webhooks', () => {
   it('refuses deliveries with a wrong token (401) when listening with --token', async () => {
     const { child, firstLine } = await startCli(['webhooks', 'listen', '--port', '0', '--token', 'right-token'], { env });
     const url = firstLine.replace(/^listening on /, '');
-    const post = (token: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-event-token': token }, body: JSON.stringify({ id: 'e1', eventName: 'counterparty.merged', occurredOn: '2025-01-01T00:00:00Z', data: {} }) });
+    const post = (token: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-event-token': token },
+        body: JSON.stringify({ id: 'e1', eventName: 'counterparty.merged', occurredOn: '2025-01-01T00:00:00Z', data: {} }),
+      });
     expect((await post('wrong-token')).status).toBe(401);
     expect((await post('right-token')).status).toBe(204);
     expect((await post('right-token')).status).toBe(204); // duplicate: dropped, still 204
@@ -114,6 +132,9 @@ describe('stagecoach webhooks', () => {
 
   it('exits 2 when listen has neither a token nor a subscription', async () => {
     const r = await runCli(['webhooks', 'listen', '--port', '0'], { env });
-    expect([r.code, r.stderr]).toEqual([2, 'stagecoach: webhooks listen: give --token <token> (or STAGECOACH_WEBHOOK_TOKEN) to verify deliveries, or --subscribe <event> to register this receiver and use its token\n']);
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      'stagecoach: webhooks listen: give --token <token> (or STAGECOACH_WEBHOOK_TOKEN) to verify deliveries, or --subscribe <event> to register this receiver and use its token\n',
+    ]);
   });
 });

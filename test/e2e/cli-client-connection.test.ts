@@ -25,7 +25,17 @@ describe('stagecoach token', () => {
     const r = await runCli(['token'], { env });
     expect(r, r.stderr).toMatchObject({ code: 0 });
     const lines = r.stdout.trim().split('\n');
-    expect(lines.map((l) => l.split(/\s{2,}/)[0])).toEqual(['service', 'client', 'broker key', 'label', 'scopes', 'issued', 'expires', 'issuer', 'validation']);
+    expect(lines.map((l) => l.split(/\s{2,}/)[0])).toEqual([
+      'service',
+      'client',
+      'broker key',
+      'label',
+      'scopes',
+      'issued',
+      'expires',
+      'issuer',
+      'validation',
+    ]);
     expect(lines[1]).toBe('client      demo-client');
     expect(lines[4]).toBe('scopes      /authentication /process-orchestration /lodging /counterparty-management /migration-assistance');
     expect(r.stdout).not.toContain('eyJ');
@@ -34,7 +44,13 @@ describe('stagecoach token', () => {
     const raw = await runCli(['token', '--raw'], { env });
     expect(raw.stdout).toMatch(/^eyJ[\w-]+\.[\w-]+\.[\w-]+\n$/);
     const json = JSON.parse((await runCli(['token', '--json'], { env })).stdout);
-    expect(json).toMatchObject({ clientId: 'demo-client', brokerKey: 'demo-broker', labelReferenceId: 'demo-label', valid: true, baseUrl: svc.url });
+    expect(json).toMatchObject({
+      clientId: 'demo-client',
+      brokerKey: 'demo-broker',
+      labelReferenceId: 'demo-label',
+      valid: true,
+      baseUrl: svc.url,
+    });
   });
   it('exits 3 with advice when the secret is wrong, and 4 when no service answers', async () => {
     const bad = await runCli(['token', '--client-secret', 'wrong'], { env });
@@ -46,19 +62,28 @@ describe('stagecoach token', () => {
     writeFileSync(noRetry, JSON.stringify({ retry: { retries: 0 } }));
     const down = await runCli(['token', '--config', noRetry, '--base-url', 'http://127.0.0.1:1'], { env });
     expect(down, down.stderr).toMatchObject({ code: 4 });
-    expect(down.stderr).toMatch(/^stagecoach: could not complete GET \/authentication\/token\/demo-broker\/demo-label at http:\/\/127\.0\.0\.1:1: .*\(ECONNREFUSED\); is the service running at http:\/\/127\.0\.0\.1:1\? \(start one with `stagecoach serve`\)\n$/);
+    expect(down.stderr).toMatch(
+      /^stagecoach: could not complete GET \/authentication\/token\/demo-broker\/demo-label at http:\/\/127\.0\.0\.1:1: .*\(ECONNREFUSED\); is the service running at http:\/\/127\.0\.0\.1:1\? \(start one with `stagecoach serve`\)\n$/,
+    );
   });
 });
 
 describe('connection settings', () => {
   it('takes flags over environment over the config file, and reads YAML config files', async () => {
     const yaml = join(dir, 'conn.yaml');
-    writeFileSync(yaml, `baseUrl: ${svc.url}\nclientId: demo-client\nclientSecret: wrong-in-file\nbrokerKey: demo-broker\nlabel: demo-label\n`);
+    writeFileSync(
+      yaml,
+      `baseUrl: ${svc.url}\nclientId: demo-client\nclientSecret: wrong-in-file\nbrokerKey: demo-broker\nlabel: demo-label\n`,
+    );
     const fromFile = await runCli(['token', '--json', '--config', yaml], { env: { STAGECOACH_BASE_URL: '' } });
     expect(fromFile, fromFile.stderr).toMatchObject({ code: 3 });
-    const envWins = await runCli(['token', '--json', '--config', yaml], { env: { STAGECOACH_BASE_URL: '', STAGECOACH_CLIENT_SECRET: 'demo-secret' } });
+    const envWins = await runCli(['token', '--json', '--config', yaml], {
+      env: { STAGECOACH_BASE_URL: '', STAGECOACH_CLIENT_SECRET: 'demo-secret' },
+    });
     expect(JSON.parse(envWins.stdout).baseUrl).toBe(svc.url);
-    const flagWins = await runCli(['token', '--json', '--config', yaml, '--client-secret', 'wrong-flag'], { env: { STAGECOACH_BASE_URL: '', STAGECOACH_CLIENT_SECRET: 'demo-secret' } });
+    const flagWins = await runCli(['token', '--json', '--config', yaml, '--client-secret', 'wrong-flag'], {
+      env: { STAGECOACH_BASE_URL: '', STAGECOACH_CLIENT_SECRET: 'demo-secret' },
+    });
     expect(flagWins, flagWins.stderr).toMatchObject({ code: 3 });
   });
   it('reads ./stagecoach.config.json from the working folder', async () => {
@@ -74,6 +99,9 @@ describe('connection settings', () => {
     expect(r, r.stderr).toMatchObject({ code: 2 });
     expect(r.stderr).toMatch(new RegExp(`^stagecoach: ${broken.replace(/[.]/g, '\\.')}:\\d+:\\d+: not valid YAML: `));
     const url = await runCli(['token', '--base-url', 'localhost'], { env });
-    expect([url.code, url.stderr]).toEqual([2, 'stagecoach: --base-url: expected an absolute URL such as http://127.0.0.1:8787, got "localhost"\n']);
+    expect([url.code, url.stderr]).toEqual([
+      2,
+      'stagecoach: --base-url: expected an absolute URL such as http://127.0.0.1:8787, got "localhost"\n',
+    ]);
   });
 });

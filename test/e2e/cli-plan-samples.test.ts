@@ -40,7 +40,10 @@ describe('stagecoach where code generation from strings is disallowed', () => {
     expect(strict.stdout.trim().split('\n')).toHaveLength(240);
     expect(strict.stdout).toBe(plain.stdout);
     const withoutTiming = (out: string) => ({ ...(JSON.parse(out) as Record<string, unknown>), elapsedMs: 0 });
-    const [planPlain, planStrict] = await Promise.all([runCli(['plan', 'pipelines/crm.yaml', '--json']), runCli(['plan', 'pipelines/crm.yaml', '--json'], { env: hardened })]);
+    const [planPlain, planStrict] = await Promise.all([
+      runCli(['plan', 'pipelines/crm.yaml', '--json']),
+      runCli(['plan', 'pipelines/crm.yaml', '--json'], { env: hardened }),
+    ]);
     expect(planStrict.code).toBe(0);
     expect(withoutTiming(planStrict.stdout)).toEqual(withoutTiming(planPlain.stdout));
   });
@@ -64,16 +67,22 @@ describe('stagecoach plan on the sample CRM exports', () => {
   it('prints the counts, the reasons and the examples for a person at a terminal', async () => {
     const res = await runCli(['plan', 'pipelines/crm.yaml']);
     expect(res.code).toBe(0);
-    expect(res.stdout).toContain('Plan for pipelines/crm.yaml (Counterparties): read, mapped and checked, nothing sent\n  rows read       240   klanten 200, bedrijven 40\n  mapped          228\n  rejected         12\n');
+    expect(res.stdout).toContain(
+      'Plan for pipelines/crm.yaml (Counterparties): read, mapped and checked, nothing sent\n  rows read       240   klanten 200, bedrijven 40\n  mapped          228\n  rejected         12\n',
+    );
     const impossible = defects.find((d) => d.kind === 'impossible-date')!;
-    expect(res.stdout).toContain(`  samples/crm/klanten.csv:${impossible.line}  INVALID_FIELD_VALUE  dateOfBirth = "31-02-1980"\n      dateOfBirth: not a valid date, expected dd-mm-yyyy or d-m-yyyy, got \`31-02-1980\` in column geboortedatum\n`);
+    expect(res.stdout).toContain(
+      `  samples/crm/klanten.csv:${impossible.line}  INVALID_FIELD_VALUE  dateOfBirth = "31-02-1980"\n      dateOfBirth: not a valid date, expected dd-mm-yyyy or d-m-yyyy, got \`31-02-1980\` in column geboortedatum\n`,
+    );
   });
 
   it('exits 2 with file:line:column when the pipeline is invalid', async () => {
     writeFileSync(join(work, 'bad.yaml'), 'name: bad\nsources: []\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n');
     const res = await runCli(['plan', join(work, 'bad.yaml')]);
     expect(res.code).toBe(2);
-    expect(res.stderr).toBe(`stagecoach: Invalid ${join(work, 'bad.yaml')}: ${join(work, 'bad.yaml')}:2:10: sources: expected array to have >=1 items, got []\n`);
+    expect(res.stderr).toBe(
+      `stagecoach: Invalid ${join(work, 'bad.yaml')}: ${join(work, 'bad.yaml')}:2:10: sources: expected array to have >=1 items, got []\n`,
+    );
   });
 });
 
@@ -81,7 +90,18 @@ describe('stagecoach map', () => {
   it('shows source rows next to their mapped records', async () => {
     const res = await runCli(['map', 'pipelines/crm.yaml', '--sample', '2', '--json']);
     expect(res.code).toBe(0);
-    const lines = res.stdout.trim().split('\n').map((l) => JSON.parse(l) as { provenance: { file: string; line: number }; values: Record<string, string>; kind: string; record: Record<string, unknown> });
+    const lines = res.stdout
+      .trim()
+      .split('\n')
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            provenance: { file: string; line: number };
+            values: Record<string, string>;
+            kind: string;
+            record: Record<string, unknown>;
+          },
+      );
     expect(lines).toHaveLength(2);
     expect(lines[0]!.provenance).toMatchObject({ file: 'samples/crm/klanten.csv', line: 2 });
     expect(lines[0]!.kind).toBe('mapped');
@@ -102,7 +122,19 @@ describe('stagecoach generate-samples', () => {
     const a = join(work, 'a');
     const b = join(work, 'b');
     for (const out of [a, b]) {
-      const res = await runCli(['generate-samples', '--persons', '2000', '--organisations', '100', '--out', out, '--seed', '9', '--defects-per-10k', '40']);
+      const res = await runCli([
+        'generate-samples',
+        '--persons',
+        '2000',
+        '--organisations',
+        '100',
+        '--out',
+        out,
+        '--seed',
+        '9',
+        '--defects-per-10k',
+        '40',
+      ]);
       expect(res.code).toBe(0);
       expect(res.stdout).toMatch(/^Wrote 2000 persons, 100 organisations, 8 planted defects/);
     }
@@ -113,13 +145,27 @@ describe('stagecoach generate-samples', () => {
     expect(res.code).toBe(0);
     const s = JSON.parse(res.stdout) as Summary;
     expect(s.rejected).toBe(planted.length);
-    expect(s.samples.map((x) => `${x.file}:${x.line} ${x.code}`).sort()).toEqual(planted.map((d) => `${join(a, d.file)}:${d.line} ${d.code}`).sort());
+    expect(s.samples.map((x) => `${x.file}:${x.line} ${x.code}`).sort()).toEqual(
+      planted.map((d) => `${join(a, d.file)}:${d.line} ${d.code}`).sort(),
+    );
   });
 
   it('plans a big export with a reader worker exactly as on one thread, every planted defect at its line', async () => {
     // 20,000 persons: 2.5 MB, over the 2 MiB from which a CSV file is read in parallel.
     const dir = join(work, 'big');
-    const gen = await runCli(['generate-samples', '--persons', '20000', '--organisations', '0', '--out', dir, '--seed', '11', '--defects-per-10k', '30']);
+    const gen = await runCli([
+      'generate-samples',
+      '--persons',
+      '20000',
+      '--organisations',
+      '0',
+      '--out',
+      dir,
+      '--seed',
+      '11',
+      '--defects-per-10k',
+      '30',
+    ]);
     expect(gen.code).toBe(0);
     const planted = JSON.parse(readFileSync(join(dir, 'defects.json'), 'utf8')) as Defect[];
     const pipeline = readFileSync(join(dir, 'pipeline.yaml'), 'utf8');
@@ -129,12 +175,18 @@ describe('stagecoach generate-samples', () => {
     for (const file of ['one-thread.yaml', 'two-workers.yaml']) {
       const res = await runCli(['plan', join(dir, file), '--json', '--samples', '1000']);
       expect(res.code).toBe(0);
-      const { elapsedMs: _elapsed, pipeline: _pipeline, ...summary } = JSON.parse(res.stdout) as Summary & { elapsedMs: number; pipeline: string };
+      const {
+        elapsedMs: _elapsed,
+        pipeline: _pipeline,
+        ...summary
+      } = JSON.parse(res.stdout) as Summary & { elapsedMs: number; pipeline: string };
       plans.push(summary);
     }
     expect(plans[0]!.rowsRead).toBe(20000);
     expect(plans[0]!.rejected).toBe(planted.length);
-    expect(plans[0]!.samples.map((x) => `${x.file}:${x.line} ${x.code}`).sort()).toEqual(planted.map((d) => `${join(dir, d.file)}:${d.line} ${d.code}`).sort());
+    expect(plans[0]!.samples.map((x) => `${x.file}:${x.line} ${x.code}`).sort()).toEqual(
+      planted.map((d) => `${join(dir, d.file)}:${d.line} ${d.code}`).sort(),
+    );
     expect(plans[1]).toEqual(plans[0]);
   });
 });

@@ -17,11 +17,24 @@ let dir: string;
 
 beforeAll(async () => {
   svc = await startTestService();
-  client = createClient({ baseUrl: svc.url, clientId: DEMO.clientId, clientSecret: DEMO.secret, brokerKey: DEMO.broker, labelReferenceId: DEMO.label });
+  client = createClient({
+    baseUrl: svc.url,
+    clientId: DEMO.clientId,
+    clientSecret: DEMO.secret,
+    brokerKey: DEMO.broker,
+    labelReferenceId: DEMO.label,
+  });
   dir = tempDir('stagecoach-export-');
   // More live counterparties than the demo seed: stage and import a batch, one with a comma and a quote.
   const m = await client.migrations.create(['Counterparties']);
-  const body = Array.from({ length: 40 }, (_, i) => encodeFrame('jsonl', { referenceId: `00000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`, type: 'person', initials: 'E.', surname: i === 0 ? 'O"Brien, Jr' : `Export${i + 1}` })).join('');
+  const body = Array.from({ length: 40 }, (_, i) =>
+    encodeFrame('jsonl', {
+      referenceId: `00000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`,
+      type: 'person',
+      initials: 'E.',
+      surname: i === 0 ? 'O"Brien, Jr' : `Export${i + 1}`,
+    }),
+  ).join('');
   await client.migrations.stageCounterparties(m.referenceId, body, { format: 'jsonl' });
   await client.jobs.waitFor(await client.jobs.validateStaging(m.referenceId), { deadlineMs: 30_000 });
   await client.jobs.waitFor(await client.jobs.import(m.referenceId), { deadlineMs: 30_000 });
@@ -63,14 +76,18 @@ describe('counterparty export', () => {
     const out = join(dir, 'quoted.csv');
     await exportCounterparties(client, { format: 'csv', out });
     const text = readFileSync(out, 'utf8');
-    expect(text.split('\n')[0]).toBe('sequenceNumber,referenceId,type,lifecycleStatus,countryCode,preferredCommunicationLanguage,organisationName,cocNumber,countryOfIncorporation,salutation,initials,firstName,surnamePrefix,surname,sex,dateOfBirth,nationalities,emailAddress');
+    expect(text.split('\n')[0]).toBe(
+      'sequenceNumber,referenceId,type,lifecycleStatus,countryCode,preferredCommunicationLanguage,organisationName,cocNumber,countryOfIncorporation,salutation,initials,firstName,surnamePrefix,surname,sex,dateOfBirth,nationalities,emailAddress',
+    );
     expect(text).toContain(',E.,,,"O""Brien, Jr",');
   });
 
   it('refuses to continue a file that is not an export, and starts over with fresh', async () => {
     const out = join(dir, 'notes.jsonl');
     writeFileSync(out, 'my notes\n');
-    await expect(exportCounterparties(client, { format: 'jsonl', out })).rejects.toThrow(`${out} exists but is not an export of counterparties (it does not start with a record); choose another --out, or --fresh to start over`);
+    await expect(exportCounterparties(client, { format: 'jsonl', out })).rejects.toThrow(
+      `${out} exists but is not an export of counterparties (it does not start with a record); choose another --out, or --fresh to start over`,
+    );
     expect(readFileSync(out, 'utf8')).toBe('my notes\n');
     const report = await exportCounterparties(client, { format: 'jsonl', out, fresh: true });
     expect(readFileSync(out, 'utf8').split('\n').filter(Boolean).length).toBe(report.written);
@@ -79,6 +96,8 @@ describe('counterparty export', () => {
   it('refuses to append json-seq to a JSON Lines export', async () => {
     const out = join(dir, 'mixed.jsonl');
     await exportCounterparties(client, { format: 'jsonl', out });
-    await expect(exportCounterparties(client, { format: 'json-seq', out })).rejects.toThrow(`${out} exists but is not a json-seq export (it does not start with RS); choose its format, another --out, or --fresh to start over`);
+    await expect(exportCounterparties(client, { format: 'json-seq', out })).rejects.toThrow(
+      `${out} exists but is not a json-seq export (it does not start with RS); choose its format, another --out, or --fresh to start over`,
+    );
   });
 });

@@ -13,7 +13,11 @@ let svc: TestService;
 
 /** Switches the service's fault rules (loopback admin endpoint); null clears them. */
 async function faults(url: string, spec: string | null, seed = 7): Promise<void> {
-  const res = await fetch(`${url}/_admin/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ faults: spec, seed }) });
+  const res = await fetch(`${url}/_admin/faults`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ faults: spec, seed }),
+  });
   if (res.status !== 200) throw new Error(`fault rules refused: ${res.status} ${await res.text()}`);
 }
 
@@ -26,12 +30,26 @@ function countingLogger() {
 }
 
 const clientOf = (url: string, extra: Partial<Parameters<typeof createClient>[0]> = {}) =>
-  createClient({ baseUrl: url, clientId: DEMO.clientId, clientSecret: DEMO.secret, brokerKey: DEMO.broker, labelReferenceId: DEMO.label, retry: { baseDelayMs: 10, maxDelayMs: 200 }, ...extra });
+  createClient({
+    baseUrl: url,
+    clientId: DEMO.clientId,
+    clientSecret: DEMO.secret,
+    brokerKey: DEMO.broker,
+    labelReferenceId: DEMO.label,
+    retry: { baseDelayMs: 10, maxDelayMs: 200 },
+    ...extra,
+  });
 
 const ref = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 /** Records without initials: each one is refused and leaves a WARN log entry. */
-const refusedBatch = (from: number, count: number) => Array.from({ length: count }, (_, i) => encodeFrame('json-seq', { referenceId: ref(from + i), type: 'person', surname: `Cut${from + i}` })).join('');
-const validBatch = (from: number, count: number) => Array.from({ length: count }, (_, i) => encodeFrame('jsonl', { referenceId: ref(from + i), type: 'person', initials: 'A.', surname: `Ok${from + i}` })).join('');
+const refusedBatch = (from: number, count: number) =>
+  Array.from({ length: count }, (_, i) =>
+    encodeFrame('json-seq', { referenceId: ref(from + i), type: 'person', surname: `Cut${from + i}` }),
+  ).join('');
+const validBatch = (from: number, count: number) =>
+  Array.from({ length: count }, (_, i) =>
+    encodeFrame('jsonl', { referenceId: ref(from + i), type: 'person', initials: 'A.', surname: `Ok${from + i}` }),
+  ).join('');
 
 async function collect<T>(it: AsyncIterable<T>, each?: (v: T) => Promise<void>): Promise<T[]> {
   const out: T[] = [];
@@ -175,7 +193,9 @@ describe('request retries under fault injection', () => {
     const c = clientOf(svc.url, { logger, retry: { retries: 10, baseDelayMs: 5, maxDelayMs: 50 } });
     for (let batch = 0; batch < 4; batch++) {
       const results = await c.migrations.stageCounterparties(migrationId, validBatch(1000 + batch * 20, 20), { format: 'jsonl' });
-      expect(results.map((r) => [r.referenceId, r.isSuccessful])).toEqual(Array.from({ length: 20 }, (_, i) => [ref(1000 + batch * 20 + i), true]));
+      expect(results.map((r) => [r.referenceId, r.isSuccessful])).toEqual(
+        Array.from({ length: 20 }, (_, i) => [ref(1000 + batch * 20 + i), true]),
+      );
     }
     await c.close();
     expect(count('retrying request')).toBeGreaterThan(0);

@@ -9,18 +9,29 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createClient, ClientError, type StagecoachClient } from '../../src/client/index.js';
+import { createClient, type ClientError, type StagecoachClient } from '../../src/client/index.js';
 import { createWebhookReceiver, type ReceivedEvent } from '../../src/client/webhook-receiver.js';
 import { encodeFrame } from '../../src/codec/index.js';
 import { startTestService, DEMO, SCOPED, type TestService } from '../support/service.js';
 
 const SAMPLES = join(import.meta.dirname, '../../samples/lodging');
-const PARTIES = { stakeholder: { id: '68750110', type: 'Kvk' }, recipient: { id: 'demo-broker', type: 'broker' }, sender: { id: 'demo-broker', type: 'broker' } };
+const PARTIES = {
+  stakeholder: { id: '68750110', type: 'Kvk' },
+  recipient: { id: 'demo-broker', type: 'broker' },
+  sender: { id: 'demo-broker', type: 'broker' },
+};
 
 let svc: TestService;
 let client: StagecoachClient;
 const clientFor = (who: { clientId: string; secret: string; broker: string; label: string }, extra = {}) =>
-  createClient({ baseUrl: svc.url, clientId: who.clientId, clientSecret: who.secret, brokerKey: who.broker, labelReferenceId: who.label, ...extra });
+  createClient({
+    baseUrl: svc.url,
+    clientId: who.clientId,
+    clientSecret: who.secret,
+    brokerKey: who.broker,
+    labelReferenceId: who.label,
+    ...extra,
+  });
 
 beforeAll(async () => {
   svc = await startTestService({ webhookRetryBaseMs: 50, webhookPollMs: 50 });
@@ -40,7 +51,13 @@ const failure = (p: Promise<unknown>): Promise<ClientError> =>
     (e: unknown) => e as ClientError,
   );
 
-const person = (n: number, extra: Record<string, unknown> = {}) => ({ referenceId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, type: 'person', initials: 'T.', surname: `Tester${n}`, ...extra });
+const person = (n: number, extra: Record<string, unknown> = {}) => ({
+  referenceId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+  type: 'person',
+  initials: 'T.',
+  surname: `Tester${n}`,
+  ...extra,
+});
 
 describe('client.auth', () => {
   it('gets a token with the claims of the demo identity and shares it between calls', async () => {
@@ -50,7 +67,12 @@ describe('client.auth', () => {
     expect((await client.auth.token()).accessToken).toBe(t.accessToken);
   });
   it('validates the token with the service', async () => {
-    expect(await client.auth.validate()).toMatchObject({ valid: true, clientId: 'demo-client', brokerKey: 'demo-broker', labelReferenceId: 'demo-label' });
+    expect(await client.auth.validate()).toMatchObject({
+      valid: true,
+      clientId: 'demo-client',
+      brokerKey: 'demo-broker',
+      labelReferenceId: 'demo-label',
+    });
   });
   it('reads the JWKS and the supported versions', async () => {
     const jwks = await client.auth.jwks();
@@ -62,7 +84,8 @@ describe('client.auth', () => {
     await expect(bad.auth.token()).rejects.toMatchObject({
       code: 'INVALID_CLIENT_CREDENTIALS',
       status: 401,
-      message: 'the service refused the client credentials (401 on GET /authentication/token/demo-broker/demo-label): client id and secret are not valid; send them as HTTP Basic credentials; check STAGECOACH_CLIENT_ID / STAGECOACH_CLIENT_SECRET (or --client-id / --client-secret)',
+      message:
+        'the service refused the client credentials (401 on GET /authentication/token/demo-broker/demo-label): client id and secret are not valid; send them as HTTP Basic credentials; check STAGECOACH_CLIENT_ID / STAGECOACH_CLIENT_SECRET (or --client-id / --client-secret)',
     });
     await bad.close();
   });
@@ -75,7 +98,8 @@ describe('client.auth', () => {
     const scoped = clientFor(SCOPED);
     await expect(scoped.migrations.current()).rejects.toMatchObject({
       code: 'SCOPE_NOT_GRANTED',
-      message: "this client's token is limited to /counterparty-management; ask the operator to enable /migration-assistance for client scoped-client (403 on GET /migration-assistance/migrations/current): this token is limited to /counterparty-management; /migration-assistance must be enabled for the client by the service operator",
+      message:
+        "this client's token is limited to /counterparty-management; ask the operator to enable /migration-assistance for client scoped-client (403 on GET /migration-assistance/migrations/current): this token is limited to /counterparty-management; /migration-assistance must be enabled for the client by the service operator",
     });
     await scoped.close();
   });
@@ -83,7 +107,9 @@ describe('client.auth', () => {
     const old = clientFor(DEMO, { versions: { lodging: '2019.1.0' } });
     const err = await failure(old.lodging.getMessage(randomUUID(), randomUUID()));
     expect(err.code).toBe('UNSUPPORTED_API_VERSION');
-    expect(err.message).toMatch(/^the service refused api-version 2019\.1\.0 for \/lodging \(400 on GET \/lodging\/processes\/[0-9a-f-]+\/messages\/[0-9a-f-]+\): .*; the service supports 2022\.1\.0, 2024\.1\.0, 2025\.1\.0, 2026\.1\.0 \(see X-Supported-Versions of GET \/authentication\/jwks\), and set the client's versions option for this group$/);
+    expect(err.message).toMatch(
+      /^the service refused api-version 2019\.1\.0 for \/lodging \(400 on GET \/lodging\/processes\/[0-9a-f-]+\/messages\/[0-9a-f-]+\): .*; the service supports 2022\.1\.0, 2024\.1\.0, 2025\.1\.0, 2026\.1\.0 \(see X-Supported-Versions of GET \/authentication\/jwks\), and set the client's versions option for this group$/,
+    );
     await old.close();
   });
 });
@@ -93,18 +119,31 @@ describe('client.processes and client.lodging', () => {
     const [def, ...more] = await client.processes.definitions({ types: ['LoanOrigination'], codes: ['CleanOrder'] });
     expect(more).toEqual([]);
     expect(def).toMatchObject({ code: 'CleanOrder', type: 'LoanOrigination', isActive: true });
-    const { referenceId: pid } = await client.processes.create({ processDefinitionReferenceId: def!.referenceId, externalReferences: [{ origin: 'crm', referenceId: 'C-1' }] });
+    const { referenceId: pid } = await client.processes.create({
+      processDefinitionReferenceId: def!.referenceId,
+      externalReferences: [{ origin: 'crm', referenceId: 'C-1' }],
+    });
     expect(await client.processes.get(pid)).toMatchObject({ referenceId: pid });
 
     const mid = randomUUID();
     const draft = await client.lodging.createMessage(pid, mid, { messageType: 'CleanOrder', ...PARTIES });
     expect(draft).toMatchObject({ referenceId: mid, status: 'Draft', messageType: 'CleanOrder' });
     for (const name of ['CleanOrderFinancingRequest.xml', 'CleanOrderCounterparties.xml', 'EmployerStatement.pdf']) {
-      await client.lodging.uploadAttachment(pid, mid, name, readFileSync(join(SAMPLES, name)), name.endsWith('.pdf') ? 'application/pdf' : 'application/xml');
+      await client.lodging.uploadAttachment(
+        pid,
+        mid,
+        name,
+        readFileSync(join(SAMPLES, name)),
+        name.endsWith('.pdf') ? 'application/pdf' : 'application/xml',
+      );
     }
     const sent = await client.lodging.send(pid, mid);
     expect(sent.status).toBe('Sent');
-    expect(sent.attachments!.map((a) => a.fileName).sort()).toEqual(['CleanOrderCounterparties.xml', 'CleanOrderFinancingRequest.xml', 'EmployerStatement.pdf']);
+    expect(sent.attachments!.map((a) => a.fileName).sort()).toEqual([
+      'CleanOrderCounterparties.xml',
+      'CleanOrderFinancingRequest.xml',
+      'EmployerStatement.pdf',
+    ]);
     expect(await client.lodging.getMessage(pid, mid)).toMatchObject({ referenceId: mid, status: 'Sent' });
   });
   it('passes the service detail through when send is refused', async () => {
@@ -162,12 +201,17 @@ describe('client.events and the webhook receiver', () => {
     expect(reg).toMatchObject({ eventName: 'counterparty.merged', uri: hookUrl });
     expect(await client.events.token('counterparty.merged', reg.id)).toBe(reg.token);
     expect((await client.events.list('counterparty.merged')).map((r) => r.id)).toContain(reg.id);
-    expect(await client.events.example('counterparty.merged')).toMatchObject({ eventName: 'counterparty.merged', data: expect.any(Object) });
+    expect(await client.events.example('counterparty.merged')).toMatchObject({
+      eventName: 'counterparty.merged',
+      data: expect.any(Object),
+    });
 
     const emitted = await client.events.trigger('counterparty.merged', { survivorReferenceId: 'S', mergedReferenceIds: ['M'] });
     expect(emitted).toBeTypeOf('object');
     for (let i = 0; i < 100 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(received).toEqual([expect.objectContaining({ eventName: 'counterparty.merged', data: { survivorReferenceId: 'S', mergedReferenceIds: ['M'] } })]);
+    expect(received).toEqual([
+      expect.objectContaining({ eventName: 'counterparty.merged', data: { survivorReferenceId: 'S', mergedReferenceIds: ['M'] } }),
+    ]);
     let deliveries = await client.events.deliveries('counterparty.merged', reg.id);
     for (let i = 0; i < 50 && deliveries.items[0]?.status !== 'delivered'; i++) {
       await new Promise((r) => setTimeout(r, 50));
@@ -191,7 +235,9 @@ describe('client.migrations and client.jobs', () => {
     expect((await client.migrations.current())?.referenceId).toBe(m.referenceId);
     expect((await client.migrations.get(m.referenceId)).referenceId).toBe(m.referenceId);
 
-    const seq = [person(1), person(2), { referenceId: person(3).referenceId, type: 'person', surname: 'NoInitials' }].map((r) => encodeFrame('json-seq', r)).join('');
+    const seq = [person(1), person(2), { referenceId: person(3).referenceId, type: 'person', surname: 'NoInitials' }]
+      .map((r) => encodeFrame('json-seq', r))
+      .join('');
     const results = await client.migrations.stageCounterparties(m.referenceId, seq, { format: 'json-seq' });
     expect(results).toEqual([
       { referenceId: person(1).referenceId, isSuccessful: true, errors: [] },
@@ -199,17 +245,25 @@ describe('client.migrations and client.jobs', () => {
       { referenceId: person(3).referenceId, isSuccessful: false, errors: [{ field: 'initials', message: 'MISSING_REQUIRED_FIELD' }] },
     ]);
     const jsonl = [person(3), person(4)].map((r) => encodeFrame('jsonl', r)).join('');
-    expect((await client.migrations.stageCounterparties(m.referenceId, Buffer.from(jsonl), { format: 'jsonl' })).map((r) => r.isSuccessful)).toEqual([true, true]);
+    expect(
+      (await client.migrations.stageCounterparties(m.referenceId, Buffer.from(jsonl), { format: 'jsonl' })).map((r) => r.isSuccessful),
+    ).toEqual([true, true]);
 
     const page = await client.migrations.listStaged(m.referenceId, { limit: 2 });
     expect([page.total, page.items.length]).toEqual([4, 2]);
     expect(await client.migrations.getStaged(m.referenceId, person(4).referenceId)).toMatchObject({ surname: 'Tester4' });
     await client.migrations.deleteStaged(m.referenceId, person(4).referenceId);
     expect(await client.migrations.getStaged(m.referenceId, person(4).referenceId)).toBeUndefined();
-    await expect(client.migrations.deleteStaged(m.referenceId, person(4).referenceId)).rejects.toMatchObject({ code: 'NOT_FOUND', status: 404 });
+    await expect(client.migrations.deleteStaged(m.referenceId, person(4).referenceId)).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      status: 404,
+    });
 
     const polls: number[] = [];
-    const validation = await client.jobs.waitFor(await client.jobs.validateStaging(m.referenceId), { deadlineMs: 30_000, onPoll: (_s, n) => polls.push(n) });
+    const validation = await client.jobs.waitFor(await client.jobs.validateStaging(m.referenceId), {
+      deadlineMs: 30_000,
+      onPoll: (_s, n) => polls.push(n),
+    });
     expect(validation).toMatchObject({ jobType: 'ValidateStaging', isValid: true, errors: [] });
     const imported = await client.jobs.waitFor(await client.jobs.import(m.referenceId), { deadlineMs: 30_000 });
     expect(imported).toMatchObject({ jobType: 'Import', numberOfImportedEntities: 3 });
@@ -242,14 +296,24 @@ describe('client.migrations and client.jobs', () => {
 
   it('fails waitFor with JOB_DEADLINE_EXCEEDED when the job outlives the deadline', async () => {
     const slow = await startTestService({ jobRecordsPerSecond: 1 });
-    const c = createClient({ baseUrl: slow.url, clientId: DEMO.clientId, clientSecret: DEMO.secret, brokerKey: DEMO.broker, labelReferenceId: DEMO.label });
+    const c = createClient({
+      baseUrl: slow.url,
+      clientId: DEMO.clientId,
+      clientSecret: DEMO.secret,
+      brokerKey: DEMO.broker,
+      labelReferenceId: DEMO.label,
+    });
     try {
       const m = await c.migrations.create(['Counterparties']);
-      await c.migrations.stageCounterparties(m.referenceId, [1, 2, 3, 4, 5].map((n) => encodeFrame('jsonl', person(n))).join(''), { format: 'jsonl' });
+      await c.migrations.stageCounterparties(m.referenceId, [1, 2, 3, 4, 5].map((n) => encodeFrame('jsonl', person(n))).join(''), {
+        format: 'jsonl',
+      });
       const job = await c.jobs.validateStaging(m.referenceId);
       const err = await failure(c.jobs.waitFor(job, { deadlineMs: 300 }));
       expect(err.code).toBe('JOB_DEADLINE_EXCEEDED');
-      expect(err.message).toMatch(new RegExp(`^job ${job} was still running after 300 ms \\(components completed: none\\); poll it again later with jobs.waitFor$`));
+      expect(err.message).toMatch(
+        new RegExp(`^job ${job} was still running after 300 ms \\(components completed: none\\); poll it again later with jobs.waitFor$`),
+      );
     } finally {
       await c.close();
       await slow.dispose();

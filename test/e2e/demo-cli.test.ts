@@ -47,7 +47,10 @@ describe('stagecoach demo', () => {
     dirs.push(cwd);
     expect((await runCli(['demo'], { cwd })).code).toBe(0);
     const png = join(cwd, 'shot.png');
-    execFileSync(join(ROOT, 'scripts/screenshot-report.sh'), [join(cwd, '.stagecoach/reports/demo/report.html'), png], { cwd, stdio: 'pipe' });
+    execFileSync(join(ROOT, 'scripts/screenshot-report.sh'), [join(cwd, '.stagecoach/reports/demo/report.html'), png], {
+      cwd,
+      stdio: 'pipe',
+    });
     expect(existsSync(png)).toBe(true);
     const head = readFileSync(png).subarray(0, 8);
     expect([...head]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);

@@ -60,7 +60,8 @@ describe('stagecoach migrate', () => {
     const expectedStaged = report.groups.reduce((n, g) => n + g.expectedOnPlatform, 0);
     expect(migration.numberOfStagedEntities).toBe(expectedStaged);
     expect(migration.numberOfImportedEntities).toBe(report.totals.imported);
-    const page = (await call(svc.url, token, 'GET', `/counterparty-management/migrations/${migrationId}/staging/counterparties?limit=1`)).body;
+    const page = (await call(svc.url, token, 'GET', `/counterparty-management/migrations/${migrationId}/staging/counterparties?limit=1`))
+      .body;
     expect(page.total).toBe(expectedStaged);
     const countsJob = JSON.parse((await call(svc.url, token, 'PUT', `${MIGRATIONS}/${migrationId}/jobs/counts`)).text) as string;
     const counts = await jobResult(svc.url, token, countsJob);
@@ -71,11 +72,19 @@ describe('stagecoach migrate', () => {
       expect([g.entityType, Number(staged), Number(imported)]).toEqual([g.entityType, g.expectedOnPlatform, g.steps.imported]);
     }
     // the platform's log went into the ledger with the run, every entry once, in order
-    const logRes = await fetch(`${svc.url}${MIGRATIONS}/${migrationId}/logs/stream`, { headers: { authorization: `Bearer ${token}`, accept: 'application/jsonl' } });
-    const serviceLog = (await logRes.text()).trim().split('\n').map((l) => (JSON.parse(l) as { sequenceNumber: number }).sequenceNumber);
+    const logRes = await fetch(`${svc.url}${MIGRATIONS}/${migrationId}/logs/stream`, {
+      headers: { authorization: `Bearer ${token}`, accept: 'application/jsonl' },
+    });
+    const serviceLog = (await logRes.text())
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { sequenceNumber: number }).sequenceNumber);
     const db = new Database(ledger, { readonly: true });
     try {
-      const stored = db.prepare<[string], { n: number }>('SELECT sequence_number AS n FROM migration_logs WHERE migration_id = ? ORDER BY n').all(migrationId).map((r) => r.n);
+      const stored = db
+        .prepare<[string], { n: number }>('SELECT sequence_number AS n FROM migration_logs WHERE migration_id = ? ORDER BY n')
+        .all(migrationId)
+        .map((r) => r.n);
       // the service logged our own counts job after migrate ended
       expect(stored).toEqual(serviceLog.slice(0, stored.length));
       expect(stored.length).toBeGreaterThanOrEqual(serviceLog.length - 1);
@@ -122,9 +131,18 @@ describe('stagecoach migrate', () => {
     expect([migration.numberOfStagedEntities, migration.numberOfImportedEntities, migration.importStatus]).toEqual([20, 20, 'Completed']);
     const db = new Database(ledger, { readonly: true });
     try {
-      const ref = db.prepare<[], { reference_id: string; state: string }>("SELECT reference_id, state FROM records WHERE legacy_key = '1003'").get()!;
+      const ref = db
+        .prepare<[], { reference_id: string; state: string }>("SELECT reference_id, state FROM records WHERE legacy_key = '1003'")
+        .get()!;
       expect(ref.state).toBe('imported');
-      const staged = (await call(svc.url, token, 'GET', `/counterparty-management/migrations/${done.run.migrationId}/staging/counterparties/${ref.reference_id}`)).body;
+      const staged = (
+        await call(
+          svc.url,
+          token,
+          'GET',
+          `/counterparty-management/migrations/${done.run.migrationId}/staging/counterparties/${ref.reference_id}`,
+        )
+      ).body;
       expect(staged.nationalities).toEqual(['NL']);
     } finally {
       db.close();

@@ -74,7 +74,10 @@ describe('stagecoach migrate after a crash', () => {
     const res = await fetch(`${svc.url}/migration-assistance/migrations/${report.run.migrationId}/logs/stream?Actions=ValidatedStaging`, {
       headers: { authorization: `Bearer ${token}`, accept: 'application/jsonl' },
     });
-    const validations = (await res.text()).trim().split('\n').map((l) => JSON.parse(l) as { message: string });
+    const validations = (await res.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { message: string });
     expect(new Set(validations.map((v) => /[0-9a-f-]{36}/.exec(v.message)?.[0]))).toEqual(new Set([jobId]));
     const migration = (await call(svc.url, token, 'GET', `/migration-assistance/migrations/${report.run.migrationId}`)).body;
     expect([migration.numberOfStagedEntities, migration.numberOfImportedEntities]).toEqual([20, 20]);

@@ -43,7 +43,10 @@ describe('stagecoach logs', () => {
     expect(none.stderr).toBe(`0 new entries; next read continues from ${seen.length + 1}\n`);
 
     // follow while a validation writes new entries, then stop it with Ctrl-C
-    const follower = spawn(process.execPath, [CLI, 'logs', '--follow', '--json', ...conn], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } });
+    const follower = spawn(process.execPath, [CLI, 'logs', '--follow', '--json', ...conn], {
+      cwd: ROOT,
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     let followed = '';
     follower.stdout.on('data', (d: Buffer) => (followed += d));
     const validated = await runCli(['validate', ...conn]);
@@ -68,7 +71,10 @@ describe('stagecoach logs', () => {
     expect(after[0]).toBe(during[during.length - 1]! + 1);
     const db = new Database(ledger, { readonly: true });
     try {
-      const stored = db.prepare<[], { n: number }>('SELECT sequence_number AS n FROM migration_logs ORDER BY n').all().map((r) => r.n);
+      const stored = db
+        .prepare<[], { n: number }>('SELECT sequence_number AS n FROM migration_logs ORDER BY n')
+        .all()
+        .map((r) => r.n);
       expect(stored).toEqual([...seen, ...during, ...after]);
       expect(stored).toEqual(stored.map((_s, i) => i + 1));
     } finally {

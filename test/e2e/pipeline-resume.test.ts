@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { openLedger, type RecordState } from '../../src/ledger/index.js';
 import type { RunReport } from '../../src/pipeline/runner/index.js';
 import { CLI } from '../support/cli.js';
-import { startTestService, tempDir, type TestService } from '../support/service.js';
+import { startTestService, tempDir } from '../support/service.js';
 import { demoClient, generateSamples, runPipelineCli, stagedLog, stagedSet, type Samples } from '../support/pipeline-run.js';
 
 const PERSONS = 600;
@@ -80,7 +80,14 @@ describe('resuming a pipeline run', () => {
         const resumed = await runPipelineCli(samples, service.url, { args: ['--ledger', ledgerFile] });
         expect(resumed.code).toBe(0);
         const r = resumed.report!;
-        expect(r).toMatchObject({ status: 'completed', complete: true, rowsRead: PERSONS, recoveredRuns: [1], migrationId: crashed.migrationId, migrationCreated: false });
+        expect(r).toMatchObject({
+          status: 'completed',
+          complete: true,
+          rowsRead: PERSONS,
+          recoveredRuns: [1],
+          migrationId: crashed.migrationId,
+          migrationCreated: false,
+        });
         // Skipped: exactly what the first run got confirmed; sent: everything else.
         expect(r.skippedUnchanged).toBe(crashed.counts.staged);
         expect(r.sent).toBe(PERSONS - crashed.counts.staged);
@@ -106,8 +113,15 @@ describe('resuming a pipeline run', () => {
   }
 
   /** Starts `run --json` and sends SIGINT (`times` times) once the ledger shows staged records. */
-  async function interruptedRun(baseUrl: string, ledgerFile: string, times: number): Promise<{ code: number | null; report: RunReport; stderr: string }> {
-    const child = spawn(process.execPath, [CLI, 'run', 'pipeline.yaml', '--json', '--base-url', baseUrl, '--ledger', ledgerFile], { cwd: samples.dir, env: { ...process.env, NO_COLOR: '1' } });
+  async function interruptedRun(
+    baseUrl: string,
+    ledgerFile: string,
+    times: number,
+  ): Promise<{ code: number | null; report: RunReport; stderr: string }> {
+    const child = spawn(process.execPath, [CLI, 'run', 'pipeline.yaml', '--json', '--base-url', baseUrl, '--ledger', ledgerFile], {
+      cwd: samples.dir,
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -142,7 +156,9 @@ describe('resuming a pipeline run', () => {
       const first = await interruptedRun(service.url, ledgerFile, 1);
       expect(first.code).toBe(130);
       expect(first.report).toMatchObject({ status: 'interrupted', complete: false, unconfirmed: 0 });
-      expect(first.stderr).toContain('Stopping: no more rows are read; uploads in flight finish and are recorded (Ctrl-C again to abort them)');
+      expect(first.stderr).toContain(
+        'Stopping: no more rows are read; uploads in flight finish and are recorded (Ctrl-C again to abort them)',
+      );
       const after = readLedger(ledgerFile);
       expect(after.counts.in_flight).toBe(0);
       expect(after.counts.mapped).toBe(first.report.unsent);
@@ -152,7 +168,12 @@ describe('resuming a pipeline run', () => {
 
       const second = await runPipelineCli(samples, service.url, { args: ['--ledger', ledgerFile] });
       expect(second.code).toBe(0);
-      expect(second.report).toMatchObject({ status: 'completed', complete: true, skippedUnchanged: first.report.staged, sent: PERSONS - first.report.staged });
+      expect(second.report).toMatchObject({
+        status: 'completed',
+        complete: true,
+        skippedUnchanged: first.report.staged,
+        sent: PERSONS - first.report.staged,
+      });
       const log = await stagedLog(client, after.migrationId);
       expect(log).toHaveLength(PERSONS);
       expect(new Set(log).size).toBe(PERSONS);

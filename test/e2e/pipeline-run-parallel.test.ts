@@ -34,7 +34,16 @@ describe('stagecoach run with reader workers', () => {
     const first = await runPipelineCli(samples, service.url);
     expect(first.code).toBe(0);
     const r = first.report!;
-    expect(r).toMatchObject({ status: 'completed', complete: true, rowsRead: 20_000, rejected: defects.length, mapped: 20_000 - defects.length, failed: 0, unconfirmed: 0, unsent: 0 });
+    expect(r).toMatchObject({
+      status: 'completed',
+      complete: true,
+      rowsRead: 20_000,
+      rejected: defects.length,
+      mapped: 20_000 - defects.length,
+      failed: 0,
+      unconfirmed: 0,
+      unsent: 0,
+    });
     expect(r.staged).toBe(r.mapped);
 
     const ledger = openLedger(join(samples.dir, '.stagecoach', 'ledger.db'), { readonly: true });
@@ -46,6 +55,13 @@ describe('stagecoach run with reader workers', () => {
     writeFileSync(samples.pipeline, readFileSync(samples.pipeline, 'utf8').replace('workers: 2', 'workers: 0'));
     const second = await runPipelineCli(samples, service.url);
     expect(second.code).toBe(0);
-    expect(second.report).toMatchObject({ status: 'completed', complete: true, rowsRead: 20_000, skippedUnchanged: r.mapped, sent: 0, rejected: defects.length });
+    expect(second.report).toMatchObject({
+      status: 'completed',
+      complete: true,
+      rowsRead: 20_000,
+      skippedUnchanged: r.mapped,
+      sent: 0,
+      rejected: defects.length,
+    });
   });
 });

@@ -38,7 +38,18 @@ describe('stagecoach run against the embedded service', () => {
     expect(res.code).toBe(0);
     const r = res.report!;
     const defects = JSON.parse(readFileSync(join(samples.dir, 'defects.json'), 'utf8')) as Defect[];
-    expect(r).toMatchObject({ status: 'completed', complete: true, migrationCreated: true, rowsRead: 480, rejected: defects.length, mapped: 480 - defects.length, skippedUnchanged: 0, failed: 0, unconfirmed: 0, unsent: 0 });
+    expect(r).toMatchObject({
+      status: 'completed',
+      complete: true,
+      migrationCreated: true,
+      rowsRead: 480,
+      rejected: defects.length,
+      mapped: 480 - defects.length,
+      skippedUnchanged: 0,
+      failed: 0,
+      unconfirmed: 0,
+      unsent: 0,
+    });
     expect(r.sent).toBe(r.mapped);
     expect(r.staged).toBe(r.mapped);
     expect(r.batches).toBe(Math.ceil(r.mapped / 40));
@@ -56,15 +67,29 @@ describe('stagecoach run against the embedded service', () => {
     // Every planted defect is in the ledger at its file and line, with its code; nothing else is.
     const found = rejected.map((x) => `${x.provenance.file}:${x.provenance.line} ${x.errors.map((e) => e.code).join(',')}`);
     expect(rejected).toHaveLength(defects.length);
-    for (const d of defects) expect(found.some((f) => f.startsWith(`${d.file}:${d.line} `) && f.includes(d.code)), `${d.file}:${d.line} ${d.code}`).toBe(true);
-    for (const x of rejected) expect(x.errors.every((e) => e.message.length > 0 && ['source', 'mapping', 'check'].includes(e.stage))).toBe(true);
+    for (const d of defects)
+      expect(
+        found.some((f) => f.startsWith(`${d.file}:${d.line} `) && f.includes(d.code)),
+        `${d.file}:${d.line} ${d.code}`,
+      ).toBe(true);
+    for (const x of rejected)
+      expect(x.errors.every((e) => e.message.length > 0 && ['source', 'mapping', 'check'].includes(e.stage))).toBe(true);
   });
 
   it('sends nothing on a second run when nothing changed', async () => {
     const before = (await stagedLog(client, migrationId)).length;
     const res = await runPipelineCli(samples, service.url);
     expect(res.code).toBe(0);
-    expect(res.report).toMatchObject({ status: 'completed', complete: true, migrationId, migrationCreated: false, sent: 0, batches: 0, skippedUnchanged: 468, rejected: 12 });
+    expect(res.report).toMatchObject({
+      status: 'completed',
+      complete: true,
+      migrationId,
+      migrationCreated: false,
+      sent: 0,
+      batches: 0,
+      skippedUnchanged: 468,
+      rejected: 12,
+    });
     expect((await stagedLog(client, migrationId)).length).toBe(before);
   });
 
@@ -120,6 +145,8 @@ describe('stagecoach run against the embedded service', () => {
   it('refuses status without a ledger, naming where it looked', async () => {
     const res = await runCli(['status', '--ledger', join(samples.dir, 'nothing.db')]);
     expect(res.code).toBe(2);
-    expect(res.stderr).toBe(`stagecoach: no ledger at ${join(samples.dir, 'nothing.db')}: run a pipeline first (stagecoach run <pipeline>) or name the ledger with --ledger <file>\n`);
+    expect(res.stderr).toBe(
+      `stagecoach: no ledger at ${join(samples.dir, 'nothing.db')}: run a pipeline first (stagecoach run <pipeline>) or name the ledger with --ledger <file>\n`,
+    );
   });
 });

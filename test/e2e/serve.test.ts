@@ -28,7 +28,9 @@ describe('stagecoach serve', () => {
       const res = await call(second.firstLine, token, 'GET', '/authentication/validation');
       expect(res.status).toBe(200);
       // without --no-loopback-webhooks a loopback receiver is accepted (the default)
-      const hook = await call(second.firstLine, token, 'POST', '/counterparty-management/events/counterparty.merged/endpoints', { body: { uri: 'http://127.0.0.1:9/hook' } });
+      const hook = await call(second.firstLine, token, 'POST', '/counterparty-management/events/counterparty.merged/endpoints', {
+        body: { uri: 'http://127.0.0.1:9/hook' },
+      });
       expect(hook.status).toBe(201);
     } finally {
       second.child.kill('SIGTERM');
@@ -43,7 +45,10 @@ describe('stagecoach serve', () => {
     try {
       const token = await getToken(served.firstLine);
       const base = '/counterparty-management/events/counterparty.merged/endpoints';
-      for (const [uri, address] of [['http://127.0.0.1:9/hook', '127.0.0.1'], ['http://[::1]:9/hook', '::1']] as const) {
+      for (const [uri, address] of [
+        ['http://127.0.0.1:9/hook', '127.0.0.1'],
+        ['http://[::1]:9/hook', '::1'],
+      ] as const) {
         const res = await call(served.firstLine, token, 'POST', base, { body: { uri } });
         expect([uri, res.status]).toEqual([uri, 422]);
         expect(res.body).toMatchObject({

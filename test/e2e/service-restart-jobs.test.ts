@@ -68,16 +68,32 @@ describe('migration jobs across a service restart', () => {
     svc = await start();
     token = await getToken(svc.url);
     expect((await call(svc.url, token, 'GET', `/migration-assistance/jobs/${importJob}`)).status).toBe(202);
-    expect((await call(svc.url, token, 'GET', `/migration-assistance/migrations/${m}`)).body).toMatchObject({ importStatus: 'InProgress', activity: 'Active' });
+    expect((await call(svc.url, token, 'GET', `/migration-assistance/migrations/${m}`)).body).toMatchObject({
+      importStatus: 'InProgress',
+      activity: 'Active',
+    });
     const imported = await pollJob(svc.url, token, importJob);
-    expect(imported).toEqual({ referenceId: importJob, jobType: 'Import', status: 'Completed', numberOfStagedEntities: RECORDS, numberOfImportedEntities: RECORDS, errors: [] });
+    expect(imported).toEqual({
+      referenceId: importJob,
+      jobType: 'Import',
+      status: 'Completed',
+      numberOfStagedEntities: RECORDS,
+      numberOfImportedEntities: RECORDS,
+      errors: [],
+    });
     expect((await call(svc.url, token, 'GET', '/counterparty-management/counterparties?limit=1')).body.total).toBe(liveBefore + RECORDS);
 
     // The log names every imported record exactly once.
-    const res = await fetch(`${svc.url}/migration-assistance/migrations/${m}/logs/stream?Actions=ImportedEntities&LogLevels=INFO&Components=Counterparties`, {
-      headers: { authorization: `Bearer ${token}`, accept: 'application/jsonl' },
-    });
-    const entries = (await res.text()).trimEnd().split('\n').map((l) => JSON.parse(l) as { entityReferenceIds: string[] });
+    const res = await fetch(
+      `${svc.url}/migration-assistance/migrations/${m}/logs/stream?Actions=ImportedEntities&LogLevels=INFO&Components=Counterparties`,
+      {
+        headers: { authorization: `Bearer ${token}`, accept: 'application/jsonl' },
+      },
+    );
+    const entries = (await res.text())
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { entityReferenceIds: string[] });
     const ids = entries.flatMap((e) => e.entityReferenceIds).sort();
     expect(ids).toEqual(records.map((r) => r.referenceId as string).sort());
   });
@@ -87,14 +103,26 @@ describe('migration jobs across a service restart', () => {
     svc = await start();
     const token = await getToken(svc.url);
     const m = await createMigration(svc.url, token);
-    await stage(svc.url, token, m, Array.from({ length: RECORDS }, (_, i) => person(i + 101)));
+    await stage(
+      svc.url,
+      token,
+      m,
+      Array.from({ length: RECORDS }, (_, i) => person(i + 101)),
+    );
     const job = await startJob(svc.url, token, m, 'validate-staging');
     expect((await call(svc.url, token, 'PUT', `/migration-assistance/migrations/${m}/cancel`)).status).toBe(200);
     expect(await pollJob(svc.url, token, job)).toEqual({
       referenceId: job,
       jobType: 'ValidateStaging',
       isValid: false,
-      errors: [{ component: 'Counterparties', referenceId: '', field: '', message: `MIGRATION_NOT_ACTIVE: migration ${m} became Canceled while the job ran; the job stopped` }],
+      errors: [
+        {
+          component: 'Counterparties',
+          referenceId: '',
+          field: '',
+          message: `MIGRATION_NOT_ACTIVE: migration ${m} became Canceled while the job ran; the job stopped`,
+        },
+      ],
     });
   });
 });

@@ -31,96 +31,220 @@ interface Source {
 /** Every file that the plan reads row by row, with what it must make of it. */
 const ROW_CASES: Array<Source & { rows: number; mapped: number; refused: Array<[line: number, code: string, message: string]> }> = [
   {
-    name: 'cp1252_as_utf8', format: 'csv', path: 'windows-1252-declared-utf8.csv', encoding: 'utf-8', rows: 3, mapped: 1,
+    name: 'cp1252_as_utf8',
+    format: 'csv',
+    path: 'windows-1252-declared-utf8.csv',
+    encoding: 'utf-8',
+    rows: 3,
+    mapped: 1,
     refused: [
-      [2, 'SOURCE_ROW_INVALID', 'windows-1252-declared-utf8.csv:2: column "surname" holds undecodable bytes (U+FFFD), expected text in utf-8; the file is not valid utf-8: declare its encoding, for example encoding: windows-1252'],
-      [4, 'SOURCE_ROW_INVALID', 'windows-1252-declared-utf8.csv:4: column "surname" holds undecodable bytes (U+FFFD), expected text in utf-8; the file is not valid utf-8: declare its encoding, for example encoding: windows-1252'],
+      [
+        2,
+        'SOURCE_ROW_INVALID',
+        'windows-1252-declared-utf8.csv:2: column "surname" holds undecodable bytes (U+FFFD), expected text in utf-8; the file is not valid utf-8: declare its encoding, for example encoding: windows-1252',
+      ],
+      [
+        4,
+        'SOURCE_ROW_INVALID',
+        'windows-1252-declared-utf8.csv:4: column "surname" holds undecodable bytes (U+FFFD), expected text in utf-8; the file is not valid utf-8: declare its encoding, for example encoding: windows-1252',
+      ],
     ],
   },
   {
-    name: 'invalid_utf8', format: 'csv', path: 'invalid-utf8-sequences.csv', rows: 4, mapped: 1,
-    refused: [2, 3, 4].map((line) => [line, 'SOURCE_ROW_INVALID', `invalid-utf8-sequences.csv:${line}: column "surname" holds undecodable bytes (U+FFFD), expected text in utf-8; the file is not valid utf-8: declare its encoding, for example encoding: windows-1252`] as [number, string, string]),
+    name: 'invalid_utf8',
+    format: 'csv',
+    path: 'invalid-utf8-sequences.csv',
+    rows: 4,
+    mapped: 1,
+    refused: [2, 3, 4].map(
+      (line) =>
+        [
+          line,
+          'SOURCE_ROW_INVALID',
+          `invalid-utf8-sequences.csv:${line}: column "surname" holds undecodable bytes (U+FFFD), expected text in utf-8; the file is not valid utf-8: declare its encoding, for example encoding: windows-1252`,
+        ] as [number, string, string],
+    ),
   },
   { name: 'utf16_declared', format: 'csv', path: 'utf16le-without-bom.csv', encoding: 'utf-16le', rows: 1, mapped: 1, refused: [] },
   {
-    name: 'quotes', format: 'csv', path: 'unbalanced-quotes.csv', rows: 4, mapped: 3,
-    refused: [[5, 'SOURCE_ROW_INVALID', 'unbalanced-quotes.csv:5: unreadable CSV row (lines 5–6 read as one row): Quote Not Closed: the parsing is finished with an opening quote at line 6']],
+    name: 'quotes',
+    format: 'csv',
+    path: 'unbalanced-quotes.csv',
+    rows: 4,
+    mapped: 3,
+    refused: [
+      [
+        5,
+        'SOURCE_ROW_INVALID',
+        'unbalanced-quotes.csv:5: unreadable CSV row (lines 5–6 read as one row): Quote Not Closed: the parsing is finished with an opening quote at line 6',
+      ],
+    ],
   },
   {
-    name: 'columns', format: 'csv', path: 'wrong-column-counts.csv', rows: 3, mapped: 1,
+    name: 'columns',
+    format: 'csv',
+    path: 'wrong-column-counts.csv',
+    rows: 3,
+    mapped: 1,
     refused: [
       [2, 'SOURCE_ROW_INVALID', 'wrong-column-counts.csv:2: wrong number of columns, expected 3 (as the header), got 4'],
       [3, 'SOURCE_ROW_INVALID', 'wrong-column-counts.csv:3: wrong number of columns, expected 3 (as the header), got 2'],
     ],
   },
   {
-    name: 'truncated', format: 'json', path: 'truncated-array.json', rows: 3, mapped: 2,
+    name: 'truncated',
+    format: 'json',
+    path: 'truncated-array.json',
+    rows: 3,
+    mapped: 2,
     refused: [[4, 'SOURCE_READ_FAILED', 'truncated-array.json:4: the rest of the file cannot be read: Parser has expected a string value']],
   },
   {
-    name: 'garbage', format: 'jsonl', path: 'garbage-lines.jsonl', rows: 6, mapped: 2,
+    name: 'garbage',
+    format: 'jsonl',
+    path: 'garbage-lines.jsonl',
+    rows: 6,
+    mapped: 2,
     refused: [
       [2, 'SOURCE_ROW_INVALID', `garbage-lines.jsonl:2: not a JSON object: Unexpected token 'h', "this is not json" is not valid JSON`],
       [4, 'SOURCE_ROW_INVALID', 'garbage-lines.jsonl:4: expected a JSON object on the line, got [6004]'],
-      [5, 'SOURCE_ROW_INVALID', `garbage-lines.jsonl:5: not a JSON object: Unexpected token '\u0000', "\u0000\u0001\u0002" is not valid JSON`],
-      [7, 'SOURCE_ROW_INVALID', `garbage-lines.jsonl:7: not a JSON object: Expected ',' or '}' after property value in JSON at position 54`],
+      [
+        5,
+        'SOURCE_ROW_INVALID',
+        `garbage-lines.jsonl:5: not a JSON object: Unexpected token '\u0000', "\u0000\u0001\u0002" is not valid JSON`,
+      ],
+      [
+        7,
+        'SOURCE_ROW_INVALID',
+        `garbage-lines.jsonl:7: not a JSON object: Expected ',' or '}' after property value in JSON at position 54`,
+      ],
     ],
   },
-  { name: 'empty_csv', format: 'csv', path: 'empty-0-bytes.csv', rows: 1, mapped: 0, refused: [[1, 'SOURCE_READ_FAILED', 'empty-0-bytes.csv:1: the file is empty, expected a header line naming the columns']] },
+  {
+    name: 'empty_csv',
+    format: 'csv',
+    path: 'empty-0-bytes.csv',
+    rows: 1,
+    mapped: 0,
+    refused: [[1, 'SOURCE_READ_FAILED', 'empty-0-bytes.csv:1: the file is empty, expected a header line naming the columns']],
+  },
   { name: 'header_only', format: 'csv', path: 'header-only.csv', rows: 0, mapped: 0, refused: [] },
   { name: 'empty_jsonl', format: 'jsonl', path: 'empty-0-bytes.jsonl', rows: 0, mapped: 0, refused: [] },
   { name: 'bom_json', format: 'json', path: 'utf8-bom.json', rows: 2, mapped: 2, refused: [] },
   {
-    name: 'bom_middle_csv', format: 'csv', path: 'bom-in-middle.csv', rows: 3, mapped: 2,
-    refused: [[3, 'SOURCE_ROW_INVALID', 'bom-in-middle.csv:3: column "nr" holds a byte-order mark (U+FEFF), expected text in utf-8; two exports glued together? remove the mark']],
+    name: 'bom_middle_csv',
+    format: 'csv',
+    path: 'bom-in-middle.csv',
+    rows: 3,
+    mapped: 2,
+    refused: [
+      [
+        3,
+        'SOURCE_ROW_INVALID',
+        'bom-in-middle.csv:3: column "nr" holds a byte-order mark (U+FEFF), expected text in utf-8; two exports glued together? remove the mark',
+      ],
+    ],
   },
   {
-    name: 'bom_middle_jsonl', format: 'jsonl', path: 'bom-in-middle.jsonl', rows: 3, mapped: 2,
-    refused: [[2, 'SOURCE_ROW_INVALID', `bom-in-middle.jsonl:2: not a JSON object: Unexpected token '\ufeff', "\ufeff{"nr": "8"... is not valid JSON`]],
+    name: 'bom_middle_jsonl',
+    format: 'jsonl',
+    path: 'bom-in-middle.jsonl',
+    rows: 3,
+    mapped: 2,
+    refused: [
+      [
+        2,
+        'SOURCE_ROW_INVALID',
+        `bom-in-middle.jsonl:2: not a JSON object: Unexpected token '\ufeff', "\ufeff{"nr": "8"... is not valid JSON`,
+      ],
+    ],
   },
   {
-    name: 'duplicates', format: 'json', path: 'duplicate-keys-minified.json', rows: 3, mapped: 2,
+    name: 'duplicates',
+    format: 'json',
+    path: 'duplicate-keys-minified.json',
+    rows: 3,
+    mapped: 2,
     refused: [[1, 'DUPLICATE_LEGACY_KEY', 'nr: duplicate legacy key hostile 9001, first seen at duplicate-keys-minified.json:1']],
   },
   {
-    name: 'nul', format: 'csv', path: 'nul-bytes.csv', rows: 2, mapped: 1,
-    refused: [[2, 'SOURCE_ROW_INVALID', 'nul-bytes.csv:2: column "surname" holds a NUL byte, expected text in utf-8; binary data, or a UTF-16 file without a byte-order mark: declare encoding: utf-16le']],
+    name: 'nul',
+    format: 'csv',
+    path: 'nul-bytes.csv',
+    rows: 2,
+    mapped: 1,
+    refused: [
+      [
+        2,
+        'SOURCE_ROW_INVALID',
+        'nul-bytes.csv:2: column "surname" holds a NUL byte, expected text in utf-8; binary data, or a UTF-16 file without a byte-order mark: declare encoding: utf-16le',
+      ],
+    ],
   },
   // made at run time (see beforeAll)
   {
-    name: 'big_field', format: 'csv', path: 'big-field.csv', rows: 2, mapped: 1,
+    name: 'big_field',
+    format: 'csv',
+    path: 'big-field.csv',
+    rows: 2,
+    mapped: 1,
     refused: [[2, 'INVALID_FIELD_VALUE', 'surname: 10485760 characters, expected at most 65536 in column surname']],
   },
   {
-    name: 'long_line', format: 'jsonl', path: 'long-line.jsonl', rows: 3, mapped: 2,
+    name: 'long_line',
+    format: 'jsonl',
+    path: 'long-line.jsonl',
+    rows: 3,
+    mapped: 2,
     refused: [[2, 'SOURCE_ROW_INVALID', 'long-line.jsonl:2: the line is longer than 16777216 characters, expected one JSON object a line']],
   },
   {
-    name: 'deep', format: 'json', path: 'deeply-nested.json', rows: 3, mapped: 2,
+    name: 'deep',
+    format: 'json',
+    path: 'deeply-nested.json',
+    rows: 3,
+    mapped: 2,
     refused: [[2, 'SOURCE_ROW_INVALID', 'deeply-nested.json:2: the element is nested deeper than 100 levels, expected a flat record']],
   },
   {
-    name: 'random_jsonl', format: 'jsonl', path: 'random-bytes.jsonl', rows: -1, mapped: 0, refused: [],
+    name: 'random_jsonl',
+    format: 'jsonl',
+    path: 'random-bytes.jsonl',
+    rows: -1,
+    mapped: 0,
+    refused: [],
   },
 ];
 
 /** Files that cannot be read at all: the plan stops (exit 2) naming file, line and why. */
 const STOP_CASES: Array<Source & { error: string | RegExp }> = [
   {
-    name: 'utf16_auto', format: 'csv', path: 'utf16le-without-bom.csv',
-    error: 'utf16le-without-bom.csv:1: the header is not text in utf-8: it holds a NUL byte; binary data, or a UTF-16 file without a byte-order mark: declare encoding: utf-16le; expected a header naming the columns "nr", "initials", "surname"',
+    name: 'utf16_auto',
+    format: 'csv',
+    path: 'utf16le-without-bom.csv',
+    error:
+      'utf16le-without-bom.csv:1: the header is not text in utf-8: it holds a NUL byte; binary data, or a UTF-16 file without a byte-order mark: declare encoding: utf-16le; expected a header naming the columns "nr", "initials", "surname"',
   },
   {
-    name: 'png', format: 'csv', path: 'png-renamed.csv',
-    error: /^png-renamed\.csv:1: the header is not text in utf-8: it holds (undecodable bytes \(U\+FFFD\)|a NUL byte); .*expected a header naming the columns "nr", "initials", "surname"$/,
+    name: 'png',
+    format: 'csv',
+    path: 'png-renamed.csv',
+    error:
+      /^png-renamed\.csv:1: the header is not text in utf-8: it holds (undecodable bytes \(U\+FFFD\)|a NUL byte); .*expected a header naming the columns "nr", "initials", "surname"$/,
   },
   {
-    name: 'random_csv', format: 'csv', path: 'random-bytes.csv',
-    error: /^random-bytes\.csv:\d+: the header is not text in utf-8: it holds (undecodable bytes \(U\+FFFD\)|a NUL byte); .*expected a header naming the columns "nr", "initials", "surname"$/,
+    name: 'random_csv',
+    format: 'csv',
+    path: 'random-bytes.csv',
+    error:
+      /^random-bytes\.csv:\d+: the header is not text in utf-8: it holds (undecodable bytes \(U\+FFFD\)|a NUL byte); .*expected a header naming the columns "nr", "initials", "surname"$/,
   },
   {
-    name: 'dup_header', format: 'csv', path: 'duplicate-header.csv',
-    error: 'duplicate-header.csv:1: the header names column "surname" more than once and the mapping reads it; rename the columns with csv.columns',
+    name: 'dup_header',
+    format: 'csv',
+    path: 'duplicate-header.csv',
+    error:
+      'duplicate-header.csv:1: the header names column "surname" more than once and the mapping reads it; rename the columns with csv.columns',
   },
 ];
 
@@ -133,7 +257,13 @@ function pipelineYaml(name: string, sources: Source[]): string {
     lines.push(`  - name: ${s.name}`, `    format: ${s.format}`, `    path: ${s.path}`, `    mapping: hostile-mapping.yaml`);
     if (s.encoding) lines.push(`    encoding: ${s.encoding}`);
   }
-  lines.push('batching: { records: 10, bytes: 65536 }', 'concurrency: { inFlight: 2 }', 'target:', '  migration: new', `  referenceNamespace: ${NAMESPACE}`);
+  lines.push(
+    'batching: { records: 10, bytes: 65536 }',
+    'concurrency: { inFlight: 2 }',
+    'target:',
+    '  migration: new',
+    `  referenceNamespace: ${NAMESPACE}`,
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -156,14 +286,23 @@ beforeAll(async () => {
   // 10 MB in one field: a quoted field full of line breaks (the costly kind for transforms)
   writeFileSync(join(dir, 'big-field.csv'), `nr,initials,surname\n10001,A.,"${'abcdefghi\n'.repeat(1024 * 1024)}"\n10002,B.,Klein\n`);
   // a 20 MB line between two good ones
-  writeFileSync(join(dir, 'long-line.jsonl'), `{"nr":"10101","initials":"A.","surname":"Voor"}\n{"nr":"10102","initials":"B.","surname":"${'x'.repeat(20 * 1024 * 1024)}"}\n{"nr":"10103","initials":"C.","surname":"Na"}\n`);
+  writeFileSync(
+    join(dir, 'long-line.jsonl'),
+    `{"nr":"10101","initials":"A.","surname":"Voor"}\n{"nr":"10102","initials":"B.","surname":"${'x'.repeat(20 * 1024 * 1024)}"}\n{"nr":"10103","initials":"C.","surname":"Na"}\n`,
+  );
   // an element nested 100,000 levels deep between two good ones
-  writeFileSync(join(dir, 'deeply-nested.json'), `[{"nr":"10201","initials":"A.","surname":"Voor"},\n{"nr":"10202","initials":"B.","surname":"Diep","x":${'['.repeat(100_000)}${']'.repeat(100_000)}},\n{"nr":"10203","initials":"C.","surname":"Na"}]\n`);
+  writeFileSync(
+    join(dir, 'deeply-nested.json'),
+    `[{"nr":"10201","initials":"A.","surname":"Voor"},\n{"nr":"10202","initials":"B.","surname":"Diep","x":${'['.repeat(100_000)}${']'.repeat(100_000)}},\n{"nr":"10203","initials":"C.","surname":"Na"}]\n`,
+  );
   // binary junk: random bytes, and the first bytes of a PNG under a .csv name
   const junk = randomBytes(256 * 1024);
   writeFileSync(join(dir, 'random-bytes.csv'), junk);
   writeFileSync(join(dir, 'random-bytes.jsonl'), junk);
-  writeFileSync(join(dir, 'png-renamed.csv'), Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex'), randomBytes(2048)]));
+  writeFileSync(
+    join(dir, 'png-renamed.csv'),
+    Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex'), randomBytes(2048)]),
+  );
   svc = await startTestService();
 }, 60_000);
 
@@ -212,7 +351,9 @@ describe('hostile legacy exports', () => {
     expect(plan, 'the plan test runs first').toBeDefined();
     const file = writePipeline('hostile-migrate', ROW_CASES);
     const out = join(dir, 'report');
-    const res = await cli(['migrate', file, '--drop-invalid', '--ledger', join(dir, 'ledger.db'), '--out', out, '--base-url', svc.url], { NODE_OPTIONS: '--max-old-space-size=128' });
+    const res = await cli(['migrate', file, '--drop-invalid', '--ledger', join(dir, 'ledger.db'), '--out', out, '--base-url', svc.url], {
+      NODE_OPTIONS: '--max-old-space-size=128',
+    });
     expect(res.code, res.stderr.slice(-2000)).toBe(0);
     const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as ReconciliationReport;
     expect(report.problems).toEqual([]);

@@ -52,7 +52,8 @@ interface KillPoint {
   reached(state: LedgerState | undefined, ms: number): boolean;
 }
 
-const settled = (s: LedgerState | undefined) => (s ? (s.records.staged ?? 0) + (s.records.failed ?? 0) + (s.records.invalid ?? 0) + (s.records.imported ?? 0) : 0);
+const settled = (s: LedgerState | undefined) =>
+  s ? (s.records.staged ?? 0) + (s.records.failed ?? 0) + (s.records.invalid ?? 0) + (s.records.imported ?? 0) : 0;
 const running = (s: LedgerState | undefined, kind: string) => latestJob(s, kind)?.state === 'running';
 
 /** Kill points in the order a migration meets them. */
@@ -67,24 +68,31 @@ function killPoints(): KillPoint[] {
   }
   // A job: right after its row is written, and at later moments while it is polled.
   const during = (phase: Phase, kind: string) =>
-    jobDelays.map(
-      (delay): KillPoint => {
-        let since: number | undefined;
-        return {
-          phase,
-          what: `the ${kind} job has been running for ${delay} ms in this process`,
-          reached: (s, ms) => {
-            if (!running(s, kind)) return false;
-            since ??= ms;
-            return ms - since >= delay;
-          },
-        };
-      },
-    );
+    jobDelays.map((delay): KillPoint => {
+      let since: number | undefined;
+      return {
+        phase,
+        what: `the ${kind} job has been running for ${delay} ms in this process`,
+        reached: (s, ms) => {
+          if (!running(s, kind)) return false;
+          since ??= ms;
+          return ms - since >= delay;
+        },
+      };
+    });
   points.push(...during('validation', 'validate-staging'), ...during('import', 'import'));
   points.push({ phase: 'counts', what: 'the counts job is in the ledger', reached: (s) => latestJob(s, 'counts') !== undefined });
-  points.push({ phase: 'report', what: 'every job is done (reading the log, writing the report)', reached: (s) => latestJob(s, 'counts')?.state === 'done' });
-  if (SOAK_STARTUP) points.push({ phase: 'report', what: 'the run resumed after the jobs, 300 ms in', reached: (s, ms) => latestJob(s, 'counts')?.state === 'done' && ms >= 300 });
+  points.push({
+    phase: 'report',
+    what: 'every job is done (reading the log, writing the report)',
+    reached: (s) => latestJob(s, 'counts')?.state === 'done',
+  });
+  if (SOAK_STARTUP)
+    points.push({
+      phase: 'report',
+      what: 'the run resumed after the jobs, 300 ms in',
+      reached: (s, ms) => latestJob(s, 'counts')?.state === 'done' && ms >= 300,
+    });
   return points;
 }
 describe('killing stagecoach migrate with SIGKILL', () => {
@@ -142,8 +150,17 @@ describe('killing stagecoach migrate with SIGKILL', () => {
           expect(fresh, `records newly in flight at kill ${kills.length + 1}`).toBeLessThanOrEqual(WINDOW * BATCH);
           previousInFlight = new Set(inFlight);
           const jobs = state?.jobs.map((j) => `${j.kind}:${j.state}`).join(',') ?? '';
-          kills.push({ phase: point.phase, what: point.what, at: `${settled(state)} settled${jobs ? `, jobs ${jobs}` : ''}`, inFlight: inFlight.length, integrity });
-          expect(integrity === 'ok' || (integrity === 'missing' && point.phase === 'startup'), `integrity after kill ${kills.length} (${point.what}): ${integrity}`).toBe(true);
+          kills.push({
+            phase: point.phase,
+            what: point.what,
+            at: `${settled(state)} settled${jobs ? `, jobs ${jobs}` : ''}`,
+            inFlight: inFlight.length,
+            integrity,
+          });
+          expect(
+            integrity === 'ok' || (integrity === 'missing' && point.phase === 'startup'),
+            `integrity after kill ${kills.length} (${point.what}): ${integrity}`,
+          ).toBe(true);
         }
         if (!final) {
           runs++;
@@ -165,7 +182,9 @@ describe('killing stagecoach migrate with SIGKILL', () => {
           window: WINDOW,
           killPoints: points.length,
           killsSurvived: kills.length,
-          killsByPhase: Object.fromEntries(['startup', 'staging', 'validation', 'import', 'counts', 'report'].map((p) => [p, kills.filter((k) => k.phase === p).length])),
+          killsByPhase: Object.fromEntries(
+            ['startup', 'staging', 'validation', 'import', 'counts', 'report'].map((p) => [p, kills.filter((k) => k.phase === p).length]),
+          ),
           missed,
           runs,
           ...verdict,

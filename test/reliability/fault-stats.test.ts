@@ -12,7 +12,12 @@ beforeAll(async () => {
   svc = await startTestService();
   token = await getToken(svc.url);
   m = await createMigration(svc.url, token);
-  await stage(svc.url, token, m, Array.from({ length: 20 }, (_, i) => person(i + 1)));
+  await stage(
+    svc.url,
+    token,
+    m,
+    Array.from({ length: 20 }, (_, i) => person(i + 1)),
+  );
 });
 afterAll(async () => svc?.dispose());
 
@@ -40,7 +45,13 @@ describe('fault-layer counters', () => {
     await call(svc.url, undefined, 'GET', '/_admin/faults');
     const stats = await faultStats(svc.url);
     // current meets both rules (latency, then 503): 3 faulted requests, 3 statuses, 4 latencies
-    expect(stats).toMatchObject({ requests: 4, faulted: 4, fired: { status: 3, latency: 4, reset: 0, cut: 0 }, statuses: { 503: 3 }, inProgress: {} });
+    expect(stats).toMatchObject({
+      requests: 4,
+      faulted: 4,
+      fired: { status: 3, latency: 4, reset: 0, cut: 0 },
+      statuses: { 503: 3 },
+      inProgress: {},
+    });
     await setFaults(svc.url, null);
   });
 
@@ -48,7 +59,14 @@ describe('fault-layer counters', () => {
     await setFaults(svc.url, `PUT */staging/counterparties:reset=1:after=100000;GET */logs/stream:cut=1`, 3);
     await resetStats();
     // a small body never reaches the reset point: staged, not counted
-    expect((await call(svc.url, token, 'PUT', stagingPath(m), { raw: frames('json-seq', [person(21)]), headers: { 'content-type': 'application/json-seq' } })).status).toBe(200);
+    expect(
+      (
+        await call(svc.url, token, 'PUT', stagingPath(m), {
+          raw: frames('json-seq', [person(21)]),
+          headers: { 'content-type': 'application/json-seq' },
+        })
+      ).status,
+    ).toBe(200);
     const text = await readAll(`/migration-assistance/migrations/${m}/logs/stream`);
     expect(text.endsWith('\n')).toBe(false);
     let stats = await faultStats(svc.url);
@@ -56,7 +74,15 @@ describe('fault-layer counters', () => {
 
     await setFaults(svc.url, `PUT */staging/counterparties:reset=1:after=100`, 3);
     await resetStats();
-    await expect(call(svc.url, token, 'PUT', stagingPath(m), { raw: frames('json-seq', Array.from({ length: 30 }, (_, i) => person(i + 100))), headers: { 'content-type': 'application/json-seq' } })).rejects.toThrow();
+    await expect(
+      call(svc.url, token, 'PUT', stagingPath(m), {
+        raw: frames(
+          'json-seq',
+          Array.from({ length: 30 }, (_, i) => person(i + 100)),
+        ),
+        headers: { 'content-type': 'application/json-seq' },
+      }),
+    ).rejects.toThrow();
     stats = await faultStats(svc.url);
     expect(stats).toMatchObject({ requests: 1, faulted: 1, fired: { status: 0, latency: 0, reset: 1, cut: 0 } });
     await setFaults(svc.url, null);
@@ -66,7 +92,11 @@ describe('fault-layer counters', () => {
     await setFaults(svc.url, 'PUT */staging/counterparties:latency=300', 3);
     await resetStats();
     const body = () => frames('json-seq', [person(1)]);
-    await Promise.all(Array.from({ length: 4 }, () => call(svc.url, token, 'PUT', stagingPath(m), { raw: body(), headers: { 'content-type': 'application/json-seq' } })));
+    await Promise.all(
+      Array.from({ length: 4 }, () =>
+        call(svc.url, token, 'PUT', stagingPath(m), { raw: body(), headers: { 'content-type': 'application/json-seq' } }),
+      ),
+    );
     await call(svc.url, token, 'PUT', stagingPath(m), { raw: body(), headers: { 'content-type': 'application/json-seq' } });
     const stats = await faultStats(svc.url);
     expect(stats.maxConcurrent[STAGING_ROUTE]).toBe(4);

@@ -38,7 +38,7 @@ const PERSONS = soak(2_000, 100_000);
 const BATCH = soak(50, 100);
 const WINDOW = soak(3, 4);
 /** About one request in ten meets a fault (1 - 0.98^5); streams are few, so half of them are cut. */
-export const TEN_PERCENT = [
+const TEN_PERCENT = [
   '*:status=500:p=0.02',
   '*:status=503:p=0.02',
   '*:status=429:p=0.02:retry-after=1',
@@ -92,7 +92,10 @@ describe('stagecoach migrate under injected network faults', () => {
         while (runs.length < MAX_RUNS) {
           proxy.reset();
           const t0 = performance.now();
-          final = await spawnCli(['migrate', 'pipeline.yaml', '--ledger', ledger, '--out', join(work, 'report'), '--base-url', proxy.url, '--json'], { cwd: samples.dir }).done;
+          final = await spawnCli(
+            ['migrate', 'pipeline.yaml', '--ledger', ledger, '--out', join(work, 'report'), '--base-url', proxy.url, '--json'],
+            { cwd: samples.dir },
+          ).done;
           const p = proxy.stats();
           maxAttempts = Math.max(maxAttempts, ...p.stagingAttempts.values());
           maxStagingInFlight = Math.max(maxStagingInFlight, p.maxStagingInFlight);
@@ -109,7 +112,9 @@ describe('stagecoach migrate under injected network faults', () => {
         // Only the two requests that must not be repeated may end a run, each with a clear message.
         for (const r of runs.slice(0, -1)) {
           expect(r.code).toBe(4);
-          expect(r.error).toMatch(/(PUT \/migration-assistance\/migrations\/[0-9a-f-]+\/jobs\/import|POST \/migration-assistance\/migrations)/);
+          expect(r.error).toMatch(
+            /(PUT \/migration-assistance\/migrations\/[0-9a-f-]+\/jobs\/import|POST \/migration-assistance\/migrations)/,
+          );
         }
         const result = JSON.parse(final!.stdout) as { report: { balanced: boolean; run: { migrationId: string } } };
         expect(result.report.balanced).toBe(true);

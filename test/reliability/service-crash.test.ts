@@ -50,7 +50,8 @@ interface KillPoint {
   reached(state: LedgerState | undefined): boolean;
 }
 
-const settled = (s: LedgerState | undefined) => (s ? (s.records.staged ?? 0) + (s.records.failed ?? 0) + (s.records.invalid ?? 0) + (s.records.imported ?? 0) : 0);
+const settled = (s: LedgerState | undefined) =>
+  s ? (s.records.staged ?? 0) + (s.records.failed ?? 0) + (s.records.invalid ?? 0) + (s.records.imported ?? 0) : 0;
 
 function killPoints(): KillPoint[] {
   const stagingAt = soak([0.3, 0.7], [0.1, 0.25, 0.4, 0.55, 0.7, 0.85]);
@@ -72,7 +73,10 @@ function killPoints(): KillPoint[] {
         },
       };
     });
-  points.push(...during('validation', 'validate-staging', soak([500], [200, 2_500, 5_000])), ...during('import', 'import', soak([500], [200, 2_500, 5_000])));
+  points.push(
+    ...during('validation', 'validate-staging', soak([500], [200, 2_500, 5_000])),
+    ...during('import', 'import', soak([500], [200, 2_500, 5_000])),
+  );
   return points;
 }
 
@@ -83,7 +87,10 @@ describe('killing the service with SIGKILL while a migrate runs', () => {
   beforeAll(async () => {
     samples = await cleanSamples({ persons: PERSONS, batchRecords: BATCH, inFlight: WINDOW });
     work = tempDir('stagecoach-svc-crash-');
-    service = await startServiceProcess({ dataDir: join(work, 'service'), args: ['--faults', SLOW_STAGING, '--job-rate', String(JOB_RATE)] });
+    service = await startServiceProcess({
+      dataDir: join(work, 'service'),
+      args: ['--faults', SLOW_STAGING, '--job-rate', String(JOB_RATE)],
+    });
   });
   afterAll(async () => {
     await service?.stop();
@@ -101,7 +108,22 @@ describe('killing the service with SIGKILL while a migrate runs', () => {
       try {
         const seeds = await seedIds(client);
         const expected = await expectedReferenceIds(samples.pipeline);
-        const run = spawnCli(['migrate', 'pipeline.yaml', '--ledger', ledger, '--out', join(work, 'report'), '--base-url', service.url, '--config', config, '--json'], { cwd: samples.dir });
+        const run = spawnCli(
+          [
+            'migrate',
+            'pipeline.yaml',
+            '--ledger',
+            ledger,
+            '--out',
+            join(work, 'report'),
+            '--base-url',
+            service.url,
+            '--config',
+            config,
+            '--json',
+          ],
+          { cwd: samples.dir },
+        );
         const points = killPoints();
         const kills: Array<{ phase: Phase; what: string; downMs: number; inFlight: number }> = [];
         const allowed = new Map<string, number>();

@@ -25,7 +25,9 @@ import { createMessage, createProcess, LODGING, messagePath, PO } from '../servi
 const seen = vi.hoisted(() => [] as Array<{ method: string; url: string }>);
 vi.mock('fastify', async (importOriginal) => {
   const mod = await importOriginal<typeof import('fastify')>();
-  const original = mod.default as unknown as (...args: unknown[]) => { addHook: (name: string, fn: (route: { method: string | string[]; url: string }) => void) => void };
+  const original = mod.default as unknown as (...args: unknown[]) => {
+    addHook: (name: string, fn: (route: { method: string | string[]; url: string }) => void) => void;
+  };
   const wrapped = (...args: unknown[]) => {
     const app = original(...args);
     app.addHook('onRoute', (route) => {
@@ -53,11 +55,24 @@ interface Route {
   init?: () => { body?: unknown; raw?: Buffer; headers?: Record<string, string> };
 }
 
-const ctx = {} as { migration: string; job: string; staged: string; process: string; message: string; webhooks: Record<string, { event: string; id: string }> };
-const GROUP_EVENT: Record<string, string> = { 'counterparty-management': 'counterparty.merged', lodging: 'lodging.message.handling_failed', 'process-orchestration': 'process.status-changed' };
+const ctx = {} as {
+  migration: string;
+  job: string;
+  staged: string;
+  process: string;
+  message: string;
+  webhooks: Record<string, { event: string; id: string }>;
+};
+const GROUP_EVENT: Record<string, string> = {
+  'counterparty-management': 'counterparty.merged',
+  lodging: 'lodging.message.handling_failed',
+  'process-orchestration': 'process.status-changed',
+};
 const V = { accept: 'application/json' };
 const SEQ = { 'content-type': 'application/json-seq' };
-const json = (body: unknown = {}) => () => ({ body, headers: V });
+const json =
+  (body: unknown = {}) =>
+  () => ({ body, headers: V });
 
 const eventRoutes = (group: string): Route[] => {
   const base = `/${group}/events`;
@@ -65,40 +80,149 @@ const eventRoutes = (group: string): Route[] => {
   const wid = () => ctx.webhooks[group]!.id;
   return [
     { method: 'GET', url: `${base}/event-types`, owner: 'any', path: () => `${base}/event-types` },
-    { method: 'POST', url: `${base}/:eventName/endpoints`, owner: 'any', path: () => `${base}/${ev()}/endpoints`, init: json({ uri: 'http://127.0.0.1:9/hook' }) },
+    {
+      method: 'POST',
+      url: `${base}/:eventName/endpoints`,
+      owner: 'any',
+      path: () => `${base}/${ev()}/endpoints`,
+      init: json({ uri: 'http://127.0.0.1:9/hook' }),
+    },
     { method: 'GET', url: `${base}/:eventName/endpoints`, owner: 'any', path: () => `${base}/${ev()}/endpoints` },
     { method: 'GET', url: `${base}/:eventName/token/:id`, owner: 'label', path: () => `${base}/${ev()}/token/${wid()}` },
-    { method: 'PUT', url: `${base}/:eventName/endpoints/:id`, owner: 'label', path: () => `${base}/${ev()}/endpoints/${wid()}`, init: json({ uri: 'http://127.0.0.1:9/changed' }) },
+    {
+      method: 'PUT',
+      url: `${base}/:eventName/endpoints/:id`,
+      owner: 'label',
+      path: () => `${base}/${ev()}/endpoints/${wid()}`,
+      init: json({ uri: 'http://127.0.0.1:9/changed' }),
+    },
     { method: 'DELETE', url: `${base}/:eventName/endpoints/:id`, owner: 'label', path: () => `${base}/${ev()}/endpoints/${wid()}` },
     { method: 'GET', url: `${base}/:eventName/example`, owner: 'any', path: () => `${base}/${ev()}/example` },
-    { method: 'GET', url: `${base}/:eventName/endpoints/:id/deliveries`, owner: 'label', path: () => `${base}/${ev()}/endpoints/${wid()}/deliveries` },
+    {
+      method: 'GET',
+      url: `${base}/:eventName/endpoints/:id/deliveries`,
+      owner: 'label',
+      path: () => `${base}/${ev()}/endpoints/${wid()}/deliveries`,
+    },
     { method: 'POST', url: `${base}/:eventName/trigger`, owner: 'any', path: () => `${base}/${ev()}/trigger`, init: json({ probe: true }) },
   ];
 };
 
 const MIG = '/migration-assistance/migrations';
 const ROUTES: Route[] = [
-  { method: 'GET', url: '/authentication/token/:brokerKey/:labelId', owner: 'public', why: 'token issuance takes Basic client credentials (brute force: security-auth-abuse test)', path: () => '/authentication/token/demo-broker/demo-label' },
-  { method: 'GET', url: '/authentication/jwks', owner: 'public', why: 'the public keys are public by design (spec: "JWKS request: none")', path: () => '/authentication/jwks' },
-  { method: 'GET', url: '/_admin/faults', owner: 'public', why: 'fault-injection admin: no token, loopback callers only (403 ADMIN_LOOPBACK_ONLY otherwise) with a loopback Host (403 ADMIN_HOST_NOT_LOOPBACK otherwise)', path: () => '/_admin/faults' },
+  {
+    method: 'GET',
+    url: '/authentication/token/:brokerKey/:labelId',
+    owner: 'public',
+    why: 'token issuance takes Basic client credentials (brute force: security-auth-abuse test)',
+    path: () => '/authentication/token/demo-broker/demo-label',
+  },
+  {
+    method: 'GET',
+    url: '/authentication/jwks',
+    owner: 'public',
+    why: 'the public keys are public by design (spec: "JWKS request: none")',
+    path: () => '/authentication/jwks',
+  },
+  {
+    method: 'GET',
+    url: '/_admin/faults',
+    owner: 'public',
+    why: 'fault-injection admin: no token, loopback callers only (403 ADMIN_LOOPBACK_ONLY otherwise) with a loopback Host (403 ADMIN_HOST_NOT_LOOPBACK otherwise)',
+    path: () => '/_admin/faults',
+  },
   { method: 'PUT', url: '/_admin/faults', owner: 'public', why: 'as above', path: () => '/_admin/faults' },
   { method: 'DELETE', url: '/_admin/faults', owner: 'public', why: 'as above', path: () => '/_admin/faults' },
   { method: 'GET', url: '/_admin/faults/stats', owner: 'public', why: 'as above', path: () => '/_admin/faults/stats' },
   { method: 'DELETE', url: '/_admin/faults/stats', owner: 'public', why: 'as above', path: () => '/_admin/faults/stats' },
   { method: 'GET', url: '/authentication/validation', owner: 'any', path: () => '/authentication/validation' },
-  { method: 'GET', url: '/process-orchestration/process-definitions', owner: 'any', path: () => '/process-orchestration/process-definitions', init: () => ({ headers: PO }) },
-  { method: 'POST', url: '/process-orchestration/processes', owner: 'any', path: () => '/process-orchestration/processes', init: () => ({ body: {}, headers: PO }) },
-  { method: 'GET', url: '/process-orchestration/processes/:processId', owner: 'label', path: () => `/process-orchestration/processes/${ctx.process}`, init: () => ({ headers: PO }) },
-  { method: 'PUT', url: '/lodging/processes/:processId/messages/:messageId', owner: 'label', path: () => messagePath(ctx.process, ctx.message), init: () => ({ body: { messageType: 'CleanOrder' }, headers: LODGING }) },
-  { method: 'GET', url: '/lodging/processes/:processId/messages/:messageId', owner: 'label', path: () => messagePath(ctx.process, ctx.message), init: () => ({ headers: LODGING }) },
-  { method: 'PUT', url: '/lodging/processes/:processId/messages/:messageId/attachments/*', owner: 'label', path: () => `${messagePath(ctx.process, ctx.message)}/attachments/Note.txt`, init: () => ({ raw: Buffer.from('--b\r\nContent-Disposition: form-data; name="mimeType"\r\n\r\ntext/plain\r\n--b\r\nContent-Disposition: form-data; name="content"; filename="Note.txt"\r\n\r\nhello\r\n--b--\r\n'), headers: { ...LODGING, 'content-type': 'multipart/form-data; boundary=b' } }) },
-  { method: 'PUT', url: '/lodging/processes/:processId/messages/:messageId/send', owner: 'label', path: () => `${messagePath(ctx.process, ctx.message)}/send`, init: () => ({ headers: LODGING }) },
+  {
+    method: 'GET',
+    url: '/process-orchestration/process-definitions',
+    owner: 'any',
+    path: () => '/process-orchestration/process-definitions',
+    init: () => ({ headers: PO }),
+  },
+  {
+    method: 'POST',
+    url: '/process-orchestration/processes',
+    owner: 'any',
+    path: () => '/process-orchestration/processes',
+    init: () => ({ body: {}, headers: PO }),
+  },
+  {
+    method: 'GET',
+    url: '/process-orchestration/processes/:processId',
+    owner: 'label',
+    path: () => `/process-orchestration/processes/${ctx.process}`,
+    init: () => ({ headers: PO }),
+  },
+  {
+    method: 'PUT',
+    url: '/lodging/processes/:processId/messages/:messageId',
+    owner: 'label',
+    path: () => messagePath(ctx.process, ctx.message),
+    init: () => ({ body: { messageType: 'CleanOrder' }, headers: LODGING }),
+  },
+  {
+    method: 'GET',
+    url: '/lodging/processes/:processId/messages/:messageId',
+    owner: 'label',
+    path: () => messagePath(ctx.process, ctx.message),
+    init: () => ({ headers: LODGING }),
+  },
+  {
+    method: 'PUT',
+    url: '/lodging/processes/:processId/messages/:messageId/attachments/*',
+    owner: 'label',
+    path: () => `${messagePath(ctx.process, ctx.message)}/attachments/Note.txt`,
+    init: () => ({
+      raw: Buffer.from(
+        '--b\r\nContent-Disposition: form-data; name="mimeType"\r\n\r\ntext/plain\r\n--b\r\nContent-Disposition: form-data; name="content"; filename="Note.txt"\r\n\r\nhello\r\n--b--\r\n',
+      ),
+      headers: { ...LODGING, 'content-type': 'multipart/form-data; boundary=b' },
+    }),
+  },
+  {
+    method: 'PUT',
+    url: '/lodging/processes/:processId/messages/:messageId/send',
+    owner: 'label',
+    path: () => `${messagePath(ctx.process, ctx.message)}/send`,
+    init: () => ({ headers: LODGING }),
+  },
   { method: 'GET', url: '/counterparty-management/counterparties', owner: 'any', path: () => '/counterparty-management/counterparties' },
-  { method: 'GET', url: '/counterparty-management/counterparties/stream', owner: 'any', path: () => '/counterparty-management/counterparties/stream', init: () => ({ headers: { accept: 'application/jsonl' } }) },
-  { method: 'PUT', url: '/counterparty-management/migrations/:id/staging/counterparties', owner: 'tenant', path: () => stagingPath(ctx.migration), init: () => ({ raw: Buffer.from(`\x1e${JSON.stringify(person(9))}\n`), headers: SEQ }) },
-  { method: 'GET', url: '/counterparty-management/migrations/:id/staging/counterparties', owner: 'tenant', path: () => stagingPath(ctx.migration) },
-  { method: 'GET', url: '/counterparty-management/migrations/:id/staging/counterparties/:referenceId', owner: 'tenant', path: () => `${stagingPath(ctx.migration)}/${ctx.staged}` },
-  { method: 'DELETE', url: '/counterparty-management/migrations/:id/staging/counterparties/:referenceId', owner: 'tenant', path: () => `${stagingPath(ctx.migration)}/${ctx.staged}` },
+  {
+    method: 'GET',
+    url: '/counterparty-management/counterparties/stream',
+    owner: 'any',
+    path: () => '/counterparty-management/counterparties/stream',
+    init: () => ({ headers: { accept: 'application/jsonl' } }),
+  },
+  {
+    method: 'PUT',
+    url: '/counterparty-management/migrations/:id/staging/counterparties',
+    owner: 'tenant',
+    path: () => stagingPath(ctx.migration),
+    init: () => ({ raw: Buffer.from(`\x1e${JSON.stringify(person(9))}\n`), headers: SEQ }),
+  },
+  {
+    method: 'GET',
+    url: '/counterparty-management/migrations/:id/staging/counterparties',
+    owner: 'tenant',
+    path: () => stagingPath(ctx.migration),
+  },
+  {
+    method: 'GET',
+    url: '/counterparty-management/migrations/:id/staging/counterparties/:referenceId',
+    owner: 'tenant',
+    path: () => `${stagingPath(ctx.migration)}/${ctx.staged}`,
+  },
+  {
+    method: 'DELETE',
+    url: '/counterparty-management/migrations/:id/staging/counterparties/:referenceId',
+    owner: 'tenant',
+    path: () => `${stagingPath(ctx.migration)}/${ctx.staged}`,
+  },
   { method: 'POST', url: MIG, owner: 'any', path: () => MIG, init: json({ components: [] }) },
   { method: 'GET', url: `${MIG}/current`, owner: 'tenant', path: () => `${MIG}/current` },
   { method: 'GET', url: `${MIG}/:id`, owner: 'tenant', path: () => `${MIG}/${ctx.migration}` },
@@ -106,7 +230,13 @@ const ROUTES: Route[] = [
   { method: 'PUT', url: `${MIG}/:id/jobs/validate-staging`, owner: 'tenant', path: () => `${MIG}/${ctx.migration}/jobs/validate-staging` },
   { method: 'PUT', url: `${MIG}/:id/jobs/import`, owner: 'tenant', path: () => `${MIG}/${ctx.migration}/jobs/import` },
   { method: 'PUT', url: `${MIG}/:id/jobs/counts`, owner: 'tenant', path: () => `${MIG}/${ctx.migration}/jobs/counts` },
-  { method: 'GET', url: `${MIG}/:id/logs/stream`, owner: 'tenant', path: () => `${MIG}/${ctx.migration}/logs/stream`, init: () => ({ headers: { accept: 'application/jsonl' } }) },
+  {
+    method: 'GET',
+    url: `${MIG}/:id/logs/stream`,
+    owner: 'tenant',
+    path: () => `${MIG}/${ctx.migration}/logs/stream`,
+    init: () => ({ headers: { accept: 'application/jsonl' } }),
+  },
   { method: 'GET', url: '/migration-assistance/jobs/:jobId', owner: 'tenant', path: () => `/migration-assistance/jobs/${ctx.job}` },
   ...Object.keys(GROUP_EVENT).flatMap(eventRoutes),
 ];
@@ -142,7 +272,9 @@ beforeAll(async () => {
   ctx.message = await createMessage(svc.url, tokens.demo, ctx.process);
   ctx.webhooks = {};
   for (const [group, event] of Object.entries(GROUP_EVENT)) {
-    const res = await call(svc.url, tokens.demo, 'POST', `/${group}/events/${event}/endpoints`, { body: { uri: 'http://127.0.0.1:9/hook' } });
+    const res = await call(svc.url, tokens.demo, 'POST', `/${group}/events/${event}/endpoints`, {
+      body: { uri: 'http://127.0.0.1:9/hook' },
+    });
     ctx.webhooks[group] = { event, id: res.body.id };
   }
 
@@ -159,10 +291,22 @@ beforeAll(async () => {
   forged = [
     ['alg none', `${enc({ alg: 'none', typ: 'JWT' })}.${enc(claims)}.`],
     ['alg none with our kid', `${enc({ alg: 'none', typ: 'JWT', kid: header.kid })}.${enc(claims)}.`],
-    ['HS256 keyed with the public JWK (JSON)', await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid: header.kid }).sign(Buffer.from(JSON.stringify(publicJwk)))],
-    ['HS256 keyed with the public key (PEM)', await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid: header.kid }).sign(Buffer.from(pem))],
-    ['a foreign RSA key with its own kid', await new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'foreign-kid' }).sign(foreign.privateKey)],
-    ['a foreign RSA key under our kid', await new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: header.kid }).sign(foreign.privateKey)],
+    [
+      'HS256 keyed with the public JWK (JSON)',
+      await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid: header.kid }).sign(Buffer.from(JSON.stringify(publicJwk))),
+    ],
+    [
+      'HS256 keyed with the public key (PEM)',
+      await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid: header.kid }).sign(Buffer.from(pem)),
+    ],
+    [
+      'a foreign RSA key with its own kid',
+      await new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'foreign-kid' }).sign(foreign.privateKey),
+    ],
+    [
+      'a foreign RSA key under our kid',
+      await new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: header.kid }).sign(foreign.privateKey),
+    ],
     ['the broker claim changed under the original signature', `${h}.${enc({ ...claims, broker: 'other-broker' })}.${sig}`],
     ['the label claim changed under the original signature', `${h}.${enc({ ...claims, label: 'demo-label-2' })}.${sig}`],
     ['the scope claim widened under the original signature', `${h}.${enc({ ...claims, scope: `${String(claims.scope)} /_admin` })}.${sig}`],
@@ -170,7 +314,10 @@ beforeAll(async () => {
     ['a signature cut off', `${h}.${enc(claims)}`],
     ['not a JWT at all', 'not-a-token'],
     ['a wrong issuer (our key)', await serviceSigned({ ...claims, iss: 'urn:somebody-else' })],
-    ['no expiry (our key)', await serviceSigned({ sub: claims.sub, broker: claims.broker, label: claims.label, scope: claims.scope, iss: claims.iss })],
+    [
+      'no expiry (our key)',
+      await serviceSigned({ sub: claims.sub, broker: claims.broker, label: claims.label, scope: claims.scope, iss: claims.iss }),
+    ],
     ['a white label that does not exist (our key)', await serviceSigned({ ...claims, label: 'ghost-label' })],
     ['a tenant that does not exist (our key)', await serviceSigned({ ...claims, broker: 'ghost-broker' })],
     ['a scope claim that is not a string (our key)', await serviceSigned({ ...claims, scope: ['/migration-assistance'] })],
@@ -185,7 +332,12 @@ function expectNothingLeaked(body: unknown, text: string, who: 'none' | 'other')
   expect(typeof body).toBe('object');
   const b = body as Record<string, unknown>;
   expect(Object.keys(b).every((k) => ['title', 'status', 'detail', 'code', 'instance', 'errors'].includes(k))).toBe(true);
-  for (const pattern of [/\bat .+:\d+:\d+/, /SQLITE|SELECT |INSERT |UPDATE |DELETE FROM/i, /\/work\/|\/tmp\/|node_modules|\.ts\b|\.js\b/, /-----BEGIN|private_jwk|secret_hash/]) {
+  for (const pattern of [
+    /\bat .+:\d+:\d+/,
+    /SQLITE|SELECT |INSERT |UPDATE |DELETE FROM/i,
+    /\/work\/|\/tmp\/|node_modules|\.ts\b|\.js\b/,
+    /-----BEGIN|private_jwk|secret_hash/,
+  ]) {
     expect(text).not.toMatch(pattern);
   }
   if (who === 'other') {
@@ -213,14 +365,25 @@ describe.each(PROTECTED.map((r) => [`${r.method} ${r.url}`, r] as const))('%s', 
   it('refuses no token, a Basic header and every forged or expired token with 401, leaking nothing', async () => {
     const attempts: Array<[string, string | undefined, Record<string, string>]> = [
       ['no Authorization', undefined, {}],
-      ['Basic credentials instead of a bearer token', undefined, { authorization: `Basic ${Buffer.from('demo-client:demo-secret').toString('base64')}` }],
+      [
+        'Basic credentials instead of a bearer token',
+        undefined,
+        { authorization: `Basic ${Buffer.from('demo-client:demo-secret').toString('base64')}` },
+      ],
       ['an empty bearer', undefined, { authorization: 'Bearer ' }],
       ...forged.map(([name, t]) => [name, t, {}] as [string, string, Record<string, string>]),
     ];
     for (const [name, token, headers] of attempts) {
       const res = await send(route, token, headers);
       expect([name, res.status, res.headers.get('content-type')]).toEqual([name, 401, 'application/problem+json; charset=utf-8']);
-      expect([name, res.body.code]).toEqual([name, name === 'expired (our key)' ? 'TOKEN_EXPIRED' : name.startsWith('no Authorization') || name.startsWith('Basic') || name.startsWith('an empty') ? 'MISSING_BEARER_TOKEN' : 'INVALID_TOKEN']);
+      expect([name, res.body.code]).toEqual([
+        name,
+        name === 'expired (our key)'
+          ? 'TOKEN_EXPIRED'
+          : name.startsWith('no Authorization') || name.startsWith('Basic') || name.startsWith('an empty')
+            ? 'MISSING_BEARER_TOKEN'
+            : 'INVALID_TOKEN',
+      ]);
       expectNothingLeaked(res.body, res.text, 'none');
     }
   });
@@ -237,17 +400,23 @@ describe.each(PROTECTED.map((r) => [`${r.method} ${r.url}`, r] as const))('%s', 
 describe('another tenant and another white label', () => {
   // The label-owned routes first, with the demo tenant's second label, then both kinds with the
   // other tenant; destructive routes (DELETE, cancel) are refused, so they can run in any order.
-  it.each(OWNED.filter((r) => r.owner === 'label').map((r) => [`${r.method} ${r.url}`, r] as const))('hides %s from another white label of the same tenant (404)', async (_name, route) => {
-    const res = await send(route, tokens.label2);
-    expect([res.status, res.body.code]).toEqual([404, 'NOT_FOUND']);
-    expectNothingLeaked(res.body, res.text, 'other');
-  });
+  it.each(OWNED.filter((r) => r.owner === 'label').map((r) => [`${r.method} ${r.url}`, r] as const))(
+    'hides %s from another white label of the same tenant (404)',
+    async (_name, route) => {
+      const res = await send(route, tokens.label2);
+      expect([res.status, res.body.code]).toEqual([404, 'NOT_FOUND']);
+      expectNothingLeaked(res.body, res.text, 'other');
+    },
+  );
 
-  it.each(OWNED.map((r) => [`${r.method} ${r.url}`, r] as const))('hides %s from another tenant (404, never its data)', async (_name, route) => {
-    const res = await send(route, tokens.other);
-    expect([res.status, res.body.code]).toEqual([404, 'NOT_FOUND']);
-    expectNothingLeaked(res.body, res.text, 'other');
-  });
+  it.each(OWNED.map((r) => [`${r.method} ${r.url}`, r] as const))(
+    'hides %s from another tenant (404, never its data)',
+    async (_name, route) => {
+      const res = await send(route, tokens.other);
+      expect([res.status, res.body.code]).toEqual([404, 'NOT_FOUND']);
+      expectNothingLeaked(res.body, res.text, 'other');
+    },
+  );
 
   it('shows another tenant none of the demo tenant data on the shared collection routes', async () => {
     const lists: Array<[string, Record<string, string>]> = [
@@ -271,7 +440,10 @@ describe('another tenant and another white label', () => {
     const t = tokens.demo;
     expect((await call(svc.url, t, 'GET', `${MIG}/${ctx.migration}`)).body.activity).toBe('Active');
     expect((await call(svc.url, t, 'GET', `${stagingPath(ctx.migration)}/${ctx.staged}`)).status).toBe(200);
-    expect((await call(svc.url, t, 'GET', messagePath(ctx.process, ctx.message), { headers: LODGING })).body).toMatchObject({ status: 'Draft', attachments: [] });
+    expect((await call(svc.url, t, 'GET', messagePath(ctx.process, ctx.message), { headers: LODGING })).body).toMatchObject({
+      status: 'Draft',
+      attachments: [],
+    });
     for (const [group, w] of Object.entries(ctx.webhooks)) {
       const list = (await call(svc.url, t, 'GET', `/${group}/events/${w.event}/endpoints`)).body as Array<{ id: string; uri: string }>;
       expect(list.find((r) => r.id === w.id)?.uri).toBe('http://127.0.0.1:9/hook');
@@ -280,8 +452,11 @@ describe('another tenant and another white label', () => {
 });
 
 describe('a random id', () => {
-  it.each(OWNED.filter((r) => /\/migrations\/:id/.test(r.url)).map((r) => [`${r.method} ${r.url}`, r] as const))('of a migration on %s is 404 for the owner too (nothing to tell apart)', async (_name, route) => {
-    const res = await call(svc.url, tokens.demo, route.method, route.path().replace(ctx.migration, randomUUID()), route.init?.() ?? {});
-    expect([res.status, res.body.code]).toEqual([404, 'NOT_FOUND']);
-  });
+  it.each(OWNED.filter((r) => /\/migrations\/:id/.test(r.url)).map((r) => [`${r.method} ${r.url}`, r] as const))(
+    'of a migration on %s is 404 for the owner too (nothing to tell apart)',
+    async (_name, route) => {
+      const res = await call(svc.url, tokens.demo, route.method, route.path().replace(ctx.migration, randomUUID()), route.init?.() ?? {});
+      expect([res.status, res.body.code]).toEqual([404, 'NOT_FOUND']);
+    },
+  );
 });

@@ -11,7 +11,9 @@ afterAll(async () => svc?.dispose());
 
 describe('token issuance', () => {
   it('issues an RS256 JWT with a kid for valid Basic credentials', async () => {
-    const res = await call(svc.url, undefined, 'GET', '/authentication/token/demo-broker/demo-label', { headers: { authorization: basic('demo-client', 'demo-secret') } });
+    const res = await call(svc.url, undefined, 'GET', '/authentication/token/demo-broker/demo-label', {
+      headers: { authorization: basic('demo-client', 'demo-secret') },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ token_type: 'Bearer', expires_in: 60 });
     const header = JSON.parse(Buffer.from(res.body.access_token.split('.')[0], 'base64url').toString());
@@ -21,25 +23,35 @@ describe('token issuance', () => {
   });
 
   it('answers a bare JWT when asked for application/jwt', async () => {
-    const res = await call(svc.url, undefined, 'GET', '/authentication/token/demo-broker/demo-label', { headers: { authorization: basic('demo-client', 'demo-secret'), accept: 'application/jwt' } });
+    const res = await call(svc.url, undefined, 'GET', '/authentication/token/demo-broker/demo-label', {
+      headers: { authorization: basic('demo-client', 'demo-secret'), accept: 'application/jwt' },
+    });
     expect(res.status).toBe(200);
     expect(res.text.split('.')).toHaveLength(3);
   });
 
   it('refuses wrong credentials with 401 and the spec title', async () => {
-    const res = await call(svc.url, undefined, 'GET', '/authentication/token/demo-broker/demo-label', { headers: { authorization: basic('demo-client', 'nope') } });
+    const res = await call(svc.url, undefined, 'GET', '/authentication/token/demo-broker/demo-label', {
+      headers: { authorization: basic('demo-client', 'nope') },
+    });
     expect(res.status).toBe(401);
     expect(res.body).toMatchObject({ title: 'Unauthorized', status: 401, code: 'INVALID_CLIENT_CREDENTIALS' });
     expect(res.headers.get('content-type')).toContain('application/problem+json');
   });
 
   it('answers 404 for a broker key and label the client does not have', async () => {
-    for (const path of ['/authentication/token/no-broker/demo-label', '/authentication/token/demo-broker/nope', '/authentication/token/other-broker/other-label']) {
+    for (const path of [
+      '/authentication/token/no-broker/demo-label',
+      '/authentication/token/demo-broker/nope',
+      '/authentication/token/other-broker/other-label',
+    ]) {
       const res = await call(svc.url, undefined, 'GET', path, { headers: { authorization: basic('demo-client', 'demo-secret') } });
       expect(res.status).toBe(404);
       expect(res.body).toMatchObject({ title: 'Not found', status: 404, code: 'UNKNOWN_TENANT_OR_LABEL' });
     }
-    const scoped = await call(svc.url, undefined, 'GET', '/authentication/token/demo-broker/demo-label-2', { headers: { authorization: basic('scoped-client', 'scoped-secret') } });
+    const scoped = await call(svc.url, undefined, 'GET', '/authentication/token/demo-broker/demo-label-2', {
+      headers: { authorization: basic('scoped-client', 'scoped-secret') },
+    });
     expect(scoped.status).toBe(404);
   });
 
@@ -125,9 +137,12 @@ describe('the bearer guard', () => {
   it('slows brute force on the token endpoint with 429 and Retry-After', async () => {
     const headers = { authorization: basic('other-client', 'guess') };
     let last = 0;
-    for (let i = 0; i < 11; i++) last = (await call(svc.url, undefined, 'GET', '/authentication/token/other-broker/other-label', { headers })).status;
+    for (let i = 0; i < 11; i++)
+      last = (await call(svc.url, undefined, 'GET', '/authentication/token/other-broker/other-label', { headers })).status;
     expect(last).toBe(429);
-    const res = await call(svc.url, undefined, 'GET', '/authentication/token/other-broker/other-label', { headers: { authorization: basic('other-client', 'other-secret') } });
+    const res = await call(svc.url, undefined, 'GET', '/authentication/token/other-broker/other-label', {
+      headers: { authorization: basic('other-client', 'other-secret') },
+    });
     expect(res.status).toBe(429);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
   });

@@ -15,7 +15,10 @@ beforeAll(async () => {
   token = await getToken(svc.url);
   // 145 more counterparties for demo-broker, written as an import would (own connection, WAL).
   const db = openDatabase(svc.dataDir);
-  const records = Array.from({ length: 145 }, (_, i) => ({ referenceId: id(i + 1), type: 'person', initials: 'T', surname: `Test${i + 1}` }) as StagedCounterparty);
+  const records = Array.from(
+    { length: 145 },
+    (_, i) => ({ referenceId: id(i + 1), type: 'person', initials: 'T', surname: `Test${i + 1}` }) as StagedCounterparty,
+  );
   db.transaction(() => upsertLiveCounterparties(db, 'demo-broker', records, 'import'))();
   db.close();
 });
@@ -53,7 +56,14 @@ describe('counterparty list', () => {
       income: { amount: 64000, currency: 'EUR', frequency: 'yearly' },
       emailAddress: 'ada.seedling@example.org',
       addresses: [
-        { referenceId: seedReferenceId('demo-broker', 'address/ada'), type: 'main', addressLine1: 'Demostraat 1', postalCode: '1000 AA', locality: 'Amsterdam', countryCode: 'NL' },
+        {
+          referenceId: seedReferenceId('demo-broker', 'address/ada'),
+          type: 'main',
+          addressLine1: 'Demostraat 1',
+          postalCode: '1000 AA',
+          locality: 'Amsterdam',
+          countryCode: 'NL',
+        },
       ],
     });
   });
@@ -92,12 +102,18 @@ describe('counterparty list', () => {
     const other = await getToken(svc.url, OTHER);
     const res = await call(svc.url, other, 'GET', '/counterparty-management/counterparties?limit=100', { headers: JSON_2025 });
     expect(res.body.total).toBe(5);
-    expect(res.body.items.map((i: { referenceId: string }) => i.referenceId)).toContain(seedReferenceId('other-broker', 'organisation/bakery'));
-    expect(res.body.items.map((i: { referenceId: string }) => i.referenceId)).not.toContain(seedReferenceId('demo-broker', 'organisation/bakery'));
+    expect(res.body.items.map((i: { referenceId: string }) => i.referenceId)).toContain(
+      seedReferenceId('other-broker', 'organisation/bakery'),
+    );
+    expect(res.body.items.map((i: { referenceId: string }) => i.referenceId)).not.toContain(
+      seedReferenceId('demo-broker', 'organisation/bakery'),
+    );
   });
 
   it('refuses an api-version the counterparty API does not serve', async () => {
-    const res = await call(svc.url, token, 'GET', '/counterparty-management/counterparties', { headers: { accept: 'application/json;api-version=2024.1.0' } });
+    const res = await call(svc.url, token, 'GET', '/counterparty-management/counterparties', {
+      headers: { accept: 'application/json;api-version=2024.1.0' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('UNSUPPORTED_API_VERSION');
   });

@@ -23,12 +23,15 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const events = () => db.prepare('SELECT event_name AS name, payload FROM event_outbox ORDER BY seq').all() as Array<{ name: string; payload: string }>;
+const events = () =>
+  db.prepare('SELECT event_name AS name, payload FROM event_outbox ORDER BY seq').all() as Array<{ name: string; payload: string }>;
 const seqs = () => db.prepare('SELECT reference_id AS id, seq FROM live_counterparties ORDER BY seq').all();
 
 describe('live counterparty store', () => {
   it('inserts with per-tenant sequence numbers starting at 1', () => {
-    const r1 = db.transaction(() => upsertLiveCounterparties(db, 't1', [person(A, { surname: 'One' }), person(B, { surname: 'Two' })], 'import'))();
+    const r1 = db.transaction(() =>
+      upsertLiveCounterparties(db, 't1', [person(A, { surname: 'One' }), person(B, { surname: 'Two' })], 'import'),
+    )();
     const r2 = db.transaction(() => upsertLiveCounterparties(db, 't2', [person(C)], 'import'))();
     expect(r1).toEqual({ inserted: 2, updated: 0, merged: [] });
     expect(r2).toEqual({ inserted: 1, updated: 0, merged: [] });
@@ -43,11 +46,21 @@ describe('live counterparty store', () => {
 
   it('merges a record with the identity of another into the survivor and emits counterparty.merged', () => {
     upsertLiveCounterparties(db, 't1', [person(A, { telephoneNumbers: [{ number: '0201' }] })], 'import');
-    const r = upsertLiveCounterparties(db, 't1', [person(B, { surname: 'JANSEN', initials: 'jp', firstName: 'Jan', telephoneNumbers: [{ number: '0202' }] })], 'lodging');
+    const r = upsertLiveCounterparties(
+      db,
+      't1',
+      [person(B, { surname: 'JANSEN', initials: 'jp', firstName: 'Jan', telephoneNumbers: [{ number: '0202' }] })],
+      'lodging',
+    );
     expect(r).toEqual({ inserted: 0, updated: 0, merged: [{ survivor: A, merged: B }] });
     expect(seqs()).toEqual([{ id: A, seq: 1 }]);
     const data = JSON.parse((db.prepare('SELECT data FROM live_counterparties').get() as { data: string }).data);
-    expect(data).toMatchObject({ referenceId: A, firstName: 'Jan', surname: 'JANSEN', telephoneNumbers: [{ number: '0201' }, { number: '0202' }] });
+    expect(data).toMatchObject({
+      referenceId: A,
+      firstName: 'Jan',
+      surname: 'JANSEN',
+      telephoneNumbers: [{ number: '0201' }, { number: '0202' }],
+    });
     expect(liveCounterpartyExists(db, 't1', B)).toBe(true);
     expect(events().map((e) => e.name)).toEqual(['counterparty.merged']);
     expect(JSON.parse(events()[0]!.payload)).toEqual({
@@ -80,7 +93,8 @@ describe('live counterparty store', () => {
   it('never merges persons without a date of birth, and merges organisations by chamber of commerce number', () => {
     const r1 = upsertLiveCounterparties(db, 't1', [person(A, { dateOfBirth: undefined }), person(B, { dateOfBirth: undefined })], 'import');
     expect(r1.inserted).toBe(2);
-    const org = (id: string, coc: string) => ({ referenceId: id, type: 'organisation', organisationName: 'Acme', cocNumber: coc }) as StagedCounterparty;
+    const org = (id: string, coc: string) =>
+      ({ referenceId: id, type: 'organisation', organisationName: 'Acme', cocNumber: coc }) as StagedCounterparty;
     const r2 = upsertLiveCounterparties(db, 't1', [org(C, '1234 5678'), org('00000000-0000-4000-8000-00000000000d', '12345678')], 'import');
     expect(r2).toEqual({ inserted: 1, updated: 0, merged: [{ survivor: C, merged: '00000000-0000-4000-8000-00000000000d' }] });
   });
@@ -99,18 +113,29 @@ describe('live counterparty store', () => {
 
   it('finds counterparties by id, identity and sequence through indexes, never a scan', () => {
     upsertLiveCounterparties(db, 't1', [person(A)], 'import');
-    const plan = (sql: string) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all('t1', 'x') as Array<{ detail: string }>).map((r) => r.detail).join('; ');
-    expect(plan('SELECT * FROM live_counterparties WHERE broker_key = ? AND identity_key = ? ORDER BY seq LIMIT 1')).toContain('USING INDEX live_counterparties_identity_key (broker_key=? AND identity_key=?)');
+    const plan = (sql: string) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all('t1', 'x') as Array<{ detail: string }>).map((r) => r.detail).join('; ');
+    expect(plan('SELECT * FROM live_counterparties WHERE broker_key = ? AND identity_key = ? ORDER BY seq LIMIT 1')).toContain(
+      'USING INDEX live_counterparties_identity_key (broker_key=? AND identity_key=?)',
+    );
     // The key's own index (a rowid table since rows are appended; older data files keep the clustered key).
-    expect(plan('SELECT * FROM live_counterparties WHERE broker_key = ? AND reference_id = ?')).toMatch(/USING (PRIMARY KEY|INDEX sqlite_autoindex_live_counterparties_\d+) \(broker_key=\? AND reference_id=\?\)/);
-    expect(plan('SELECT seq, data FROM live_counterparties WHERE broker_key = ? AND seq >= ? ORDER BY seq LIMIT 1000')).toContain('USING INDEX live_counterparties_seq (broker_key=? AND seq>?)');
+    expect(plan('SELECT * FROM live_counterparties WHERE broker_key = ? AND reference_id = ?')).toMatch(
+      /USING (PRIMARY KEY|INDEX sqlite_autoindex_live_counterparties_\d+) \(broker_key=\? AND reference_id=\?\)/,
+    );
+    expect(plan('SELECT seq, data FROM live_counterparties WHERE broker_key = ? AND seq >= ? ORDER BY seq LIMIT 1000')).toContain(
+      'USING INDEX live_counterparties_seq (broker_key=? AND seq>?)',
+    );
   });
 
   it('rewrites nothing and emits nothing when the same record comes again from the same source', () => {
     upsertLiveCounterparties(db, 't1', [person(A, { emailAddress: 'a@example.org' })], 'import');
     const writes = () => (db.prepare('SELECT total_changes() AS n').get() as { n: number }).n;
     const before = writes();
-    expect(upsertLiveCounterparties(db, 't1', [person(A, { emailAddress: 'a@example.org' })], 'import')).toEqual({ inserted: 0, updated: 1, merged: [] });
+    expect(upsertLiveCounterparties(db, 't1', [person(A, { emailAddress: 'a@example.org' })], 'import')).toEqual({
+      inserted: 0,
+      updated: 1,
+      merged: [],
+    });
     expect(writes()).toBe(before);
     upsertLiveCounterparties(db, 't1', [person(A, { emailAddress: 'a@example.org' })], 'lodging'); // another source: written
     expect(writes()).toBe(before + 1);

@@ -3,7 +3,6 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Writable } from 'node:stream';
 import { Parser as JsonSeqParser } from 'json-text-sequence';
 import { openDatabase } from '../../src/service/store/database.js';
 import { upsertLiveCounterparties } from '../../src/service/counterparties/store.js';
@@ -27,7 +26,11 @@ beforeAll(async () => {
   // Rows of about 700 bytes, so the whole stream (14 MB) is more than socket buffers hold.
   const note = 'x'.repeat(500);
   const db = openDatabase(svc.dataDir);
-  const records = Array.from({ length: EXTRA }, (_, i) => ({ referenceId: id(i + 1), type: 'person', initials: 'S', surname: `Streamed${i + 1}`, ratings: [{ note }] }) as StagedCounterparty);
+  const records = Array.from(
+    { length: EXTRA },
+    (_, i) =>
+      ({ referenceId: id(i + 1), type: 'person', initials: 'S', surname: `Streamed${i + 1}`, ratings: [{ note }] }) as StagedCounterparty,
+  );
   db.transaction(() => upsertLiveCounterparties(db, 'demo-broker', records, 'import'))();
   db.close();
 });
@@ -40,7 +43,10 @@ async function streamJsonl(query = ''): Promise<Array<Record<string, any>>> {
   const text = await res.text();
   if (text === '') return [];
   expect(text.endsWith('\n')).toBe(true);
-  return text.slice(0, -1).split('\n').map((line) => JSON.parse(line));
+  return text
+    .slice(0, -1)
+    .split('\n')
+    .map((line) => JSON.parse(line));
 }
 
 const seqs = (objs: Array<Record<string, any>>) => objs.map((o) => o.sequenceNumber as number);
@@ -63,7 +69,12 @@ describe('counterparty stream', () => {
       initials: 'S',
       surname: 'Streamed1',
     });
-    expect(objs[3]).toMatchObject({ type: 'StreamingOrganisationCounterparty', organisationName: 'Demo Bakery B.V.', cocNumber: '99000001', countryOfIncorporation: 'NL' });
+    expect(objs[3]).toMatchObject({
+      type: 'StreamingOrganisationCounterparty',
+      organisationName: 'Demo Bakery B.V.',
+      cocNumber: '99000001',
+      countryOfIncorporation: 'NL',
+    });
   });
 
   it('streams the same objects as RFC 7464 JSON text sequences, read by a reference parser', async () => {
@@ -96,7 +107,10 @@ describe('counterparty stream', () => {
   it.each(['-1', 'abc', '1.5', ''])('refuses continue-from=%s with 400', async (value) => {
     const res = await call(svc.url, token, 'GET', `${STREAM}?continue-from=${value}`, { headers: { accept: JSONL } });
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ code: 'INVALID_QUERY_PARAMETER', detail: `query parameter continue-from: expected an integer ≥ 0, got "${value}"` });
+    expect(res.body).toMatchObject({
+      code: 'INVALID_QUERY_PARAMETER',
+      detail: `query parameter continue-from: expected an integer ≥ 0, got "${value}"`,
+    });
   });
 
   it('needs the stream format named in Accept: 400 when missing or a wildcard, 406 for another type', async () => {
@@ -126,7 +140,9 @@ describe('counterparty stream', () => {
           }, 300);
         });
       });
-      req.on('error', (err) => (err.message.includes('aborted') || (err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err)));
+      req.on('error', (err) =>
+        err.message.includes('aborted') || (err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err),
+      );
       req.end();
     });
     for (let i = 0; i < 100 && activity.open > 0; i++) await new Promise((r) => setTimeout(r, 50));
@@ -146,7 +162,10 @@ describe('counterparty stream under fault injection', () => {
     try {
       const t = await getToken(faulty.url);
       const db = openDatabase(faulty.dataDir);
-      const records = Array.from({ length: 3000 }, (_, i) => ({ referenceId: id(i + 1), type: 'person', initials: 'F', surname: `Faulty${i + 1}` }) as StagedCounterparty);
+      const records = Array.from(
+        { length: 3000 },
+        (_, i) => ({ referenceId: id(i + 1), type: 'person', initials: 'F', surname: `Faulty${i + 1}` }) as StagedCounterparty,
+      );
       db.transaction(() => upsertLiveCounterparties(db, 'demo-broker', records, 'import'))();
       db.close();
       const got: number[] = [];
@@ -154,13 +173,17 @@ describe('counterparty stream under fault injection', () => {
       for (let request = 0; request < 50; request++) {
         const from = (got.at(-1) ?? 0) + 1;
         const { text, complete } = await new Promise<{ text: string; complete: boolean }>((resolve) => {
-          const req = httpRequest(`${faulty.url}${STREAM}?continue-from=${from}`, { headers: { authorization: `Bearer ${t}`, accept: JSONL } }, (res) => {
-            let body = '';
-            res.setEncoding('utf8');
-            res.on('data', (c: string) => (body += c));
-            res.on('end', () => resolve({ text: body, complete: res.complete }));
-            res.on('error', () => resolve({ text: body, complete: false }));
-          });
+          const req = httpRequest(
+            `${faulty.url}${STREAM}?continue-from=${from}`,
+            { headers: { authorization: `Bearer ${t}`, accept: JSONL } },
+            (res) => {
+              let body = '';
+              res.setEncoding('utf8');
+              res.on('data', (c: string) => (body += c));
+              res.on('end', () => resolve({ text: body, complete: res.complete }));
+              res.on('error', () => resolve({ text: body, complete: false }));
+            },
+          );
           req.on('error', () => resolve({ text: '', complete: false }));
           req.end();
         });

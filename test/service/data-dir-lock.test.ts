@@ -55,6 +55,8 @@ describe('the data folder lock', () => {
 
     // PID 1 is always alive: a service of another process.
     writeFileSync(join(dataDir, 'service.lock'), '1\n');
-    await expect(startService({ port: 0, dataDir, logLevel: 'silent' })).rejects.toThrow('is in use by another embedded service (process 1)');
+    await expect(startService({ port: 0, dataDir, logLevel: 'silent' })).rejects.toThrow(
+      'is in use by another embedded service (process 1)',
+    );
   });
 });

@@ -30,7 +30,15 @@ async function startReceiver(answer: (req: Received, n: number, res: ServerRespo
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, received, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    url,
+    received,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
@@ -81,9 +89,21 @@ describe('webhook delivery', () => {
     expect(got.headers['x-event-token']).toBe(reg.token);
     expect(got.headers['x-event-id']).toBe(trig.body.id);
     expect(got.headers['content-type']).toBe('application/json');
-    expect(got.body).toEqual({ id: trig.body.id, eventName: 'lodging.message.handling_succeeded', occurredOn: trig.body.occurredOn, data: { messageReferenceId: 'm-1' } });
+    expect(got.body).toEqual({
+      id: trig.body.id,
+      eventName: 'lodging.message.handling_succeeded',
+      occurredOn: trig.body.occurredOn,
+      data: { messageReferenceId: 'm-1' },
+    });
     expect(page.total).toBe(1);
-    expect(page.items[0]).toMatchObject({ eventId: trig.body.id, status: 'delivered', attempts: 1, lastStatusCode: 200, lastError: null, nextAttemptAt: null });
+    expect(page.items[0]).toMatchObject({
+      eventId: trig.body.id,
+      status: 'delivered',
+      attempts: 1,
+      lastStatusCode: 200,
+      lastError: null,
+      nextAttemptAt: null,
+    });
     expect(page.items[0].attemptLog).toEqual([expect.objectContaining({ attempt: 1, outcome: 'delivered', statusCode: 200, error: null })]);
     expect(typeof page.items[0].attemptLog[0].latencyMs).toBe('number');
   });
@@ -124,7 +144,12 @@ describe('webhook delivery', () => {
     const reg = await subscribe(base, `${rx.url}/moved`);
     await call(svc.url, token, 'POST', `${base}/trigger`, { body: { referenceId: 'x' }, headers: V });
     const page = await until('failed delivery', () => deliveries(base, reg.id), settled);
-    expect(page.items[0]).toMatchObject({ status: 'failed', attempts: 3, lastStatusCode: 302, lastError: 'redirect to /elsewhere not followed' });
+    expect(page.items[0]).toMatchObject({
+      status: 'failed',
+      attempts: 3,
+      lastStatusCode: 302,
+      lastError: 'redirect to /elsewhere not followed',
+    });
     expect(rx.received.map((r) => r.path)).toEqual(['/moved', '/moved', '/moved']);
   });
 
@@ -152,7 +177,11 @@ describe('webhook delivery', () => {
       const base = '/counterparty-management/events/counterparty.merged';
       const reg = (await call(quick.url, t, 'POST', `${base}/endpoints`, { body: { uri: `${rx.url}/slow` }, headers: V })).body;
       await call(quick.url, t, 'POST', `${base}/trigger`, { headers: V });
-      const page = await until('delivery after a timeout', () => call(quick.url, t, 'GET', `${base}/endpoints/${reg.id}/deliveries`, { headers: V }).then((r) => r.body), settled);
+      const page = await until(
+        'delivery after a timeout',
+        () => call(quick.url, t, 'GET', `${base}/endpoints/${reg.id}/deliveries`, { headers: V }).then((r) => r.body),
+        settled,
+      );
       expect(page.items[0].attemptLog.map((a: any) => [a.outcome, a.error])).toEqual([
         ['retry', 'no answer within 200 ms'],
         ['delivered', null],
@@ -171,14 +200,21 @@ describe('webhook delivery', () => {
     const db = openDatabase(svc.dataDir);
     const a = '00000000-0000-4000-8000-0000000000a1';
     const b = '00000000-0000-4000-8000-0000000000b2';
-    const person = (referenceId: string) => ({ referenceId, type: 'person', initials: 'M', surname: 'Merger', dateOfBirth: '1977-07-07' }) as StagedCounterparty;
+    const person = (referenceId: string) =>
+      ({ referenceId, type: 'person', initials: 'M', surname: 'Merger', dateOfBirth: '1977-07-07' }) as StagedCounterparty;
     db.transaction(() => upsertLiveCounterparties(db, 'demo-broker', [person(a)], 'import'))();
     db.transaction(() => upsertLiveCounterparties(db, 'demo-broker', [person(b)], 'lodging'))();
     db.close();
     await until('merge delivery', () => deliveries(base, mine.id), settled);
     const merged = rx.received.filter((r) => r.path === '/mine' && r.body.data.source === 'lodging');
     expect(merged.map((r) => r.body.data)).toEqual([
-      { survivorReferenceId: a, mergedReferenceIds: [b], counterpartyType: 'person', matchedOn: ['surname', 'initials', 'dateOfBirth'], source: 'lodging' },
+      {
+        survivorReferenceId: a,
+        mergedReferenceIds: [b],
+        counterpartyType: 'person',
+        matchedOn: ['surname', 'initials', 'dateOfBirth'],
+        source: 'lodging',
+      },
     ]);
     expect(merged[0]!.headers['x-event-token']).toBe(mine.token);
     expect(rx.received.filter((r) => r.path === '/theirs')).toEqual([]);
@@ -195,7 +231,11 @@ describe('webhook delivery', () => {
       const reg = (await call(narrow.url, t, 'POST', `${base}/endpoints`, { body: { uri: `${rx.url}/narrow` }, headers: V })).body;
       const ids: string[] = [];
       for (let i = 0; i < 12; i++) ids.push((await call(narrow.url, t, 'POST', `${base}/trigger`, { body: { i }, headers: V })).body.id);
-      const page = await until('12 deliveries', () => call(narrow.url, t, 'GET', `${base}/endpoints/${reg.id}/deliveries?limit=100`, { headers: V }).then((r) => r.body), (p) => p.total === 12 && settled(p));
+      const page = await until(
+        '12 deliveries',
+        () => call(narrow.url, t, 'GET', `${base}/endpoints/${reg.id}/deliveries?limit=100`, { headers: V }).then((r) => r.body),
+        (p) => p.total === 12 && settled(p),
+      );
       expect(page.items.every((d: any) => d.status === 'delivered' && d.attempts === 1)).toBe(true);
       expect(rx.received.map((r) => r.body.id).sort()).toEqual([...ids].sort());
     } finally {
@@ -212,9 +252,14 @@ describe('webhook delivery', () => {
     const probe = await startReceiver();
     const port = new URL(probe.url).port;
     await probe.close();
-    const reg = (await call(first.url, t, 'POST', `${base}/endpoints`, { body: { uri: `http://127.0.0.1:${port}/later` }, headers: V })).body;
+    const reg = (await call(first.url, t, 'POST', `${base}/endpoints`, { body: { uri: `http://127.0.0.1:${port}/later` }, headers: V }))
+      .body;
     const trig = (await call(first.url, t, 'POST', `${base}/trigger`, { headers: V })).body;
-    await until('a failed attempt', () => call(first.url, t, 'GET', `${base}/endpoints/${reg.id}/deliveries`, { headers: V }).then((r) => r.body), (p) => p.items[0]?.attempts >= 1);
+    await until(
+      'a failed attempt',
+      () => call(first.url, t, 'GET', `${base}/endpoints/${reg.id}/deliveries`, { headers: V }).then((r) => r.body),
+      (p) => p.items[0]?.attempts >= 1,
+    );
     await first.close();
 
     const rx = await startReceiver();
@@ -223,7 +268,11 @@ describe('webhook delivery', () => {
     try {
       const t2 = await getToken(second.url);
       await call(second.url, t2, 'PUT', `${base}/endpoints/${reg.id}`, { body: { uri: `${rx.url}/later` }, headers: V });
-      const page = await until('resumed delivery', () => call(second.url, t2, 'GET', `${base}/endpoints/${reg.id}/deliveries`, { headers: V }).then((r) => r.body), settled);
+      const page = await until(
+        'resumed delivery',
+        () => call(second.url, t2, 'GET', `${base}/endpoints/${reg.id}/deliveries`, { headers: V }).then((r) => r.body),
+        settled,
+      );
       expect(page.items[0]).toMatchObject({ eventId: trig.id, status: 'delivered' });
       expect(page.items[0].attemptLog[0]).toMatchObject({ outcome: 'retry', statusCode: null });
       expect(page.items[0].attemptLog[0].error).toContain('ECONNREFUSED');

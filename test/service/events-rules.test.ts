@@ -53,7 +53,10 @@ describe('webhook address classes', () => {
 
 describe('webhook uri check', () => {
   it('refuses a host name that resolves to a link-local address', async () => {
-    const resolve = async () => [{ address: '93.184.215.14', family: 4 }, { address: '169.254.10.10', family: 4 }];
+    const resolve = async () => [
+      { address: '93.184.215.14', family: 4 },
+      { address: '169.254.10.10', family: 4 },
+    ];
     await expect(checkWebhookUri('https://hooks.example.test/x', { ...strict, resolve })).rejects.toThrow(
       'webhook uri refused: hooks.example.test resolves to 169.254.10.10, which is a link-local address; expected an http(s) uri of a publicly reachable host, got "https://hooks.example.test/x"',
     );
@@ -68,15 +71,21 @@ describe('webhook uri check', () => {
     const resolve = async () => {
       throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
     };
-    await expect(checkWebhookUri('https://nowhere.test/', { ...strict, resolve })).rejects.toThrow('host nowhere.test does not resolve (ENOTFOUND)');
+    await expect(checkWebhookUri('https://nowhere.test/', { ...strict, resolve })).rejects.toThrow(
+      'host nowhere.test does not resolve (ENOTFOUND)',
+    );
   });
 
   it('refuses at connect time what the policy refuses (DNS rebinding)', async () => {
     const lookup = guardedLookup(strict);
     const err = await new Promise<NodeJS.ErrnoException | null>((r) => lookup('localhost', {}, (e) => r(e)));
     expect(err?.code).toBe('WEBHOOK_URI_REFUSED');
-    expect(err?.message).toMatch(/^webhook host localhost resolves to (127\.0\.0\.1|::1), which is a loopback address \(allowLoopbackWebhooks is off\)$/);
-    const ok = await new Promise<unknown>((r) => guardedLookup({ allowPrivate: false, allowLoopback: true })('localhost', { all: true }, (e, a) => r(e ?? a)));
+    expect(err?.message).toMatch(
+      /^webhook host localhost resolves to (127\.0\.0\.1|::1), which is a loopback address \(allowLoopbackWebhooks is off\)$/,
+    );
+    const ok = await new Promise<unknown>((r) =>
+      guardedLookup({ allowPrivate: false, allowLoopback: true })('localhost', { all: true }, (e, a) => r(e ?? a)),
+    );
     expect(Array.isArray(ok)).toBe(true);
   });
 });

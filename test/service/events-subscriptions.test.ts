@@ -25,11 +25,15 @@ describe('event types', () => {
   });
 
   it('answers 404 UNKNOWN_EVENT_TYPE for an event of another group', async () => {
-    const res = await call(svc.url, token, 'POST', '/lodging/events/counterparty.merged/endpoints', { body: { uri: RECEIVER }, headers: V });
+    const res = await call(svc.url, token, 'POST', '/lodging/events/counterparty.merged/endpoints', {
+      body: { uri: RECEIVER },
+      headers: V,
+    });
     expect(res.status).toBe(404);
     expect(res.body).toMatchObject({
       code: 'UNKNOWN_EVENT_TYPE',
-      detail: 'event type counterparty.merged is not an event of /lodging; its events are lodging.message.handling_succeeded, lodging.message.handling_failed',
+      detail:
+        'event type counterparty.merged is not an event of /lodging; its events are lodging.message.handling_succeeded, lodging.message.handling_failed',
     });
   });
 
@@ -58,34 +62,42 @@ describe('event types', () => {
 });
 
 describe('webhook registrations', () => {
-  it.each(Object.entries(EVENT_GROUPS).map(([group, names]) => [group, names[0]]))('are created, listed, read, changed and deleted on %s', async (group, eventName) => {
-    const base = `/${group}/events/${eventName}`;
-    const created = await call(svc.url, token, 'POST', `${base}/endpoints`, { body: { uri: RECEIVER }, headers: V });
-    expect(created.status).toBe(201);
-    expect(Object.keys(created.body).sort()).toEqual(['createdOn', 'eventName', 'id', 'token', 'uri']);
-    expect(created.body).toMatchObject({ eventName, uri: RECEIVER });
-    expect(created.body.token).toMatch(/^[A-Za-z0-9_-]{43}$/); // 32 bytes, base64url
-    expect(Date.parse(created.body.createdOn)).not.toBeNaN();
-    const id = created.body.id;
-    expect(created.headers.get('location')).toBe(`${base}/endpoints/${id}`);
+  it.each(Object.entries(EVENT_GROUPS).map(([group, names]) => [group, names[0]]))(
+    'are created, listed, read, changed and deleted on %s',
+    async (group, eventName) => {
+      const base = `/${group}/events/${eventName}`;
+      const created = await call(svc.url, token, 'POST', `${base}/endpoints`, { body: { uri: RECEIVER }, headers: V });
+      expect(created.status).toBe(201);
+      expect(Object.keys(created.body).sort()).toEqual(['createdOn', 'eventName', 'id', 'token', 'uri']);
+      expect(created.body).toMatchObject({ eventName, uri: RECEIVER });
+      expect(created.body.token).toMatch(/^[A-Za-z0-9_-]{43}$/); // 32 bytes, base64url
+      expect(Date.parse(created.body.createdOn)).not.toBeNaN();
+      const id = created.body.id;
+      expect(created.headers.get('location')).toBe(`${base}/endpoints/${id}`);
 
-    const list = await call(svc.url, token, 'GET', `${base}/endpoints`, { headers: V });
-    expect(list.body).toEqual([created.body]);
-    const tok = await call(svc.url, token, 'GET', `${base}/token/${id}`, { headers: V });
-    expect(tok.body).toEqual({ token: created.body.token });
+      const list = await call(svc.url, token, 'GET', `${base}/endpoints`, { headers: V });
+      expect(list.body).toEqual([created.body]);
+      const tok = await call(svc.url, token, 'GET', `${base}/token/${id}`, { headers: V });
+      expect(tok.body).toEqual({ token: created.body.token });
 
-    const put = await call(svc.url, token, 'PUT', `${base}/endpoints/${id}`, { body: { uri: 'http://127.0.0.1:10/other' }, headers: V });
-    expect(put.status).toBe(204);
-    expect((await call(svc.url, token, 'GET', `${base}/endpoints`, { headers: V })).body[0].uri).toBe('http://127.0.0.1:10/other');
+      const put = await call(svc.url, token, 'PUT', `${base}/endpoints/${id}`, { body: { uri: 'http://127.0.0.1:10/other' }, headers: V });
+      expect(put.status).toBe(204);
+      expect((await call(svc.url, token, 'GET', `${base}/endpoints`, { headers: V })).body[0].uri).toBe('http://127.0.0.1:10/other');
 
-    expect((await call(svc.url, token, 'DELETE', `${base}/endpoints/${id}`, { headers: V })).status).toBe(204);
-    expect((await call(svc.url, token, 'GET', `${base}/endpoints`, { headers: V })).body).toEqual([]);
-    expect((await call(svc.url, token, 'GET', `${base}/token/${id}`, { headers: V })).status).toBe(404);
-  });
+      expect((await call(svc.url, token, 'DELETE', `${base}/endpoints/${id}`, { headers: V })).status).toBe(204);
+      expect((await call(svc.url, token, 'GET', `${base}/endpoints`, { headers: V })).body).toEqual([]);
+      expect((await call(svc.url, token, 'GET', `${base}/token/${id}`, { headers: V })).status).toBe(404);
+    },
+  );
 
   it('registers every event type by its own call', async () => {
-    const a = await call(svc.url, token, 'POST', '/counterparty-management/events/counterparty.merged/endpoints', { body: { uri: RECEIVER }, headers: V });
-    const b = await call(svc.url, token, 'GET', '/counterparty-management/events/counterparty_master.consolidated/endpoints', { headers: V });
+    const a = await call(svc.url, token, 'POST', '/counterparty-management/events/counterparty.merged/endpoints', {
+      body: { uri: RECEIVER },
+      headers: V,
+    });
+    const b = await call(svc.url, token, 'GET', '/counterparty-management/events/counterparty_master.consolidated/endpoints', {
+      headers: V,
+    });
     expect(b.body.map((r: { id: string }) => r.id)).not.toContain(a.body.id);
   });
 
@@ -109,9 +121,15 @@ describe('webhook registrations', () => {
   });
 
   it('refuses a body without uri with 400', async () => {
-    const res = await call(svc.url, token, 'POST', '/lodging/events/lodging.message.handling_failed/endpoints', { body: { url: RECEIVER }, headers: V });
+    const res = await call(svc.url, token, 'POST', '/lodging/events/lodging.message.handling_failed/endpoints', {
+      body: { url: RECEIVER },
+      headers: V,
+    });
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ code: 'INVALID_REQUEST', detail: 'request body: expected a JSON object {"uri": "<http(s) uri of the receiver>"}' });
+    expect(res.body).toMatchObject({
+      code: 'INVALID_REQUEST',
+      detail: 'request body: expected a JSON object {"uri": "<http(s) uri of the receiver>"}',
+    });
   });
 
   it.each([
@@ -129,14 +147,23 @@ describe('webhook registrations', () => {
     ['http://0.0.0.0:8080/', '0.0.0.0 is an unspecified address'],
     ['http://[::]/', ':: is an unspecified address'],
     ['http://224.0.0.1/', '224.0.0.1 is a multicast address'],
-    ['http://[2001:0:4136:e378:8000:63bf:5601:5601]/', '2001:0:4136:e378:8000:63bf:5601:5601 is a Teredo (2001::/32) or local-use NAT64 (64:ff9b:1::/48) address, refused whatever IPv4 address it leads to'],
-    ['http://[64:ff9b:1::a9fe:a9fe]/', '64:ff9b:1::a9fe:a9fe is a Teredo (2001::/32) or local-use NAT64 (64:ff9b:1::/48) address, refused whatever IPv4 address it leads to'],
+    [
+      'http://[2001:0:4136:e378:8000:63bf:5601:5601]/',
+      '2001:0:4136:e378:8000:63bf:5601:5601 is a Teredo (2001::/32) or local-use NAT64 (64:ff9b:1::/48) address, refused whatever IPv4 address it leads to',
+    ],
+    [
+      'http://[64:ff9b:1::a9fe:a9fe]/',
+      '64:ff9b:1::a9fe:a9fe is a Teredo (2001::/32) or local-use NAT64 (64:ff9b:1::/48) address, refused whatever IPv4 address it leads to',
+    ],
     ['ftp://example.org/hook', 'scheme ftp is not http or https'],
     ['file:///etc/passwd', 'scheme file is not http or https'],
     ['not a uri', 'not an absolute uri'],
     ['http://user:pw@example.org/', 'credentials in the uri are not allowed (the X-Event-Token header authenticates deliveries)'],
   ])('refuses %s with 422 WEBHOOK_URI_REFUSED', async (uri, why) => {
-    const res = await call(svc.url, token, 'POST', '/counterparty-management/events/counterparty.merged/endpoints', { body: { uri }, headers: V });
+    const res = await call(svc.url, token, 'POST', '/counterparty-management/events/counterparty.merged/endpoints', {
+      body: { uri },
+      headers: V,
+    });
     expect(res.status).toBe(422);
     expect(res.body).toMatchObject({
       code: 'WEBHOOK_URI_REFUSED',
@@ -148,7 +175,10 @@ describe('webhook registrations', () => {
   it('checks the uri again when it is changed', async () => {
     const base = '/counterparty-management/events/counterparty.merged';
     const created = await call(svc.url, token, 'POST', `${base}/endpoints`, { body: { uri: RECEIVER }, headers: V });
-    const res = await call(svc.url, token, 'PUT', `${base}/endpoints/${created.body.id}`, { body: { uri: 'http://169.254.169.254/' }, headers: V });
+    const res = await call(svc.url, token, 'PUT', `${base}/endpoints/${created.body.id}`, {
+      body: { uri: 'http://169.254.169.254/' },
+      headers: V,
+    });
     expect(res.status).toBe(422);
     expect((await call(svc.url, token, 'GET', `${base}/token/${created.body.id}`, { headers: V })).status).toBe(200);
   });
@@ -158,7 +188,10 @@ describe('webhook registrations', () => {
     try {
       const t = await getToken(strict.url);
       for (const uri of ['http://127.0.0.1:8080/', 'http://localhost:8080/', 'http://[::1]/']) {
-        const res = await call(strict.url, t, 'POST', '/counterparty-management/events/counterparty.merged/endpoints', { body: { uri }, headers: V });
+        const res = await call(strict.url, t, 'POST', '/counterparty-management/events/counterparty.merged/endpoints', {
+          body: { uri },
+          headers: V,
+        });
         expect([uri, res.status, res.body.code]).toEqual([uri, 422, 'WEBHOOK_URI_REFUSED']);
       }
     } finally {

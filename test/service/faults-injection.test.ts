@@ -15,14 +15,20 @@ beforeAll(async () => {
   svc = await startTestService();
   token = await getToken(svc.url);
   m = await createMigration(svc.url, token);
-  await stage(svc.url, token, m, Array.from({ length: 30 }, (_, i) => person(i + 1)));
+  await stage(
+    svc.url,
+    token,
+    m,
+    Array.from({ length: 30 }, (_, i) => person(i + 1)),
+  );
 });
 afterAll(async () => svc?.dispose());
 afterEach(async () => {
   await call(svc.url, undefined, 'DELETE', '/_admin/faults');
 });
 
-const setFaults = (faults: string | null, seed?: number) => call(svc.url, undefined, 'PUT', '/_admin/faults', { body: seed === undefined ? { faults } : { faults, seed } });
+const setFaults = (faults: string | null, seed?: number) =>
+  call(svc.url, undefined, 'PUT', '/_admin/faults', { body: seed === undefined ? { faults } : { faults, seed } });
 const current = () => call(svc.url, token, 'GET', '/migration-assistance/migrations/current');
 const logs = () => `/migration-assistance/migrations/${m}/logs/stream`;
 
@@ -49,7 +55,17 @@ describe('fault injection admin endpoint', () => {
     expect(set.body).toEqual({
       faults: 'GET /migration-assistance/*:status=429:retry-after=7:p=0.5',
       seed: 9,
-      rules: [{ text: 'GET /migration-assistance/*:status=429:retry-after=7:p=0.5', method: 'GET', path: '/migration-assistance/*', kind: 'status', p: 0.5, status: 429, retryAfter: 7 }],
+      rules: [
+        {
+          text: 'GET /migration-assistance/*:status=429:retry-after=7:p=0.5',
+          method: 'GET',
+          path: '/migration-assistance/*',
+          kind: 'status',
+          p: 0.5,
+          status: 429,
+          retryAfter: 7,
+        },
+      ],
     });
     const cleared = await call(svc.url, undefined, 'DELETE', '/_admin/faults');
     expect(cleared.status).toBe(204);
@@ -61,10 +77,15 @@ describe('fault injection admin endpoint', () => {
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({
       code: 'FAULT_SPEC_INVALID',
-      detail: 'fault rule 2 `PUT /x:status=503:cut=0.1`: one fault kind per rule, got status and cut: write one rule each; expected e.g. "PUT /counterparty-management/*:status=503:p=0.1" (docs/fault-injection.md)',
+      detail:
+        'fault rule 2 `PUT /x:status=503:cut=0.1`: one fault kind per rule, got status and cut: write one rule each; expected e.g. "PUT /counterparty-management/*:status=503:p=0.1" (docs/fault-injection.md)',
     });
-    expect(() => parseFaultSpec('*:p=2:status=500')).toThrow('fault rule 1 `*:p=2:status=500`: p must be a probability from 0 to 1, got "2"');
-    expect(() => parseFaultSpec('GET /a:bogus=1')).toThrow('fault rule 1 `GET /a:bogus=1`: unknown setting "bogus" (known: status, p, retry-after, latency, reset, cut, after)');
+    expect(() => parseFaultSpec('*:p=2:status=500')).toThrow(
+      'fault rule 1 `*:p=2:status=500`: p must be a probability from 0 to 1, got "2"',
+    );
+    expect(() => parseFaultSpec('GET /a:bogus=1')).toThrow(
+      'fault rule 1 `GET /a:bogus=1`: unknown setting "bogus" (known: status, p, retry-after, latency, reset, cut, after)',
+    );
   });
 
   /** An admin request over loopback with a Host header of our choosing (fetch sets its own). */
@@ -85,8 +106,24 @@ describe('fault injection admin endpoint', () => {
 
   it('refuses a Host header that is not a loopback name (DNS rebinding) with 403 ADMIN_HOST_NOT_LOOPBACK, on every admin route', async () => {
     const port = new URL(svc.url).port;
-    const hosts = [`rebind.attacker.example:${port}`, 'rebind.attacker.example', `127.0.0.1.nip.io:${port}`, `localhost.attacker.example:${port}`, `127.0.0.2:${port}`, `[::2]:${port}`, '0.0.0.0', `127.0.0.1:${port}@evil.example`, `127.0.0.1 :${port}`];
-    const routes: Array<[string, string, unknown?]> = [['GET', '/_admin/faults'], ['PUT', '/_admin/faults', { faults: '*:status=500' }], ['DELETE', '/_admin/faults'], ['GET', '/_admin/faults/stats'], ['DELETE', '/_admin/faults/stats']];
+    const hosts = [
+      `rebind.attacker.example:${port}`,
+      'rebind.attacker.example',
+      `127.0.0.1.nip.io:${port}`,
+      `localhost.attacker.example:${port}`,
+      `127.0.0.2:${port}`,
+      `[::2]:${port}`,
+      '0.0.0.0',
+      `127.0.0.1:${port}@evil.example`,
+      `127.0.0.1 :${port}`,
+    ];
+    const routes: Array<[string, string, unknown?]> = [
+      ['GET', '/_admin/faults'],
+      ['PUT', '/_admin/faults', { faults: '*:status=500' }],
+      ['DELETE', '/_admin/faults'],
+      ['GET', '/_admin/faults/stats'],
+      ['DELETE', '/_admin/faults/stats'],
+    ];
     for (const host of hosts) {
       for (const [method, path, body] of routes) {
         const res = await withHost(method, path, host, body);
@@ -98,7 +135,10 @@ describe('fault injection admin endpoint', () => {
       }
     }
     // no Host at all (HTTP/1.0) and an empty one, written on the socket as they are
-    for (const [raw, got] of [['GET /_admin/faults HTTP/1.0\r\n\r\n', 'no Host header'], ['GET /_admin/faults HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n', 'Host ""']] as const) {
+    for (const [raw, got] of [
+      ['GET /_admin/faults HTTP/1.0\r\n\r\n', 'no Host header'],
+      ['GET /_admin/faults HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n', 'Host ""'],
+    ] as const) {
       const answer = await new Promise<string>((resolve, reject) => {
         let text = '';
         const socket = connect(Number(port), '127.0.0.1', () => socket.end(raw));
@@ -107,21 +147,38 @@ describe('fault injection admin endpoint', () => {
         socket.on('close', () => resolve(text));
       });
       expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 403 Forbidden');
-      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ code: 'ADMIN_HOST_NOT_LOOPBACK', detail: expect.stringMatching(new RegExp(`got ${got}$`)) });
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({
+        code: 'ADMIN_HOST_NOT_LOOPBACK',
+        detail: expect.stringMatching(new RegExp(`got ${got}$`)),
+      });
     }
     // the refused PUTs changed nothing
     expect((await call(svc.url, undefined, 'GET', '/_admin/faults')).body.rules).toEqual([]);
-    for (const host of [`127.0.0.1:${port}`, '127.0.0.1', `localhost:${port}`, 'localhost', `LOCALHOST:${port}`, `[::1]:${port}`, '[::1]']) {
+    for (const host of [
+      `127.0.0.1:${port}`,
+      '127.0.0.1',
+      `localhost:${port}`,
+      'localhost',
+      `LOCALHOST:${port}`,
+      `[::1]:${port}`,
+      '[::1]',
+    ]) {
       expect([host, (await withHost('GET', '/_admin/faults', host)).status]).toEqual([host, 200]);
     }
   });
 
-  const external = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+  const external = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
   it.skipIf(!external)('answers loopback callers only', async () => {
     const dataDir = tempDir('stagecoach-faults-');
     const open = await startService({ dataDir, host: '0.0.0.0', port: 0, logLevel: 'silent' });
     try {
-      const res = await fetch(`http://${external}:${open.port}/_admin/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ faults: '*:status=500' }) });
+      const res = await fetch(`http://${external}:${open.port}/_admin/faults`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ faults: '*:status=500' }),
+      });
       expect(res.status).toBe(403);
       expect(((await res.json()) as { code: string }).code).toBe('ADMIN_LOOPBACK_ONLY');
       expect((await fetch(`http://127.0.0.1:${open.port}/_admin/faults`)).status).toBe(200);
@@ -141,7 +198,8 @@ describe('injected faults', () => {
     expect(res.body).toMatchObject({
       status: 503,
       code: 'INJECTED_FAULT',
-      detail: 'injected fault: rule `GET /migration-assistance/migrations/current:status=503` answered 503 (fault injection is on; see docs/fault-injection.md)',
+      detail:
+        'injected fault: rule `GET /migration-assistance/migrations/current:status=503` answered 503 (fault injection is on; see docs/fault-injection.md)',
     });
     const limited = await call(svc.url, token, 'GET', '/authentication/validation');
     expect(limited.status).toBe(429);
@@ -176,14 +234,20 @@ describe('injected faults', () => {
   it('resets the connection, before a response and in the middle of an upload', async () => {
     await setFaults('GET /migration-assistance/migrations/current:reset=1;PUT /counterparty-management/*:reset=1');
     await expect(current()).rejects.toThrow('fetch failed');
-    const upload = call(svc.url, token, 'PUT', stagingPath(m), { raw: frames('json-seq', [person(99)]), headers: { 'content-type': 'application/json-seq' } });
+    const upload = call(svc.url, token, 'PUT', stagingPath(m), {
+      raw: frames('json-seq', [person(99)]),
+      headers: { 'content-type': 'application/json-seq' },
+    });
     await expect(upload).rejects.toThrow('fetch failed');
     await call(svc.url, undefined, 'DELETE', '/_admin/faults');
     expect((await call(svc.url, token, 'GET', `${stagingPath(m)}/${person(99).referenceId}`)).status).toBe(404);
   });
 
   it('cuts a stream in the middle of a record, and the client resumes with continue-from', async () => {
-    for (const [accept, separator] of [['application/jsonl', ''], ['application/json-seq', '\x1e']] as const) {
+    for (const [accept, separator] of [
+      ['application/jsonl', ''],
+      ['application/json-seq', '\x1e'],
+    ] as const) {
       await setFaults(`GET ${logs()}:cut=1:after=600`);
       const cut = await readUntilCut(logs(), accept);
       expect(cut.status).toBe(200);
@@ -211,6 +275,8 @@ describe('injected faults', () => {
     } finally {
       await faulty.dispose();
     }
-    await expect(startTestService({ faults: 'GET /a:status=700' })).rejects.toThrow('fault rule 1 `GET /a:status=700`: status must be from 400 to 599, got 700');
+    await expect(startTestService({ faults: 'GET /a:status=700' })).rejects.toThrow(
+      'fault rule 1 `GET /a:status=700`: status must be from 400 to 599, got 700',
+    );
   });
 });

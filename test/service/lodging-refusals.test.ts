@@ -3,7 +3,18 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { call, DEMO, getToken, OTHER, startTestService, type TestService } from '../support/service.js';
-import { CASES_DIR, createMessage, createProcess, hostile, LODGING, messagePath, PARTIES, rawUpload, sample, upload } from './lodging-support.js';
+import {
+  CASES_DIR,
+  createMessage,
+  createProcess,
+  hostile,
+  LODGING,
+  messagePath,
+  PARTIES,
+  rawUpload,
+  sample,
+  upload,
+} from './lodging-support.js';
 
 let svc: TestService;
 let token: string;
@@ -22,9 +33,15 @@ const errorsOf = (body: any) => body.errors.map((e: { field: string; message: st
 
 describe('message creation refusals', () => {
   it('refuses a message id that is not a UUID with 400', async () => {
-    const res = await call(svc.url, token, 'PUT', messagePath(pid, 'message-1'), { headers: LODGING, body: { messageType: 'CleanOrder', ...PARTIES } });
+    const res = await call(svc.url, token, 'PUT', messagePath(pid, 'message-1'), {
+      headers: LODGING,
+      body: { messageType: 'CleanOrder', ...PARTIES },
+    });
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ code: 'INVALID_REQUEST', detail: 'message reference id "message-1" is not a UUID; the client chooses a UUID per message' });
+    expect(res.body).toMatchObject({
+      code: 'INVALID_REQUEST',
+      detail: 'message reference id "message-1" is not a UUID; the client chooses a UUID per message',
+    });
   });
 
   it('answers 404 for a process that does not exist, or belongs to another tenant or white label', async () => {
@@ -49,7 +66,10 @@ describe('message creation refusals', () => {
   });
 
   it('refuses a messageType other than the code of the process definition with 422 MESSAGE_TYPE_MISMATCH', async () => {
-    const res = await call(svc.url, token, 'PUT', messagePath(pid, randomUUID()), { headers: LODGING, body: { messageType: 'ChangeOrder', ...PARTIES } });
+    const res = await call(svc.url, token, 'PUT', messagePath(pid, randomUUID()), {
+      headers: LODGING,
+      body: { messageType: 'ChangeOrder', ...PARTIES },
+    });
     expect(res.status).toBe(422);
     expect(res.body).toMatchObject({
       code: 'MESSAGE_TYPE_MISMATCH',
@@ -59,7 +79,10 @@ describe('message creation refusals', () => {
   });
 
   it('refuses a body without stakeholder and with a sender lacking its type, naming the fields', async () => {
-    const res = await call(svc.url, token, 'PUT', messagePath(pid, randomUUID()), { headers: LODGING, body: { messageType: 'CleanOrder', recipient: PARTIES.recipient, sender: { id: 'x' } } });
+    const res = await call(svc.url, token, 'PUT', messagePath(pid, randomUUID()), {
+      headers: LODGING,
+      body: { messageType: 'CleanOrder', recipient: PARTIES.recipient, sender: { id: 'x' } },
+    });
     expect(res.status).toBe(400);
     expect(errorsOf(res.body)).toEqual([
       ['stakeholder', 'MISSING_REQUIRED_FIELD'],
@@ -86,13 +109,20 @@ describe('attachment name refusals', () => {
 
   it('says what is wrong with the name', async () => {
     const res = await rawUpload(svc.url, token, `${messagePath(pid, mid)}/attachments/..%2F..%2Fetc%2Fpasswd`);
-    expect(res.body).toMatchObject({ detail: 'attachment file name "../../etc/passwd" contains a path separator "/"', errors: [{ field: 'file-name', message: 'ATTACHMENT_INVALID_NAME' }] });
+    expect(res.body).toMatchObject({
+      detail: 'attachment file name "../../etc/passwd" contains a path separator "/"',
+      errors: [{ field: 'file-name', message: 'ATTACHMENT_INVALID_NAME' }],
+    });
     const double = await rawUpload(svc.url, token, `${messagePath(pid, mid)}/attachments/%252e%252e%252fpasswd.xml`);
-    expect(double.body.detail).toBe('attachment file name "%2e%2e%2fpasswd.xml" still contains a percent-encoded sequence after decoding (double encoding)');
+    expect(double.body.detail).toBe(
+      'attachment file name "%2e%2e%2fpasswd.xml" still contains a percent-encoded sequence after decoding (double encoding)',
+    );
     const nul = await rawUpload(svc.url, token, `${messagePath(pid, mid)}/attachments/report%00.pdf`);
     expect(nul.body.detail).toBe('attachment file name "report\\u0000.pdf" contains a NUL character');
     const caseVariant = await rawUpload(svc.url, token, `${messagePath(pid, mid)}/attachments/cleanordercounterparties.xml`);
-    expect(caseVariant.body.detail).toBe('attachment file name "cleanordercounterparties.xml" differs from the well-known name CleanOrderCounterparties.xml only in case; well-known names are case-sensitive');
+    expect(caseVariant.body.detail).toBe(
+      'attachment file name "cleanordercounterparties.xml" differs from the well-known name CleanOrderCounterparties.xml only in case; well-known names are case-sensitive',
+    );
   });
 
   it('accepts a long, unusual but harmless name', async () => {
@@ -105,31 +135,45 @@ describe('attachment type refusals', () => {
   it('refuses a PNG uploaded as application/pdf with 415 ATTACHMENT_MIME_MISMATCH', async () => {
     const res = await upload(svc.url, token, pid, mid, 'statement.pdf', hostile('image-named-as.pdf'), 'application/pdf');
     expect(res.status).toBe(415);
-    expect(res.body).toMatchObject({ code: 'ATTACHMENT_MIME_MISMATCH', detail: 'statement.pdf: mimeType application/pdf does not match the content: expected PDF, got PNG image' });
+    expect(res.body).toMatchObject({
+      code: 'ATTACHMENT_MIME_MISMATCH',
+      detail: 'statement.pdf: mimeType application/pdf does not match the content: expected PDF, got PNG image',
+    });
   });
 
   it('refuses XML declared as a PDF, and a PDF declared as XML', async () => {
     const xmlAsPdf = await upload(svc.url, token, pid, mid, 'CleanOrderCovers.xml', sample('CleanOrderCovers.xml'), 'application/pdf');
     expect([xmlAsPdf.status, xmlAsPdf.body.code]).toEqual([415, 'ATTACHMENT_MIME_MISMATCH']);
     const pdfAsXml = await upload(svc.url, token, pid, mid, 'CleanOrderCovers.xml', sample('EmployerStatement.pdf'), 'application/xml');
-    expect(pdfAsXml.body).toMatchObject({ code: 'ATTACHMENT_MIME_MISMATCH', detail: 'CleanOrderCovers.xml: mimeType application/xml does not match the content: expected XML, got PDF' });
+    expect(pdfAsXml.body).toMatchObject({
+      code: 'ATTACHMENT_MIME_MISMATCH',
+      detail: 'CleanOrderCovers.xml: mimeType application/xml does not match the content: expected XML, got PDF',
+    });
   });
 
   it('refuses an extension that does not fit the declared type', async () => {
     const res = await upload(svc.url, token, pid, mid, 'photo.pdf', hostile('image-named-as.pdf'), 'image/png');
-    expect(res.body).toMatchObject({ code: 'ATTACHMENT_MIME_MISMATCH', detail: 'photo.pdf: the extension .pdf does not fit mimeType image/png; expected .png' });
+    expect(res.body).toMatchObject({
+      code: 'ATTACHMENT_MIME_MISMATCH',
+      detail: 'photo.pdf: the extension .pdf does not fit mimeType image/png; expected .png',
+    });
   });
 
   it('refuses a type it does not accept with 415 UNSUPPORTED_MEDIA_TYPE listing the accepted ones', async () => {
     const res = await upload(svc.url, token, pid, mid, 'setup.exe', Buffer.from('MZ\x90\x00'), 'application/x-msdownload');
     expect(res.status).toBe(415);
     expect(res.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
-    expect(res.body.detail).toMatch(/^mimeType "application\/x-msdownload" is not accepted for attachments; accepted: application\/xml, text\/xml, application\/pdf, image\/png/);
+    expect(res.body.detail).toMatch(
+      /^mimeType "application\/x-msdownload" is not accepted for attachments; accepted: application\/xml, text\/xml, application\/pdf, image\/png/,
+    );
   });
 
   it('refuses binary content declared as plain text', async () => {
     const res = await upload(svc.url, token, pid, mid, 'notes.txt', Buffer.from([0x68, 0x69, 0x00, 0xff, 0xfe]), 'text/plain');
-    expect(res.body).toMatchObject({ code: 'ATTACHMENT_MIME_MISMATCH', detail: 'notes.txt: mimeType text/plain does not match the content: expected plain text, got unrecognised binary content' });
+    expect(res.body).toMatchObject({
+      code: 'ATTACHMENT_MIME_MISMATCH',
+      detail: 'notes.txt: mimeType text/plain does not match the content: expected plain text, got unrecognised binary content',
+    });
   });
 });
 
@@ -141,14 +185,19 @@ describe('XML attachment refusals', () => {
     expect(res.status).toBe(422);
     expect(res.body).toMatchObject({
       code: 'ATTACHMENT_FORBIDDEN_DTD',
-      detail: 'CleanOrderCounterparties.xml: line 2: a <!DOCTYPE declaration is not allowed; XML attachments must not contain a DOCTYPE, DTD or entity declarations',
+      detail:
+        'CleanOrderCounterparties.xml: line 2: a <!DOCTYPE declaration is not allowed; XML attachments must not contain a DOCTYPE, DTD or entity declarations',
       errors: [{ field: 'DOCTYPE', message: 'line 2: DTD and entity declarations are not allowed' }],
     });
     expect(JSON.stringify(res.body)).not.toContain('root:');
   });
 
   it('refuses billion laughs and an external DTD, also under a supporting name', async () => {
-    for (const [name, file] of [['AnsweredQuestionnaire.xml', 'billion-laughs.xml'], ['extra.xml', 'billion-laughs.xml'], ['CleanOrderCovers.xml', 'external-dtd.xml']] as const) {
+    for (const [name, file] of [
+      ['AnsweredQuestionnaire.xml', 'billion-laughs.xml'],
+      ['extra.xml', 'billion-laughs.xml'],
+      ['CleanOrderCovers.xml', 'external-dtd.xml'],
+    ] as const) {
       const res = await put(name, file);
       expect([name, file, res.status, res.body.code]).toEqual([name, file, 422, 'ATTACHMENT_FORBIDDEN_DTD']);
     }
@@ -169,34 +218,55 @@ describe('XML attachment refusals', () => {
     const res = await put('CleanOrderCounterparties.xml', 'wrong-element.xml');
     expect(res.status).toBe(422);
     expect(res.body.code).toBe('ATTACHMENT_SCHEMA_VIOLATION');
-    expect(res.body.errors).toEqual([{ field: 'Persoon', message: "line 3: Element 'Persoon': This element is not expected. Expected is one of ( Person, Organisation )." }]);
+    expect(res.body.errors).toEqual([
+      {
+        field: 'Persoon',
+        message: "line 3: Element 'Persoon': This element is not expected. Expected is one of ( Person, Organisation ).",
+      },
+    ]);
   });
 
   it('refuses a missing required element, naming where it was expected', async () => {
     const res = await put('CleanOrderCounterparties.xml', 'missing-surname.xml');
-    expect(res.body.errors).toEqual([{ field: 'DateOfBirth', message: "line 6: Element 'DateOfBirth': This element is not expected. Expected is one of ( SurnamePrefix, Surname )." }]);
+    expect(res.body.errors).toEqual([
+      {
+        field: 'DateOfBirth',
+        message: "line 6: Element 'DateOfBirth': This element is not expected. Expected is one of ( SurnamePrefix, Surname ).",
+      },
+    ]);
   });
 
   it('refuses a date that does not exist', async () => {
     const res = await put('CleanOrderCounterparties.xml', 'bad-date-of-birth.xml');
-    expect(res.body.errors).toEqual([{ field: 'DateOfBirth', message: "line 6: Element 'DateOfBirth': '1986-02-30' is not a valid value of the atomic type 'DateOfBirth'." }]);
+    expect(res.body.errors).toEqual([
+      {
+        field: 'DateOfBirth',
+        message: "line 6: Element 'DateOfBirth': '1986-02-30' is not a valid value of the atomic type 'DateOfBirth'.",
+      },
+    ]);
   });
 
   it('refuses a relation to a counterparty that is not in the file', async () => {
     const res = await put('CleanOrderCounterparties.xml', 'relation-to-unknown-id.xml');
     expect(res.body.code).toBe('ATTACHMENT_SCHEMA_VIOLATION');
-    expect(res.body.errors).toEqual([{ field: 'Relation', message: "line 11: Element 'Relation': No match found for key-sequence ['P9'] of keyref 'relationTarget'." }]);
+    expect(res.body.errors).toEqual([
+      { field: 'Relation', message: "line 11: Element 'Relation': No match found for key-sequence ['P9'] of keyref 'relationTarget'." },
+    ]);
   });
 
   it('lists every violation of a document: three decimals and a currency that is not ISO 4217', async () => {
     const res = await put('CleanOrderCollaterals.xml', 'amount-three-decimals.xml');
     expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual(['MarketValue/@currency', 'MarketValue']);
-    expect(res.body.detail).toMatch(/^CleanOrderCollaterals\.xml does not comply with the schema CleanOrderCollaterals\.xsd: 2 errors, the first: MarketValue\/@currency: line 6: /);
+    expect(res.body.detail).toMatch(
+      /^CleanOrderCollaterals\.xml does not comply with the schema CleanOrderCollaterals\.xsd: 2 errors, the first: MarketValue\/@currency: line 6: /,
+    );
   });
 
   it('stores nothing that was refused', async () => {
     const message = await call(svc.url, token, 'GET', messagePath(pid, mid), { headers: LODGING });
-    expect(message.body.attachments.map((a: { fileName: string }) => a.fileName)).toEqual([`Werkgeversverklaring (${'x'.repeat(150)}) – 2026.pdf`]);
+    expect(message.body.attachments.map((a: { fileName: string }) => a.fileName)).toEqual([
+      `Werkgeversverklaring (${'x'.repeat(150)}) – 2026.pdf`,
+    ]);
   });
 });
 
@@ -206,7 +276,10 @@ describe('multipart refusals', () => {
     big.write('%PDF-1.4\n');
     const res = await upload(svc.url, token, pid, mid, 'big.pdf', big, 'application/pdf');
     expect(res.status).toBe(413);
-    expect(res.body).toMatchObject({ code: 'ATTACHMENT_TOO_LARGE', detail: 'the attachment exceeds 10485760 bytes (10 MiB), the largest the service accepts' });
+    expect(res.body).toMatchObject({
+      code: 'ATTACHMENT_TOO_LARGE',
+      detail: 'the attachment exceeds 10485760 bytes (10 MiB), the largest the service accepts',
+    });
   });
 
   it('refuses two files in one request with 413 TOO_MANY_PARTS', async () => {
@@ -227,13 +300,18 @@ describe('multipart refusals', () => {
   });
 
   it('refuses an upload without mimeType, naming the field', async () => {
-    const res = await upload(svc.url, token, pid, mid, 'a.pdf', '', '', (form) => form.append('content', new Blob([new Uint8Array(sample('EmployerStatement.pdf'))]), 'a.pdf'));
+    const res = await upload(svc.url, token, pid, mid, 'a.pdf', '', '', (form) =>
+      form.append('content', new Blob([new Uint8Array(sample('EmployerStatement.pdf'))]), 'a.pdf'),
+    );
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 'INVALID_REQUEST', errors: [{ field: 'mimeType', message: 'MISSING_REQUIRED_FIELD' }] });
   });
 
   it('refuses a body that is not multipart with 415', async () => {
-    const res = await call(svc.url, token, 'PUT', `${messagePath(pid, mid)}/attachments/a.pdf`, { headers: LODGING, body: { content: 'x', mimeType: 'application/pdf' } });
+    const res = await call(svc.url, token, 'PUT', `${messagePath(pid, mid)}/attachments/a.pdf`, {
+      headers: LODGING,
+      body: { content: 'x', mimeType: 'application/pdf' },
+    });
     expect([res.status, res.body.code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
   });
 

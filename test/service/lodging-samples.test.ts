@@ -49,11 +49,9 @@ describe('lodging samples', () => {
       attachmentNames: [...WELL_KNOWN_ATTACHMENTS, 'EmployerStatement.pdf'],
     });
     expect(reading.errors).toEqual([]);
-    expect(reading.counterparties.map((c) => (c.type === 'person' ? `${c.initials} ${c.surnamePrefix ?? ''} ${c.surname}` : c.organisationName))).toEqual([
-      'J.M. van der Berg',
-      'S.  Bakker',
-      'Van der Berg Advies B.V.',
-    ]);
+    expect(
+      reading.counterparties.map((c) => (c.type === 'person' ? `${c.initials} ${c.surnamePrefix ?? ''} ${c.surname}` : c.organisationName)),
+    ).toEqual(['J.M. van der Berg', 'S.  Bakker', 'Van der Berg Advies B.V.']);
   });
 
   it('refuses a sample under another well-known name as a schema violation of the root element', () => {
@@ -61,7 +59,10 @@ describe('lodging samples', () => {
     expect(problem.status).toBe(422);
     expect(problem.code).toBe('ATTACHMENT_SCHEMA_VIOLATION');
     expect(problem.extra.errors).toEqual([
-      { field: 'CleanOrderCollaterals', message: 'line 2: Element \'CleanOrderCollaterals\': No matching global declaration available for the validation root.' },
+      {
+        field: 'CleanOrderCollaterals',
+        message: "line 2: Element 'CleanOrderCollaterals': No matching global declaration available for the validation root.",
+      },
     ]);
   });
 });

@@ -26,8 +26,16 @@ export const PARTIES = {
   sender: { id: 'demo-broker', type: 'broker' },
 };
 
-export async function createProcess(url: string, token: string, code = 'CleanOrder', externalReferences = [{ origin: 'crm', referenceId: 'A-1' }]): Promise<string> {
-  const res = await call(url, token, 'POST', '/process-orchestration/processes', { headers: PO, body: { processDefinitionReferenceId: definitionReferenceId(code), externalReferences } });
+export async function createProcess(
+  url: string,
+  token: string,
+  code = 'CleanOrder',
+  externalReferences = [{ origin: 'crm', referenceId: 'A-1' }],
+): Promise<string> {
+  const res = await call(url, token, 'POST', '/process-orchestration/processes', {
+    headers: PO,
+    body: { processDefinitionReferenceId: definitionReferenceId(code), externalReferences },
+  });
   if (res.status !== 201) throw new Error(`process creation failed: ${res.status} ${res.text}`);
   return res.body.referenceId as string;
 }
@@ -76,7 +84,18 @@ export function rawUpload(url: string, token: string, rawPath: string): Promise<
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { hostname, port, method: 'PUT', path: rawPath, headers: { authorization: `Bearer ${token}`, ...LODGING, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': body.length } },
+      {
+        hostname,
+        port,
+        method: 'PUT',
+        path: rawPath,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...LODGING,
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+          'content-length': body.length,
+        },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -92,7 +111,13 @@ export function rawUpload(url: string, token: string, rawPath: string): Promise<
 }
 
 /** Uploads the seven samples and the supporting PDF. */
-export async function uploadSamples(url: string, token: string, pid: string, mid: string, names: readonly string[] = [...WELL_KNOWN_ATTACHMENTS, 'EmployerStatement.pdf']): Promise<void> {
+export async function uploadSamples(
+  url: string,
+  token: string,
+  pid: string,
+  mid: string,
+  names: readonly string[] = [...WELL_KNOWN_ATTACHMENTS, 'EmployerStatement.pdf'],
+): Promise<void> {
   for (const name of names) {
     const res = await upload(url, token, pid, mid, name, sample(name), name.endsWith('.pdf') ? 'application/pdf' : 'application/xml');
     if (res.status !== 204) throw new Error(`upload of ${name} failed: ${res.status} ${JSON.stringify(res.body)}`);
@@ -121,9 +146,17 @@ export interface OutboxEvent {
 export function outbox(dataDir: string, processId?: string): OutboxEvent[] {
   const db = new Database(join(dataDir, 'service.db'), { readonly: true });
   try {
-    const rows = db.prepare('SELECT event_name, broker_key, label_id, group_name, payload FROM event_outbox ORDER BY seq').all() as Array<Record<string, string>>;
+    const rows = db.prepare('SELECT event_name, broker_key, label_id, group_name, payload FROM event_outbox ORDER BY seq').all() as Array<
+      Record<string, string>
+    >;
     return rows
-      .map((r) => ({ eventName: r.event_name!, brokerKey: r.broker_key!, label: r.label_id ?? null, group: r.group_name!, data: JSON.parse(r.payload!) }))
+      .map((r) => ({
+        eventName: r.event_name!,
+        brokerKey: r.broker_key!,
+        label: r.label_id ?? null,
+        group: r.group_name!,
+        data: JSON.parse(r.payload!),
+      }))
       .filter((e) => processId === undefined || e.data.processReferenceId === processId);
   } finally {
     db.close();

@@ -24,7 +24,13 @@ describe('validate-staging, import and counts', () => {
     const m = await createMigration(svc.url, token, ['Counterparties', 'Collaterals']);
     const twin = { initials: 'J.', surname: 'Tweeling', dateOfBirth: '1990-05-05' };
     const results = await stage(svc.url, token, m, [
-      person(1, { nationalities: ['NL', 'XX'], relations: [{ to: id(2), type: 'isSignificantOtherOf' }, { to: ada, type: 'isChildOf' }] }),
+      person(1, {
+        nationalities: ['NL', 'XX'],
+        relations: [
+          { to: id(2), type: 'isSignificantOtherOf' },
+          { to: ada, type: 'isChildOf' },
+        ],
+      }),
       person(2, { relations: [{ to: id(999), type: 'isSignificantOtherOf' }] }),
       organisation(3, { countryOfIncorporation: undefined, telephoneNumbers: [{ number: '+31201234567' }] }),
       person(4, twin),
@@ -60,7 +66,13 @@ describe('validate-staging, import and counts', () => {
 
     // Fix: correct records 1, 2, 3 and 5; remove the twin.
     await stage(svc.url, token, m, [
-      person(1, { nationalities: ['NL', 'BE'], relations: [{ to: id(2), type: 'isSignificantOtherOf' }, { to: ada, type: 'isChildOf' }] }),
+      person(1, {
+        nationalities: ['NL', 'BE'],
+        relations: [
+          { to: id(2), type: 'isSignificantOtherOf' },
+          { to: ada, type: 'isChildOf' },
+        ],
+      }),
       person(2, { relations: [{ to: id(1), type: 'isSignificantOtherOf' }] }),
       organisation(3, { telephoneNumbers: [{ type: 'office', number: '+31201234567' }] }),
       person(5, { ...twin, income: { amount: 100, currency: 'EUR', frequency: 'FourWeekly' } }),
@@ -73,18 +85,39 @@ describe('validate-staging, import and counts', () => {
       importStatus: 'Pending',
       numberOfStagedEntities: 4,
       components: [
-        { component: 'Counterparties', stagingStatus: 'Completed', importStatus: 'Pending', numberOfStagedEntities: 4, numberOfImportedEntities: 0 },
-        { component: 'Collaterals', stagingStatus: 'Completed', importStatus: 'Pending', numberOfStagedEntities: 0, numberOfImportedEntities: 0 },
+        {
+          component: 'Counterparties',
+          stagingStatus: 'Completed',
+          importStatus: 'Pending',
+          numberOfStagedEntities: 4,
+          numberOfImportedEntities: 0,
+        },
+        {
+          component: 'Collaterals',
+          stagingStatus: 'Completed',
+          importStatus: 'Pending',
+          numberOfStagedEntities: 0,
+          numberOfImportedEntities: 0,
+        },
       ],
     });
 
     const refusedCounts = await call(svc.url, token, 'PUT', `${MIGRATIONS}/${m}/jobs/counts`);
     expect(refusedCounts.status).toBe(409);
-    expect(refusedCounts.body.detail).toBe(`cannot count: migration ${m} has importStatus Pending; counts are available once the import job has completed`);
+    expect(refusedCounts.body.detail).toBe(
+      `cannot count: migration ${m} has importStatus Pending; counts are available once the import job has completed`,
+    );
 
     const liveBefore = (await call(svc.url, token, 'GET', '/counterparty-management/counterparties?limit=1')).body.total as number;
     const imported = await runJob(svc.url, token, m, 'import');
-    expect(imported).toEqual({ referenceId: expect.any(String), jobType: 'Import', status: 'Completed', numberOfStagedEntities: 4, numberOfImportedEntities: 4, errors: [] });
+    expect(imported).toEqual({
+      referenceId: expect.any(String),
+      jobType: 'Import',
+      status: 'Completed',
+      numberOfStagedEntities: 4,
+      numberOfImportedEntities: 4,
+      errors: [],
+    });
     expect(await migration(m)).toEqual({
       referenceId: m,
       stagingStatus: 'Completed',
@@ -93,8 +126,20 @@ describe('validate-staging, import and counts', () => {
       numberOfImportedEntities: 4,
       activity: 'Completed',
       components: [
-        { component: 'Counterparties', stagingStatus: 'Completed', importStatus: 'Completed', numberOfStagedEntities: 4, numberOfImportedEntities: 4 },
-        { component: 'Collaterals', stagingStatus: 'Completed', importStatus: 'Completed', numberOfStagedEntities: 0, numberOfImportedEntities: 0 },
+        {
+          component: 'Counterparties',
+          stagingStatus: 'Completed',
+          importStatus: 'Completed',
+          numberOfStagedEntities: 4,
+          numberOfImportedEntities: 4,
+        },
+        {
+          component: 'Collaterals',
+          stagingStatus: 'Completed',
+          importStatus: 'Completed',
+          numberOfStagedEntities: 0,
+          numberOfImportedEntities: 0,
+        },
       ],
     });
     expect((await call(svc.url, token, 'GET', '/counterparty-management/counterparties?limit=1')).body.total).toBe(liveBefore + 4);
@@ -104,15 +149,39 @@ describe('validate-staging, import and counts', () => {
       referenceId: expect.any(String),
       jobType: 'Counts',
       counts: [
-        { type: 'TotalEntity', headers: ['EntityType', 'Count'], stagedRows: [['Counterparty', '4'], ['Collateral', '0']], importedRows: [['Counterparty', '4'], ['Collateral', '0']] },
-        { type: 'Counterparty', headers: ['Type', 'Count'], stagedRows: [['person', '3'], ['organisation', '1']], importedRows: [['person', '3'], ['organisation', '1']] },
+        {
+          type: 'TotalEntity',
+          headers: ['EntityType', 'Count'],
+          stagedRows: [
+            ['Counterparty', '4'],
+            ['Collateral', '0'],
+          ],
+          importedRows: [
+            ['Counterparty', '4'],
+            ['Collateral', '0'],
+          ],
+        },
+        {
+          type: 'Counterparty',
+          headers: ['Type', 'Count'],
+          stagedRows: [
+            ['person', '3'],
+            ['organisation', '1'],
+          ],
+          importedRows: [
+            ['person', '3'],
+            ['organisation', '1'],
+          ],
+        },
       ],
     });
 
     // Completed is final: no more staging or jobs, except counts; a new migration may start.
     const staging = await call(svc.url, token, 'PUT', stagingPath(m), { raw: '', headers: { 'content-type': 'application/json-seq' } });
     expect(staging.status).toBe(409);
-    expect(staging.body.detail).toBe(`cannot stage: migration ${m} is Completed (imported), which is final; register a new migration (POST /migration-assistance/migrations) to continue`);
+    expect(staging.body.detail).toBe(
+      `cannot stage: migration ${m} is Completed (imported), which is final; register a new migration (POST /migration-assistance/migrations) to continue`,
+    );
     expect((await call(svc.url, token, 'PUT', `${MIGRATIONS}/${m}/jobs/validate-staging`)).body.code).toBe('MIGRATION_NOT_ACTIVE');
     expect((await call(svc.url, token, 'PUT', `${MIGRATIONS}/${m}/cancel`)).body.code).toBe('MIGRATION_NOT_ACTIVE');
     expect((await call(svc.url, token, 'PUT', `${MIGRATIONS}/${m}/jobs/counts`)).status).toBe(200);
@@ -151,7 +220,18 @@ describe('validate-staging, import and counts', () => {
       ],
     });
     const counts = await runJob(svc.url, token, m, 'counts');
-    expect(counts.counts[1]).toEqual({ type: 'Counterparty', headers: ['Type', 'Count'], stagedRows: [['person', '1'], ['organisation', '1']], importedRows: [['person', '0'], ['organisation', '1']] });
+    expect(counts.counts[1]).toEqual({
+      type: 'Counterparty',
+      headers: ['Type', 'Count'],
+      stagedRows: [
+        ['person', '1'],
+        ['organisation', '1'],
+      ],
+      importedRows: [
+        ['person', '0'],
+        ['organisation', '1'],
+      ],
+    });
   });
 
   it('answers an unknown job with 404', async () => {

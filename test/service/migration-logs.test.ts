@@ -29,7 +29,12 @@ async function jsonl(query: string): Promise<Array<Record<string, any>>> {
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toBe('application/jsonl');
   const text = await res.text();
-  return text === '' ? [] : text.trimEnd().split('\n').map((l) => JSON.parse(l));
+  return text === ''
+    ? []
+    : text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l));
 }
 
 describe('migration log stream', () => {
@@ -44,12 +49,16 @@ describe('migration log stream', () => {
     ]);
     expect(all[1]!.message).toBe('staged 2 counterparties');
     expect(all[2]!.message).toBe(`record ${id(3)} not staged: initials MISSING_REQUIRED_FIELD, surname MISSING_REQUIRED_FIELD`);
-    expect(all[3]!.message).toMatch(/^validation [0-9a-f-]{36}: nationalities\.0 UNKNOWN_CODE: nationality "XX" is not configured in the service$/);
+    expect(all[3]!.message).toMatch(
+      /^validation [0-9a-f-]{36}: nationalities\.0 UNKNOWN_CODE: nationality "XX" is not configured in the service$/,
+    );
     for (const e of all) expect(Date.parse(e.timestamp)).not.toBeNaN();
   });
 
   it('streams the same entries as JSON text sequences', async () => {
-    const res = await fetch(`${svc.url}${logs()}`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json-seq;api-version=2025.1.0' } });
+    const res = await fetch(`${svc.url}${logs()}`, {
+      headers: { authorization: `Bearer ${token}`, accept: 'application/json-seq;api-version=2025.1.0' },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json-seq');
     const got: unknown[] = [];
@@ -87,9 +96,16 @@ describe('migration log stream', () => {
     const other = await getToken(svc.url, OTHER);
     const big = await createMigration(svc.url, other);
     // 1,200 refused records: one WARN entry each, after the CreatedMigration entry.
-    await stage(svc.url, other, big, Array.from({ length: 1200 }, (_, i) => ({ referenceId: id(i + 1), type: 'person' })));
+    await stage(
+      svc.url,
+      other,
+      big,
+      Array.from({ length: 1200 }, (_, i) => ({ referenceId: id(i + 1), type: 'person' })),
+    );
     const read = async (query: string) => {
-      const res = await fetch(`${svc.url}/migration-assistance/migrations/${big}/logs/stream${query}`, { headers: { authorization: `Bearer ${other}`, accept: 'application/json-seq' } });
+      const res = await fetch(`${svc.url}/migration-assistance/migrations/${big}/logs/stream${query}`, {
+        headers: { authorization: `Bearer ${other}`, accept: 'application/json-seq' },
+      });
       const got: Array<{ sequenceNumber: number; entityReferenceIds: string[] }> = [];
       const parser = new JsonSeqParser();
       parser.on('data', (v: { sequenceNumber: number; entityReferenceIds: string[] }) => got.push(v));

@@ -14,7 +14,12 @@ import { createStagingTables, hash30, StagingStore, type StagingRow } from '../.
 const M1 = '11111111-1111-4111-8111-111111111111';
 const M2 = '22222222-2222-4222-8222-222222222222';
 const ref = (n: number) => `00000000-0000-5000-8000-${String(n).padStart(12, '0')}`;
-const row = (n: number, content = 'v1'): StagingRow => ({ referenceId: ref(n), type: 'person', identity: null, data: JSON.stringify({ referenceId: ref(n), content }) });
+const row = (n: number, content = 'v1'): StagingRow => ({
+  referenceId: ref(n),
+  type: 'person',
+  identity: null,
+  data: JSON.stringify({ referenceId: ref(n), content }),
+});
 const NOW = '2026-11-23T00:00:00.000Z';
 
 let dir: string;
@@ -70,11 +75,20 @@ describe('staging store without a unique index', () => {
         throw new Error('staging closed');
       })(),
     ).toThrow('staging closed');
-    expect(rows(store, M1).map((r) => [r[0], r[1]])).toEqual([[ref(1), 'v1'], [ref(2), 'v1']]);
+    expect(rows(store, M1).map((r) => [r[0], r[1]])).toEqual([
+      [ref(1), 'v1'],
+      [ref(2), 'v1'],
+    ]);
     expect(store.exists(M1, ref(3))).toBe(false);
     // The same records again, and another record that now takes the rowid 3 had for a moment.
     expect(stage(store, M1, [row(5), row(3), row(4), row(1, 'v2')])).toBe(3);
-    expect(rows(store, M1).map((r) => [r[0], r[1]])).toEqual([[ref(1), 'v2'], [ref(2), 'v1'], [ref(5), 'v1'], [ref(3), 'v1'], [ref(4), 'v1']]);
+    expect(rows(store, M1).map((r) => [r[0], r[1]])).toEqual([
+      [ref(1), 'v2'],
+      [ref(2), 'v1'],
+      [ref(5), 'v1'],
+      [ref(3), 'v1'],
+      [ref(4), 'v1'],
+    ]);
     expect(store.byRef(M1, ref(3))).toMatchObject({ reference_id: ref(3) });
   });
 
@@ -84,7 +98,11 @@ describe('staging store without a unique index', () => {
     expect(store.delete(M1, ref(2))).toBe(false);
     expect(store.byRef(M1, ref(2))).toBeUndefined();
     expect(stage(store, M1, [row(2, 'back'), row(2, 'again')])).toBe(1);
-    expect(rows(store, M1).map((r) => [r[0], r[1]])).toEqual([[ref(1), 'v1'], [ref(3), 'v1'], [ref(2), 'again']]);
+    expect(rows(store, M1).map((r) => [r[0], r[1]])).toEqual([
+      [ref(1), 'v1'],
+      [ref(3), 'v1'],
+      [ref(2), 'again'],
+    ]);
   });
 
   it('finds what an earlier process staged (the map is read from the table), per migration', () => {
@@ -93,7 +111,11 @@ describe('staging store without a unique index', () => {
     const restarted = new StagingStore(db);
     expect(restarted.byRef(M2, ref(1))).toMatchObject({ reference_id: ref(1) });
     expect(stage(restarted, M1, [row(2, 'v2'), row(3)])).toBe(1);
-    expect(rows(restarted, M1).map((r) => [r[0], r[1]])).toEqual([[ref(1), 'v1'], [ref(2), 'v2'], [ref(3), 'v1']]);
+    expect(rows(restarted, M1).map((r) => [r[0], r[1]])).toEqual([
+      [ref(1), 'v1'],
+      [ref(2), 'v2'],
+      [ref(3), 'v1'],
+    ]);
     expect(rows(restarted, M2).map((r) => [r[0], r[1]])).toEqual([[ref(1), 'm2']]);
     expect(restarted.byRef(M1, ref(9))).toBeUndefined();
     expect(restarted.byRef('99999999-9999-4999-8999-999999999999', ref(1))).toBeUndefined();
@@ -104,7 +126,10 @@ describe('staging store without a unique index', () => {
     for (const [i, m] of migrations.entries()) stage(store, m, [row(1, `m${i}`), row(i + 2)]);
     for (const [i, m] of migrations.entries()) {
       expect(stage(store, m, [row(1, `again ${i}`), row(i + 2, 'again')])).toBe(0);
-      expect(rows(store, m).map((r) => [r[0], r[1]])).toEqual([[ref(1), `again ${i}`], [ref(i + 2), 'again']]);
+      expect(rows(store, m).map((r) => [r[0], r[1]])).toEqual([
+        [ref(1), `again ${i}`],
+        [ref(i + 2), 'again'],
+      ]);
     }
   });
 
@@ -124,10 +149,17 @@ describe('staging store without a unique index', () => {
     expect(stage(store, M1, [row(a), row(b)])).toBe(2);
     expect(stage(store, M1, [row(b, 'v2'), row(c), row(a, 'v2')])).toBe(1);
     expect(store.delete(M1, ref(a))).toBe(true);
-    expect(rows(store, M1).map((r) => [r[0], r[1]])).toEqual([[ref(b), 'v2'], [ref(c), 'v1']]);
+    expect(rows(store, M1).map((r) => [r[0], r[1]])).toEqual([
+      [ref(b), 'v2'],
+      [ref(c), 'v1'],
+    ]);
     expect(store.byRef(M1, ref(c))).toMatchObject({ reference_id: ref(c) });
     expect(store.exists(M1, ref(a))).toBe(false);
     expect(stage(store, M1, [row(a, 'v3')])).toBe(1);
-    expect(rows(store, M1).map((r) => [r[0], r[1]])).toEqual([[ref(b), 'v2'], [ref(c), 'v1'], [ref(a), 'v3']]);
+    expect(rows(store, M1).map((r) => [r[0], r[1]])).toEqual([
+      [ref(b), 'v2'],
+      [ref(c), 'v1'],
+      [ref(a), 'v3'],
+    ]);
   });
 });

@@ -35,9 +35,13 @@ function put(migrationId: string, body: string, headers: Record<string, string>)
 function mixedJsonSeq(): string {
   return (
     frames('json-seq', [person(1), { referenceId: id(2), type: 'person', surname: 'NoInitials' }]) +
-    '\x1e{"referenceId":"' + id(3) + '","type":"person",,}\n' +
+    '\x1e{"referenceId":"' +
+    id(3) +
+    '","type":"person",,}\n' +
     frames('json-seq', [organisation(4), person(5, { dateOfBirth: '31-12-1980' })]) +
-    '\x1e{"referenceId":"' + id(6) + '","type":"pers'
+    '\x1e{"referenceId":"' +
+    id(6) +
+    '","type":"pers'
   );
 }
 
@@ -67,14 +71,25 @@ describe('staging upload', () => {
 
     const migration = await call(svc.url, token, 'GET', `/migration-assistance/migrations/${m}`);
     expect(migration.body).toMatchObject({ stagingStatus: 'InProgress', importStatus: 'Pending', numberOfStagedEntities: 2 });
-    expect(migration.body.components[0]).toEqual({ component: 'Counterparties', stagingStatus: 'InProgress', importStatus: 'Pending', numberOfStagedEntities: 2, numberOfImportedEntities: 0 });
+    expect(migration.body.components[0]).toEqual({
+      component: 'Counterparties',
+      stagingStatus: 'InProgress',
+      importStatus: 'Pending',
+      numberOfStagedEntities: 2,
+      numberOfImportedEntities: 0,
+    });
     const staged = await call(svc.url, token, 'GET', stagingPath(m));
     expect(staged.body).toEqual({ items: [person(1), organisation(4)], total: 2, offset: 0, limit: 20 });
   });
 
   it('answers a JSON Lines upload with JSON Lines results, and with a JSON array when Accept asks for application/json', async () => {
     const m = await freshMigration();
-    const body = frames('jsonl', [person(1), { referenceId: id(2), type: 'robot' }]) + '{"referenceId":"' + id(3) + '", oops}\n' + frames('jsonl', [person(4)]);
+    const body =
+      frames('jsonl', [person(1), { referenceId: id(2), type: 'robot' }]) +
+      '{"referenceId":"' +
+      id(3) +
+      '", oops}\n' +
+      frames('jsonl', [person(4)]);
     const expected = [
       { referenceId: id(1), isSuccessful: true, errors: [] },
       { referenceId: id(2), isSuccessful: false, errors: [{ field: 'type', message: 'INVALID_FIELD_VALUE' }] },
@@ -85,7 +100,12 @@ describe('staging upload', () => {
     expect(lines.status).toBe(200);
     expect(lines.headers.get('content-type')).toBe('application/jsonl');
     expect(lines.text.endsWith('\n')).toBe(true);
-    expect(lines.text.trimEnd().split('\n').map((l) => JSON.parse(l))).toEqual(expected);
+    expect(
+      lines.text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual(expected);
 
     const array = await put(m, body, { 'content-type': MEDIA_JSONL, accept: 'application/json;api-version=2025.1.0' });
     expect(array.status).toBe(200);
@@ -104,7 +124,10 @@ describe('staging upload', () => {
   it('replaces a staged record when its referenceId is submitted again, and keeps it when the new version is invalid', async () => {
     const m = await freshMigration();
     await put(m, frames('json-seq', [person(1), person(2)]), { 'content-type': MEDIA_SEQ });
-    const again = await put(m, frames('json-seq', [person(1, { surname: 'Renamed' }), person(2, { initials: '' })]), { 'content-type': MEDIA_SEQ, accept: 'application/json' });
+    const again = await put(m, frames('json-seq', [person(1, { surname: 'Renamed' }), person(2, { initials: '' })]), {
+      'content-type': MEDIA_SEQ,
+      accept: 'application/json',
+    });
     expect(again.body).toEqual([
       { referenceId: id(1), isSuccessful: true, errors: [] },
       { referenceId: id(2), isSuccessful: false, errors: [{ field: 'initials', message: 'INVALID_FIELD_VALUE' }] },
@@ -127,7 +150,11 @@ describe('staging upload', () => {
     expect(res.body).toHaveLength(3);
     expect(res.body[0]).toEqual({ referenceId: id(1), isSuccessful: true, errors: [] });
     // The referenceId is known when the record arrived in one piece, not when it was skipped unread.
-    expect(res.body[1]).toEqual({ referenceId: expect.stringMatching(new RegExp(`^(${id(2)})?$`)), isSuccessful: false, errors: [{ field: '', message: 'RECORD_TOO_LARGE' }] });
+    expect(res.body[1]).toEqual({
+      referenceId: expect.stringMatching(new RegExp(`^(${id(2)})?$`)),
+      isSuccessful: false,
+      errors: [{ field: '', message: 'RECORD_TOO_LARGE' }],
+    });
     expect(res.body[2]).toEqual({ referenceId: id(3), isSuccessful: true, errors: [] });
     expect((await call(svc.url, token, 'GET', stagingPath(m))).body.items).toEqual([person(1), person(3)]);
   });
@@ -194,14 +221,19 @@ describe('staging upload over the byte limit after results were sent', () => {
       const body = frames('jsonl', records);
       const res = await chunkedPut(stagingPath(m), body, MEDIA_JSONL, big.url, bigToken);
       expect(res.status).toBe(200);
-      const results = res.text.trimEnd().split('\n').map((l) => JSON.parse(l));
+      const results = res.text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       const last = results.pop();
       expect(last).toEqual({ referenceId: '', isSuccessful: false, errors: [{ field: '', message: 'PAYLOAD_TOO_LARGE' }] });
       // The first batch (5,000 records) was answered before the limit was reached.
       expect(results.length).toBeGreaterThanOrEqual(5000);
       expect(results.length).toBeLessThan(8000);
       expect(results).toEqual(results.map((_, i) => ({ referenceId: id(i + 1), isSuccessful: true, errors: [] })));
-      expect((await call(big.url, bigToken, 'GET', `/migration-assistance/migrations/${m}`)).body.numberOfStagedEntities).toBe(results.length);
+      expect((await call(big.url, bigToken, 'GET', `/migration-assistance/migrations/${m}`)).body.numberOfStagedEntities).toBe(
+        results.length,
+      );
     } finally {
       await big.dispose();
     }
@@ -240,7 +272,10 @@ describe('a database from before migration numbers', () => {
     try {
       const bearer = await getToken(first.url);
       const m = await createMigration(first.url, bearer);
-      await call(first.url, bearer, 'PUT', stagingPath(m), { raw: frames('json-seq', [person(1), organisation(2), person(3)]), headers: { 'content-type': MEDIA_SEQ } });
+      await call(first.url, bearer, 'PUT', stagingPath(m), {
+        raw: frames('json-seq', [person(1), organisation(2), person(3)]),
+        headers: { 'content-type': MEDIA_SEQ },
+      });
       await first.close();
       first = undefined;
       // The staged table as earlier versions created it: keyed by the migration's UUID text.
@@ -262,8 +297,16 @@ describe('a database from before migration numbers', () => {
       const again = await getToken(second.url);
       expect((await call(second.url, again, 'GET', stagingPath(m))).body.items).toEqual([person(1), organisation(2), person(3)]);
       // Sent again, a record is replaced in place; a new one goes last.
-      await call(second.url, again, 'PUT', stagingPath(m), { raw: frames('json-seq', [person(1, { surname: 'Verbeek' }), person(4)]), headers: { 'content-type': MEDIA_SEQ } });
-      expect((await call(second.url, again, 'GET', stagingPath(m))).body.items).toEqual([person(1, { surname: 'Verbeek' }), organisation(2), person(3), person(4)]);
+      await call(second.url, again, 'PUT', stagingPath(m), {
+        raw: frames('json-seq', [person(1, { surname: 'Verbeek' }), person(4)]),
+        headers: { 'content-type': MEDIA_SEQ },
+      });
+      expect((await call(second.url, again, 'GET', stagingPath(m))).body.items).toEqual([
+        person(1, { surname: 'Verbeek' }),
+        organisation(2),
+        person(3),
+        person(4),
+      ]);
       expect((await call(second.url, again, 'GET', `/migration-assistance/migrations/${m}`)).body.numberOfStagedEntities).toBe(4);
       await second.close();
       second = undefined;
@@ -280,13 +323,23 @@ describe('a database from before migration numbers', () => {
 });
 
 /** A PUT with a chunked body (no Content-Length); resolves with the response or the socket error. */
-function chunkedPut(path: string, body: string, contentType: string, url = svc.url, bearer = token): Promise<{ status: number; text: string }> {
+function chunkedPut(
+  path: string,
+  body: string,
+  contentType: string,
+  url = svc.url,
+  bearer = token,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(`${url}${path}`, { method: 'PUT', headers: { authorization: `Bearer ${bearer}`, 'content-type': contentType, 'transfer-encoding': 'chunked' } }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = httpRequest(
+      `${url}${path}`,
+      { method: 'PUT', headers: { authorization: `Bearer ${bearer}`, 'content-type': contentType, 'transfer-encoding': 'chunked' } },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on('error', reject);
     const bytes = Buffer.from(body);
     // Several writes, so the limit is crossed in the middle of the stream.

@@ -18,7 +18,9 @@ afterAll(async () => svc?.dispose());
 function outbox(eventName: string): Array<{ broker_key: string; label_id: string; data: Record<string, unknown> }> {
   const db = new Database(join(svc.dataDir, 'service.db'), { readonly: true });
   try {
-    const rows = db.prepare('SELECT broker_key, label_id, payload FROM event_outbox WHERE event_name = ? ORDER BY seq').all(eventName) as Array<{ broker_key: string; label_id: string; payload: string }>;
+    const rows = db
+      .prepare('SELECT broker_key, label_id, payload FROM event_outbox WHERE event_name = ? ORDER BY seq')
+      .all(eventName) as Array<{ broker_key: string; label_id: string; payload: string }>;
     return rows.map((r) => ({ broker_key: r.broker_key, label_id: r.label_id, data: JSON.parse(r.payload) }));
   } finally {
     db.close();
@@ -35,9 +37,16 @@ describe('process definitions', () => {
   });
 
   it('shows the CleanOrder definition with names in two locales and its statuses', async () => {
-    const res = await call(svc.url, token, 'GET', '/process-orchestration/process-definitions?types=LoanOrigination&codes=CleanOrder', { headers: PO });
+    const res = await call(svc.url, token, 'GET', '/process-orchestration/process-definitions?types=LoanOrigination&codes=CleanOrder', {
+      headers: PO,
+    });
     expect(res.status).toBe(200);
-    const status = (code: string, name: string, isActive = true) => ({ referenceId: definitionReferenceId('CleanOrder', code), code, name, isActive });
+    const status = (code: string, name: string, isActive = true) => ({
+      referenceId: definitionReferenceId('CleanOrder', code),
+      code,
+      name,
+      isActive,
+    });
     expect(res.body).toEqual([
       {
         referenceId: CLEAN_ORDER,
@@ -67,20 +76,36 @@ describe('process definitions', () => {
   });
 
   it('takes several values comma-separated, repeated, or both, ignoring case and blanks', async () => {
-    const comma = await call(svc.url, token, 'GET', '/process-orchestration/process-definitions?codes=ChangeOrder,RedemptionOrder', { headers: PO });
+    const comma = await call(svc.url, token, 'GET', '/process-orchestration/process-definitions?codes=ChangeOrder,RedemptionOrder', {
+      headers: PO,
+    });
     expect(codesOf(comma.body)).toEqual(['ChangeOrder', 'RedemptionOrder']);
-    const repeated = await call(svc.url, token, 'GET', '/process-orchestration/process-definitions?types=redemption&types=LoanModification,&codes=', { headers: PO });
+    const repeated = await call(
+      svc.url,
+      token,
+      'GET',
+      '/process-orchestration/process-definitions?types=redemption&types=LoanModification,&codes=',
+      { headers: PO },
+    );
     expect(codesOf(repeated.body)).toEqual(['ChangeOrder', 'RedemptionOrder']);
   });
 
   it('answers an empty array when nothing matches', async () => {
-    const res = await call(svc.url, token, 'GET', '/process-orchestration/process-definitions?types=LoanOrigination&codes=RedemptionOrder', { headers: PO });
+    const res = await call(
+      svc.url,
+      token,
+      'GET',
+      '/process-orchestration/process-definitions?types=LoanOrigination&codes=RedemptionOrder',
+      { headers: PO },
+    );
     expect(res.status).toBe(200);
     expect(res.body).toEqual([]);
   });
 
   it('refuses an api-version the group does not serve', async () => {
-    const res = await call(svc.url, token, 'GET', '/process-orchestration/process-definitions', { headers: { accept: 'application/json;api-version=2022.1.0' } });
+    const res = await call(svc.url, token, 'GET', '/process-orchestration/process-definitions', {
+      headers: { accept: 'application/json;api-version=2022.1.0' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('UNSUPPORTED_API_VERSION');
   });
@@ -103,7 +128,10 @@ describe('process definitions', () => {
 describe('process creation', () => {
   it('creates a process in status Created and emits process.status-changed for it', async () => {
     const externalReferences = [{ origin: 'crm', referenceId: 'AANVRAAG-2026-0042' }];
-    const res = await call(svc.url, token, 'POST', '/process-orchestration/processes', { headers: PO, body: { processDefinitionReferenceId: CLEAN_ORDER, externalReferences } });
+    const res = await call(svc.url, token, 'POST', '/process-orchestration/processes', {
+      headers: PO,
+      body: { processDefinitionReferenceId: CLEAN_ORDER, externalReferences },
+    });
     expect(res.status).toBe(201);
     expect(Object.keys(res.body)).toEqual(['referenceId']);
     const id = res.body.referenceId as string;
@@ -144,7 +172,10 @@ describe('process creation', () => {
   });
 
   it('defaults externalReferences to an empty list', async () => {
-    const res = await call(svc.url, token, 'POST', '/process-orchestration/processes', { headers: PO, body: { processDefinitionReferenceId: definitionReferenceId('ChangeOrder') } });
+    const res = await call(svc.url, token, 'POST', '/process-orchestration/processes', {
+      headers: PO,
+      body: { processDefinitionReferenceId: definitionReferenceId('ChangeOrder') },
+    });
     expect(res.status).toBe(201);
     const got = await call(svc.url, token, 'GET', `/process-orchestration/processes/${res.body.referenceId}`, { headers: PO });
     expect(got.body).toMatchObject({ code: 'ChangeOrder', type: 'LoanModification', externalReferences: [], status: { code: 'Created' } });
@@ -152,7 +183,10 @@ describe('process creation', () => {
 
   it('refuses an unknown definition with 422 UNKNOWN_PROCESS_DEFINITION', async () => {
     const unknown = '00000000-0000-4000-8000-000000000000';
-    const res = await call(svc.url, token, 'POST', '/process-orchestration/processes', { headers: PO, body: { processDefinitionReferenceId: unknown, externalReferences: [] } });
+    const res = await call(svc.url, token, 'POST', '/process-orchestration/processes', {
+      headers: PO,
+      body: { processDefinitionReferenceId: unknown, externalReferences: [] },
+    });
     expect(res.status).toBe(422);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(res.body).toEqual({
@@ -166,14 +200,22 @@ describe('process creation', () => {
   });
 
   it('refuses an inactive definition with 422 PROCESS_DEFINITION_INACTIVE', async () => {
-    const res = await call(svc.url, token, 'POST', '/process-orchestration/processes', { headers: PO, body: { processDefinitionReferenceId: definitionReferenceId('LegacyOrder') } });
+    const res = await call(svc.url, token, 'POST', '/process-orchestration/processes', {
+      headers: PO,
+      body: { processDefinitionReferenceId: definitionReferenceId('LegacyOrder') },
+    });
     expect(res.status).toBe(422);
     expect(res.body.code).toBe('PROCESS_DEFINITION_INACTIVE');
-    expect(res.body.detail).toBe(`process definition LegacyOrder (${definitionReferenceId('LegacyOrder')}) is not active; no new processes can be started from it`);
+    expect(res.body.detail).toBe(
+      `process definition LegacyOrder (${definitionReferenceId('LegacyOrder')}) is not active; no new processes can be started from it`,
+    );
   });
 
   it('refuses a body without a definition id, or with malformed external references, naming the fields', async () => {
-    const res = await call(svc.url, token, 'POST', '/process-orchestration/processes', { headers: PO, body: { externalReferences: [{ origin: 'crm' }] } });
+    const res = await call(svc.url, token, 'POST', '/process-orchestration/processes', {
+      headers: PO,
+      body: { externalReferences: [{ origin: 'crm' }] },
+    });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('INVALID_REQUEST');
     expect(res.body.errors.map((e: { field: string; message: string }) => [e.field, e.message])).toEqual([
@@ -186,7 +228,10 @@ describe('process creation', () => {
   });
 
   it('hides a process from other tenants and from other white labels of the same tenant', async () => {
-    const created = await call(svc.url, token, 'POST', '/process-orchestration/processes', { headers: PO, body: { processDefinitionReferenceId: CLEAN_ORDER } });
+    const created = await call(svc.url, token, 'POST', '/process-orchestration/processes', {
+      headers: PO,
+      body: { processDefinitionReferenceId: CLEAN_ORDER },
+    });
     const path = `/process-orchestration/processes/${created.body.referenceId}`;
     const otherTenant = await getToken(svc.url, OTHER);
     const otherLabel = await getToken(svc.url, { ...DEMO, label: 'demo-label-2' });

@@ -96,7 +96,11 @@ export async function startServiceProcess(opts: { dataDir: string; port?: number
     // The port was just released by a killed process: a few tries cover a slow release.
     for (let attempt = 1; ; attempt++) {
       err = '';
-      const c = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const c = spawn(process.execPath, [CLI, ...args], {
+        cwd: ROOT,
+        env: { ...process.env, NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       c.stderr!.on('data', (d) => (err += d));
       const started = await new Promise<boolean>((resolve) => {
         let out = '';
@@ -119,7 +123,8 @@ export async function startServiceProcess(opts: { dataDir: string; port?: number
       await sleep(100);
     }
   };
-  const gone = (c: ChildProcess) => (c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => c.once('exit', () => r())));
+  const gone = (c: ChildProcess) =>
+    c.exitCode !== null || c.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => c.once('exit', () => r()));
   await launch();
   return {
     url: `http://127.0.0.1:${port}`,
@@ -156,7 +161,11 @@ export interface CliRun {
 
 /** Starts the compiled CLI with these arguments. */
 export function spawnCli(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): CliRun {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? ROOT, env: { ...process.env, NO_COLOR: '1', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: opts.cwd ?? ROOT,
+    env: { ...process.env, NO_COLOR: '1', ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   let alive = true;
@@ -209,11 +218,14 @@ export function readLedgerState(file: string): LedgerState | undefined {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
     db.pragma('busy_timeout = 2000');
-    const hasTables = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('records', 'jobs')").get() as { n: number };
+    const hasTables = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('records', 'jobs')").get() as {
+      n: number;
+    };
     if (hasTables.n < 2) return undefined;
     const records: Record<string, number> = {};
-    for (const r of db.prepare('SELECT state, count(*) AS n FROM records GROUP BY state').all() as Array<{ state: string; n: number }>) records[r.state] = r.n;
-    const jobs = (db.prepare('SELECT kind, job_id AS jobId, state FROM jobs ORDER BY id').all() as LedgerState['jobs']);
+    for (const r of db.prepare('SELECT state, count(*) AS n FROM records GROUP BY state').all() as Array<{ state: string; n: number }>)
+      records[r.state] = r.n;
+    const jobs = db.prepare('SELECT kind, job_id AS jobId, state FROM jobs ORDER BY id').all() as LedgerState['jobs'];
     return { records, jobs };
   } finally {
     db.close();
@@ -225,7 +237,9 @@ export function ledgerIdsInState(file: string, state: string): string[] {
   if (!existsSync(file)) return [];
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    return (db.prepare('SELECT reference_id AS id FROM records WHERE state = ? AND reference_id IS NOT NULL').all(state) as Array<{ id: string }>).map((r) => r.id);
+    return (
+      db.prepare('SELECT reference_id AS id FROM records WHERE state = ? AND reference_id IS NOT NULL').all(state) as Array<{ id: string }>
+    ).map((r) => r.id);
   } catch {
     return [];
   } finally {
@@ -237,7 +251,9 @@ export function ledgerIdsInState(file: string, state: string): string[] {
 export function ledgerMigrations(file: string): string[] {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    return (db.prepare('SELECT DISTINCT migration_id AS id FROM runs WHERE migration_id IS NOT NULL ORDER BY id').all() as Array<{ id: string }>).map((r) => r.id);
+    return (
+      db.prepare('SELECT DISTINCT migration_id AS id FROM runs WHERE migration_id IS NOT NULL ORDER BY id').all() as Array<{ id: string }>
+    ).map((r) => r.id);
   } finally {
     db.close();
   }
@@ -268,7 +284,8 @@ export async function expectedReferenceIds(pipelineFile: string): Promise<string
   const def = await loadPipeline(pipelineFile);
   const ids: string[] = [];
   for await (const row of readPipeline(def)) {
-    if (row.kind !== 'mapped') throw new Error(`the reliability input must be clean, but ${row.row.provenance.file}:${row.row.provenance.line} was rejected`);
+    if (row.kind !== 'mapped')
+      throw new Error(`the reliability input must be clean, but ${row.row.provenance.file}:${row.row.provenance.line} was rejected`);
     ids.push(row.referenceId);
   }
   return ids.sort();
@@ -282,7 +299,11 @@ export async function expectedReferenceIds(pipelineFile: string): Promise<string
  * row — are taken out of klanten.csv until none is left. Returns the rows taken out.
  * @example const samples = await cleanSamples({ persons: 20_000, batchRecords: 100, inFlight: 4 });
  */
-export async function cleanSamples(opts: { persons: number; batchRecords: number; inFlight: number }): Promise<Samples & { dropped: number }> {
+export async function cleanSamples(opts: {
+  persons: number;
+  batchRecords: number;
+  inFlight: number;
+}): Promise<Samples & { dropped: number }> {
   const samples = await generateSamples(opts);
   const file = join(samples.dir, 'klanten.csv');
   let dropped = 0;
@@ -368,7 +389,12 @@ export async function serviceTruth(client: StagecoachClient, migrationId: string
     importedLog,
     importJobs: [...importJobs],
     live,
-    migration: { numberOfStagedEntities: m.numberOfStagedEntities, numberOfImportedEntities: m.numberOfImportedEntities, importStatus: m.importStatus, ...(m.activity ? { activity: m.activity } : {}) },
+    migration: {
+      numberOfStagedEntities: m.numberOfStagedEntities,
+      numberOfImportedEntities: m.numberOfImportedEntities,
+      importStatus: m.importStatus,
+      ...(m.activity ? { activity: m.activity } : {}),
+    },
     counts,
   };
 }
@@ -393,10 +419,16 @@ export interface Verdict {
  * Compares the service's truth with the expected set. `allowedResends` says how many extra
  * sends each record may have had (once per crash that found it in flight); default none.
  */
-export function judge(expected: readonly string[], truth: ServiceTruth, seedIds: ReadonlySet<string>, allowedResends: ReadonlyMap<string, number> = new Map()): Verdict {
+export function judge(
+  expected: readonly string[],
+  truth: ServiceTruth,
+  seedIds: ReadonlySet<string>,
+  allowedResends: ReadonlyMap<string, number> = new Map(),
+): Verdict {
   const want = new Set(expected);
   const stagedTally = tally(truth.staged);
-  const count = (m: ReadonlyMap<string, number>, pred: (id: string, n: number) => boolean) => [...m].filter(([id, n]) => pred(id, n)).length;
+  const count = (m: ReadonlyMap<string, number>, pred: (id: string, n: number) => boolean) =>
+    [...m].filter(([id, n]) => pred(id, n)).length;
   let resent = 0;
   let beyond = 0;
   for (const [id, n] of truth.stagedLog) {
@@ -416,7 +448,11 @@ export function judge(expected: readonly string[], truth: ServiceTruth, seedIds:
       imported: count(truth.importedLog, (_, n) => n > 1),
       live: count(live, (_, n) => n > 1),
     },
-    unexpected: count(stagedTally, (id) => !want.has(id)) + count(truth.importedLog, (id) => !want.has(id)) + count(live, (id) => !want.has(id)) + count(truth.stagedLog, (id) => !want.has(id)),
+    unexpected:
+      count(stagedTally, (id) => !want.has(id)) +
+      count(truth.importedLog, (id) => !want.has(id)) +
+      count(live, (id) => !want.has(id)) +
+      count(truth.stagedLog, (id) => !want.has(id)),
     resent,
     resentBeyondWindow: beyond,
     importJobs: truth.importJobs.length,
@@ -439,7 +475,11 @@ export function expectMigratedExactlyOnce(expected: readonly string[], verdict: 
     resentBeyondWindow: 0,
     importJobs: 1,
   });
-  expect(truth.migration).toMatchObject({ numberOfStagedEntities: expected.length, numberOfImportedEntities: expected.length, importStatus: 'Completed' });
+  expect(truth.migration).toMatchObject({
+    numberOfStagedEntities: expected.length,
+    numberOfImportedEntities: expected.length,
+    importStatus: 'Completed',
+  });
   expect(truth.counts).toEqual({ staged: expected.length, imported: expected.length });
   expect(readLedgerState(ledgerFile)!.records).toEqual({ imported: expected.length });
 }
@@ -478,7 +518,11 @@ export interface FaultStatsBody {
 
 /** Replaces the fault rules of a running service (null clears them). */
 export async function setFaults(baseUrl: string, faults: string | null, seed?: number): Promise<void> {
-  const res = await fetch(`${baseUrl}/_admin/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(seed === undefined ? { faults } : { faults, seed }) });
+  const res = await fetch(`${baseUrl}/_admin/faults`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(seed === undefined ? { faults } : { faults, seed }),
+  });
   if (res.status !== 200) throw new Error(`setting faults: ${res.status} ${await res.text()}`);
 }
 
@@ -507,7 +551,9 @@ export interface ProxyStats {
  * had open at once, and how often it sent each batch.
  * @example const proxy = await startWatchingProxy(service.url); … proxy.stats().maxStagingInFlight
  */
-export async function startWatchingProxy(target: string): Promise<{ url: string; stats(): ProxyStats; reset(): void; close(): Promise<void> }> {
+export async function startWatchingProxy(
+  target: string,
+): Promise<{ url: string; stats(): ProxyStats; reset(): void; close(): Promise<void> }> {
   const { createServer: createHttpServer, request: httpRequest } = await import('node:http');
   const up = new URL(target);
   let stats: ProxyStats = { requests: 0, maxStagingInFlight: 0, stagingAttempts: new Map(), statuses: new Map(), tokenRequests: 0 };
@@ -526,14 +572,17 @@ export async function startWatchingProxy(target: string): Promise<{ url: string;
       leave();
       res.destroy();
     };
-    const upstream = httpRequest({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      stats.statuses.set(answer.statusCode ?? 0, (stats.statuses.get(answer.statusCode ?? 0) ?? 0) + 1);
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-      answer.on('close', () => {
-        if (!answer.complete) drop();
-      });
-    });
+    const upstream = httpRequest(
+      { host: up.hostname, port: up.port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        stats.statuses.set(answer.statusCode ?? 0, (stats.statuses.get(answer.statusCode ?? 0) ?? 0) + 1);
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+        answer.on('close', () => {
+          if (!answer.complete) drop();
+        });
+      },
+    );
     upstream.on('error', drop);
     let head: string | undefined = staging ? '' : undefined;
     const counted = stats;

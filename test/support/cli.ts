@@ -16,7 +16,10 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number; input?: string } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number; input?: string } = {},
+): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd: options.cwd ?? ROOT,
@@ -38,9 +41,15 @@ export function runCli(args: string[], options: { env?: Record<string, string>; 
 }
 
 /** Starts a long-running CLI command (e.g. `serve`) and resolves once its first stdout line is out. */
-export function startCli(args: string[], options: { env?: Record<string, string>; cwd?: string } = {}): Promise<{ child: ChildProcess; firstLine: string; stderr: () => string }> {
+export function startCli(
+  args: string[],
+  options: { env?: Record<string, string>; cwd?: string } = {},
+): Promise<{ child: ChildProcess; firstLine: string; stderr: () => string }> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd ?? ROOT, env: { ...process.env, NO_COLOR: '1', ...options.env } });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: options.cwd ?? ROOT,
+      env: { ...process.env, NO_COLOR: '1', ...options.env },
+    });
     let out = '';
     let err = '';
     child.stderr!.on('data', (d) => (err += d));

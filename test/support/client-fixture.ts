@@ -16,7 +16,13 @@ export interface ServiceWithClient {
 
 export async function startServiceWithClient(options: ServiceOptions = { webhookPollMs: 50 }): Promise<ServiceWithClient> {
   const svc = await startTestService(options);
-  const client = createClient({ baseUrl: svc.url, clientId: DEMO.clientId, clientSecret: DEMO.secret, brokerKey: DEMO.broker, labelReferenceId: DEMO.label });
+  const client = createClient({
+    baseUrl: svc.url,
+    clientId: DEMO.clientId,
+    clientSecret: DEMO.secret,
+    brokerKey: DEMO.broker,
+    labelReferenceId: DEMO.label,
+  });
   return { svc, client, env: { STAGECOACH_BASE_URL: svc.url }, dir: tempDir('stagecoach-cli-') };
 }
 

@@ -19,7 +19,14 @@ export interface Samples {
  * Writes `persons` generated persons (and `organisations`) with their pipeline into a new
  * folder, with the batching and window given.
  */
-export async function generateSamples(opts: { persons: number; organisations?: number; everyDefectOnce?: boolean; batchRecords: number; inFlight: number; workers?: number }): Promise<Samples> {
+export async function generateSamples(opts: {
+  persons: number;
+  organisations?: number;
+  everyDefectOnce?: boolean;
+  batchRecords: number;
+  inFlight: number;
+  workers?: number;
+}): Promise<Samples> {
   const dir = tempDir('stagecoach-pipeline-');
   const args = ['generate-samples', '--persons', String(opts.persons), '--organisations', String(opts.organisations ?? 0), '--out', dir];
   if (opts.everyDefectOnce) args.push('--every-defect-once');
@@ -27,13 +34,23 @@ export async function generateSamples(opts: { persons: number; organisations?: n
   if (res.code !== 0) throw new Error(`generate-samples failed: ${res.stderr}`);
   const pipeline = join(dir, 'pipeline.yaml');
   const workers = opts.workers !== undefined ? `, workers: ${opts.workers}` : '';
-  appendFileSync(pipeline, `batching: { records: ${opts.batchRecords}, bytes: 4194304 }\nconcurrency: { inFlight: ${opts.inFlight}${workers} }\n`);
+  appendFileSync(
+    pipeline,
+    `batching: { records: ${opts.batchRecords}, bytes: 4194304 }\nconcurrency: { inFlight: ${opts.inFlight}${workers} }\n`,
+  );
   return { dir, pipeline };
 }
 
 /** `stagecoach run <pipeline> --json` in the samples folder; the report when it printed one. */
-export async function runPipelineCli(samples: Samples, baseUrl: string, extra: { args?: string[]; env?: Record<string, string> } = {}): Promise<CliResult & { report: RunReport | undefined }> {
-  const res = await runCli(['run', 'pipeline.yaml', '--json', '--base-url', baseUrl, ...(extra.args ?? [])], { cwd: samples.dir, ...(extra.env ? { env: extra.env } : {}) });
+export async function runPipelineCli(
+  samples: Samples,
+  baseUrl: string,
+  extra: { args?: string[]; env?: Record<string, string> } = {},
+): Promise<CliResult & { report: RunReport | undefined }> {
+  const res = await runCli(['run', 'pipeline.yaml', '--json', '--base-url', baseUrl, ...(extra.args ?? [])], {
+    cwd: samples.dir,
+    ...(extra.env ? { env: extra.env } : {}),
+  });
   let report: RunReport | undefined;
   try {
     report = JSON.parse(res.stdout) as RunReport;
@@ -44,7 +61,14 @@ export async function runPipelineCli(samples: Samples, baseUrl: string, extra: {
 }
 
 export function demoClient(baseUrl: string): StagecoachClient {
-  return createClient({ baseUrl, clientId: DEMO.clientId, clientSecret: DEMO.secret, brokerKey: DEMO.broker, labelReferenceId: DEMO.label, retry: { baseDelayMs: 10, maxDelayMs: 100 } });
+  return createClient({
+    baseUrl,
+    clientId: DEMO.clientId,
+    clientSecret: DEMO.secret,
+    brokerKey: DEMO.broker,
+    labelReferenceId: DEMO.label,
+    retry: { baseDelayMs: 10, maxDelayMs: 100 },
+  });
 }
 
 /** The referenceIds staged in the migration, sorted (read page by page). */
@@ -61,6 +85,7 @@ export async function stagedSet(client: StagecoachClient, migrationId: string): 
 /** Every referenceId the service staged, once per time it was sent, from the migration's own log. */
 export async function stagedLog(client: StagecoachClient, migrationId: string): Promise<string[]> {
   const ids: string[] = [];
-  for await (const entry of client.migrations.logs(migrationId, { Actions: ['StagedEntities'] })) ids.push(...(entry.entityReferenceIds ?? []));
+  for await (const entry of client.migrations.logs(migrationId, { Actions: ['StagedEntities'] }))
+    ids.push(...(entry.entityReferenceIds ?? []));
   return ids;
 }

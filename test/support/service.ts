@@ -38,8 +38,13 @@ export function basic(clientId: string, secret: string): string {
 }
 
 /** Gets an access token over HTTP with the given identity (demo identity by default). */
-export async function getToken(baseUrl: string, who: { clientId: string; secret: string; broker: string; label: string } = DEMO): Promise<string> {
-  const res = await fetch(`${baseUrl}/authentication/token/${who.broker}/${who.label}`, { headers: { authorization: basic(who.clientId, who.secret) } });
+export async function getToken(
+  baseUrl: string,
+  who: { clientId: string; secret: string; broker: string; label: string } = DEMO,
+): Promise<string> {
+  const res = await fetch(`${baseUrl}/authentication/token/${who.broker}/${who.label}`, {
+    headers: { authorization: basic(who.clientId, who.secret) },
+  });
   if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${await res.text()}`);
   const body = (await res.json()) as { access_token: string };
   return body.access_token;
@@ -62,7 +67,12 @@ export async function call(
     body = JSON.stringify(init.body);
     headers['content-type'] ??= 'application/json';
   }
-  const res = await fetch(`${baseUrl}${path}`, { method, headers, body, ...(body instanceof ReadableStream ? { duplex: 'half' } : {}) } as RequestInit);
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers,
+    body,
+    ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
+  } as RequestInit);
   const text = await res.text();
   let parsed: unknown = text;
   try {

@@ -26,7 +26,9 @@ function decode(body: string): Frame[] {
 describe('json-seq batches', () => {
   it('frames each record as RS + JSON + LF and hashes the frame', () => {
     const a = item(1);
-    expect(a.frame).toBe('\x1e{"referenceId":"00000000-0000-4000-8000-000000000001","type":"person","initials":"J.","surname":"Jansen1"}\n');
+    expect(a.frame).toBe(
+      '\x1e{"referenceId":"00000000-0000-4000-8000-000000000001","type":"person","initials":"J.","surname":"Jansen1"}\n',
+    );
     expect(a.bytes).toBe(Buffer.byteLength(a.frame));
     expect(a.record.contentHash).toMatch(/^[0-9a-f]{32}$/);
     expect(item(1).record.contentHash).toBe(a.record.contentHash);
@@ -50,7 +52,11 @@ describe('json-seq batches', () => {
     ]);
     expect(b.flush()).toBeUndefined();
     const frames = decode(closed[0]!.body);
-    expect(frames.map((f) => (f.kind === 'record' ? (f.value as { surname: string }).surname : f.kind))).toEqual(['Jansen1', 'Jansen2', 'Jansen3']);
+    expect(frames.map((f) => (f.kind === 'record' ? (f.value as { surname: string }).surname : f.kind))).toEqual([
+      'Jansen1',
+      'Jansen2',
+      'Jansen3',
+    ]);
     expect(closed[0]!.bytes).toBe(Buffer.byteLength(closed[0]!.body));
   });
 
@@ -122,12 +128,22 @@ describe('json-seq batches', () => {
   });
 
   it('refuses bounds below one record or one byte', () => {
-    expect(() => new Batcher({ maxRecords: 0, maxBytes: 10, format: 'json-seq' })).toThrow('batch limits must be at least 1 record and 1 byte, got 0 records and 10 bytes');
+    expect(() => new Batcher({ maxRecords: 0, maxBytes: 10, format: 'json-seq' })).toThrow(
+      'batch limits must be at least 1 record and 1 byte, got 0 records and 10 bytes',
+    );
   });
 
   it('frames JSON Lines when asked', () => {
     const referenceId = '00000000-0000-4000-8000-000000000009';
-    const a = prepareRecord({ legacyKey: 'K9', referenceId, record: { referenceId, type: 'organisation' } as PartialRecord, provenance: { source: 's', file: 'f', line: 1, byteOffset: 0, rowHash: 'r' } }, 'jsonl');
+    const a = prepareRecord(
+      {
+        legacyKey: 'K9',
+        referenceId,
+        record: { referenceId, type: 'organisation' } as PartialRecord,
+        provenance: { source: 's', file: 'f', line: 1, byteOffset: 0, rowHash: 'r' },
+      },
+      'jsonl',
+    );
     expect(a.frame).toBe(`{"referenceId":"${referenceId}","type":"organisation"}\n`);
   });
 });

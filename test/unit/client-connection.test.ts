@@ -20,10 +20,32 @@ describe('connection settings', () => {
 
   it('takes a flag over the environment over the config file, setting by setting', () => {
     const cwd = tempDir();
-    writeFileSync(join(cwd, 'stagecoach.config.json'), JSON.stringify({ baseUrl: 'http://file:1', clientId: 'file-id', clientSecret: 'file-secret', label: 'file-label', retry: { retries: 1 } }));
+    writeFileSync(
+      join(cwd, 'stagecoach.config.json'),
+      JSON.stringify({
+        baseUrl: 'http://file:1',
+        clientId: 'file-id',
+        clientSecret: 'file-secret',
+        label: 'file-label',
+        retry: { retries: 1 },
+      }),
+    );
     const c = resolveConnection({ clientId: 'flag-id' }, { STAGECOACH_CLIENT_ID: 'env-id', STAGECOACH_CLIENT_SECRET: 'env-secret' }, cwd);
-    expect(c).toMatchObject({ baseUrl: 'http://file:1', clientId: 'flag-id', clientSecret: 'env-secret', brokerKey: 'demo-broker', labelReferenceId: 'file-label', retry: { retries: 1 } });
-    expect(c.sources).toEqual({ baseUrl: 'config', clientId: 'flag', clientSecret: 'env', brokerKey: 'default', labelReferenceId: 'config' });
+    expect(c).toMatchObject({
+      baseUrl: 'http://file:1',
+      clientId: 'flag-id',
+      clientSecret: 'env-secret',
+      brokerKey: 'demo-broker',
+      labelReferenceId: 'file-label',
+      retry: { retries: 1 },
+    });
+    expect(c.sources).toEqual({
+      baseUrl: 'config',
+      clientId: 'flag',
+      clientSecret: 'env',
+      brokerKey: 'default',
+      labelReferenceId: 'config',
+    });
     expect(c.configFile).toBe(join(cwd, 'stagecoach.config.json'));
   });
 
@@ -38,12 +60,18 @@ describe('connection settings', () => {
     const cwd = tempDir();
     writeFileSync(join(cwd, 'bad.yaml'), 'baseUrl: http://x\nclientId: [unclosed\n');
     expect(() => resolveConnection({ config: 'bad.yaml' }, {}, cwd)).toThrow(/^.*bad\.yaml:\d+:\d+: not valid YAML: /);
-    expect(() => resolveConnection({ config: 'nope.json' }, {}, cwd)).toThrow(`--config nope.json: file not found (looked at ${join(cwd, 'nope.json')})`);
+    expect(() => resolveConnection({ config: 'nope.json' }, {}, cwd)).toThrow(
+      `--config nope.json: file not found (looked at ${join(cwd, 'nope.json')})`,
+    );
     writeFileSync(join(cwd, 'typed.json'), JSON.stringify({ clientId: 42 }));
-    expect(() => resolveConnection({ config: 'typed.json' }, {}, cwd)).toThrow(`${join(cwd, 'typed.json')}: clientId: Invalid input: expected string, received number`);
+    expect(() => resolveConnection({ config: 'typed.json' }, {}, cwd)).toThrow(
+      `${join(cwd, 'typed.json')}: clientId: Invalid input: expected string, received number`,
+    );
   });
 
   it('refuses a base URL that is not absolute, saying where it came from', () => {
-    expect(() => resolveConnection({}, { STAGECOACH_BASE_URL: '127.0.0.1:8787' }, tempDir())).toThrow('STAGECOACH_BASE_URL: expected an absolute URL such as http://127.0.0.1:8787, got "127.0.0.1:8787"');
+    expect(() => resolveConnection({}, { STAGECOACH_BASE_URL: '127.0.0.1:8787' }, tempDir())).toThrow(
+      'STAGECOACH_BASE_URL: expected an absolute URL such as http://127.0.0.1:8787, got "127.0.0.1:8787"',
+    );
   });
 });

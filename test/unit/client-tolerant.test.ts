@@ -4,20 +4,28 @@ import { isRetryable, parseRetryAfter, retryDelayMs } from '../../src/client/ret
 import { ClientError, responseError } from '../../src/client/errors.js';
 
 const JWT = 'eyJhbGciOiJSUzI1NiJ9.eyJleHAiOjE3MDAwMDAwMDAsInNjb3BlIjoiL2NvdW50ZXJwYXJ0eS1tYW5hZ2VtZW50In0.c2ln';
-const chunks = (text: string) => (async function* () { yield Buffer.from(text); })();
+const chunks = (text: string) =>
+  (async function* () {
+    yield Buffer.from(text);
+  })();
 const R1 = { referenceId: 'a', isSuccessful: true, errors: [] };
 const R2 = { referenceId: 'b', isSuccessful: false, errors: [{ field: 'initials', message: 'MISSING_REQUIRED_FIELD' }] };
 
 describe('token response reader', () => {
   it('reads the OAuth object, a bare JWT, a JSON string and the camelCase and token names', () => {
-    expect(readTokenBody(JSON.stringify({ access_token: JWT, token_type: 'Bearer', expires_in: 300 }))).toEqual({ token: JWT, expiresIn: 300 });
+    expect(readTokenBody(JSON.stringify({ access_token: JWT, token_type: 'Bearer', expires_in: 300 }))).toEqual({
+      token: JWT,
+      expiresIn: 300,
+    });
     expect(readTokenBody(`${JWT}\n`)).toEqual({ token: JWT });
     expect(readTokenBody(JSON.stringify(JWT))).toEqual({ token: JWT });
     expect(readTokenBody(JSON.stringify({ accessToken: JWT, expiresIn: 60 }))).toEqual({ token: JWT, expiresIn: 60 });
     expect(readTokenBody(JSON.stringify({ token: JWT }))).toEqual({ token: JWT });
   });
   it('refuses a body it does not understand without echoing it', () => {
-    expect(() => readTokenBody('{"secretish":"x"}')).toThrow('token response not understood: expected a JWT, a JSON string or an object with access_token, got JSON object with keys secretish');
+    expect(() => readTokenBody('{"secretish":"x"}')).toThrow(
+      'token response not understood: expected a JWT, a JSON string or an object with access_token, got JSON object with keys secretish',
+    );
   });
   it('reads exp and the scopes from the payload without verifying it', () => {
     const claims = peekJwtClaims(JWT);
@@ -49,12 +57,22 @@ describe('staging results reader', () => {
     expect(await readStagingResults(chunks('{"referenceId":"a","isSuccessful":true}\n'), undefined)).toEqual([R1]);
   });
   it('names the record that does not fit the result shape', async () => {
-    await expect(readStagingResults(chunks('[{"referenceId":"a"}]'), 'application/json')).rejects.toThrow('staging result 1 from the service is not of the expected shape: isSuccessful: Invalid input: expected boolean, received undefined');
+    await expect(readStagingResults(chunks('[{"referenceId":"a"}]'), 'application/json')).rejects.toThrow(
+      'staging result 1 from the service is not of the expected shape: isSuccessful: Invalid input: expected boolean, received undefined',
+    );
   });
 });
 
 describe('process definitions reader', () => {
-  const def = { referenceId: '0b1c2d3e-4f50-4617-8829-3a4b5c6d7e8f', type: 'LoanOrigination', code: 'CleanOrder', name: { 'en-GB': 'Clean order' }, isActive: true, statuses: [], updatedOn: '2025-01-01T00:00:00Z' };
+  const def = {
+    referenceId: '0b1c2d3e-4f50-4617-8829-3a4b5c6d7e8f',
+    type: 'LoanOrigination',
+    code: 'CleanOrder',
+    name: { 'en-GB': 'Clean order' },
+    isActive: true,
+    statuses: [],
+    updatedOn: '2025-01-01T00:00:00Z',
+  };
   it('returns an array for one object, an array or an items envelope', () => {
     expect(readDefinitions(def)).toEqual([def]);
     expect(readDefinitions([def, def])).toEqual([def, def]);
@@ -64,9 +82,20 @@ describe('process definitions reader', () => {
 });
 
 describe('retry rules', () => {
-  const err = (status?: number) => new ClientError(status === undefined ? 'NETWORK_ERROR' : 'HTTP_ERROR', 'x', { status, method: 'GET', path: '/' });
+  const err = (status?: number) =>
+    new ClientError(status === undefined ? 'NETWORK_ERROR' : 'HTTP_ERROR', 'x', { status, method: 'GET', path: '/' });
   it('retries idempotent requests on network errors, 429 and 5xx, and nothing else', () => {
-    expect([undefined, 429, 500, 502, 503, 504, 400, 404, 409].map((s) => isRetryable(err(s), 'idempotent'))).toEqual([true, true, true, true, true, true, false, false, false]);
+    expect([undefined, 429, 500, 502, 503, 504, 400, 404, 409].map((s) => isRetryable(err(s), 'idempotent'))).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
   });
   it('retries unsent-only requests (POST) on 429 only, never on a 5xx or an unclear network error', () => {
     expect([undefined, 429, 500, 503].map((s) => isRetryable(err(s), 'unsent-only'))).toEqual([false, true, false, false]);
@@ -86,21 +115,60 @@ describe('retry rules', () => {
 
 describe('error messages', () => {
   it('says which settings to check when the credentials are refused', () => {
-    const e = responseError({ method: 'GET', path: '/authentication/token/demo-broker/demo-label', status: 401, group: 'authentication', problem: { title: 'Unauthorized', status: 401, detail: 'client id and secret are not valid' }, tokenRequest: true });
+    const e = responseError({
+      method: 'GET',
+      path: '/authentication/token/demo-broker/demo-label',
+      status: 401,
+      group: 'authentication',
+      problem: { title: 'Unauthorized', status: 401, detail: 'client id and secret are not valid' },
+      tokenRequest: true,
+    });
     expect(e.code).toBe('INVALID_CLIENT_CREDENTIALS');
-    expect(e.message).toBe('the service refused the client credentials (401 on GET /authentication/token/demo-broker/demo-label): client id and secret are not valid; check STAGECOACH_CLIENT_ID / STAGECOACH_CLIENT_SECRET (or --client-id / --client-secret)');
+    expect(e.message).toBe(
+      'the service refused the client credentials (401 on GET /authentication/token/demo-broker/demo-label): client id and secret are not valid; check STAGECOACH_CLIENT_ID / STAGECOACH_CLIENT_SECRET (or --client-id / --client-secret)',
+    );
   });
   it('names the scopes of the token and the domain to enable on a 403', () => {
-    const e = responseError({ method: 'GET', path: '/lodging/processes/p/messages/m', status: 403, group: 'lodging', problem: { title: 'Forbidden', status: 403 }, tokenScopes: ['/counterparty-management'], clientId: 'scoped-client' });
+    const e = responseError({
+      method: 'GET',
+      path: '/lodging/processes/p/messages/m',
+      status: 403,
+      group: 'lodging',
+      problem: { title: 'Forbidden', status: 403 },
+      tokenScopes: ['/counterparty-management'],
+      clientId: 'scoped-client',
+    });
     expect(e.code).toBe('SCOPE_NOT_GRANTED');
-    expect(e.message).toBe("this client's token is limited to /counterparty-management; ask the operator to enable /lodging for client scoped-client (403 on GET /lodging/processes/p/messages/m): Forbidden");
+    expect(e.message).toBe(
+      "this client's token is limited to /counterparty-management; ask the operator to enable /lodging for client scoped-client (403 on GET /lodging/processes/p/messages/m): Forbidden",
+    );
   });
   it('lists the supported versions on a refused api-version', () => {
-    const e = responseError({ method: 'GET', path: '/lodging/x', status: 400, group: 'lodging', version: '2099.1.0', problem: { title: 'Bad request', status: 400, code: 'UNSUPPORTED_API_VERSION', detail: 'api-version 2099.1.0 is not served' }, supportedVersions: ['2022.1.0', '2025.1.0'] });
-    expect(e.message).toBe("the service refused api-version 2099.1.0 for /lodging (400 on GET /lodging/x): api-version 2099.1.0 is not served; the service supports 2022.1.0, 2025.1.0 (see X-Supported-Versions of GET /authentication/jwks), and set the client's versions option for this group");
+    const e = responseError({
+      method: 'GET',
+      path: '/lodging/x',
+      status: 400,
+      group: 'lodging',
+      version: '2099.1.0',
+      problem: { title: 'Bad request', status: 400, code: 'UNSUPPORTED_API_VERSION', detail: 'api-version 2099.1.0 is not served' },
+      supportedVersions: ['2022.1.0', '2025.1.0'],
+    });
+    expect(e.message).toBe(
+      "the service refused api-version 2099.1.0 for /lodging (400 on GET /lodging/x): api-version 2099.1.0 is not served; the service supports 2022.1.0, 2025.1.0 (see X-Supported-Versions of GET /authentication/jwks), and set the client's versions option for this group",
+    );
   });
   it('passes a conflict through with the detail of the service', () => {
-    const e = responseError({ method: 'POST', path: '/migration-assistance/migrations', status: 409, group: 'migration-assistance', problem: { title: 'Conflict', status: 409, code: 'MIGRATION_ALREADY_ACTIVE', detail: 'migration m1 is still active' } });
-    expect([e.code, e.message, e.status]).toEqual(['MIGRATION_ALREADY_ACTIVE', 'migration m1 is still active (409 on POST /migration-assistance/migrations)', 409]);
+    const e = responseError({
+      method: 'POST',
+      path: '/migration-assistance/migrations',
+      status: 409,
+      group: 'migration-assistance',
+      problem: { title: 'Conflict', status: 409, code: 'MIGRATION_ALREADY_ACTIVE', detail: 'migration m1 is still active' },
+    });
+    expect([e.code, e.message, e.status]).toEqual([
+      'MIGRATION_ALREADY_ACTIVE',
+      'migration m1 is still active (409 on POST /migration-assistance/migrations)',
+      409,
+    ]);
   });
 });

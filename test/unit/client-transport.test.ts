@@ -28,7 +28,15 @@ const servers: Server[] = [];
 const clients: StagecoachClient[] = [];
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => { s.closeAllConnections(); s.close(r); })));
+  await Promise.all(
+    servers.splice(0).map(
+      (s) =>
+        new Promise((r) => {
+          s.closeAllConnections();
+          s.close(r);
+        }),
+    ),
+  );
 });
 
 function jwt(expSecondsFromNow: number, extra: Record<string, unknown> = {}): string {
@@ -37,7 +45,10 @@ function jwt(expSecondsFromNow: number, extra: Record<string, unknown> = {}): st
 }
 
 /** A server that answers the token route itself (counting) and the rest with `routes`. */
-async function fake(routes: Handler, tokenBody: () => string = () => JSON.stringify({ access_token: jwt(300), token_type: 'Bearer', expires_in: 300 })): Promise<Fake & { tokens: number }> {
+async function fake(
+  routes: Handler,
+  tokenBody: () => string = () => JSON.stringify({ access_token: jwt(300), token_type: 'Bearer', expires_in: 300 }),
+): Promise<Fake & { tokens: number }> {
   const state = { tokens: 0 };
   const requests: Fake['requests'] = [];
   let n = 0;
@@ -58,14 +69,32 @@ async function fake(routes: Handler, tokenBody: () => string = () => JSON.string
 }
 
 function client(url: string, extra: Partial<ClientOptions> = {}): StagecoachClient {
-  const c = createClient({ baseUrl: url, clientId: 'id', clientSecret: 'secret', brokerKey: 'b', labelReferenceId: 'l', retry: { baseDelayMs: 5, maxDelayMs: 50 }, ...extra });
+  const c = createClient({
+    baseUrl: url,
+    clientId: 'id',
+    clientSecret: 'secret',
+    brokerKey: 'b',
+    labelReferenceId: 'l',
+    retry: { baseDelayMs: 5, maxDelayMs: 50 },
+    ...extra,
+  });
   clients.push(c);
   return c;
 }
 
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
-  res.writeHead(status, { 'content-type': status >= 400 ? 'application/problem+json' : 'application/json', ...headers }).end(JSON.stringify(body));
-const MIGRATION = { referenceId: '11111111-1111-4111-8111-111111111111', stagingStatus: 'Pending', importStatus: 'Pending', numberOfStagedEntities: 0, numberOfImportedEntities: 0, activity: 'Active', components: [] };
+  res
+    .writeHead(status, { 'content-type': status >= 400 ? 'application/problem+json' : 'application/json', ...headers })
+    .end(JSON.stringify(body));
+const MIGRATION = {
+  referenceId: '11111111-1111-4111-8111-111111111111',
+  stagingStatus: 'Pending',
+  importStatus: 'Pending',
+  numberOfStagedEntities: 0,
+  numberOfImportedEntities: 0,
+  activity: 'Active',
+  components: [],
+};
 
 describe('access tokens', () => {
   it('shares one token fetch between concurrent callers and sends it as Bearer with the group version in Accept', async () => {
@@ -79,14 +108,23 @@ describe('access tokens', () => {
   });
 
   it('fetches a new token once on a 401 and repeats the request, even a POST', async () => {
-    const f = await fake((_req, res, n) => (n === 1 ? json(res, 401, { title: 'Unauthorized', status: 401, code: 'TOKEN_EXPIRED' }) : json(res, 201, MIGRATION)));
+    const f = await fake((_req, res, n) =>
+      n === 1 ? json(res, 401, { title: 'Unauthorized', status: 401, code: 'TOKEN_EXPIRED' }) : json(res, 201, MIGRATION),
+    );
     const c = client(f.url);
     expect((await c.migrations.create(['Counterparties'])).referenceId).toBe(MIGRATION.referenceId);
     expect([f.tokens, f.requests.length]).toEqual([2, 2]);
   });
 
   it('gives up after the second 401 with a message that does not contain the token', async () => {
-    const f = await fake((_req, res) => json(res, 401, { title: 'Unauthorized', status: 401, code: 'INVALID_TOKEN', detail: 'token signature, algorithm or claims are not valid' }));
+    const f = await fake((_req, res) =>
+      json(res, 401, {
+        title: 'Unauthorized',
+        status: 401,
+        code: 'INVALID_TOKEN',
+        detail: 'token signature, algorithm or claims are not valid',
+      }),
+    );
     const c = client(f.url);
     const err = await failure(c.migrations.get(MIGRATION.referenceId));
     expect(err).toBeInstanceOf(ClientError);
@@ -98,7 +136,10 @@ describe('access tokens', () => {
   });
 
   it('refreshes shortly before exp without a 401 (token of 2 s: a fifth of its life before expiry)', async () => {
-    const f = await fake((_req, res) => json(res, 200, MIGRATION), () => JSON.stringify(jwt(2)));
+    const f = await fake(
+      (_req, res) => json(res, 200, MIGRATION),
+      () => JSON.stringify(jwt(2)),
+    );
     const c = client(f.url);
     await c.migrations.get(MIGRATION.referenceId);
     await new Promise((r) => setTimeout(r, 1700));
@@ -109,14 +150,18 @@ describe('access tokens', () => {
 
 describe('retries', () => {
   it('retries a GET through 503s and honours Retry-After', async () => {
-    const f = await fake((_req, res, n) => (n < 3 ? json(res, 503, { title: 'Service unavailable', status: 503 }, { 'retry-after': '0' }) : json(res, 200, MIGRATION)));
+    const f = await fake((_req, res, n) =>
+      n < 3 ? json(res, 503, { title: 'Service unavailable', status: 503 }, { 'retry-after': '0' }) : json(res, 200, MIGRATION),
+    );
     const c = client(f.url);
     expect((await c.migrations.get(MIGRATION.referenceId)).referenceId).toBe(MIGRATION.referenceId);
     expect(f.requests.length).toBe(3);
   });
 
   it('waits as long as Retry-After says (capped by maxDelayMs)', async () => {
-    const f = await fake((_req, res, n) => (n === 1 ? json(res, 429, { title: 'Too many requests', status: 429 }, { 'retry-after': '1' }) : json(res, 200, MIGRATION)));
+    const f = await fake((_req, res, n) =>
+      n === 1 ? json(res, 429, { title: 'Too many requests', status: 429 }, { 'retry-after': '1' }) : json(res, 200, MIGRATION),
+    );
     const c = client(f.url, { retry: { baseDelayMs: 1, maxDelayMs: 5_000 } });
     const t0 = Date.now();
     await c.migrations.get(MIGRATION.referenceId);
@@ -124,7 +169,9 @@ describe('retries', () => {
   });
 
   it('does not retry a POST that got a 503: it may have created the migration', async () => {
-    const f = await fake((_req, res) => json(res, 503, { title: 'Service unavailable', status: 503, code: 'SERVICE_UNAVAILABLE', detail: 'overloaded' }));
+    const f = await fake((_req, res) =>
+      json(res, 503, { title: 'Service unavailable', status: 503, code: 'SERVICE_UNAVAILABLE', detail: 'overloaded' }),
+    );
     const c = client(f.url);
     const err = await failure(c.migrations.create(['Counterparties']));
     expect([err.code, err.attempts, f.requests.length]).toEqual(['SERVICE_UNAVAILABLE', 1, 1]);
@@ -133,7 +180,9 @@ describe('retries', () => {
   it('does not retry a job start after a 502, and retries it after a 429 (refused unprocessed)', async () => {
     const f = await fake((req, res, n) => {
       if (req.url!.endsWith('/jobs/import')) return json(res, 502, { title: 'Bad gateway', status: 502 });
-      return n === 1 ? json(res, 429, { title: 'Too many requests', status: 429 }, { 'retry-after': '0' }) : res.writeHead(200, { 'content-type': 'application/json' }).end('"job-1"');
+      return n === 1
+        ? json(res, 429, { title: 'Too many requests', status: 429 }, { 'retry-after': '0' })
+        : res.writeHead(200, { 'content-type': 'application/json' }).end('"job-1"');
     });
     const c = client(f.url);
     expect(await c.jobs.validateStaging('m')).toBe('job-1');
@@ -149,7 +198,9 @@ describe('retries', () => {
     const f = await fake((_req, res) => json(res, 503, { title: 'Service unavailable', status: 503, detail: 'down' }));
     const c = client(f.url, { retry: { retries: 3, baseDelayMs: 1, maxDelayMs: 5 } });
     const err = await failure(c.migrations.get('m'));
-    expect(err.message).toBe('the service failed (503 on GET /migration-assistance/migrations/m): down; try again later, and see the service log if it persists (gave up after 4 attempts)');
+    expect(err.message).toBe(
+      'the service failed (503 on GET /migration-assistance/migrations/m): down; try again later, and see the service log if it persists (gave up after 4 attempts)',
+    );
     expect(f.requests.length).toBe(4);
   });
 
@@ -158,7 +209,10 @@ describe('retries', () => {
     const c = client(f.url, { retry: { maxDelayMs: 60_000 } });
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 100);
-    await expect(c.migrations.get('m', { signal: ac.signal })).rejects.toMatchObject({ code: 'ABORTED', message: 'GET /migration-assistance/migrations/m was aborted' });
+    await expect(c.migrations.get('m', { signal: ac.signal })).rejects.toMatchObject({
+      code: 'ABORTED',
+      message: 'GET /migration-assistance/migrations/m was aborted',
+    });
   });
 });
 
@@ -179,7 +233,9 @@ describe('staging upload', () => {
       res.end(r('a') + r('b'));
     });
     const c = client(f.url);
-    const results = await c.migrations.stageCounterparties('m', '\x1e{"referenceId":"a"}\n\x1e{"referenceId":"b"}\n', { format: 'json-seq' });
+    const results = await c.migrations.stageCounterparties('m', '\x1e{"referenceId":"a"}\n\x1e{"referenceId":"b"}\n', {
+      format: 'json-seq',
+    });
     expect(results.map((x) => x.referenceId)).toEqual(['a', 'b']);
     expect(bodies).toEqual(['\x1e{"referenceId":"a"}\n\x1e{"referenceId":"b"}\n', '\x1e{"referenceId":"a"}\n\x1e{"referenceId":"b"}\n']);
     expect(f.requests[0]!.accept).toBe('application/json-seq;api-version=2025.1.0, application/json;api-version=2025.1.0;q=0.9');
@@ -188,7 +244,13 @@ describe('staging upload', () => {
 
 describe('lodging send after a lost answer', () => {
   it('returns the message when the repeated send is refused with 409 because the first one went through', async () => {
-    const message = { referenceId: '22222222-2222-4222-8222-222222222222', messageType: 'CleanOrder', status: 'Sent', createdOn: '2025-01-01T00:00:00Z', sentOn: '2025-01-01T00:00:01Z' };
+    const message = {
+      referenceId: '22222222-2222-4222-8222-222222222222',
+      messageType: 'CleanOrder',
+      status: 'Sent',
+      createdOn: '2025-01-01T00:00:00Z',
+      sentOn: '2025-01-01T00:00:01Z',
+    };
     const f = await fake((req, res, n) => {
       if (req.method === 'GET') return json(res, 200, message);
       if (n === 1) return req.socket.destroy(); // the send arrives, its answer is lost
@@ -208,14 +270,18 @@ describe('timeouts', () => {
     const c = client(f.url, { timeouts: { headersMs: 100 }, retry: { retries: 1, baseDelayMs: 1 } });
     const err = await failure(c.migrations.get('m'));
     expect(err.code).toBe('TIMEOUT');
-    expect(err.message).toBe(`timed out waiting for the response headers on GET /migration-assistance/migrations/m at ${f.url} (UND_ERR_HEADERS_TIMEOUT); raise the client's timeouts if the service is slow (gave up after 2 attempts)`);
+    expect(err.message).toBe(
+      `timed out waiting for the response headers on GET /migration-assistance/migrations/m at ${f.url} (UND_ERR_HEADERS_TIMEOUT); raise the client's timeouts if the service is slow (gave up after 2 attempts)`,
+    );
   });
 
   it('reports a refused connection with a hint to start the service', async () => {
     const c = client('http://127.0.0.1:1', { retry: { retries: 0 } });
     const err = await failure(c.migrations.get('m'));
     expect(err.code).toBe('NETWORK_ERROR');
-    expect(err.message).toMatch(/^could not complete GET \/authentication\/token\/b\/l at http:\/\/127\.0\.0\.1:1: .*\(ECONNREFUSED\); is the service running at http:\/\/127\.0\.0\.1:1\? \(start one with `stagecoach serve`\)$/);
+    expect(err.message).toMatch(
+      /^could not complete GET \/authentication\/token\/b\/l at http:\/\/127\.0\.0\.1:1: .*\(ECONNREFUSED\); is the service running at http:\/\/127\.0\.0\.1:1\? \(start one with `stagecoach serve`\)$/,
+    );
   });
 });
 
@@ -241,7 +307,10 @@ describe('resumable streams', () => {
     const seen: number[] = [];
     for await (const cp of c.counterparties.stream({ format: 'jsonl', onResume: (i) => resumes.push(i) })) seen.push(cp.sequenceNumber!);
     expect(seen).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(f.requests.map((r) => r.url)).toEqual(['/counterparty-management/counterparties/stream', '/counterparty-management/counterparties/stream?continue-from=3']);
+    expect(f.requests.map((r) => r.url)).toEqual([
+      '/counterparty-management/counterparties/stream',
+      '/counterparty-management/counterparties/stream?continue-from=3',
+    ]);
     expect(resumes).toEqual([{ continueFrom: 3, reason: expect.stringMatching(/^connection ended early: /), attempt: 1 }]);
     expect(f.requests[0]!.accept).toBe('application/jsonl;api-version=2025.1.0');
   });
@@ -271,7 +340,9 @@ describe('resumable streams', () => {
       })(),
     );
     expect(err.code).toBe('STREAM_TRUNCATED');
-    expect(err.message).toBe('GET /counterparty-management/counterparties/stream was cut 3 times in a row without a new record (last: record cut short at byte 0 (last line is incomplete JSON and has no final newline)); last counter received: none; resume later with continue-from omitted');
+    expect(err.message).toBe(
+      'GET /counterparty-management/counterparties/stream was cut 3 times in a row without a new record (last: record cut short at byte 0 (last line is incomplete JSON and has no final newline)); last counter received: none; resume later with continue-from omitted',
+    );
     expect(f.requests.length).toBe(3);
   });
 

@@ -11,23 +11,44 @@ afterEach(async () => {
 
 async function serve(options: Partial<WebhookReceiverOptions> & { onEvent?: WebhookReceiverOptions['onEvent'] } = {}) {
   const events: ReceivedEvent[] = [];
-  const receiver = createWebhookReceiver({ token: 'secret-token', onEvent: (e) => void events.push(e), ...options } as WebhookReceiverOptions);
+  const receiver = createWebhookReceiver({
+    token: 'secret-token',
+    onEvent: (e) => void events.push(e),
+    ...options,
+  } as WebhookReceiverOptions);
   const server = createServer(receiver);
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   const post = (body: unknown, token: string | null = 'secret-token', headers: Record<string, string> = {}) =>
-    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { 'x-event-token': token } : {}), ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { 'x-event-token': token } : {}), ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
   return { url, post, events, receiver };
 }
 
-const event = (id: string) => ({ id, eventName: 'counterparty.merged', occurredOn: '2025-01-15T09:30:00.000Z', data: { survivorReferenceId: 'S' } });
+const event = (id: string) => ({
+  id,
+  eventName: 'counterparty.merged',
+  occurredOn: '2025-01-15T09:30:00.000Z',
+  data: { survivorReferenceId: 'S' },
+});
 
 describe('webhook receiver', () => {
   it('hands a delivery with the right token to onEvent and answers 204', async () => {
     const r = await serve();
     expect((await r.post(event('e1'))).status).toBe(204);
-    expect(r.events).toEqual([{ id: 'e1', eventName: 'counterparty.merged', occurredOn: '2025-01-15T09:30:00.000Z', data: { survivorReferenceId: 'S' }, body: event('e1') }]);
+    expect(r.events).toEqual([
+      {
+        id: 'e1',
+        eventName: 'counterparty.merged',
+        occurredOn: '2025-01-15T09:30:00.000Z',
+        data: { survivorReferenceId: 'S' },
+        body: event('e1'),
+      },
+    ]);
   });
 
   it('rejects a wrong, a longer, a shorter and a missing token with 401 and never calls onEvent', async () => {
@@ -35,7 +56,11 @@ describe('webhook receiver', () => {
     for (const token of ['secret-tokeN', 'secret-token-and-more', 's', null]) {
       const res = await r.post(event('e1'), token);
       expect(res.status).toBe(401);
-      expect(await res.json()).toEqual({ title: 'unauthorized', status: 401, detail: token ? 'X-Event-Token does not match' : 'X-Event-Token is missing' });
+      expect(await res.json()).toEqual({
+        title: 'unauthorized',
+        status: 401,
+        detail: token ? 'X-Event-Token does not match' : 'X-Event-Token is missing',
+      });
     }
     expect(r.events).toEqual([]);
     expect(r.receiver.stats.unauthorized).toBe(4);
@@ -94,7 +119,10 @@ describe('webhook receiver', () => {
     const seen: string[] = [];
     const receiver = createWebhookReceiver({ token: 'tok', onEvent: (e) => void seen.push(e.id!) });
     expect(await receiver.handle({ headers: { 'x-event-token': 'tok' }, body: event('f1') })).toEqual({ status: 204, outcome: 'handled' });
-    expect(await receiver.handle({ headers: { 'X-Event-Token': 'tok' }, body: event('f1') })).toEqual({ status: 204, outcome: 'duplicate' });
+    expect(await receiver.handle({ headers: { 'X-Event-Token': 'tok' }, body: event('f1') })).toEqual({
+      status: 204,
+      outcome: 'duplicate',
+    });
     expect((await receiver.handle({ headers: { 'x-event-token': 'nope' }, body: event('f2') })).status).toBe(401);
     expect(seen).toEqual(['f1']);
   });

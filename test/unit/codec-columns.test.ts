@@ -58,7 +58,14 @@ describe('relation ref columns (the parallel reader’s packs)', () => {
     const partner = { field: 'relations[0].to', column: 'partner', scope: 'klant' };
     const director = { field: 'relations[1].to', column: '(script)', scope: 'bedrijf' };
     const rows: RelationRef[][] = Array.from({ length: 3000 }, (_, i) =>
-      i % 4 === 0 ? [] : i % 4 === 1 ? [{ ...partner, key: `${100000 + i}` }] : [{ ...partner, key: `K${i}` }, { ...director, key: i % 8 === 2 ? 'Zoë' : '' }],
+      i % 4 === 0
+        ? []
+        : i % 4 === 1
+          ? [{ ...partner, key: `${100000 + i}` }]
+          : [
+              { ...partner, key: `K${i}` },
+              { ...director, key: i % 8 === 2 ? 'Zoë' : '' },
+            ],
     );
     const builder = new RefColumnsBuilder();
     rows.forEach((refs, i) => builder.push(i, refs));

@@ -50,7 +50,10 @@ describe('json-seq decoding (RFC 7464)', () => {
 
   it('turns a record above the byte limit into one too-large frame and resumes after it', () => {
     const big = `\x1e{"x":"${'y'.repeat(100)}"}\n`;
-    expect(values(decode('json-seq', [big.slice(0, 40), big.slice(40), '\x1e{"ok":true}\n'], 50))).toEqual(['invalid:too-large', { ok: true }]);
+    expect(values(decode('json-seq', [big.slice(0, 40), big.slice(40), '\x1e{"ok":true}\n'], 50))).toEqual([
+      'invalid:too-large',
+      { ok: true },
+    ]);
   });
 });
 
@@ -64,7 +67,11 @@ describe('JSON Lines decoding', () => {
   });
   it('numbers frames in order, invalid ones included, with byte offsets', () => {
     const frames = decode('jsonl', ['{"a":1}\nnope\n{"a":3}\n']);
-    expect(frames.map((f) => [f.index, f.offset])).toEqual([[0, 0], [1, 8], [2, 13]]);
+    expect(frames.map((f) => [f.index, f.offset])).toEqual([
+      [0, 0],
+      [1, 8],
+      [2, 13],
+    ]);
   });
 });
 

@@ -33,7 +33,16 @@ const PERSON = {
   ratings: [{ agency: 'x', score: 3 }],
   associatedParties: [{ role: 'advisor' }],
   addresses: [
-    { referenceId: 'ba9e651b-488d-5267-811b-fafbc822544c', type: 'main', addressLine1: 'Molenweg 52', addressLine2: 'bis', houseNumber: '52', postalCode: '9765 KZ', locality: 'Groningen', countryCode: 'NL' },
+    {
+      referenceId: 'ba9e651b-488d-5267-811b-fafbc822544c',
+      type: 'main',
+      addressLine1: 'Molenweg 52',
+      addressLine2: 'bis',
+      houseNumber: '52',
+      postalCode: '9765 KZ',
+      locality: 'Groningen',
+      countryCode: 'NL',
+    },
   ],
   relations: [{ to: '2b1f4f0e-3c4d-5e6f-8a9b-0c1d2e3f4a5b', type: 'isSignificantOtherOf' }],
   income: { amount: 45000.5, currency: 'EUR', frequency: 'yearly' },
@@ -51,10 +60,44 @@ const ORGANISATION = {
 
 /** Values that sit on the edges of the schema's types and checks. */
 const AWKWARD: unknown[] = [
-  undefined, null, '', ' ', 'x', 'EURO', 'EU', 'NL', 0, -0, 1.5, NaN, Infinity, -Infinity, 2 ** 53, true, false,
-  [], [''], ['NL'], [null], [{}], {}, { a: 1 }, '1966-02-29', '1968-02-29', '2024-13-01', '1966-6-4',
-  ID.toUpperCase(), '00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff',
-  '16497687-bba0-0fbb-a9c2-0b9ce1de5914', `${ID} `, 'person', 'organisation', 'Person', '\u0000', 'é'.repeat(300),
+  undefined,
+  null,
+  '',
+  ' ',
+  'x',
+  'EURO',
+  'EU',
+  'NL',
+  0,
+  -0,
+  1.5,
+  NaN,
+  Infinity,
+  -Infinity,
+  2 ** 53,
+  true,
+  false,
+  [],
+  [''],
+  ['NL'],
+  [null],
+  [{}],
+  {},
+  { a: 1 },
+  '1966-02-29',
+  '1968-02-29',
+  '2024-13-01',
+  '1966-6-4',
+  ID.toUpperCase(),
+  '00000000-0000-0000-0000-000000000000',
+  'ffffffff-ffff-ffff-ffff-ffffffffffff',
+  '16497687-bba0-0fbb-a9c2-0b9ce1de5914',
+  `${ID} `,
+  'person',
+  'organisation',
+  'Person',
+  '\u0000',
+  'é'.repeat(300),
 ];
 
 type Json = Record<string, unknown>;
@@ -83,12 +126,15 @@ function withValue(record: Json, path: (string | number)[], value: unknown): Jso
 
 /** What a parse says, in a form toEqual compares fully (NaN and -0 survive, unlike JSON). */
 function answer(result: z.ZodSafeParseResult<unknown>) {
-  return result.success ? { ok: true, data: result.data } : { ok: false, issues: result.error.issues.map(({ code, path, message }) => ({ code, path, message })) };
+  return result.success
+    ? { ok: true, data: result.data }
+    : { ok: false, issues: result.error.issues.map(({ code, path, message }) => ({ code, path, message })) };
 }
 
 /** checkStagedCounterparty's answer computed from the runtime parser alone (non-objects are refused before any parse). */
 function runtimeCheck(input: unknown) {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) return { ok: false, errors: [{ field: '', message: 'MALFORMED_RECORD' }] };
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    return { ok: false, errors: [{ field: '', message: 'MALFORMED_RECORD' }] };
   const parsed = stagedCounterpartySchema.safeParse(input);
   if (parsed.success) return { ok: true, record: parsed.data };
   return { ok: false, errors: fieldIssues(input, parsed.error).map((i) => ({ field: i.field || 'type', message: i.message })) };
@@ -112,7 +158,18 @@ function cases(): Array<[string, unknown]> {
       }
     }
   }
-  for (const odd of [null, 'person', 42, [], [PERSON], {}, { type: 'person' }, { ...PERSON, type: undefined }, { ...PERSON, type: 'company' }]) out.push([show(odd), odd]);
+  for (const odd of [
+    null,
+    'person',
+    42,
+    [],
+    [PERSON],
+    {},
+    { type: 'person' },
+    { ...PERSON, type: undefined },
+    { ...PERSON, type: 'company' },
+  ])
+    out.push([show(odd), odd]);
   return out;
 }
 
@@ -125,7 +182,7 @@ function show(value: unknown): string {
 /** A small seeded generator, so a failing combination can be found again. */
 function random(seed: number): () => number {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 describe('the staged-record check on zod’s compiled fast path', () => {

@@ -27,7 +27,12 @@ describe('ledger transitions', () => {
   beforeEach(() => {
     dir = tempDir('stagecoach-ledger-');
     ledger = openLedger(join(dir, '.stagecoach', 'ledger.db'));
-    const started = ledger.startRun({ pipeline: 'crm', component: 'Counterparties', pipelineFile: 'pipelines/crm.yaml', pipelineHash: 'abc' });
+    const started = ledger.startRun({
+      pipeline: 'crm',
+      component: 'Counterparties',
+      pipelineFile: 'pipelines/crm.yaml',
+      pipelineHash: 'abc',
+    });
     scope = started.scope;
     runId = started.run.id;
     mig = ledger.migrationNo(MIGRATION);
@@ -53,7 +58,18 @@ describe('ledger transitions', () => {
 
     ledger.finishBatch(scope, batch, [
       { legacyKey: 'K0001', state: 'staged' },
-      { legacyKey: 'K0002', state: 'failed', errors: [{ stage: 'staging', field: 'initials', code: 'MISSING_REQUIRED_FIELD', message: 'staging refused initials: MISSING_REQUIRED_FIELD' }] },
+      {
+        legacyKey: 'K0002',
+        state: 'failed',
+        errors: [
+          {
+            stage: 'staging',
+            field: 'initials',
+            code: 'MISSING_REQUIRED_FIELD',
+            message: 'staging refused initials: MISSING_REQUIRED_FIELD',
+          },
+        ],
+      },
       { legacyKey: 'K0003', state: 'staged' },
     ]);
     expect(ledger.batch(batch)!.state).toBe('done');
@@ -63,7 +79,9 @@ describe('ledger transitions', () => {
       ['K0002', 'failed', 1, MIGRATION, batch],
       ['K0003', 'staged', 1, MIGRATION, batch],
     ]);
-    expect(rows[1]!.errors).toEqual([{ stage: 'staging', field: 'initials', code: 'MISSING_REQUIRED_FIELD', message: 'staging refused initials: MISSING_REQUIRED_FIELD' }]);
+    expect(rows[1]!.errors).toEqual([
+      { stage: 'staging', field: 'initials', code: 'MISSING_REQUIRED_FIELD', message: 'staging refused initials: MISSING_REQUIRED_FIELD' },
+    ]);
     expect(rows[0]!.provenance).toEqual({ source: 'persons', file: 'samples/persons.csv', line: 2, byteOffset: 100, rowHash: 'row1' });
   });
 
@@ -103,7 +121,9 @@ describe('ledger transitions', () => {
 
   it('counts attempts across sends and clears old errors when a record is sent again', () => {
     const first = ledger.beginBatch(runId, scope, mig, [rec(1)], 100);
-    ledger.finishBatch(scope, first, [{ legacyKey: 'K0001', state: 'failed', errors: [{ stage: 'staging', field: 'surname', code: 'INVALID_FIELD_VALUE', message: 'x' }] }]);
+    ledger.finishBatch(scope, first, [
+      { legacyKey: 'K0001', state: 'failed', errors: [{ stage: 'staging', field: 'surname', code: 'INVALID_FIELD_VALUE', message: 'x' }] },
+    ]);
     const second = ledger.beginBatch(runId, scope, mig, [rec(1, 'h1-fixed')], 100);
     const [row] = [...ledger.records()];
     expect(row).toMatchObject({ state: 'in_flight', attempts: 2, errors: [], contentHash: 'h1-fixed', lastBatch: second });
@@ -113,11 +133,19 @@ describe('ledger transitions', () => {
     // 250 records: two statements of 100, then 50 one by one; the second send updates them all.
     const all = Array.from({ length: 250 }, (_, i) => rec(i + 1));
     ledger.beginBatch(runId, scope, mig, all, 25_000);
-    const again = ledger.beginBatch(runId, scope, mig, all.map((r, i) => (i % 3 === 0 ? { ...r, contentHash: `${r.contentHash}-new` } : r)), 25_000);
+    const again = ledger.beginBatch(
+      runId,
+      scope,
+      mig,
+      all.map((r, i) => (i % 3 === 0 ? { ...r, contentHash: `${r.contentHash}-new` } : r)),
+      25_000,
+    );
     const rows = [...ledger.records()];
     expect(rows).toHaveLength(250);
     expect(rows.every((r) => r.state === 'in_flight' && r.attempts === 2 && r.lastBatch === again)).toBe(true);
-    expect(rows.map((r) => [r.legacyKey, r.contentHash, r.provenance.line])).toEqual(all.map((r, i) => [r.legacyKey, i % 3 === 0 ? `h${i + 1}-new` : `h${i + 1}`, i + 2]));
+    expect(rows.map((r) => [r.legacyKey, r.contentHash, r.provenance.line])).toEqual(
+      all.map((r, i) => [r.legacyKey, i % 3 === 0 ? `h${i + 1}-new` : `h${i + 1}`, i + 2]),
+    );
   });
 
   it('ignores a late result of a batch whose record was sent again in a newer batch', () => {
@@ -152,7 +180,15 @@ describe('ledger transitions', () => {
       {
         legacyKey: 'K0007',
         referenceId: undefined,
-        errors: [{ stage: 'mapping', field: 'dateOfBirth', code: 'INVALID_FIELD_VALUE', message: 'expected a date dd-mm-yyyy, got "31-02-1980"', value: '31-02-1980' }],
+        errors: [
+          {
+            stage: 'mapping',
+            field: 'dateOfBirth',
+            code: 'INVALID_FIELD_VALUE',
+            message: 'expected a date dd-mm-yyyy, got "31-02-1980"',
+            value: '31-02-1980',
+          },
+        ],
         provenance: rec(7).provenance,
       },
       {
@@ -164,8 +200,18 @@ describe('ledger transitions', () => {
     ]);
     const rows = [...ledger.refused({ pipeline: 'crm' })];
     expect(rows).toEqual([
-      { source: 'persons', provenance: { file: 'samples/persons.csv', line: 8, byteOffset: 700 }, errors: [{ field: 'dateOfBirth', code: 'INVALID_FIELD_VALUE', message: 'expected a date dd-mm-yyyy, got "31-02-1980"', stage: 'mapping' }] },
-      { source: 'persons', provenance: { file: 'samples/persons.csv', line: 42, byteOffset: 4000 }, errors: [{ field: '', code: 'SOURCE_ROW_INVALID', message: 'expected 15 columns, got 14', stage: 'source' }] },
+      {
+        source: 'persons',
+        provenance: { file: 'samples/persons.csv', line: 8, byteOffset: 700 },
+        errors: [
+          { field: 'dateOfBirth', code: 'INVALID_FIELD_VALUE', message: 'expected a date dd-mm-yyyy, got "31-02-1980"', stage: 'mapping' },
+        ],
+      },
+      {
+        source: 'persons',
+        provenance: { file: 'samples/persons.csv', line: 42, byteOffset: 4000 },
+        errors: [{ field: '', code: 'SOURCE_ROW_INVALID', message: 'expected 15 columns, got 14', stage: 'source' }],
+      },
     ]);
     const records = [...ledger.records({ states: ['rejected'] })];
     expect(records.map((r) => r.legacyKey)).toEqual(['K0007', undefined]);
@@ -173,7 +219,14 @@ describe('ledger transitions', () => {
   });
 
   it('turns a rejected record into an in-flight one when a later run maps it', () => {
-    ledger.recordRejects(runId, scope, [{ legacyKey: 'K0001', referenceId: undefined, errors: [{ stage: 'check', field: 'initials', code: 'MISSING_REQUIRED_FIELD', message: 'm' }], provenance: rec(1).provenance }]);
+    ledger.recordRejects(runId, scope, [
+      {
+        legacyKey: 'K0001',
+        referenceId: undefined,
+        errors: [{ stage: 'check', field: 'initials', code: 'MISSING_REQUIRED_FIELD', message: 'm' }],
+        provenance: rec(1).provenance,
+      },
+    ]);
     ledger.beginBatch(runId, scope, mig, [rec(1)], 100);
     expect([...ledger.records()].map((r) => [r.legacyKey, r.state, r.errors])).toEqual([['K0001', 'in_flight', []]]);
   });
@@ -193,8 +246,14 @@ describe('ledger transitions', () => {
 
   it('marks the records a validation names invalid, and those it no longer names staged again', () => {
     const batch = ledger.beginBatch(runId, scope, mig, [rec(1), rec(2), rec(3)], 300);
-    ledger.finishBatch(scope, batch, ['K0001', 'K0002', 'K0003'].map((k) => ({ legacyKey: k, state: 'staged' as const })));
-    expect(ledger.markValidated(MIGRATION, [{ referenceId: rec(2).referenceId, field: 'relations.0.to', message: 'RELATION_TARGET_MISSING' }])).toEqual({ invalid: 1, cleared: 0 });
+    ledger.finishBatch(
+      scope,
+      batch,
+      ['K0001', 'K0002', 'K0003'].map((k) => ({ legacyKey: k, state: 'staged' as const })),
+    );
+    expect(
+      ledger.markValidated(MIGRATION, [{ referenceId: rec(2).referenceId, field: 'relations.0.to', message: 'RELATION_TARGET_MISSING' }]),
+    ).toEqual({ invalid: 1, cleared: 0 });
     expect([...ledger.records({ states: ['invalid'] })].map((r) => [r.legacyKey, r.errors])).toEqual([
       ['K0002', [{ stage: 'validation', field: 'relations.0.to', code: 'RELATION_TARGET_MISSING', message: 'RELATION_TARGET_MISSING' }]],
     ]);
@@ -208,9 +267,20 @@ describe('ledger transitions', () => {
     const batch = ledger.beginBatch(runId, scope, mig, [rec(1), rec(2)], 200);
     ledger.finishBatch(scope, batch, [
       { legacyKey: 'K0001', state: 'staged' },
-      { legacyKey: 'K0002', state: 'failed', errors: [{ stage: 'staging', field: 'surname', code: 'MISSING_REQUIRED_FIELD', message: 'm' }] },
+      {
+        legacyKey: 'K0002',
+        state: 'failed',
+        errors: [{ stage: 'staging', field: 'surname', code: 'MISSING_REQUIRED_FIELD', message: 'm' }],
+      },
     ]);
-    ledger.recordRejects(runId, scope, [{ legacyKey: undefined, referenceId: undefined, errors: [{ stage: 'source', field: '', code: 'SOURCE_ROW_INVALID', message: 'm' }], provenance: rec(9).provenance }]);
+    ledger.recordRejects(runId, scope, [
+      {
+        legacyKey: undefined,
+        referenceId: undefined,
+        errors: [{ stage: 'source', field: '', code: 'SOURCE_ROW_INVALID', message: 'm' }],
+        provenance: rec(9).provenance,
+      },
+    ]);
     expect(ledger.recordsByReferenceIds([rec(2).referenceId, 'not-there']).map((r) => r.legacyKey)).toEqual(['K0002']);
     expect(ledger.facts({ pipeline: 'crm' })).toEqual([
       { pipeline: 'crm', component: 'Counterparties', entityType: null, state: 'rejected', code: 'SOURCE_ROW_INVALID', count: 1 },
@@ -251,7 +321,9 @@ describe('ledger runs', () => {
     const ledger = openLedger(file);
     const { run } = ledger.startRun(input);
     ledger.db.prepare('UPDATE runs SET pid = ? WHERE id = ?').run(process.ppid, run.id); // a live process that is not us
-    expect(() => ledger.startRun(input)).toThrow(`pipeline crm is already running in process ${process.ppid} (run ${run.id}, started ${run.startedAt}) on the ledger ${file}; wait for it or stop it first`);
+    expect(() => ledger.startRun(input)).toThrow(
+      `pipeline crm is already running in process ${process.ppid} (run ${run.id}, started ${run.startedAt}) on the ledger ${file}; wait for it or stop it first`,
+    );
     ledger.close();
   });
 
@@ -259,8 +331,18 @@ describe('ledger runs', () => {
     const ledger = openLedger(file);
     const { run, scope } = ledger.startRun(input);
     ledger.recordRejects(run.id, scope, [
-      { legacyKey: undefined, referenceId: undefined, errors: [{ stage: 'source', field: '', code: 'SOURCE_ROW_INVALID', message: 'm' }], provenance: rec(3).provenance },
-      { legacyKey: 'K0004', referenceId: undefined, errors: [{ stage: 'check', field: 'surname', code: 'MISSING_REQUIRED_FIELD', message: 'm' }], provenance: rec(4).provenance },
+      {
+        legacyKey: undefined,
+        referenceId: undefined,
+        errors: [{ stage: 'source', field: '', code: 'SOURCE_ROW_INVALID', message: 'm' }],
+        provenance: rec(3).provenance,
+      },
+      {
+        legacyKey: 'K0004',
+        referenceId: undefined,
+        errors: [{ stage: 'check', field: 'surname', code: 'MISSING_REQUIRED_FIELD', message: 'm' }],
+        provenance: rec(4).provenance,
+      },
     ]);
     ledger.finishRun(run.id, 'completed', { rowsRead: 2 });
     const corrections = ledger.startRun({ ...input, readsEverything: false });
@@ -302,7 +384,12 @@ describe('ledger runs', () => {
   it('keeps jobs per migration so a crash resumes the same job, and a log cursor that never moves back', () => {
     const ledger = openLedger(file);
     ledger.jobs.started(MIGRATION, 'validate-staging', 'job-1');
-    expect(ledger.jobs.latest(MIGRATION, 'validate-staging')).toMatchObject({ migrationId: MIGRATION, kind: 'validate-staging', jobId: 'job-1', state: 'running' });
+    expect(ledger.jobs.latest(MIGRATION, 'validate-staging')).toMatchObject({
+      migrationId: MIGRATION,
+      kind: 'validate-staging',
+      jobId: 'job-1',
+      state: 'running',
+    });
     ledger.jobs.finished('job-1', 'done', { jobType: 'ValidateStaging', isValid: true, errors: [] });
     ledger.jobs.started(MIGRATION, 'import', 'job-2');
     expect(ledger.jobs.list(MIGRATION).map((j) => [j.kind, j.jobId, j.state, j.result])).toEqual([

@@ -48,10 +48,24 @@ beforeAll(() => {
   // partners point forward and back; 1004 duplicates 1001; 1005's partner does not exist
   writeFileSync(
     join(dir, 'a.csv'),
-    ['nr;voornaam;achternaam;geboren;partner', '1001;Jan;Jansen;01-02-1970;1003', '1002;Ans;;31-02-1980;', '1003;Els;Bos;;1001', '1001;Kees;Dubbel;;', '1005;Piet;Los;;9999', ''].join('\r\n'),
+    [
+      'nr;voornaam;achternaam;geboren;partner',
+      '1001;Jan;Jansen;01-02-1970;1003',
+      '1002;Ans;;31-02-1980;',
+      '1003;Els;Bos;;1001',
+      '1001;Kees;Dubbel;;',
+      '1005;Piet;Los;;9999',
+      '',
+    ].join('\r\n'),
   );
   writeFileSync(join(dir, 'b.csv'), ['nr;voornaam;achternaam;geboren;partner', '1006;Zoë;Smit;;1002', '1007;Bram'].join('\n'));
-  writeFileSync(join(dir, 'orgs.jsonl'), [JSON.stringify({ kvk: '12345678', naam: 'Bakkerij Bos B.V.', directeur: '1003' }), JSON.stringify({ kvk: '87654321', naam: 'Garage Vos', directeur: '4242' })].join('\n'));
+  writeFileSync(
+    join(dir, 'orgs.jsonl'),
+    [
+      JSON.stringify({ kvk: '12345678', naam: 'Bakkerij Bos B.V.', directeur: '1003' }),
+      JSON.stringify({ kvk: '87654321', naam: 'Garage Vos', directeur: '4242' }),
+    ].join('\n'),
+  );
   writeFileSync(
     join(dir, 'p.yaml'),
     `name: t\nsources:\n  - { name: personen, format: csv, path: '*.csv', csv: { delimiter: ';' }, mapping: persons.yaml }\n  - { name: bedrijven, format: jsonl, path: orgs.jsonl, mapping: orgs.yaml }\ntarget: { referenceNamespace: ${NS} }\n`,
@@ -70,7 +84,12 @@ describe('checks before upload', () => {
     const rows = await all(readPipeline(await loadPipeline(join(dir, 'p.yaml'))));
     const a = join(shown, 'a.csv');
     const b = join(shown, 'b.csv');
-    expect(rows.map((r) => `${r.row.provenance.file}:${r.row.provenance.line} ${r.kind}${r.kind === 'rejected' ? ` ${r.reasons.map((x) => `${x.code}@${x.field}=${JSON.stringify(x.value)}`).join(' ')}` : ''}`)).toEqual([
+    expect(
+      rows.map(
+        (r) =>
+          `${r.row.provenance.file}:${r.row.provenance.line} ${r.kind}${r.kind === 'rejected' ? ` ${r.reasons.map((x) => `${x.code}@${x.field}=${JSON.stringify(x.value)}`).join(' ')}` : ''}`,
+      ),
+    ).toEqual([
       `${a}:2 mapped`,
       `${a}:3 rejected MISSING_REQUIRED_FIELD@surname="" INVALID_FIELD_VALUE@dateOfBirth="31-02-1980"`,
       `${a}:4 mapped`,
@@ -83,9 +102,18 @@ describe('checks before upload', () => {
     ]);
     const dup = rows[3] as Extract<MappedRow, { kind: 'rejected' }>;
     expect(dup.reasons[0]!.message).toBe(`nr: duplicate legacy key klant 1001, first seen at ${a}:2`);
-    expect((rows[4] as Extract<MappedRow, { kind: 'rejected' }>).reasons[0]!.message).toBe('relations[0].to: no source holds klant 9999 (column partner), expected the key of a row in this pipeline');
+    expect((rows[4] as Extract<MappedRow, { kind: 'rejected' }>).reasons[0]!.message).toBe(
+      'relations[0].to: no source holds klant 9999 (column partner), expected the key of a row in this pipeline',
+    );
     const jan = rows[0] as Extract<MappedRow, { kind: 'mapped' }>;
-    expect(jan.record).toEqual({ referenceId: ids.of('klant', '1001'), type: 'person', initials: 'J.', surname: 'Jansen', dateOfBirth: '1970-02-01', relations: [{ to: ids.of('klant', '1003'), type: 'isSignificantOtherOf' }] });
+    expect(jan.record).toEqual({
+      referenceId: ids.of('klant', '1001'),
+      type: 'person',
+      initials: 'J.',
+      surname: 'Jansen',
+      dateOfBirth: '1970-02-01',
+      relations: [{ to: ids.of('klant', '1003'), type: 'isSignificantOtherOf' }],
+    });
     expect([jan.legacyKey, jan.referenceId, jan.component]).toEqual(['1001', ids.of('klant', '1001'), 'Counterparties']);
     const org = rows[7] as Extract<MappedRow, { kind: 'mapped' }>;
     expect(org.record).toMatchObject({ type: 'organisation', relations: [{ to: ids.of('klant', '1003'), type: 'isDirectorOf' }] });
@@ -93,17 +121,28 @@ describe('checks before upload', () => {
 
   it('passes the records the staging schema refuses as rejects with its codes', async () => {
     writeFileSync(join(dir, 'bare.yaml'), 'type: person\nkey: { column: nr, scope: klant }\nrecord:\n  surname: achternaam\n');
-    writeFileSync(join(dir, 'bare-p.yaml'), `name: t\nsources:\n  - { name: personen, format: csv, path: a.csv, csv: { delimiter: ';' }, mapping: bare.yaml }\ntarget: { referenceNamespace: ${NS} }\n`);
+    writeFileSync(
+      join(dir, 'bare-p.yaml'),
+      `name: t\nsources:\n  - { name: personen, format: csv, path: a.csv, csv: { delimiter: ';' }, mapping: bare.yaml }\ntarget: { referenceNamespace: ${NS} }\n`,
+    );
     const rows = await all(readPipeline(await loadPipeline(join(dir, 'bare-p.yaml'))));
-    expect((rows[0] as Extract<MappedRow, { kind: 'rejected' }>).reasons).toEqual([{ field: 'initials', value: undefined, code: 'MISSING_REQUIRED_FIELD', message: 'initials: required by staging, got nothing' }]);
+    expect((rows[0] as Extract<MappedRow, { kind: 'rejected' }>).reasons).toEqual([
+      { field: 'initials', value: undefined, code: 'MISSING_REQUIRED_FIELD', message: 'initials: required by staging, got nothing' },
+    ]);
   });
 
   it('gives the same verdicts without keeping the records (plan), and keeps none', async () => {
     // The second pipeline's records all fail the staging schema itself (no initials).
     writeFileSync(join(dir, 'no-initials.yaml'), 'type: person\nkey: { column: nr, scope: klant }\nrecord:\n  surname: achternaam\n');
-    writeFileSync(join(dir, 'no-initials-p.yaml'), `name: t\nsources:\n  - { name: personen, format: csv, path: a.csv, csv: { delimiter: ';' }, mapping: no-initials.yaml }\ntarget: { referenceNamespace: ${NS} }\n`);
+    writeFileSync(
+      join(dir, 'no-initials-p.yaml'),
+      `name: t\nsources:\n  - { name: personen, format: csv, path: a.csv, csv: { delimiter: ';' }, mapping: no-initials.yaml }\ntarget: { referenceNamespace: ${NS} }\n`,
+    );
     const verdict = (r: FrontRow) => [r.kind, r.row.provenance.line, r.kind === 'rejected' ? r.reasons : r.referenceId];
-    for (const [file, mapped] of [['p.yaml', 4], ['no-initials-p.yaml', 0]] as const) {
+    for (const [file, mapped] of [
+      ['p.yaml', 4],
+      ['no-initials-p.yaml', 0],
+    ] as const) {
       const def = await loadPipeline(join(dir, file));
       const kept = await all(readPipeline(def));
       const counted: FrontRow[] = [];
@@ -115,7 +154,10 @@ describe('checks before upload', () => {
   });
 
   it('allows relations to keys outside the pipeline when the pipeline says so', async () => {
-    writeFileSync(join(dir, 'allow.yaml'), `name: t\nsources:\n  - { name: bedrijven, format: jsonl, path: orgs.jsonl, mapping: orgs.yaml }\ntarget: { referenceNamespace: ${NS} }\nchecks: { missingRelationTarget: allow }\n`);
+    writeFileSync(
+      join(dir, 'allow.yaml'),
+      `name: t\nsources:\n  - { name: bedrijven, format: jsonl, path: orgs.jsonl, mapping: orgs.yaml }\ntarget: { referenceNamespace: ${NS} }\nchecks: { missingRelationTarget: allow }\n`,
+    );
     const rows = await all(readPipeline(await loadPipeline(join(dir, 'allow.yaml'))));
     expect(rows.map((r) => r.kind)).toEqual(['mapped', 'mapped']);
   });
@@ -123,20 +165,46 @@ describe('checks before upload', () => {
   it('summarises a plan: counts, rejects by reason, examples', async () => {
     const s = await summarisePlan(await loadPipeline(join(dir, 'p.yaml')), { samplesPerReason: 1 });
     expect([s.rowsRead, s.mapped, s.rejected]).toEqual([9, 4, 5]);
-    expect(s.rejectedByReason).toEqual({ MISSING_REQUIRED_FIELD: 1, DUPLICATE_LEGACY_KEY: 1, RELATION_TARGET_MISSING: 2, SOURCE_ROW_INVALID: 1 });
-    expect(s.reasons).toEqual({ MISSING_REQUIRED_FIELD: 1, INVALID_FIELD_VALUE: 1, DUPLICATE_LEGACY_KEY: 1, RELATION_TARGET_MISSING: 2, SOURCE_ROW_INVALID: 1 });
+    expect(s.rejectedByReason).toEqual({
+      MISSING_REQUIRED_FIELD: 1,
+      DUPLICATE_LEGACY_KEY: 1,
+      RELATION_TARGET_MISSING: 2,
+      SOURCE_ROW_INVALID: 1,
+    });
+    expect(s.reasons).toEqual({
+      MISSING_REQUIRED_FIELD: 1,
+      INVALID_FIELD_VALUE: 1,
+      DUPLICATE_LEGACY_KEY: 1,
+      RELATION_TARGET_MISSING: 2,
+      SOURCE_ROW_INVALID: 1,
+    });
     expect(s.bySource).toEqual({ personen: { rowsRead: 7, mapped: 3, rejected: 4 }, bedrijven: { rowsRead: 2, mapped: 1, rejected: 1 } });
-    expect(s.samples.map((x) => `${x.code} ${x.line}`)).toEqual(['MISSING_REQUIRED_FIELD 3', 'INVALID_FIELD_VALUE 3', 'DUPLICATE_LEGACY_KEY 5', 'RELATION_TARGET_MISSING 6', 'SOURCE_ROW_INVALID 3']);
+    expect(s.samples.map((x) => `${x.code} ${x.line}`)).toEqual([
+      'MISSING_REQUIRED_FIELD 3',
+      'INVALID_FIELD_VALUE 3',
+      'DUPLICATE_LEGACY_KEY 5',
+      'RELATION_TARGET_MISSING 6',
+      'SOURCE_ROW_INVALID 3',
+    ]);
   });
 
   it('re-reads only the rows of a corrections file, still checking relations against all sources', async () => {
-    writeFileSync(join(dir, 'fix.csv'), ['_source;nr;voornaam;achternaam;geboren;partner;_code', 'personen;1002;Ans;Bakker;28-02-1980;;MISSING_REQUIRED_FIELD', 'personen;1008;Kees;Dubbel;;1003;DUPLICATE_LEGACY_KEY'].join('\n'));
+    writeFileSync(
+      join(dir, 'fix.csv'),
+      [
+        '_source;nr;voornaam;achternaam;geboren;partner;_code',
+        'personen;1002;Ans;Bakker;28-02-1980;;MISSING_REQUIRED_FIELD',
+        'personen;1008;Kees;Dubbel;;1003;DUPLICATE_LEGACY_KEY',
+      ].join('\n'),
+    );
     const rows = await all(readPipeline(await loadPipeline(join(dir, 'p.yaml')), { corrections: join(dir, 'fix.csv') }));
     expect(rows.map((r) => [r.kind, r.legacyKey, r.row.provenance.line])).toEqual([
       ['mapped', '1002', 2],
       ['mapped', '1008', 3],
     ]);
-    expect((rows[1] as Extract<MappedRow, { kind: 'mapped' }>).record.relations).toEqual([{ to: ids.of('klant', '1003'), type: 'isSignificantOtherOf' }]);
+    expect((rows[1] as Extract<MappedRow, { kind: 'mapped' }>).record.relations).toEqual([
+      { to: ids.of('klant', '1003'), type: 'isSignificantOtherOf' },
+    ]);
   });
 
   it('stops when the signal is aborted', async () => {

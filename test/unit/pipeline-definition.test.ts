@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { loadPipeline } from '../../src/pipeline/definition/load-pipeline.js';
 import { readPipeline } from '../../src/pipeline/read-pipeline.js';
-import { StagecoachError } from '../../src/contract/errors.js';
+import type { StagecoachError } from '../../src/contract/errors.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 let dir: string;
@@ -48,7 +48,12 @@ describe('pipeline definition', () => {
   });
 
   it('applies the declared defaults to a minimal pipeline', async () => {
-    const def = await loadPipeline(write('minimal.yaml', 'name: m\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n'));
+    const def = await loadPipeline(
+      write(
+        'minimal.yaml',
+        'name: m\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n',
+      ),
+    );
     expect(def.batching).toEqual({ records: 1000, bytes: 4 * 1024 * 1024 });
     expect(def.concurrency).toEqual({ inFlight: 4, workers: 'auto' });
     expect(def.sources[0]!.encoding).toBe('auto');
@@ -58,7 +63,18 @@ describe('pipeline definition', () => {
   it('names file, line and column of every problem and says what was expected', async () => {
     const file = write(
       'bad.yaml',
-      ['name: bad', 'sources:', '  - name: klanten', '    format: xml', '    path: k.csv', '    mapping: mappings/crm-persons.yaml', "    csv: { delimiter: ';;', quoute: '\"' }", 'target:', '  referenceNamespace: not-a-uuid', ''].join('\n'),
+      [
+        'name: bad',
+        'sources:',
+        '  - name: klanten',
+        '    format: xml',
+        '    path: k.csv',
+        '    mapping: mappings/crm-persons.yaml',
+        "    csv: { delimiter: ';;', quoute: '\"' }",
+        'target:',
+        '  referenceNamespace: not-a-uuid',
+        '',
+      ].join('\n'),
     );
     const err = await loadError(file);
     expect(err.code).toBe('CONFIG_INVALID');
@@ -76,8 +92,12 @@ describe('pipeline definition', () => {
   });
 
   it('points at the map that lacks a required option', async () => {
-    const err = await loadError(write('no-target.yaml', 'name: x\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\n'));
-    expect(err.message).toBe(`Invalid ${join(shown, 'no-target.yaml')}: ${join(shown, 'no-target.yaml')}:1:1: target: missing, expected object`);
+    const err = await loadError(
+      write('no-target.yaml', 'name: x\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\n'),
+    );
+    expect(err.message).toBe(
+      `Invalid ${join(shown, 'no-target.yaml')}: ${join(shown, 'no-target.yaml')}:1:1: target: missing, expected object`,
+    );
   });
 
   it('reports YAML syntax errors with their position', async () => {
@@ -94,7 +114,12 @@ describe('pipeline definition', () => {
 
   it('refuses duplicate source names and a mapping file that does not exist', async () => {
     const ns = 'target: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }';
-    const err = await loadError(write('dupe.yaml', `name: x\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: nowhere.yaml }\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\n${ns}\n`));
+    const err = await loadError(
+      write(
+        'dupe.yaml',
+        `name: x\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: nowhere.yaml }\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\n${ns}\n`,
+      ),
+    );
     const f = join(shown, 'dupe.yaml');
     expect(err.message).toBe(
       [
@@ -120,7 +145,10 @@ describe('pipeline definition', () => {
       '',
     ].join('\n');
     write('mappings/bad-mapping.yaml', mapping);
-    const pipeline = write('uses-bad-mapping.yaml', 'name: x\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/bad-mapping.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n');
+    const pipeline = write(
+      'uses-bad-mapping.yaml',
+      'name: x\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/bad-mapping.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n',
+    );
     const m = join(shown, 'mappings', 'bad-mapping.yaml');
     expect((await loadError(pipeline)).message).toBe(`Invalid ${m}: ${m}:9:17: record.relations[0].object.type: unknown option "vaule"`);
     write('mappings/bad-mapping.yaml', mapping.replace('vaule', 'value'));
@@ -152,22 +180,39 @@ describe('pipeline definition', () => {
       '',
     ].join('\n');
     write('mappings/misspelt.yaml', mapping);
-    const pipeline = write('uses-misspelt.yaml', 'name: x\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/misspelt.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n');
+    const pipeline = write(
+      'uses-misspelt.yaml',
+      'name: x\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/misspelt.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n',
+    );
     const m = join(shown, 'mappings', 'misspelt.yaml');
     const message = (await loadError(pipeline)).message;
     expect(message).toMatch(new RegExp(`^Invalid ${m.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: 2 problems\n`));
-    expect(message).toContain(`${m}:6:15: record.emailAdres: a staged person has no field "emailAdres": staging would drop it; expected one of referenceId, isActive,`);
-    expect(message).toContain(`${m}:10:19: record.addresses[0].object.postcode: addresses (an object) has no field "postcode": staging would drop it; expected one of referenceId, type, addressLine1, addressLine2, houseNumber, postalCode, locality, countryCode`);
+    expect(message).toContain(
+      `${m}:6:15: record.emailAdres: a staged person has no field "emailAdres": staging would drop it; expected one of referenceId, isActive,`,
+    );
+    expect(message).toContain(
+      `${m}:10:19: record.addresses[0].object.postcode: addresses (an object) has no field "postcode": staging would drop it; expected one of referenceId, type, addressLine1, addressLine2, houseNumber, postalCode, locality, countryCode`,
+    );
     // Fixed, it loads; and an organisation's fields are an organisation's.
     write('mappings/misspelt.yaml', mapping.replace('emailAdres', 'emailAddress').replace('postcode: pc', 'postalCode: pc'));
     await expect(loadPipeline(pipeline)).resolves.toMatchObject({ name: 'x' });
-    write('mappings/misspelt.yaml', 'type: organisation\nkey: { column: kvk, scope: b }\nrecord:\n  organisationName: naam\n  cocNumber: kvk\n  surname: naam\n');
+    write(
+      'mappings/misspelt.yaml',
+      'type: organisation\nkey: { column: kvk, scope: b }\nrecord:\n  organisationName: naam\n  cocNumber: kvk\n  surname: naam\n',
+    );
     expect((await loadError(pipeline)).message).toContain(`${m}:6:12: record.surname: a staged organisation has no field "surname"`);
   });
 
   it('accepts the components still to come but reading them says they are not implemented yet', async () => {
-    const def = await loadPipeline(write('collaterals.yaml', 'name: c\ncomponent: Collaterals\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n'));
+    const def = await loadPipeline(
+      write(
+        'collaterals.yaml',
+        'name: c\ncomponent: Collaterals\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n',
+      ),
+    );
     expect(def.component).toBe('Collaterals');
-    await expect(readPipeline(def).next()).rejects.toThrow(`${join(shown, 'collaterals.yaml')}: component Collaterals is not implemented yet; only Counterparties pipelines can be read (the format accepts Collaterals so the file can be written now)`);
+    await expect(readPipeline(def).next()).rejects.toThrow(
+      `${join(shown, 'collaterals.yaml')}: component Collaterals is not implemented yet; only Counterparties pipelines can be read (the format accepts Collaterals so the file can be written now)`,
+    );
   });
 });

@@ -39,15 +39,60 @@ describe('transforms', () => {
 
   it('title-cases and collapses spaces exactly as the regular expressions that define them', () => {
     // The loops are written for speed; these one-liners are what they mean.
-    const titleByRegex = (s: string) => s.toLowerCase().replace(/(^|[\s\-'’.])(ij|\p{L})/gu, (_m, sep: string, ch: string) => sep + ch.toUpperCase());
+    const titleByRegex = (s: string) =>
+      s.toLowerCase().replace(/(^|[\s\-'’.])(ij|\p{L})/gu, (_m, sep: string, ch: string) => sep + ch.toUpperCase());
     const collapseByRegex = (s: string) => s.replace(/\s+/g, ' ').trim();
-    const cases = ['', ' ', 'ijsbrand', 'IJSBRAND van der berg', "o'neill", 'jan-willem', 'anne  marie', ' ëlla', 'élodie', 'straße', 'ǆemal', '𝒜bc 𝒜bc', 'a.b.c', 'a--b', 'x\u00a0y', 'ij', 'i', 'ĳsselmeer', 'de  ijssel', '  lead', 'trail  ', 'tab\there', 'İSTANBUL', 'ΣΊΣΥΦΟΣ ΟΔΟΣ', '1ste straat', "d'ij", 'a’b', 'x\u200ay', '\ufeffbom', 'a\u0085b', 'ß', 'ﬁnn', 'line\nbreak', 'ctl\u0001x', 'café-ij.ij', '\ud800lone', 'Ĳ-ĳ'];
+    const cases = [
+      '',
+      ' ',
+      'ijsbrand',
+      'IJSBRAND van der berg',
+      "o'neill",
+      'jan-willem',
+      'anne  marie',
+      ' ëlla',
+      'élodie',
+      'straße',
+      'ǆemal',
+      '𝒜bc 𝒜bc',
+      'a.b.c',
+      'a--b',
+      'x\u00a0y',
+      'ij',
+      'i',
+      'ĳsselmeer',
+      'de  ijssel',
+      '  lead',
+      'trail  ',
+      'tab\there',
+      'İSTANBUL',
+      'ΣΊΣΥΦΟΣ ΟΔΟΣ',
+      '1ste straat',
+      "d'ij",
+      'a’b',
+      'x\u200ay',
+      '\ufeffbom',
+      'a\u0085b',
+      'ß',
+      'ﬁnn',
+      'line\nbreak',
+      'ctl\u0001x',
+      'café-ij.ij',
+      '\ud800lone',
+      'Ĳ-ĳ',
+    ];
     // And every combination of a few awkward characters, up to four long.
     const parts = ['a', 'I', 'j', 'é', ' ', '  ', '-', '.', "'", '\t', '\u00a0', '1', '𝒜'];
     const combos = (n: number): string[] => (n === 0 ? [''] : combos(n - 1).flatMap((c) => parts.map((p) => c + p)));
     const all = [...cases, ...combos(4)];
-    expect(all.filter((s) => titleCase(s) !== titleByRegex(s)).map((s) => `${JSON.stringify(s)}: ${titleCase(s)} against ${titleByRegex(s)}`)).toEqual([]);
-    expect(all.filter((s) => collapseSpaces(s) !== collapseByRegex(s)).map((s) => `${JSON.stringify(s)}: ${collapseSpaces(s)} against ${collapseByRegex(s)}`)).toEqual([]);
+    expect(
+      all.filter((s) => titleCase(s) !== titleByRegex(s)).map((s) => `${JSON.stringify(s)}: ${titleCase(s)} against ${titleByRegex(s)}`),
+    ).toEqual([]);
+    expect(
+      all
+        .filter((s) => collapseSpaces(s) !== collapseByRegex(s))
+        .map((s) => `${JSON.stringify(s)}: ${collapseSpaces(s)} against ${collapseByRegex(s)}`),
+    ).toEqual([]);
   });
 
   it('derives initials from first names', () => {
@@ -73,7 +118,9 @@ describe('transforms', () => {
     expect(parseDate('1980-03-07', formats)).toBeUndefined();
     expect(parseDate('07.03.1980', [compileDateFormat('dd.mm.yyyy')])).toBe('1980-03-07');
     expect(parseDate('07x03x1980', [compileDateFormat('dd.mm.yyyy')])).toBeUndefined();
-    expect(() => compileDateFormat('dd-mm-yy')).toThrow('date format "dd-mm-yy" must contain a day (dd or d), a month (mm or m) and a year (yyyy) once each');
+    expect(() => compileDateFormat('dd-mm-yy')).toThrow(
+      'date format "dd-mm-yy" must contain a day (dd or d), a month (mm or m) and a year (yyyy) once each',
+    );
     const date = step({ date: 'dd-mm-yyyy' });
     expect(date('31-02-1980')).toEqual(new TransformFailure('INVALID_FIELD_VALUE', 'not a valid date, expected dd-mm-yyyy'));
   });
@@ -91,7 +138,9 @@ describe('transforms', () => {
     const en = compileNumberFormat({ decimal: '.', thousands: ',' });
     expect(en('1,234.56')).toBe(1234.56);
     expect(compileNumberFormat({ decimal: ',', thousands: '' })('1234,56')).toBe(1234.56);
-    expect(step({ number: { decimal: ',', thousands: '.' } })('4,5,6')).toEqual(new TransformFailure('INVALID_FIELD_VALUE', 'not a number, expected a number like 1.234,56'));
+    expect(step({ number: { decimal: ',', thousands: '.' } })('4,5,6')).toEqual(
+      new TransformFailure('INVALID_FIELD_VALUE', 'not a number, expected a number like 1.234,56'),
+    );
   });
 
   it('reads numbers exactly as the regular expression that defines the format', () => {
@@ -113,13 +162,40 @@ describe('transforms', () => {
     const combos = (n: number): string[] => (n === 0 ? [''] : combos(n - 1).flatMap((c) => alphabet.map((a) => c + a)));
     let seed = 42;
     const random = (k: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % k);
-    const drawn = Array.from({ length: 20000 }, () => Array.from({ length: 5 + random(8) }, () => alphabet[random(alphabet.length)]).join(''));
-    const cases = [...combos(4), ...combos(3), ...combos(2), ...combos(1), ...drawn, '1.234.567,89', '1,234,567.89', '1 234 567,5', '12.345', '1234.567', '-0,0', '+1.000', '9'.repeat(400), '1'.repeat(309) + ',5'];
-    for (const f of [{ decimal: ',', thousands: '.' }, { decimal: '.', thousands: ',' }, { decimal: ',', thousands: '' }, { decimal: '.', thousands: ' ' }, { decimal: ',', thousands: ' ' }, { decimal: '.', thousands: '' }] as const) {
+    const drawn = Array.from({ length: 20000 }, () =>
+      Array.from({ length: 5 + random(8) }, () => alphabet[random(alphabet.length)]).join(''),
+    );
+    const cases = [
+      ...combos(4),
+      ...combos(3),
+      ...combos(2),
+      ...combos(1),
+      ...drawn,
+      '1.234.567,89',
+      '1,234,567.89',
+      '1 234 567,5',
+      '12.345',
+      '1234.567',
+      '-0,0',
+      '+1.000',
+      '9'.repeat(400),
+      '1'.repeat(309) + ',5',
+    ];
+    for (const f of [
+      { decimal: ',', thousands: '.' },
+      { decimal: '.', thousands: ',' },
+      { decimal: ',', thousands: '' },
+      { decimal: '.', thousands: ' ' },
+      { decimal: ',', thousands: ' ' },
+      { decimal: '.', thousands: '' },
+    ] as const) {
       const parse = compileNumberFormat(f);
       const expected = byRegex(f);
       const differ = cases.filter((text) => !Object.is(parse(text), expected(text)));
-      expect(differ.map((text) => `${JSON.stringify(text)}: ${parse(text)} against ${expected(text)}`), JSON.stringify(f)).toEqual([]);
+      expect(
+        differ.map((text) => `${JSON.stringify(text)}: ${parse(text)} against ${expected(text)}`),
+        JSON.stringify(f),
+      ).toEqual([]);
     }
   });
 
@@ -163,7 +239,9 @@ describe('transforms', () => {
     const codes = { land: { NL: 'NL', NEDERLANDS: 'NL', ONBEKEND: null } };
     expect(step({ code: 'land' }, codes)('NEDERLANDS')).toBe('NL');
     expect(step({ code: 'land' }, codes)('ONBEKEND')).toBe('');
-    expect(step({ code: 'land' }, codes)('MARS')).toEqual(new TransformFailure('UNKNOWN_CODE', 'unknown code in table land, expected one of NL, NEDERLANDS, ONBEKEND'));
+    expect(step({ code: 'land' }, codes)('MARS')).toEqual(
+      new TransformFailure('UNKNOWN_CODE', 'unknown code in table land, expected one of NL, NEDERLANDS, ONBEKEND'),
+    );
     expect(step({ code: { table: 'land', unknown: 'keep' } }, codes)('MARS')).toBe('MARS');
     expect(step({ code: { table: 'land', unknown: 'empty' } }, codes)('MARS')).toBe('');
     expect(() => compileTransform({ code: 'sexe' }, codes)).toThrow('unknown code table "sexe"; the mapping\'s codes: declares "land"');
@@ -177,7 +255,9 @@ describe('transforms', () => {
     expect(step({ join: '-' })(['a', '', 'b'])).toBe('a-b');
     const d = compileTransform({ default: 'NL' }, {});
     expect([d.acceptsEmpty, d.step(''), d.step('BE')]).toEqual([true, 'NL', 'BE']);
-    expect(step({ pattern: { regex: '^\\d{8}$', message: 'expected 8 digits' } })('1234')).toEqual(new TransformFailure('INVALID_FIELD_VALUE', 'expected 8 digits'));
+    expect(step({ pattern: { regex: '^\\d{8}$', message: 'expected 8 digits' } })('1234')).toEqual(
+      new TransformFailure('INVALID_FIELD_VALUE', 'expected 8 digits'),
+    );
     expect(step({ replace: { regex: '\\s+', with: '' } })('1234 56 78')).toBe('12345678');
   });
 });
@@ -221,7 +301,17 @@ function run(m: Awaited<ReturnType<typeof mapping>>, values: Record<string, unkn
 describe('mapping engine', () => {
   it('builds a record: first non-empty, concat, conditions, code tables, nested arrays skipped when empty', async () => {
     const m = await mapping();
-    const r = run(m, { nr: ' 1001 ', voorletters: '', voornamen: 'Jan Pieter', achternaam: 'Jansen', geslacht: 'X', mobiel: '06-12345678', vast: '', postcode: '', partner: '' });
+    const r = run(m, {
+      nr: ' 1001 ',
+      voorletters: '',
+      voornamen: 'Jan Pieter',
+      achternaam: 'Jansen',
+      geslacht: 'X',
+      mobiel: '06-12345678',
+      vast: '',
+      postcode: '',
+      partner: '',
+    });
     expect(r.reasons).toBeNull();
     expect(r.record).toEqual({
       referenceId: ids.of('klant', '1001'),
@@ -251,7 +341,11 @@ record:
     );
     const m = await compileMapping(spec, join(tmpdir(), 'c.yaml'), ids);
     const mapped = (values: Record<string, unknown>) => run(m, { nr: '1', achternaam: 'Jansen', ...values }).record;
-    expect(mapped({ geslacht: ' M ', voornamen: 'Jan', land: 'NEDERLAND' })).toMatchObject({ salutation: 'Dhr.', firstName: 'Jan', countryCode: 'NL' });
+    expect(mapped({ geslacht: ' M ', voornamen: 'Jan', land: 'NEDERLAND' })).toMatchObject({
+      salutation: 'Dhr.',
+      firstName: 'Jan',
+      countryCode: 'NL',
+    });
     expect(mapped({ geslacht: ' M ', voornamen: 'Jan', land: 'NEDERLAND' })).not.toHaveProperty('sex');
     const blank = mapped({ geslacht: '  ', voornamen: '', land: 'NL' });
     expect(blank).toMatchObject({ sex: 'unknown' });
@@ -275,12 +369,21 @@ record:
   });
 
   it('computes v5 ids exactly as the uuid package does, for any name', () => {
-    for (const [scope, key, suffix] of [['klant', '1'], ['crm-klant', '100234', 'address/main'], ['ü', 'Zoë €'], ['k', 'x'.repeat(600)], ['k', 'é'.repeat(400)]] as [string, string, string?][]) {
+    for (const [scope, key, suffix] of [
+      ['klant', '1'],
+      ['crm-klant', '100234', 'address/main'],
+      ['ü', 'Zoë €'],
+      ['k', 'x'.repeat(600)],
+      ['k', 'é'.repeat(400)],
+    ] as [string, string, string?][]) {
       expect(ids.of(scope, key, suffix)).toBe(ids.reference(scope, key, suffix));
     }
     // Names of many lengths, interleaved (the hash reads a view per length, made once).
     const keys = Array.from({ length: 3000 }, (_, i) => `${i * 7919}${'é'.repeat(i % 5)}`);
-    const differ = keys.filter((k, i) => ids.of('crm-klant', k, i % 2 ? 'address/main' : undefined) !== ids.reference('crm-klant', k, i % 2 ? 'address/main' : undefined));
+    const differ = keys.filter(
+      (k, i) =>
+        ids.of('crm-klant', k, i % 2 ? 'address/main' : undefined) !== ids.reference('crm-klant', k, i % 2 ? 'address/main' : undefined),
+    );
     expect(differ).toEqual([]);
   });
 
@@ -289,8 +392,18 @@ record:
     const r = run(m, { nr: '7', voornamen: 'Jan', achternaam: '', geslacht: 'M', mobiel: 'bel me', postcode: '123 AB' });
     expect(r.reasons).toEqual([
       { field: 'surname', value: '', code: 'MISSING_REQUIRED_FIELD', message: 'surname: required, got nothing in column achternaam' },
-      { field: 'telephoneNumbers[0].number', value: 'bel me', code: 'INVALID_FIELD_VALUE', message: 'telephoneNumbers[0].number: not a phone number, expected a NL or international number, got `bel me` in column mobiel' },
-      { field: 'addresses[0].postalCode', value: '123 AB', code: 'INVALID_FIELD_VALUE', message: 'addresses[0].postalCode: not a Dutch postcode, expected 1234 AB, got `123 AB` in column postcode' },
+      {
+        field: 'telephoneNumbers[0].number',
+        value: 'bel me',
+        code: 'INVALID_FIELD_VALUE',
+        message: 'telephoneNumbers[0].number: not a phone number, expected a NL or international number, got `bel me` in column mobiel',
+      },
+      {
+        field: 'addresses[0].postalCode',
+        value: '123 AB',
+        code: 'INVALID_FIELD_VALUE',
+        message: 'addresses[0].postalCode: not a Dutch postcode, expected 1234 AB, got `123 AB` in column postcode',
+      },
     ]);
     expect((r.record as StagedPerson).sex).toBe('male');
   });
@@ -309,9 +422,15 @@ record:
     const m = await mapping('script: ./rule.mjs', dir);
     const r = run(m, { nr: '5', voornamen: 'Jan', achternaam: 'van Dijk', vader: '9' });
     const person = r.record as StagedPerson;
-    expect([person.surnamePrefix, person.surname, person.relations]).toEqual(['van', 'Dijk', [{ to: ids.of('klant', '9'), type: 'isChildOf' }]]);
+    expect([person.surnamePrefix, person.surname, person.relations]).toEqual([
+      'van',
+      'Dijk',
+      [{ to: ids.of('klant', '9'), type: 'isChildOf' }],
+    ]);
     expect(r.refs).toEqual([{ field: 'relations[0].to', column: '(script)', scope: 'klant', key: '9' }]);
-    expect(run(m, { nr: '6', voornamen: 'Jan', achternaam: 'X' }).reasons).toEqual([{ field: 'surname', value: 'X', code: 'INVALID_FIELD_VALUE', message: 'surname: X is not a name' }]);
+    expect(run(m, { nr: '6', voornamen: 'Jan', achternaam: 'X' }).reasons).toEqual([
+      { field: 'surname', value: 'X', code: 'INVALID_FIELD_VALUE', message: 'surname: X is not a name' },
+    ]);
   });
 
   it('runs a TypeScript script, with its types stripped on load and its relative imports resolved', async () => {
@@ -340,27 +459,44 @@ record:
     writeFileSync(join(dir, 'broken.ts'), `export default (row: = 1;\n`);
     writeFileSync(join(dir, 'nothing.ts'), `export const x = 1;\n`);
     const file = join(dir, 'm.yaml');
-    await expect(mapping('script: ./broken.ts', dir)).rejects.toThrow(`${file}: script ./broken.ts could not be loaded: Transform failed with 1 error:`);
-    await expect(mapping('script: ./nothing.ts', dir)).rejects.toThrow(`${file}: script ./nothing.ts must export a default function (row, record, helpers) => record`);
+    await expect(mapping('script: ./broken.ts', dir)).rejects.toThrow(
+      `${file}: script ./broken.ts could not be loaded: Transform failed with 1 error:`,
+    );
+    await expect(mapping('script: ./nothing.ts', dir)).rejects.toThrow(
+      `${file}: script ./nothing.ts must export a default function (row, record, helpers) => record`,
+    );
   });
 
   it('keeps field names exactly as declared, whatever characters they hold (the filler writes them into code)', async () => {
-    const odd = ['it\'s', 'say "hi"', 'back\\slash', 'line\nbreak', '}); throw 1; ({', '${x}', 'constructor'];
+    const odd = ["it's", 'say "hi"', 'back\\slash', 'line\nbreak', '}); throw 1; ({', '${x}', 'constructor'];
     const spec = mappingFileSchema.parse({
       type: 'person',
       key: { column: 'nr', scope: 'klant' },
-      record: { surname: { column: 'achternaam' }, extra: { object: Object.fromEntries(odd.map((name) => [name, { column: 'achternaam' }])) } },
+      record: {
+        surname: { column: 'achternaam' },
+        extra: { object: Object.fromEntries(odd.map((name) => [name, { column: 'achternaam' }])) },
+      },
     });
     const m = await compileMapping(spec, join(tmpdir(), 'm.yaml'), ids);
     const r = run(m, { nr: '7', achternaam: 'Jansen' });
     const extra = (r.record as unknown as { extra: Record<string, unknown> }).extra;
     expect(Object.keys(extra)).toEqual(odd);
-    for (const name of odd) expect(Object.prototype.hasOwnProperty.call(extra, name) && extra[name]).toBe('Jansen');
+    for (const name of odd) expect(Object.hasOwn(extra, name) && extra[name]).toBe('Jansen');
   });
 
   it('lists the columns it reads, for the header check', async () => {
     const m = await mapping();
-    expect([...m.columns].sort()).toEqual(['achternaam', 'geslacht', 'mobiel', 'nr', 'partner', 'postcode', 'vast', 'voorletters', 'voornamen']);
+    expect([...m.columns].sort()).toEqual([
+      'achternaam',
+      'geslacht',
+      'mobiel',
+      'nr',
+      'partner',
+      'postcode',
+      'vast',
+      'voorletters',
+      'voornamen',
+    ]);
   });
 });
 

@@ -23,7 +23,12 @@ import type { ParallelStats } from '../../dist/src/pipeline/parallel/read-parall
  * `falls-back`: the splitter and csv-parse read it differently somewhere, so from there it is read
  * on one thread. `one-thread`: it cannot be split at all (a lone CR ends the first line).
  */
-type Variant = { name: string; encoding: string; transform: (text: string) => string | Buffer; expect?: 'ranges' | 'falls-back' | 'one-thread' };
+type Variant = {
+  name: string;
+  encoding: string;
+  transform: (text: string) => string | Buffer;
+  expect?: 'ranges' | 'falls-back' | 'one-thread';
+};
 
 /** Rewrites every nth data line (1-based, header excluded). */
 function everyNth(text: string, n: number, f: (fields: string[], i: number) => string): string {
@@ -33,11 +38,32 @@ function everyNth(text: string, n: number, f: (fields: string[], i: number) => s
 
 const VARIANTS: Variant[] = [
   { name: 'crlf', encoding: 'utf-8', transform: (t) => t }, // as generated
-  { name: 'lf-and-blank-lines', encoding: 'utf-8', transform: (t) => everyNth(t.replace(/\r\n/g, '\n'), 17, (f) => `${f.join(';')}\n\n   `) },
+  {
+    name: 'lf-and-blank-lines',
+    encoding: 'utf-8',
+    transform: (t) => everyNth(t.replace(/\r\n/g, '\n'), 17, (f) => `${f.join(';')}\n\n   `),
+  },
   { name: 'cr-before-crlf', encoding: 'utf-8', expect: 'one-thread', transform: (t) => t.replace(/\r\n/g, '\r\r\n') },
-  { name: 'quoted-line-breaks', encoding: 'utf-8', transform: (t) => everyNth(t, 5, (f) => ((f[8] = `"${f[8]}\nbij de ""kerk""\n"`), f.join(';'))) },
-  { name: 'quoted-crlf-breaks', encoding: 'utf-8', transform: (t) => everyNth(t, 3, (f) => ((f[8] = `"${f[8]}\r\nbij de ""kerk""\r\n"`), f.join(';'))) },
-  { name: 'stray-quotes', encoding: 'utf-8', transform: (t) => everyNth(everyNth(t, 11, (f) => ((f[4] = `Mü"ller`), f.join(';'))), 13, (f) => ((f[4] = `"Sm"it`), f.join(';'))) },
+  {
+    name: 'quoted-line-breaks',
+    encoding: 'utf-8',
+    transform: (t) => everyNth(t, 5, (f) => ((f[8] = `"${f[8]}\nbij de ""kerk""\n"`), f.join(';'))),
+  },
+  {
+    name: 'quoted-crlf-breaks',
+    encoding: 'utf-8',
+    transform: (t) => everyNth(t, 3, (f) => ((f[8] = `"${f[8]}\r\nbij de ""kerk""\r\n"`), f.join(';'))),
+  },
+  {
+    name: 'stray-quotes',
+    encoding: 'utf-8',
+    transform: (t) =>
+      everyNth(
+        everyNth(t, 11, (f) => ((f[4] = `Mü"ller`), f.join(';'))),
+        13,
+        (f) => ((f[4] = `"Sm"it`), f.join(';')),
+      ),
+  },
   { name: 'lone-cr-in-field', encoding: 'utf-8', transform: (t) => everyNth(t, 9, (f) => ((f[8] = `"Dorps\rstraat"`), f.join(';'))) },
   { name: 'unclosed-quote-late', encoding: 'utf-8', transform: (t) => everyNth(t, 2900, (f) => ((f[8] = `"Kerkstraat`), f.join(';'))) },
   { name: 'utf-8-bom', encoding: 'utf-8-bom', transform: (t) => `\ufeff${t}` },
@@ -78,28 +104,34 @@ describe('parallel reader', () => {
     generated = gen;
   });
 
-  it.each(VARIANTS.map((v, i) => ({ ...v, workers: 1 + (i % 2) })))('reads $name with $workers worker(s) exactly as one thread does', async (v) => {
-    const dir = join(root, v.name);
-    const { cpSync } = await import('node:fs');
-    cpSync(generated, dir, { recursive: true });
-    writeFileSync(join(dir, 'klanten.csv'), v.transform(readFileSync(join(generated, 'klanten.csv'), 'utf8')));
-    writeFileSync(join(dir, 'pipeline.yaml'), readFileSync(join(dir, 'pipeline.yaml'), 'utf8').replace('encoding: utf-8', `encoding: ${v.encoding}`));
-    const def = await loadPipeline(join(dir, 'pipeline.yaml'));
+  it.each(VARIANTS.map((v, i) => ({ ...v, workers: 1 + (i % 2) })))(
+    'reads $name with $workers worker(s) exactly as one thread does',
+    async (v) => {
+      const dir = join(root, v.name);
+      const { cpSync } = await import('node:fs');
+      cpSync(generated, dir, { recursive: true });
+      writeFileSync(join(dir, 'klanten.csv'), v.transform(readFileSync(join(generated, 'klanten.csv'), 'utf8')));
+      writeFileSync(
+        join(dir, 'pipeline.yaml'),
+        readFileSync(join(dir, 'pipeline.yaml'), 'utf8').replace('encoding: utf-8', `encoding: ${v.encoding}`),
+      );
+      const def = await loadPipeline(join(dir, 'pipeline.yaml'));
 
-    const one = await collect(readPipeline(def));
-    const stats: ParallelStats = { rangesOnWorkers: 0, rangesOnMain: 0, fallbacks: 0 };
-    const parallel = await collect(readPipeline(def, { parallel: { workers: v.workers, encode: 'json-seq', chunkBytes: 700, stats } }));
-    expect(one.length).toBeGreaterThan(2800);
-    expect(one.filter((r) => r.kind === 'rejected').length).toBeGreaterThan(50);
-    expect(parallel).toEqual(one);
-    // Really read as expected: in ranges by the workers, not on one thread after an early fallback.
-    const expected = v.expect ?? 'ranges';
-    expect(stats.fallbacks).toBe(expected === 'falls-back' ? 1 : 0);
-    if (expected === 'one-thread') expect(stats.rangesOnWorkers + stats.rangesOnMain).toBe(0);
-    else expect(stats.rangesOnWorkers).toBeGreaterThan(expected === 'ranges' ? 100 : 0);
-    // The partner relations need a key pass, during which the workers already read (prefetch).
-    if (expected === 'ranges') expect(stats.rangesPrefetched).toBeGreaterThan(0);
-  });
+      const one = await collect(readPipeline(def));
+      const stats: ParallelStats = { rangesOnWorkers: 0, rangesOnMain: 0, fallbacks: 0 };
+      const parallel = await collect(readPipeline(def, { parallel: { workers: v.workers, encode: 'json-seq', chunkBytes: 700, stats } }));
+      expect(one.length).toBeGreaterThan(2800);
+      expect(one.filter((r) => r.kind === 'rejected').length).toBeGreaterThan(50);
+      expect(parallel).toEqual(one);
+      // Really read as expected: in ranges by the workers, not on one thread after an early fallback.
+      const expected = v.expect ?? 'ranges';
+      expect(stats.fallbacks).toBe(expected === 'falls-back' ? 1 : 0);
+      if (expected === 'one-thread') expect(stats.rangesOnWorkers + stats.rangesOnMain).toBe(0);
+      else expect(stats.rangesOnWorkers).toBeGreaterThan(expected === 'ranges' ? 100 : 0);
+      // The partner relations need a key pass, during which the workers already read (prefetch).
+      if (expected === 'ranges') expect(stats.rangesPrefetched).toBeGreaterThan(0);
+    },
+  );
 
   it('refuses ranges that do not line up, and reads on from there on one thread', async () => {
     // A careless splitter that does not see quotes cuts inside quoted line breaks; the reader must
@@ -108,11 +140,16 @@ describe('parallel reader', () => {
     const { cpSync } = await import('node:fs');
     cpSync(generated, dir, { recursive: true });
     // CRLF inside the quotes too (the file's own record delimiter), so a careless cut lands there.
-    writeFileSync(join(dir, 'klanten.csv'), everyNth(readFileSync(join(generated, 'klanten.csv'), 'utf8'), 5, (f) => ((f[8] = `"${f[8]}\r\nbij de ""kerk""\r\n"`), f.join(';'))));
+    writeFileSync(
+      join(dir, 'klanten.csv'),
+      everyNth(readFileSync(join(generated, 'klanten.csv'), 'utf8'), 5, (f) => ((f[8] = `"${f[8]}\r\nbij de ""kerk""\r\n"`), f.join(';'))),
+    );
     const def = await loadPipeline(join(dir, 'pipeline.yaml'));
     const careless = (o: SplitCsvOptions) => splitCsv({ ...o, quote: '\u0001' });
     const stats = { rangesOnWorkers: 0, rangesOnMain: 0, fallbacks: 0 };
-    const parallel = await collect(readPipeline(def, { parallel: { workers: 2, encode: 'json-seq', chunkBytes: 700, stats, split: careless } }));
+    const parallel = await collect(
+      readPipeline(def, { parallel: { workers: 2, encode: 'json-seq', chunkBytes: 700, stats, split: careless } }),
+    );
     expect(parallel).toEqual(await collect(readPipeline(def)));
     expect(stats.fallbacks).toBe(1);
   });
@@ -131,7 +168,9 @@ describe('parallel reader', () => {
     const def = await loadPipeline(join(dir, 'pipeline.yaml'));
     const careless = (o: SplitCsvOptions) => splitCsv({ ...o, quote: '\u0001' });
     const stats: ParallelStats = { rangesOnWorkers: 0, rangesOnMain: 0, fallbacks: 0 };
-    const parallel = await collect(readPipeline(def, { parallel: { workers: 1, encode: 'json-seq', chunkBytes: 2000, stats, split: careless } }));
+    const parallel = await collect(
+      readPipeline(def, { parallel: { workers: 1, encode: 'json-seq', chunkBytes: 2000, stats, split: careless } }),
+    );
     expect(stats.fallbacks).toBe(1);
     expect(stats.rangesPrefetched).toBeGreaterThan(0);
     expect(parallel).toEqual(await collect(readPipeline(def)));
@@ -168,7 +207,14 @@ describe('parallel reader', () => {
     const rows: FrontRow[] = [];
     for await (const r of readPipeline(def, { parallel: { workers: 2, chunkBytes: 4096 } })) rows.push(r);
     expect(rows.every((r) => r.kind === 'rejected' || (r.encoded === undefined && r.record === undefined))).toBe(true);
-    const parallel = rows.map((r) => ({ kind: r.kind, legacyKey: r.legacyKey, referenceId: r.referenceId, source: r.row.source, provenance: r.row.provenance, ...(r.kind === 'rejected' ? { reasons: r.reasons } : {}) }));
+    const parallel = rows.map((r) => ({
+      kind: r.kind,
+      legacyKey: r.legacyKey,
+      referenceId: r.referenceId,
+      source: r.row.source,
+      provenance: r.row.provenance,
+      ...(r.kind === 'rejected' ? { reasons: r.reasons } : {}),
+    }));
     expect(parallel).toEqual(one);
   });
 
@@ -179,7 +225,9 @@ describe('parallel reader', () => {
     const withoutHash = hashed.map((r) => ({ ...r, provenance: { ...(r.provenance as object), hash: '' } }));
     expect(await collect(readPipeline(def, { hashRows: false }))).toEqual(withoutHash);
     const stats: ParallelStats = { rangesOnWorkers: 0, rangesOnMain: 0, fallbacks: 0 };
-    expect(await collect(readPipeline(def, { hashRows: false, parallel: { workers: 2, encode: 'json-seq', chunkBytes: 4096, stats } }))).toEqual(withoutHash);
+    expect(
+      await collect(readPipeline(def, { hashRows: false, parallel: { workers: 2, encode: 'json-seq', chunkBytes: 4096, stats } })),
+    ).toEqual(withoutHash);
     expect(stats.rangesOnWorkers).toBeGreaterThan(0);
   });
 });

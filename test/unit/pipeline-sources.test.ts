@@ -26,8 +26,16 @@ function csv(name: string, encoding: SourceEncoding, delimiter = ';') {
 
 describe('CSV source', () => {
   const expected = (file: string, first: number, second: number) => [
-    { source: 's', values: { nr: '1', naam: 'Zoë', plaats: 'Enschede' }, provenance: { file, line: 2, byteOffset: first, hash: fieldsHash('1', 'Zoë', 'Enschede') } },
-    { source: 's', values: { nr: '2', naam: 'Renée € Café', plaats: 'Liège' }, provenance: { file, line: 3, byteOffset: second, hash: fieldsHash('2', 'Renée € Café', 'Liège') } },
+    {
+      source: 's',
+      values: { nr: '1', naam: 'Zoë', plaats: 'Enschede' },
+      provenance: { file, line: 2, byteOffset: first, hash: fieldsHash('1', 'Zoë', 'Enschede') },
+    },
+    {
+      source: 's',
+      values: { nr: '2', naam: 'Renée € Café', plaats: 'Liège' },
+      provenance: { file, line: 3, byteOffset: second, hash: fieldsHash('2', 'Renée € Café', 'Liège') },
+    },
   ];
 
   it('reads UTF-8 with exact line, byte offset and hash', async () => {
@@ -86,32 +94,68 @@ describe('CSV source', () => {
     const dir = mkdtempSync(join(tmpdir(), 'csv-lines-'));
     const read = async (body: string) => {
       writeFileSync(join(dir, 'f.csv'), body);
-      const rows = await all(readCsvFile({ source: 's', path: join(dir, 'f.csv'), file: 'f.csv', encoding: 'utf-8', csv: { delimiter: ';', quote: '"', header: true } }));
+      const rows = await all(
+        readCsvFile({
+          source: 's',
+          path: join(dir, 'f.csv'),
+          file: 'f.csv',
+          encoding: 'utf-8',
+          csv: { delimiter: ';', quote: '"', header: true },
+        }),
+      );
       return rows.map((r) => [r.provenance.line, 'message' in r ? r.message : (r as SourceRow).values.a]);
     };
     // The first line decides the record delimiter (LF): csv-parse counted each CRLF line as two.
-    expect(await read('a;b\n1;2\r\n3;4\r\n5;6\n')).toEqual([[2, '1'], [3, '3'], [4, '5']]);
-    expect(await read('a;b\r\n"x\r\ny";1\r\n"p\r\nq\r\nr";2\r\n3;3\r\n')).toEqual([[2, 'x\r\ny'], [4, 'p\r\nq\r\nr'], [7, '3']]);
+    expect(await read('a;b\n1;2\r\n3;4\r\n5;6\n')).toEqual([
+      [2, '1'],
+      [3, '3'],
+      [4, '5'],
+    ]);
+    expect(await read('a;b\r\n"x\r\ny";1\r\n"p\r\nq\r\nr";2\r\n3;3\r\n')).toEqual([
+      [2, 'x\r\ny'],
+      [4, 'p\r\nq\r\nr'],
+      [7, '3'],
+    ]);
     expect(await read('a;b\r\n1;x\r\n"open;\r\n2;x\r\n3;x\r\n')).toEqual([
       [2, '1'],
-      [3, 'f.csv:3: unreadable CSV row (lines 3–5 read as one row): Quote Not Closed: the parsing is finished with an opening quote at line 5'],
+      [
+        3,
+        'f.csv:3: unreadable CSV row (lines 3–5 read as one row): Quote Not Closed: the parsing is finished with an opening quote at line 5',
+      ],
     ]);
   });
 
   it('keeps header names exactly, whatever characters they hold (they are written into the row builder)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'csv-names-'));
-    const names = ['nr', 'it\'s', '"quoted"', 'back\\slash', '}; throw 1; ({', '${x}', 'constructor'];
+    const names = ['nr', "it's", '"quoted"', 'back\\slash', '}; throw 1; ({', '${x}', 'constructor'];
     const header = names.map((n) => (/[";]/.test(n) ? `"${n.replace(/"/g, '""')}"` : n)).join(';');
     writeFileSync(join(dir, 'odd.csv'), `${header}\n1;a;b;c;d;e;f\n`);
-    const rows = await all(readCsvFile({ source: 's', path: join(dir, 'odd.csv'), file: 'odd.csv', encoding: 'utf-8', csv: { delimiter: ';', quote: '"', header: true } }));
+    const rows = await all(
+      readCsvFile({
+        source: 's',
+        path: join(dir, 'odd.csv'),
+        file: 'odd.csv',
+        encoding: 'utf-8',
+        csv: { delimiter: ';', quote: '"', header: true },
+      }),
+    );
     const values = (rows[0] as SourceRow).values;
     expect(Object.keys(values)).toEqual(names);
     expect(Object.values(values)).toEqual(['1', 'a', 'b', 'c', 'd', 'e', 'f']);
   });
 
   it('refuses a header that lacks a column the mapping reads, naming file, line and the columns it has', async () => {
-    const gen = readCsvFile({ source: 's', path: join(CASES, 'persons-utf8.csv'), file: 'persons-utf8.csv', encoding: 'utf-8', csv: { delimiter: ';', quote: '"', header: true }, requiredColumns: new Set(['nr', 'achternaam']) });
-    await expect(all(gen)).rejects.toThrow('persons-utf8.csv:1: the mapping reads column "achternaam" that the header lacks; expected one of "nr", "naam", "plaats"');
+    const gen = readCsvFile({
+      source: 's',
+      path: join(CASES, 'persons-utf8.csv'),
+      file: 'persons-utf8.csv',
+      encoding: 'utf-8',
+      csv: { delimiter: ';', quote: '"', header: true },
+      requiredColumns: new Set(['nr', 'achternaam']),
+    });
+    await expect(all(gen)).rejects.toThrow(
+      'persons-utf8.csv:1: the mapping reads column "achternaam" that the header lacks; expected one of "nr", "naam", "plaats"',
+    );
   });
 });
 
@@ -123,8 +167,8 @@ describe('CSV plain-line fast path', () => {
     // whole and as a range, with the fast path in reads of 1, 3 and 64 bytes and the default, and
     // compared with csv-parse reading all of it.
     let seed = 11;
-    const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-    const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+    const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
     const dir = mkdtempSync(join(tmpdir(), 'plain-lines-'));
     const differing: string[] = [];
     let plainRead = 0;
@@ -136,7 +180,29 @@ describe('CSV plain-line fast path', () => {
       const encoding = pick<SourceEncoding>(['utf-8', 'windows-1252', 'auto']);
       const header = random() < 0.8;
       // The last three are text defects a row is refused for: a NUL, a BOM inside a line, a byte that is not UTF-8.
-      const pieces: (string | Buffer)[] = ['a', 'é', 'Zoë', d, d + d, '"', '""', '"x"', `"q${d}\n"`, '\n', '\r\n', '\r', '\n\n', `${eol}${eol}`, ' ', '  ', '\u0080', '\t', '\u0000', '\ufeff', Buffer.from([0xff])];
+      const pieces: (string | Buffer)[] = [
+        'a',
+        'é',
+        'Zoë',
+        d,
+        d + d,
+        '"',
+        '""',
+        '"x"',
+        `"q${d}\n"`,
+        '\n',
+        '\r\n',
+        '\r',
+        '\n\n',
+        `${eol}${eol}`,
+        ' ',
+        '  ',
+        '\u0080',
+        '\t',
+        '\u0000',
+        '\ufeff',
+        Buffer.from([0xff]),
+      ];
       const parts: Buffer[] = [];
       const lineStarts: { at: number; line: number }[] = [];
       let at = 0;
@@ -152,10 +218,14 @@ describe('CSV plain-line fast path', () => {
       const plainRows = (n: number) => {
         for (let r = 0; r < n; r++) {
           const kind = random();
-          if (kind < 0.05) add(eol), line++; // blank
-          else if (kind < 0.08) add(`   ${eol}`), line++; // whitespace only
-          else if (kind < 0.11) add(`${r}${d}kort${eol}`, true), line++; // short row
-          else if (kind < 0.14) add(`${r}${d}a${d}b${d}c${eol}`, true), line++; // long row
+          if (kind < 0.05)
+            add(eol), line++; // blank
+          else if (kind < 0.08)
+            add(`   ${eol}`), line++; // whitespace only
+          else if (kind < 0.11)
+            add(`${r}${d}kort${eol}`, true), line++; // short row
+          else if (kind < 0.14)
+            add(`${r}${d}a${d}b${d}c${eol}`, true), line++; // long row
           else add(`${1000 + r}${d}naam ${pick(['Zoë', 'Müller', 'x', ''])}${d}plaats${eol}`, true), line++;
         }
       };
@@ -168,12 +238,27 @@ describe('CSV plain-line fast path', () => {
       if (random() < 0.3) add(`9999${d}laatste${d}zonder regeleinde`);
       const path = join(dir, `f${f}.csv`);
       writeFileSync(path, Buffer.concat(parts));
-      const csvOptions = header ? { delimiter: d, quote: '"', header: true } : { delimiter: d, quote: '"', header: false, columns: ['k', 'naam', 'plaats'] };
+      const csvOptions = header
+        ? { delimiter: d, quote: '"', header: true }
+        : { delimiter: d, quote: '"', header: false, columns: ['k', 'naam', 'plaats'] };
       const read = async (plainLines: boolean, readBytes: number | undefined, range: CsvRange | undefined, hashRows = true) => {
         const outcome: CsvReadOutcome = { endLine: 0, endByte: 0, endedAtRecord: true };
         let result: unknown;
         try {
-          result = await all(readCsvFile({ source: 's', path, file: 'f.csv', encoding, csv: csvOptions, plainLines, outcome, hashRows, ...(readBytes ? { readBytes } : {}), ...(range ? { range } : {}) }));
+          result = await all(
+            readCsvFile({
+              source: 's',
+              path,
+              file: 'f.csv',
+              encoding,
+              csv: csvOptions,
+              plainLines,
+              outcome,
+              hashRows,
+              ...(readBytes ? { readBytes } : {}),
+              ...(range ? { range } : {}),
+            }),
+          );
         } catch (err) {
           result = (err as Error).message;
         }
@@ -182,18 +267,33 @@ describe('CSV plain-line fast path', () => {
       };
       const middle = lineStarts.length > 2 ? lineStarts[Math.floor(lineStarts.length / 2)]! : undefined;
       const ranges: (CsvRange | undefined)[] = [undefined];
-      if (middle && (eol === '\n' || eol === '\r\n')) ranges.push({ start: middle.at, line: middle.line, columns: ['k', 'naam', 'plaats'], recordDelimiter: eol === '\n' ? '\n' : '\r\n' });
+      if (middle && (eol === '\n' || eol === '\r\n'))
+        ranges.push({
+          start: middle.at,
+          line: middle.line,
+          columns: ['k', 'naam', 'plaats'],
+          recordDelimiter: eol === '\n' ? '\n' : '\r\n',
+        });
       for (const range of ranges) {
         const reference = await read(false, undefined, range);
         referencePlain += reference.plainRecords;
         for (const readBytes of [undefined, 1, 3, 64]) {
           const got = await read(true, readBytes, range);
           plainRead += got.plainRecords;
-          if (got.text !== reference.text) differing.push(`f${f} (${JSON.stringify(d)}, ${JSON.stringify(eol)}, ${encoding}, header ${header}), ${range ? `range from ${range.start}` : 'whole'}, reads of ${readBytes ?? 'default'}:\n${got.text}\n${reference.text}`);
+          if (got.text !== reference.text)
+            differing.push(
+              `f${f} (${JSON.stringify(d)}, ${JSON.stringify(eol)}, ${encoding}, header ${header}), ${range ? `range from ${range.start}` : 'whole'}, reads of ${readBytes ?? 'default'}:\n${got.text}\n${reference.text}`,
+            );
         }
         // Without row hashes (plan), a plain line's defects are looked for in its text, not in its joined fields.
-        const [unhashed, unhashedReference] = await Promise.all([read(true, undefined, range, false), read(false, undefined, range, false)]);
-        if (unhashed.text !== unhashedReference.text) differing.push(`f${f} without row hashes, ${range ? `range from ${range.start}` : 'whole'}:\n${unhashed.text}\n${unhashedReference.text}`);
+        const [unhashed, unhashedReference] = await Promise.all([
+          read(true, undefined, range, false),
+          read(false, undefined, range, false),
+        ]);
+        if (unhashed.text !== unhashedReference.text)
+          differing.push(
+            `f${f} without row hashes, ${range ? `range from ${range.start}` : 'whole'}:\n${unhashed.text}\n${unhashedReference.text}`,
+          );
       }
     }
     expect(differing).toEqual([]);
@@ -205,7 +305,17 @@ describe('CSV plain-line fast path', () => {
     const path = join(import.meta.dirname, '..', '..', 'samples', 'crm', 'klanten.csv');
     const read = async (plainLines: boolean) => {
       const outcome: CsvReadOutcome = { endLine: 0, endByte: 0, endedAtRecord: true };
-      const rows = await all(readCsvFile({ source: 's', path, file: 'klanten.csv', encoding: 'windows-1252', csv: { delimiter: ';', quote: '"', header: true }, plainLines, outcome }));
+      const rows = await all(
+        readCsvFile({
+          source: 's',
+          path,
+          file: 'klanten.csv',
+          encoding: 'windows-1252',
+          csv: { delimiter: ';', quote: '"', header: true },
+          plainLines,
+          outcome,
+        }),
+      );
       return { rows, plainRecords: outcome.plainRecords };
     };
     const fast = await read(true);
@@ -234,12 +344,26 @@ describe('CSV key scan', () => {
   it('finds the same key values as the full reader, across quotes, line breaks and blank lines', async () => {
     const keys: string[] = [];
     const enc = await detectEncoding(join(CASES, 'tricky-crlf.csv'), 'x', 'utf-8');
-    await scanCsvKeys({ path: join(CASES, 'tricky-crlf.csv'), file: 'tricky-crlf.csv', enc, delimiter: ';', quote: '"', header: true, column: 'opmerking' }, (k) => keys.push(k));
+    await scanCsvKeys(
+      { path: join(CASES, 'tricky-crlf.csv'), file: 'tricky-crlf.csv', enc, delimiter: ';', quote: '"', header: true, column: 'opmerking' },
+      (k) => keys.push(k),
+    );
     // the short row has no third column: the scan reads its record but finds no value there
     expect(keys).toEqual(['eerste regel\r\ntweede regel', 'zegt "hallo"', 'a;b', 'laatste zonder regeleinde']);
     const names: string[] = [];
     const enc1252 = await detectEncoding(join(CASES, 'persons-windows-1252.csv'), 'x', 'windows-1252');
-    await scanCsvKeys({ path: join(CASES, 'persons-windows-1252.csv'), file: 'p.csv', enc: enc1252, delimiter: ';', quote: '"', header: true, column: 'naam' }, (k) => names.push(k));
+    await scanCsvKeys(
+      {
+        path: join(CASES, 'persons-windows-1252.csv'),
+        file: 'p.csv',
+        enc: enc1252,
+        delimiter: ';',
+        quote: '"',
+        header: true,
+        column: 'naam',
+      },
+      (k) => names.push(k),
+    );
     expect(names).toEqual(['Zoë', 'Renée € Café']);
   });
 
@@ -249,7 +373,7 @@ describe('CSV key scan', () => {
     // and whole, so that every piece sometimes straddles a chunk's end.
     const pieces = ['a', 'bc', 'é', ';', ';;', '"', '""', '"x"', '"q;\n"', '\n', '\r\n', '\r', '\n\n', ' ', '1001'];
     let seed = 7;
-    const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+    const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
     const dir = mkdtempSync(join(tmpdir(), 'scan-keys-'));
     const enc = await detectEncoding(join(CASES, 'persons-utf8.csv'), 'x', 'utf-8');
     const differing: string[] = [];
@@ -264,13 +388,27 @@ describe('CSV key scan', () => {
       for (const column of ['k', 'naam', 'plaats']) {
         const scan = async (everyByte: boolean, chunkBytes?: number) => {
           const keys: string[] = [];
-          await scanCsvKeys({ path, file: 'f.csv', enc, delimiter: ';', quote: '"', header: true, column, everyByte, ...(chunkBytes ? { chunkBytes } : {}) }, (k) => keys.push(k));
+          await scanCsvKeys(
+            {
+              path,
+              file: 'f.csv',
+              enc,
+              delimiter: ';',
+              quote: '"',
+              header: true,
+              column,
+              everyByte,
+              ...(chunkBytes ? { chunkBytes } : {}),
+            },
+            (k) => keys.push(k),
+          );
           return JSON.stringify(keys);
         };
         const reference = await scan(true);
         keysSeen += (JSON.parse(reference) as string[]).length;
         for (const chunkBytes of [undefined, 1, 2, 3, 7, 64]) {
-          if ((await scan(false, chunkBytes)) !== reference) differing.push(`${JSON.stringify(body)} column ${column}, chunks of ${chunkBytes ?? 'default'}`);
+          if ((await scan(false, chunkBytes)) !== reference)
+            differing.push(`${JSON.stringify(body)} column ${column}, chunks of ${chunkBytes ?? 'default'}`);
         }
       }
     }
@@ -282,17 +420,39 @@ describe('CSV key scan', () => {
 describe('JSON sources', () => {
   it('reads a top-level array with the line and byte offset of each opening brace', async () => {
     const text = readFileSync(join(CASES, 'array-top.json'), 'utf8');
-    const rows = await all(readJsonArrayFile({ source: 'j', path: join(CASES, 'array-top.json'), file: 'array-top.json', encoding: 'auto' }));
+    const rows = await all(
+      readJsonArrayFile({ source: 'j', path: join(CASES, 'array-top.json'), file: 'array-top.json', encoding: 'auto' }),
+    );
     const bytes = Buffer.from(text);
     expect(rows).toEqual([
-      { source: 'j', values: { nr: '1', naam: 'Zoë' }, provenance: { file: 'array-top.json', line: 2, byteOffset: bytes.indexOf('{"nr": "1"'), hash: sha('{"nr":"1","naam":"Zoë"}') } },
-      { source: 'j', values: { nr: '2', naam: 'Piet' }, provenance: { file: 'array-top.json', line: 3, byteOffset: bytes.indexOf('{"nr": "2"'), hash: sha('{"nr":"2","naam":"Piet"}') } },
-      { source: 'j', values: { nr: '3', naam: 'Ans' }, provenance: { file: 'array-top.json', line: 4, byteOffset: bytes.indexOf('{"nr": "3"'), hash: sha('{"nr":"3","naam":"Ans"}') } },
+      {
+        source: 'j',
+        values: { nr: '1', naam: 'Zoë' },
+        provenance: { file: 'array-top.json', line: 2, byteOffset: bytes.indexOf('{"nr": "1"'), hash: sha('{"nr":"1","naam":"Zoë"}') },
+      },
+      {
+        source: 'j',
+        values: { nr: '2', naam: 'Piet' },
+        provenance: { file: 'array-top.json', line: 3, byteOffset: bytes.indexOf('{"nr": "2"'), hash: sha('{"nr":"2","naam":"Piet"}') },
+      },
+      {
+        source: 'j',
+        values: { nr: '3', naam: 'Ans' },
+        provenance: { file: 'array-top.json', line: 4, byteOffset: bytes.indexOf('{"nr": "3"'), hash: sha('{"nr":"3","naam":"Ans"}') },
+      },
     ]);
   });
 
   it('reads the array at a dotted path and ignores arrays elsewhere', async () => {
-    const rows = (await all(readJsonArrayFile({ source: 'j', path: join(CASES, 'array-at-path.json'), file: 'a.json', encoding: 'utf-8', arrayPath: 'export.bedrijven' }))) as SourceRow[];
+    const rows = (await all(
+      readJsonArrayFile({
+        source: 'j',
+        path: join(CASES, 'array-at-path.json'),
+        file: 'a.json',
+        encoding: 'utf-8',
+        arrayPath: 'export.bedrijven',
+      }),
+    )) as SourceRow[];
     expect(rows.map((r) => [r.provenance.line, r.values])).toEqual([
       [2, { kvk: '12345678', adres: { plaats: 'Zwolle' } }],
       [3, { kvk: '87654321', adres: { plaats: 'Utrecht' } }],
@@ -300,8 +460,23 @@ describe('JSON sources', () => {
   });
 
   it('says so when the path holds no array', async () => {
-    const rows = await all(readJsonArrayFile({ source: 'j', path: join(CASES, 'array-at-path.json'), file: 'a.json', encoding: 'utf-8', arrayPath: 'export.nergens' }));
-    expect(rows).toEqual([{ source: 'j', provenance: { file: 'a.json', line: 1, byteOffset: 0, hash: '' }, code: 'SOURCE_READ_FAILED', message: 'a.json: no array at export.nergens, expected an object holding an array there' }]);
+    const rows = await all(
+      readJsonArrayFile({
+        source: 'j',
+        path: join(CASES, 'array-at-path.json'),
+        file: 'a.json',
+        encoding: 'utf-8',
+        arrayPath: 'export.nergens',
+      }),
+    );
+    expect(rows).toEqual([
+      {
+        source: 'j',
+        provenance: { file: 'a.json', line: 1, byteOffset: 0, hash: '' },
+        code: 'SOURCE_READ_FAILED',
+        message: 'a.json: no array at export.nergens, expected an object holding an array there',
+      },
+    ]);
   });
 
   it('yields the elements before a syntax error, then one error where reading stopped', async () => {

@@ -51,7 +51,9 @@ describe('jobs driver', () => {
     const store = memoryStore();
     const crashing = fakeApi({ failWait: true });
     await expect(driveJob(crashing.api, store, MIGRATION, 'validate-staging')).rejects.toThrow('connection reset');
-    expect(store.rows).toEqual([{ migrationId: MIGRATION, kind: 'validate-staging', jobId: crashing.started[0]!.jobId, state: 'running', startedAt: 'now' }]);
+    expect(store.rows).toEqual([
+      { migrationId: MIGRATION, kind: 'validate-staging', jobId: crashing.started[0]!.jobId, state: 'running', startedAt: 'now' },
+    ]);
   });
 
   it('resumes by polling the same job instead of starting a second one', async () => {
@@ -59,7 +61,11 @@ describe('jobs driver', () => {
     store.started(MIGRATION, 'validate-staging', 'aaaaaaaa-0000-4000-8000-000000000001');
     const api = fakeApi();
     const out = await driveJob(api.api, store, MIGRATION, 'validate-staging', { whenDone: 'again' });
-    expect(out).toEqual({ jobId: 'aaaaaaaa-0000-4000-8000-000000000001', result: validation('aaaaaaaa-0000-4000-8000-000000000001'), resumed: true });
+    expect(out).toEqual({
+      jobId: 'aaaaaaaa-0000-4000-8000-000000000001',
+      result: validation('aaaaaaaa-0000-4000-8000-000000000001'),
+      resumed: true,
+    });
     expect(api.started).toEqual([]);
     expect(api.waited).toEqual(['aaaaaaaa-0000-4000-8000-000000000001']);
     expect(store.rows[0]!.state).toBe('done');
@@ -81,7 +87,9 @@ describe('jobs driver', () => {
     const api = fakeApi();
     const controller = new AbortController();
     controller.abort();
-    await expect(driveJob(api.api, store, MIGRATION, 'import', { signal: controller.signal })).rejects.toThrow('Interrupted before starting the import job');
+    await expect(driveJob(api.api, store, MIGRATION, 'import', { signal: controller.signal })).rejects.toThrow(
+      'Interrupted before starting the import job',
+    );
     expect(api.started).toEqual([]);
   });
 });

@@ -24,7 +24,12 @@ function stagedLedger(): Ledger {
   dirs.push(dir);
   const ledger = openLedger(join(dir, 'ledger.db'));
   ledgers.push(ledger);
-  const { run, scope } = ledger.startRun({ pipeline: 'people', component: 'Counterparties', pipelineFile: 'people.yaml', pipelineHash: 'h' });
+  const { run, scope } = ledger.startRun({
+    pipeline: 'people',
+    component: 'Counterparties',
+    pipelineFile: 'people.yaml',
+    pipelineHash: 'h',
+  });
   ledger.setRunMigration(run.id, M);
   const no = ledger.migrationNo(M);
   const records = [1, 2, 3, 4, 5].map((n) => ({
@@ -35,9 +40,18 @@ function stagedLedger(): Ledger {
     provenance: { source: 'people', file: 'people.csv', line: n + 1, byteOffset: n * 10, rowHash: `r${n}` },
   }));
   const batch = ledger.beginBatch(run.id, scope, no, records, 100);
-  ledger.finishBatch(scope, batch, records.map((r) => ({ legacyKey: r.legacyKey, state: 'staged' as const })));
+  ledger.finishBatch(
+    scope,
+    batch,
+    records.map((r) => ({ legacyKey: r.legacyKey, state: 'staged' as const })),
+  );
   ledger.recordRejects(run.id, scope, [
-    { legacyKey: undefined, referenceId: undefined, errors: [{ stage: 'source', field: '', code: 'SOURCE_ROW_INVALID', message: 'one column too few' }], provenance: { source: 'people', file: 'people.csv', line: 8, byteOffset: 70, rowHash: 'r7' } },
+    {
+      legacyKey: undefined,
+      referenceId: undefined,
+      errors: [{ stage: 'source', field: '', code: 'SOURCE_ROW_INVALID', message: 'one column too few' }],
+      provenance: { source: 'people', file: 'people.csv', line: 8, byteOffset: 70, rowHash: 'r7' },
+    },
   ]);
   return ledger;
 }
@@ -49,17 +63,41 @@ describe('ledger facts for the report', () => {
     ledger.jobs.started(M, 'validate-staging', 'v1');
     ledger.jobs.finished('v1', 'done', { referenceId: ref(90), jobType: 'ValidateStaging', isValid: false, errors: [] });
     recordRemoval(ledger, M, ref(5), 1, [{ stage: 'validation', field: 'nationalities.0', code: 'UNKNOWN_CODE', message: 'UNKNOWN_CODE' }]);
-    const importErrors = [{ component: 'Counterparties', referenceId: ref(4), message: 'IMPORT_FAILED: counterparty 4: relation target gone' }];
+    const importErrors = [
+      { component: 'Counterparties', referenceId: ref(4), message: 'IMPORT_FAILED: counterparty 4: relation target gone' },
+    ];
     expect(markImportOutcome(ledger, M, importErrors)).toEqual({ imported: 3, failed: 1 });
     ledger.jobs.started(M, 'import', 'i1');
-    ledger.jobs.finished('i1', 'done', { referenceId: ref(91), jobType: 'Import', status: 'Completed', numberOfStagedEntities: 4, numberOfImportedEntities: 3, errors: importErrors });
+    ledger.jobs.finished('i1', 'done', {
+      referenceId: ref(91),
+      jobType: 'Import',
+      status: 'Completed',
+      numberOfStagedEntities: 4,
+      numberOfImportedEntities: 3,
+      errors: importErrors,
+    });
 
     const facts = gatherLedgerFacts(ledger, M);
     expect(facts.groups).toEqual([
-      { component: 'Counterparties', entityType: 'person', notSent: 0, inFlight: 0, rejected: { SOURCE_ROW_INVALID: 1 }, refusedByStaging: {}, staged: 1, invalid: { UNKNOWN_CODE: 1 }, imported: 3, removedFromStaging: 1 },
+      {
+        component: 'Counterparties',
+        entityType: 'person',
+        notSent: 0,
+        inFlight: 0,
+        rejected: { SOURCE_ROW_INVALID: 1 },
+        refusedByStaging: {},
+        staged: 1,
+        invalid: { UNKNOWN_CODE: 1 },
+        imported: 3,
+        removedFromStaging: 1,
+      },
     ]);
     expect(facts.jobs).toEqual({ validation: 'invalid', import: 'done', counts: 'not-run' });
-    expect(facts.errorCodes.map((e) => [e.stage, e.code, e.records, `${e.examples[0]!.file}:${e.examples[0]!.line}`]).sort((a, b) => String(a[1]).localeCompare(String(b[1])))).toEqual([
+    expect(
+      facts.errorCodes
+        .map((e) => [e.stage, e.code, e.records, `${e.examples[0]!.file}:${e.examples[0]!.line}`])
+        .sort((a, b) => String(a[1]).localeCompare(String(b[1]))),
+    ).toEqual([
       ['import', 'IMPORT_FAILED', 1, 'people.csv:5'],
       ['source', 'SOURCE_ROW_INVALID', 1, 'people.csv:8'],
       ['validation', 'UNKNOWN_CODE', 1, 'people.csv:6'],
@@ -83,8 +121,19 @@ describe('ledger facts for the report', () => {
     ledger.markValidated(M, [{ referenceId: ref(5), field: 'nationalities.0', message: 'UNKNOWN_CODE' }]);
     recordRemoval(ledger, M, ref(5), 1, []);
     expect([...activeRemovals(ledger, M).keys()]).toEqual([ref(5)]);
-    const { run, scope } = ledger.startRun({ pipeline: 'people', component: 'Counterparties', pipelineFile: 'people.yaml', pipelineHash: 'h' });
-    const record = { legacyKey: '5', referenceId: ref(5), entityType: 'person', contentHash: 'fixed', provenance: { source: 'c', file: 'fixed.csv', line: 2, byteOffset: 0, rowHash: 'x' } };
+    const { run, scope } = ledger.startRun({
+      pipeline: 'people',
+      component: 'Counterparties',
+      pipelineFile: 'people.yaml',
+      pipelineHash: 'h',
+    });
+    const record = {
+      legacyKey: '5',
+      referenceId: ref(5),
+      entityType: 'person',
+      contentHash: 'fixed',
+      provenance: { source: 'c', file: 'fixed.csv', line: 2, byteOffset: 0, rowHash: 'x' },
+    };
     const batch = ledger.beginBatch(run.id, scope, ledger.migrationNo(M), [record], 10);
     ledger.finishBatch(scope, batch, [{ legacyKey: '5', state: 'staged' }]);
     expect(activeRemovals(ledger, M).size).toBe(0);

@@ -6,7 +6,15 @@ import type { LogEntry } from '../../src/contract/migration.js';
 const M = '22222222-2222-4222-8222-222222222222';
 
 function entry(seq: number): LogEntry {
-  return { sequenceNumber: seq, component: 'Counterparties', entityReferenceIds: [], action: 'StagedEntities', timestamp: '2026-01-01T00:00:00.000Z', message: `entry ${seq}`, logLevel: 'INFO' };
+  return {
+    sequenceNumber: seq,
+    component: 'Counterparties',
+    entityReferenceIds: [],
+    action: 'StagedEntities',
+    timestamp: '2026-01-01T00:00:00.000Z',
+    message: `entry ${seq}`,
+    logLevel: 'INFO',
+  };
 }
 
 /** A log of `total` entries served from continue-from; `breakAfter` entries then the connection dies. */

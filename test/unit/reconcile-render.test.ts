@@ -11,7 +11,16 @@ const report = buildReport(
         stage: 'validation',
         code: 'UNKNOWN_CODE',
         records: 1,
-        examples: [{ referenceId: 'a', file: 'samples/crm/persons.csv', line: 14, field: 'nationalities.0', message: 'XX is not a configured country | code', excerpt: '1014;J.;<Jansen>;XX' }],
+        examples: [
+          {
+            referenceId: 'a',
+            file: 'samples/crm/persons.csv',
+            line: 14,
+            field: 'nationalities.0',
+            message: 'XX is not a configured country | code',
+            excerpt: '1014;J.;<Jansen>;XX',
+          },
+        ],
       },
     ],
   }),
@@ -64,7 +73,9 @@ Jobs: validation valid · import done · counts done
 
   it('lists the problems first and marks unaccounted records when the chain does not balance', () => {
     const md = renderMarkdown(buildReport(input({ groups: [group({ sourceRowsRead: 12 })] })));
-    expect(md).toContain('**NOT BALANCED**:\n\n- Counterparties / person: 2 record(s) between "Source rows" and "Mapped" are unaccounted (tolerance 0)\n');
+    expect(md).toContain(
+      '**NOT BALANCED**:\n\n- Counterparties / person: 2 record(s) between "Source rows" and "Mapped" are unaccounted (tolerance 0)\n',
+    );
     expect(md).toContain('| Mapped | 7 | −5 | 2 MISSING_REQUIRED_FIELD (mapping); 1 DUPLICATE_LEGACY_KEY (mapping) | **2** |');
   });
 });
@@ -101,12 +112,18 @@ describe('reconciliation report as HTML', () => {
   it('has the chain, platform and error tables a reviewer expects, with the legacy row escaped', () => {
     expect(html).toContain('<div class="status ok">Balanced');
     expect(html.match(/<table>/g)).toHaveLength(3);
-    expect(html).toContain('<tr><td>Counterparties</td><td>imported</td><td>migration</td><td class="n">6</td><td class="n">6</td><td class="n">0</td><td class="ok">agrees</td></tr>');
-    expect(html).toContain('<span class="code">samples/crm/persons.csv:14</span> <b>nationalities.0</b>: XX is not a configured country | code<div class="excerpt">1014;J.;&lt;Jansen&gt;;XX</div>');
+    expect(html).toContain(
+      '<tr><td>Counterparties</td><td>imported</td><td>migration</td><td class="n">6</td><td class="n">6</td><td class="n">0</td><td class="ok">agrees</td></tr>',
+    );
+    expect(html).toContain(
+      '<span class="code">samples/crm/persons.csv:14</span> <b>nationalities.0</b>: XX is not a configured country | code<div class="excerpt">1014;J.;&lt;Jansen&gt;;XX</div>',
+    );
   });
 
   it('says what does not balance at the top of the page', () => {
     const bad = renderHtml(buildReport(input({ groups: [group({ sourceRowsRead: 12 })] })));
-    expect(bad).toContain('<div class="status bad">Not balanced</div>\n<ul class="problems">\n<li>Counterparties / person: 2 record(s) between &quot;Source rows&quot; and &quot;Mapped&quot; are unaccounted (tolerance 0)</li>\n</ul>');
+    expect(bad).toContain(
+      '<div class="status bad">Not balanced</div>\n<ul class="problems">\n<li>Counterparties / person: 2 record(s) between &quot;Source rows&quot; and &quot;Mapped&quot; are unaccounted (tolerance 0)</li>\n</ul>',
+    );
   });
 });

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { buildReport, countsByType, parseTolerance, type ReconcileInput } from '../../src/reconcile/report-model.js';
 import { group, input } from '../cases/reconcile/report-input.js';
 
-
 describe('reconciliation report model', () => {
   it('balances when every gap is explained and the platform agrees with the ledger', () => {
     const report = buildReport(input());
@@ -30,7 +29,12 @@ describe('reconciliation report model', () => {
 
   it('does not balance when the platform imported fewer than the ledger says, and names the difference', () => {
     const report = buildReport(
-      input({ platform: { migration: [{ component: 'Counterparties', numberOfStagedEntities: 6, numberOfImportedEntities: 5 }], counts: { staged: { person: 6 }, imported: { person: 5 } } } }),
+      input({
+        platform: {
+          migration: [{ component: 'Counterparties', numberOfStagedEntities: 6, numberOfImportedEntities: 5 }],
+          counts: { staged: { person: 6 }, imported: { person: 5 } },
+        },
+      }),
     );
     expect(report.balanced).toBe(false);
     expect(report.problems).toEqual([
@@ -43,7 +47,9 @@ describe('reconciliation report model', () => {
     const report = buildReport(input({ groups: [group({ sourceRowsRead: 12 })] }));
     expect(report.balanced).toBe(false);
     expect(report.groups[0]!.gaps[0]).toMatchObject({ difference: 5, unaccounted: 2, ok: false });
-    expect(report.problems).toEqual(['Counterparties / person: 2 record(s) between "Source rows" and "Mapped" are unaccounted (tolerance 0)']);
+    expect(report.problems).toEqual([
+      'Counterparties / person: 2 record(s) between "Source rows" and "Mapped" are unaccounted (tolerance 0)',
+    ]);
     expect(report.totals.unaccounted).toBe(2);
   });
 
@@ -74,7 +80,8 @@ describe('reconciliation report model', () => {
 
   it('explains staged records by the job that has not finished yet', () => {
     const staged = { groups: [group({ staged: 6, imported: 0, invalid: {}, removedFromStaging: 0 })], platform: {} };
-    const reason = (jobs: ReconcileInput['jobs']) => buildReport(input({ ...staged, jobs })).groups[0]!.gaps[3]!.explained.map((e) => [e.code, e.accounted]);
+    const reason = (jobs: ReconcileInput['jobs']) =>
+      buildReport(input({ ...staged, jobs })).groups[0]!.gaps[3]!.explained.map((e) => [e.code, e.accounted]);
     expect(reason({ validation: 'not-run', import: 'not-run', counts: 'not-run' })).toEqual([['AWAITING_VALIDATION', true]]);
     expect(reason({ validation: 'invalid', import: 'not-run', counts: 'not-run' })).toEqual([['IMPORT_BLOCKED', true]]);
     expect(reason({ validation: 'valid', import: 'running', counts: 'not-run' })).toEqual([['AWAITING_IMPORT', true]]);
@@ -92,15 +99,25 @@ describe('reconciliation report model', () => {
       }),
     );
     expect(report.groups[0]!.gaps[3]!.explained).toEqual([
-      { stage: 'import', code: 'IMPORT_FAILED', label: 'not imported: IMPORT_FAILED: 2 of 6 records could not be imported', count: 2, accounted: true },
+      {
+        stage: 'import',
+        code: 'IMPORT_FAILED',
+        label: 'not imported: IMPORT_FAILED: 2 of 6 records could not be imported',
+        count: 2,
+        accounted: true,
+      },
     ]);
-    expect(report.components[0]!.importErrors).toEqual([{ component: 'Counterparties', message: 'IMPORT_FAILED: 2 of 6 records could not be imported' }]);
+    expect(report.components[0]!.importErrors).toEqual([
+      { component: 'Counterparties', message: 'IMPORT_FAILED: 2 of 6 records could not be imported' },
+    ]);
     expect(report.balanced).toBe(true);
   });
 
   it('flags an entity type the platform counts but the ledger has no record of', () => {
     const report = buildReport(input({ platform: { counts: { staged: { person: 6, organisation: 3 }, imported: { person: 6 } } } }));
-    expect(report.problems).toEqual(['organisation: the platform (counts job) reports 3 record(s) of an entity type the ledger has none of']);
+    expect(report.problems).toEqual([
+      'organisation: the platform (counts job) reports 3 record(s) of an entity type the ledger has none of',
+    ]);
   });
 });
 
@@ -118,18 +135,50 @@ describe('tolerance option', () => {
 describe('counts job table', () => {
   it('reads the TotalEntity table by its headers when it is the only table', () => {
     expect(
-      countsByType({ counts: [{ type: 'TotalEntity', headers: ['Count', 'EntityType'], stagedRows: [['3', 'person'], ['2', 'organisation']], importedRows: [['3', 'person']] }] }),
+      countsByType({
+        counts: [
+          {
+            type: 'TotalEntity',
+            headers: ['Count', 'EntityType'],
+            stagedRows: [
+              ['3', 'person'],
+              ['2', 'organisation'],
+            ],
+            importedRows: [['3', 'person']],
+          },
+        ],
+      }),
     ).toEqual({ staged: { person: 3, organisation: 2 }, imported: { person: 3 } });
   });
 
   it('takes entity types from the per-entity tables and per-component totals from TotalEntity', () => {
     const counts = countsByType({
       counts: [
-        { type: 'TotalEntity', headers: ['EntityType', 'Count'], stagedRows: [['Counterparty', '7']], importedRows: [['Counterparty', '6']] },
-        { type: 'Counterparty', headers: ['Type', 'Count'], stagedRows: [['person', '7'], ['organisation', '0']], importedRows: [['person', '6'], ['organisation', '0']] },
+        {
+          type: 'TotalEntity',
+          headers: ['EntityType', 'Count'],
+          stagedRows: [['Counterparty', '7']],
+          importedRows: [['Counterparty', '6']],
+        },
+        {
+          type: 'Counterparty',
+          headers: ['Type', 'Count'],
+          stagedRows: [
+            ['person', '7'],
+            ['organisation', '0'],
+          ],
+          importedRows: [
+            ['person', '6'],
+            ['organisation', '0'],
+          ],
+        },
       ],
     });
-    expect(counts).toEqual({ staged: { person: 7, organisation: 0 }, imported: { person: 6, organisation: 0 }, totals: { Counterparty: { staged: 7, imported: 6 } } });
+    expect(counts).toEqual({
+      staged: { person: 7, organisation: 0 },
+      imported: { person: 6, organisation: 0 },
+      totals: { Counterparty: { staged: 7, imported: 6 } },
+    });
     const report = buildReport(input({ platform: { counts } }));
     expect(report.components[0]!.platform).toEqual([
       { measure: 'staged', source: 'counts job total', ledger: 6, platform: 7, difference: 1, allowed: 0, ok: false },

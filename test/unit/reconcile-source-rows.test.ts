@@ -16,8 +16,14 @@ describe('re-reading a legacy row by its byte offset', () => {
     writeFileSync(file, bytes);
     const second = iconv.encode('klantnr;naam;notitie\r\n1;Jansen;"twee\r\nregels"\r\n', 'windows-1252').length;
     const format = { format: 'csv', encoding: 'windows-1252', csv: { delimiter: ';' } } as const;
-    expect(await readRowAt(file, 22, format)).toEqual({ columns: ['klantnr', 'naam', 'notitie'], values: { klantnr: '1', naam: 'Jansen', notitie: 'twee\r\nregels' } });
-    expect(await readRowAt(file, second, format)).toEqual({ columns: ['klantnr', 'naam', 'notitie'], values: { klantnr: '2', naam: 'Müller €', notitie: 'zegt "ja"' } });
+    expect(await readRowAt(file, 22, format)).toEqual({
+      columns: ['klantnr', 'naam', 'notitie'],
+      values: { klantnr: '1', naam: 'Jansen', notitie: 'twee\r\nregels' },
+    });
+    expect(await readRowAt(file, second, format)).toEqual({
+      columns: ['klantnr', 'naam', 'notitie'],
+      values: { klantnr: '2', naam: 'Müller €', notitie: 'zegt "ja"' },
+    });
   });
 
   it('reads one object of a JSON array, braces inside strings included', async () => {

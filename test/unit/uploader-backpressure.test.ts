@@ -97,7 +97,16 @@ describe('staging upload window', () => {
     expect(maxOutstanding).toBeLessThanOrEqual(window * batchSize);
     expect(maxOutstanding).toBeGreaterThan((window - 1) * batchSize); // the window was really used
     expect(maxActive).toBe(window);
-    expect(report).toEqual({ batches: 20, batchesFailed: 0, recordsSent: 200, bytesSent: report.bytesSent, staged: 200, failed: 0, failedByCode: {}, unconfirmed: 0 });
+    expect(report).toEqual({
+      batches: 20,
+      batchesFailed: 0,
+      recordsSent: 200,
+      bytesSent: report.bytesSent,
+      staged: 200,
+      failed: 0,
+      failedByCode: {},
+      unconfirmed: 0,
+    });
     expect(ledger.counts('p')).toMatchObject({ staged: 200, in_flight: 0 });
   });
 
@@ -114,7 +123,11 @@ describe('staging upload window', () => {
         { referenceId: '', isSuccessful: false, errors: [{ field: '', message: 'PAYLOAD_TOO_LARGE' }] },
       ],
     };
-    const uploader = new Uploader({ sink, ledger: uploadLedger(openLedgerWriter(ledger, { thread: 'main' }), runId, scope, mig), inFlight: 2 });
+    const uploader = new Uploader({
+      sink,
+      ledger: uploadLedger(openLedgerWriter(ledger, { thread: 'main' }), runId, scope, mig),
+      inFlight: 2,
+    });
     await uploader.submit(batch);
     const report = await uploader.drain();
     expect(report.failedByCode).toEqual({ MISSING_REQUIRED_FIELD: 1, NO_STAGING_RESULT: 1 });
@@ -124,7 +137,15 @@ describe('staging upload window', () => {
       ['K00002', 'failed'],
       ['K00003', 'failed'],
     ]);
-    expect(rows[1]!.errors).toEqual([{ stage: 'staging', field: 'initials', code: 'MISSING_REQUIRED_FIELD', message: 'staging refused initials: MISSING_REQUIRED_FIELD', value: '' }]);
+    expect(rows[1]!.errors).toEqual([
+      {
+        stage: 'staging',
+        field: 'initials',
+        code: 'MISSING_REQUIRED_FIELD',
+        message: 'staging refused initials: MISSING_REQUIRED_FIELD',
+        value: '',
+      },
+    ]);
     expect(rows[2]!.errors).toEqual([
       {
         stage: 'staging',
@@ -144,7 +165,11 @@ describe('staging upload window', () => {
         return acceptAll(body);
       },
     };
-    const uploader = new Uploader({ sink, ledger: uploadLedger(openLedgerWriter(ledger, { thread: 'main' }), runId, scope, mig), inFlight: 1 });
+    const uploader = new Uploader({
+      sink,
+      ledger: uploadLedger(openLedgerWriter(ledger, { thread: 'main' }), runId, scope, mig),
+      inFlight: 1,
+    });
     const batches: Batch[] = [];
     const batcher = new Batcher({ maxRecords: 2, maxBytes: 1 << 20, format: 'json-seq' });
     for (let n = 1; n <= 6; n++) {
@@ -175,7 +200,12 @@ describe('staging upload window', () => {
           signal!.addEventListener('abort', () => reject(new StagecoachError('ABORTED', 'PUT /staging was aborted')), { once: true });
         }),
     };
-    const uploader = new Uploader({ sink, ledger: uploadLedger(openLedgerWriter(ledger, { thread: 'main' }), runId, scope, mig), inFlight: 2, signal: ac.signal });
+    const uploader = new Uploader({
+      sink,
+      ledger: uploadLedger(openLedgerWriter(ledger, { thread: 'main' }), runId, scope, mig),
+      inFlight: 2,
+      signal: ac.signal,
+    });
     const batcher = new Batcher({ maxRecords: 3, maxBytes: 1 << 20, format: 'json-seq' });
     for (let n = 1; n <= 2; n++) batcher.add(item(n));
     await uploader.submit(batcher.flush()!);
@@ -190,7 +220,7 @@ describe('staging upload window', () => {
 
   it('takes an answer as all staged without matching only where matching finds every record staged', () => {
     let seed = 7;
-    const random = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+    const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
     let fast = 0;
     for (let trial = 0; trial < 400; trial++) {
       const b = new Batcher({ maxRecords: 50, maxBytes: 1 << 20, format: 'json-seq' });
@@ -198,11 +228,20 @@ describe('staging upload window', () => {
       // Now and then the same referenceId twice in a batch.
       for (let i = 0; i < n; i++) b.add(item(random() < 0.1 ? 0 : i));
       const batch = b.flush()!;
-      let results = batch.records.map((r) => ({ referenceId: r.referenceId, isSuccessful: true, errors: [] as { field: string; message: string }[] }));
+      let results = batch.records.map((r) => ({
+        referenceId: r.referenceId,
+        isSuccessful: true,
+        errors: [] as { field: string; message: string }[],
+      }));
       const twist = random();
       if (twist < 0.15) results.reverse();
       else if (twist < 0.3) results = results.slice(1);
-      else if (twist < 0.45) results[Math.floor(random() * n)] = { referenceId: results[0]!.referenceId, isSuccessful: false, errors: [{ field: '', message: 'REFUSED' }] };
+      else if (twist < 0.45)
+        results[Math.floor(random() * n)] = {
+          referenceId: results[0]!.referenceId,
+          isSuccessful: false,
+          errors: [{ field: '', message: 'REFUSED' }],
+        };
       else if (twist < 0.55) results.push({ referenceId: '', isSuccessful: false, errors: [{ field: '', message: 'PAYLOAD_TOO_LARGE' }] });
       const everyStaged = matchResults(batch, results).every((o) => o.state === 'staged');
       if (allStagedInOrder(batch, results)) {
@@ -216,11 +255,35 @@ describe('staging upload window', () => {
 
   it('reads a JSON Lines body back for the values of refused records', () => {
     const b = new Batcher({ maxRecords: 5, maxBytes: 1 << 20, format: 'jsonl' });
-    const one = prepareRecord({ legacyKey: 'A', referenceId: refOf(1), record: { referenceId: refOf(1), type: 'person', addresses: [{ postalCode: '12' }] } as PartialRecord, provenance: { source: 's', file: 'f', line: 1, byteOffset: 0, rowHash: 'r' } }, 'jsonl');
+    const one = prepareRecord(
+      {
+        legacyKey: 'A',
+        referenceId: refOf(1),
+        record: { referenceId: refOf(1), type: 'person', addresses: [{ postalCode: '12' }] } as PartialRecord,
+        provenance: { source: 's', file: 'f', line: 1, byteOffset: 0, rowHash: 'r' },
+      },
+      'jsonl',
+    );
     b.add(one);
-    const outcomes = matchResults(b.flush()!, [{ referenceId: refOf(1), isSuccessful: false, errors: [{ field: 'addresses.0.postalCode', message: 'INVALID_FIELD_VALUE' }] }], 'jsonl');
+    const outcomes = matchResults(
+      b.flush()!,
+      [{ referenceId: refOf(1), isSuccessful: false, errors: [{ field: 'addresses.0.postalCode', message: 'INVALID_FIELD_VALUE' }] }],
+      'jsonl',
+    );
     expect(outcomes).toEqual([
-      { legacyKey: 'A', state: 'failed', errors: [{ stage: 'staging', field: 'addresses.0.postalCode', code: 'INVALID_FIELD_VALUE', message: 'staging refused addresses.0.postalCode: INVALID_FIELD_VALUE', value: '12' }] },
+      {
+        legacyKey: 'A',
+        state: 'failed',
+        errors: [
+          {
+            stage: 'staging',
+            field: 'addresses.0.postalCode',
+            code: 'INVALID_FIELD_VALUE',
+            message: 'staging refused addresses.0.postalCode: INVALID_FIELD_VALUE',
+            value: '12',
+          },
+        ],
+      },
     ]);
   });
 });

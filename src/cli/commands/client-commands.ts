@@ -6,7 +6,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { EVENT_GROUPS, type EventName } from '../../contract/events.js';
 import { StagecoachError } from '../../contract/errors.js';
 import type { Registration, StagecoachClient } from '../../client/index.js';
@@ -55,7 +55,10 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 function parsePair(flag: string, value: string, first: string, second: string): [string, string] {
   const at = value.indexOf(':');
   if (at <= 0 || at === value.length - 1) {
-    throw new StagecoachError('CONFIG_INVALID', `${flag}: expected ${first}:${second}, got ${JSON.stringify(value)}`, { field: flag, value });
+    throw new StagecoachError('CONFIG_INVALID', `${flag}: expected ${first}:${second}, got ${JSON.stringify(value)}`, {
+      field: flag,
+      value,
+    });
   }
   return [value.slice(0, at), value.slice(at + 1)];
 }
@@ -63,7 +66,12 @@ function parsePair(flag: string, value: string, first: string, second: string): 
 function intOption(flag: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string) => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < min || n > max) throw new StagecoachError('CONFIG_INVALID', `${flag}: expected a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}, got ${JSON.stringify(value)}`, { field: flag, value });
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new StagecoachError(
+        'CONFIG_INVALID',
+        `${flag}: expected a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}, got ${JSON.stringify(value)}`,
+        { field: flag, value },
+      );
     return n;
   };
 }
@@ -129,7 +137,10 @@ function registerLodge(program: Command): void {
     .option('--stakeholder <type:id>', 'primary entity of the application, e.g. Kvk:68750110 (default: the broker)')
     .option('--message-id <uuid>', 'message reference id (default: a new UUID)');
   addConnectionOptions(addJsonOption(cmd)).action(
-    async (folder: string, opts: ConnectionFlags & { definitionCode?: string; externalRef: string[]; stakeholder?: string; messageId?: string; json?: boolean }) => {
+    async (
+      folder: string,
+      opts: ConnectionFlags & { definitionCode?: string; externalRef: string[]; stakeholder?: string; messageId?: string; json?: boolean },
+    ) => {
       const externalReferences = opts.externalRef.map((v) => {
         const [origin, referenceId] = parsePair('--external-ref', v, 'origin', 'id');
         return { origin, referenceId };
@@ -208,28 +219,40 @@ function registerCounterparties(program: Command): void {
     .addOption(new Option('--format <format>', 'file format').choices(['jsonl', 'json-seq', 'csv']).makeOptionMandatory())
     .requiredOption('--out <file>', 'file to write (continued when it exists)')
     .option('--fresh', 'start over instead of continuing an existing file');
-  addConnectionOptions(addJsonOption(exp)).action(async (opts: ConnectionFlags & { format: ExportFormat; out: string; fresh?: boolean; json?: boolean }) => {
-    const interrupt = interruptSignal();
-    const progress = progressLine();
-    try {
-      await withClient(opts, async (client) => {
-        const report = await exportCounterparties(client, {
-          format: opts.format,
-          out: opts.out,
-          fresh: opts.fresh === true,
-          signal: interrupt.signal,
-          onProgress: (n) => progress.update(`exported ${n} counterparties…`),
+  addConnectionOptions(addJsonOption(exp)).action(
+    async (opts: ConnectionFlags & { format: ExportFormat; out: string; fresh?: boolean; json?: boolean }) => {
+      const interrupt = interruptSignal();
+      const progress = progressLine();
+      try {
+        await withClient(opts, async (client) => {
+          const report = await exportCounterparties(client, {
+            format: opts.format,
+            out: opts.out,
+            fresh: opts.fresh === true,
+            signal: interrupt.signal,
+            onProgress: (n) => progress.update(`exported ${n} counterparties…`),
+          });
+          progress.done();
+          if (opts.json)
+            return printJson({
+              ...report,
+              resumedAfter: report.resumedAfter ?? null,
+              lastSequenceNumber: report.lastSequenceNumber ?? null,
+            });
+          const resumed =
+            report.resumedAfter !== undefined
+              ? ` (continued after sequenceNumber ${report.resumedAfter}${report.repairedBytes ? `; cut off ${report.repairedBytes} bytes of a half-written record` : ''})`
+              : '';
+          process.stdout.write(
+            `exported ${report.written} counterpart${report.written === 1 ? 'y' : 'ies'} to ${report.file} as ${report.format}${resumed}; last sequenceNumber ${report.lastSequenceNumber ?? 'none'}\n`,
+          );
         });
+      } finally {
         progress.done();
-        if (opts.json) return printJson({ ...report, resumedAfter: report.resumedAfter ?? null, lastSequenceNumber: report.lastSequenceNumber ?? null });
-        const resumed = report.resumedAfter !== undefined ? ` (continued after sequenceNumber ${report.resumedAfter}${report.repairedBytes ? `; cut off ${report.repairedBytes} bytes of a half-written record` : ''})` : '';
-        process.stdout.write(`exported ${report.written} counterpart${report.written === 1 ? 'y' : 'ies'} to ${report.file} as ${report.format}${resumed}; last sequenceNumber ${report.lastSequenceNumber ?? 'none'}\n`);
-      });
-    } finally {
-      progress.done();
-      interrupt.dispose();
-    }
-  });
+        interrupt.dispose();
+      }
+    },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -242,26 +265,35 @@ function eventOption(cmd: Command): Command {
 function registerWebhooks(program: Command): void {
   const group = program.command('webhooks').description('Manage webhook registrations and receive events');
 
-  const list = eventOption(group.command('list').description('List webhook registrations')).option('--show-tokens', 'include each registration token (secrets)');
-  addConnectionOptions(addJsonOption(list)).action(async (opts: ConnectionFlags & { event?: string[]; showTokens?: boolean; json?: boolean }) => {
-    await withClient(opts, async (client) => {
-      const rows: Registration[] = [];
-      for (const eventName of opts.event?.length ? opts.event : ALL_EVENTS) {
-        for (const reg of await client.events.list(eventName)) rows.push(opts.showTokens ? reg : { ...reg, token: undefined });
-      }
-      if (opts.json) return printJson(rows);
-      if (rows.length === 0) return void process.stdout.write('no webhook registrations\n');
-      printTable(rows, [
-        { header: 'event', value: (r) => r.eventName },
-        { header: 'id', value: (r) => r.id },
-        { header: 'uri', value: (r) => r.uri, max: 80 },
-        { header: 'created', value: (r) => r.createdOn },
-        ...(opts.showTokens ? [{ header: 'token', value: (r: Registration) => r.token }] : []),
-      ]);
-    });
-  });
+  const list = eventOption(group.command('list').description('List webhook registrations')).option(
+    '--show-tokens',
+    'include each registration token (secrets)',
+  );
+  addConnectionOptions(addJsonOption(list)).action(
+    async (opts: ConnectionFlags & { event?: string[]; showTokens?: boolean; json?: boolean }) => {
+      await withClient(opts, async (client) => {
+        const rows: Registration[] = [];
+        for (const eventName of opts.event?.length ? opts.event : ALL_EVENTS) {
+          for (const reg of await client.events.list(eventName)) rows.push(opts.showTokens ? reg : { ...reg, token: undefined });
+        }
+        if (opts.json) return printJson(rows);
+        if (rows.length === 0) return void process.stdout.write('no webhook registrations\n');
+        printTable(rows, [
+          { header: 'event', value: (r) => r.eventName },
+          { header: 'id', value: (r) => r.id },
+          { header: 'uri', value: (r) => r.uri, max: 80 },
+          { header: 'created', value: (r) => r.createdOn },
+          ...(opts.showTokens ? [{ header: 'token', value: (r: Registration) => r.token }] : []),
+        ]);
+      });
+    },
+  );
 
-  const subscribe = group.command('subscribe').description('Register a uri for one event name; prints the registration with its token').argument('<event>', 'event name').argument('<uri>', 'receiver address');
+  const subscribe = group
+    .command('subscribe')
+    .description('Register a uri for one event name; prints the registration with its token')
+    .argument('<event>', 'event name')
+    .argument('<uri>', 'receiver address');
   addConnectionOptions(addJsonOption(subscribe)).action(async (event: string, uri: string, opts: ConnectionFlags & { json?: boolean }) => {
     await withClient(opts, async (client) => {
       const reg = await client.events.subscribe(event, uri);
@@ -276,16 +308,27 @@ function registerWebhooks(program: Command): void {
     });
   });
 
-  const update = group.command('update').description('Point a registration at another uri').argument('<event>', 'event name').argument('<id>', 'registration id').argument('<uri>', 'new receiver address');
-  addConnectionOptions(addJsonOption(update)).action(async (event: string, id: string, uri: string, opts: ConnectionFlags & { json?: boolean }) => {
-    await withClient(opts, async (client) => {
-      await client.events.update(event, id, uri);
-      if (opts.json) return printJson({ id, eventName: event, uri });
-      process.stdout.write(`registration ${id} of ${event} now delivers to ${uri}\n`);
-    });
-  });
+  const update = group
+    .command('update')
+    .description('Point a registration at another uri')
+    .argument('<event>', 'event name')
+    .argument('<id>', 'registration id')
+    .argument('<uri>', 'new receiver address');
+  addConnectionOptions(addJsonOption(update)).action(
+    async (event: string, id: string, uri: string, opts: ConnectionFlags & { json?: boolean }) => {
+      await withClient(opts, async (client) => {
+        await client.events.update(event, id, uri);
+        if (opts.json) return printJson({ id, eventName: event, uri });
+        process.stdout.write(`registration ${id} of ${event} now delivers to ${uri}\n`);
+      });
+    },
+  );
 
-  const unsubscribe = group.command('unsubscribe').description('Delete a registration').argument('<event>', 'event name').argument('<id>', 'registration id');
+  const unsubscribe = group
+    .command('unsubscribe')
+    .description('Delete a registration')
+    .argument('<event>', 'event name')
+    .argument('<id>', 'registration id');
   addConnectionOptions(addJsonOption(unsubscribe)).action(async (event: string, id: string, opts: ConnectionFlags & { json?: boolean }) => {
     await withClient(opts, async (client) => {
       await client.events.unsubscribe(event, id);
@@ -301,16 +344,34 @@ function registerWebhooks(program: Command): void {
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--path <path>', 'path of the receiver', '/webhooks')
     .option('--token <token>', 'accepted X-Event-Token (repeatable; env STAGECOACH_WEBHOOK_TOKEN)', collect, [])
-    .addOption(new Option('--subscribe <event>', 'register this receiver for the event while listening, unregister on exit (repeatable)').choices(ALL_EVENTS).argParser(collect))
+    .addOption(
+      new Option('--subscribe <event>', 'register this receiver for the event while listening, unregister on exit (repeatable)')
+        .choices(ALL_EVENTS)
+        .argParser(collect),
+    )
     .option('--public-url <url>', 'address the service should deliver to (default http://<host>:<port><path>)')
     .option('--count <n>', 'stop after this many events', intOption('--count', 1));
   addConnectionOptions(addJsonOption(listen)).action(
-    async (opts: ConnectionFlags & { port: number; host: string; path: string; token: string[]; subscribe?: string[]; publicUrl?: string; count?: number; json?: boolean }) => {
+    async (
+      opts: ConnectionFlags & {
+        port: number;
+        host: string;
+        path: string;
+        token: string[];
+        subscribe?: string[];
+        publicUrl?: string;
+        count?: number;
+        json?: boolean;
+      },
+    ) => {
       const tokens = new Set(opts.token);
       if (process.env.STAGECOACH_WEBHOOK_TOKEN) tokens.add(process.env.STAGECOACH_WEBHOOK_TOKEN);
       const subscriptions = opts.subscribe ?? [];
       if (tokens.size === 0 && subscriptions.length === 0) {
-        throw new StagecoachError('CONFIG_INVALID', 'webhooks listen: give --token <token> (or STAGECOACH_WEBHOOK_TOKEN) to verify deliveries, or --subscribe <event> to register this receiver and use its token');
+        throw new StagecoachError(
+          'CONFIG_INVALID',
+          'webhooks listen: give --token <token> (or STAGECOACH_WEBHOOK_TOKEN) to verify deliveries, or --subscribe <event> to register this receiver and use its token',
+        );
       }
       const path = opts.path.startsWith('/') ? opts.path : `/${opts.path}`;
       let received = 0;
@@ -321,8 +382,12 @@ function registerWebhooks(program: Command): void {
         onEvent: (e) => {
           // Past --count, deliveries are not acknowledged (500), so the service keeps them.
           if (opts.count !== undefined && received >= opts.count) throw new Error('receiver is stopping');
-          if (opts.json) process.stdout.write(`${JSON.stringify({ id: e.id, eventName: e.eventName, occurredOn: e.occurredOn, data: e.data })}\n`);
-          else process.stdout.write(`${e.occurredOn ?? new Date().toISOString()}  ${e.eventName ?? '(no event name)'}  ${e.id ?? '(no id)'}  ${JSON.stringify(e.data ?? e.body)}\n`);
+          if (opts.json)
+            process.stdout.write(`${JSON.stringify({ id: e.id, eventName: e.eventName, occurredOn: e.occurredOn, data: e.data })}\n`);
+          else
+            process.stdout.write(
+              `${e.occurredOn ?? new Date().toISOString()}  ${e.eventName ?? '(no event name)'}  ${e.id ?? '(no id)'}  ${JSON.stringify(e.data ?? e.body)}\n`,
+            );
           if (opts.count !== undefined && ++received >= opts.count) setImmediate(finish);
         },
       });
@@ -351,14 +416,21 @@ function registerWebhooks(program: Command): void {
           tokens.add(reg.token);
         }
         // First line on stdout: where events are received (scripts and tests read it).
-        process.stdout.write(opts.json ? `${JSON.stringify({ listening: url, subscribed: registered })}\n` : `listening on ${url}${registered.length ? ` (subscribed: ${registered.map((r) => `${r.event} ${r.id}`).join(', ')})` : ''}\n`);
+        process.stdout.write(
+          opts.json
+            ? `${JSON.stringify({ listening: url, subscribed: registered })}\n`
+            : `listening on ${url}${registered.length ? ` (subscribed: ${registered.map((r) => `${r.event} ${r.id}`).join(', ')})` : ''}\n`,
+        );
         await finished;
       } finally {
         interrupt.dispose();
         for (const r of registered) {
-          await client!.events.unsubscribe(r.event, r.id).catch((err: Error) => process.stderr.write(`stagecoach: could not unsubscribe ${r.event} ${r.id}: ${err.message}\n`));
+          await client!.events
+            .unsubscribe(r.event, r.id)
+            .catch((err: Error) => process.stderr.write(`stagecoach: could not unsubscribe ${r.event} ${r.id}: ${err.message}\n`));
         }
-        if (registered.length && !opts.json) process.stderr.write(`unsubscribed ${registered.map((r) => `${r.event} ${r.id}`).join(', ')}\n`);
+        if (registered.length && !opts.json)
+          process.stderr.write(`unsubscribed ${registered.map((r) => `${r.event} ${r.id}`).join(', ')}\n`);
         await client?.close();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));

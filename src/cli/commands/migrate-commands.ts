@@ -29,7 +29,8 @@ interface CommonFlags extends ConnectionFlags {
 
 const seconds = (name: string) => (v: string) => {
   const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new StagecoachError('CONFIG_INVALID', `${name} expects a number of seconds above 0, got ${JSON.stringify(v)}`);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new StagecoachError('CONFIG_INVALID', `${name} expects a number of seconds above 0, got ${JSON.stringify(v)}`);
   return n;
 };
 const tolerance = (v: string) => {
@@ -53,7 +54,8 @@ async function interruptible<T>(work: (signal: AbortSignal) => Promise<T>): Prom
   try {
     return await work(ac.signal);
   } catch (err) {
-    if (ac.signal.aborted && !(err instanceof StagecoachError && err.code === 'ABORTED')) throw new StagecoachError('ABORTED', 'Interrupted', {}, { cause: err });
+    if (ac.signal.aborted && !(err instanceof StagecoachError && err.code === 'ABORTED'))
+      throw new StagecoachError('ABORTED', 'Interrupted', {}, { cause: err });
     throw err;
   } finally {
     process.off('SIGINT', onSigint);
@@ -68,11 +70,18 @@ function withLedgerOption(command: Command): Command {
 async function migrationOf(client: StagecoachClient, given: string | undefined, signal: AbortSignal): Promise<string> {
   if (given) return given;
   const current = await client.migrations.current({ signal });
-  if (!current) throw new StagecoachError('MIGRATION_NOT_ACTIVE', 'No migration given and the tenant has no active migration; pass the migration reference id');
+  if (!current)
+    throw new StagecoachError(
+      'MIGRATION_NOT_ACTIVE',
+      'No migration given and the tenant has no active migration; pass the migration reference id',
+    );
   return current.referenceId;
 }
 
-async function withClientAndLedger<T>(opts: CommonFlags, work: (client: StagecoachClient, ledger: Ledger, signal: AbortSignal) => Promise<T>): Promise<T> {
+async function withClientAndLedger<T>(
+  opts: CommonFlags,
+  work: (client: StagecoachClient, ledger: Ledger, signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   const client = await clientFromOptions(opts);
   const { openLedger } = await import('../../ledger/index.js');
   const ledger = openLedger(opts.ledger ?? DEFAULT_LEDGER_FILE);
@@ -121,14 +130,28 @@ export function registerMigrateCommands(program: Command): void {
 
 function registerJobCommands(program: Command): void {
   const jobs = [
-    { name: 'validate', describe: 'Validate the staged data of a migration; refused records become invalid in the ledger, traced to their source rows (exit 1 when not valid)' },
-    { name: 'import', describe: 'Import the staged data of a migration (only after a passing validation); records become imported in the ledger' },
+    {
+      name: 'validate',
+      describe:
+        'Validate the staged data of a migration; refused records become invalid in the ledger, traced to their source rows (exit 1 when not valid)',
+    },
+    {
+      name: 'import',
+      describe: 'Import the staged data of a migration (only after a passing validation); records become imported in the ledger',
+    },
     { name: 'counts', describe: 'Run a counts job: staged against imported, per entity type' },
   ] as const;
   for (const job of jobs) {
-    const cmd = program.command(job.name).description(job.describe).argument('[migration]', 'migration reference id (default: the tenant\'s current migration)');
+    const cmd = program
+      .command(job.name)
+      .description(job.describe)
+      .argument('[migration]', "migration reference id (default: the tenant's current migration)");
     addConnectionOptions(withLedgerOption(cmd))
-      .option('--deadline <seconds>', 'longest wait for the job (it keeps running on the service; run again to resume)', seconds('--deadline'))
+      .option(
+        '--deadline <seconds>',
+        'longest wait for the job (it keeps running on the service; run again to resume)',
+        seconds('--deadline'),
+      )
       .option('--json', 'print the job result as JSON')
       .action(async (given: string | undefined, opts: CommonFlags & { deadline?: number }) => {
         await withClientAndLedger(opts, async (client, ledger, signal) => {
@@ -139,11 +162,15 @@ function registerJobCommands(program: Command): void {
             const v = await validateStep(client, ledger, migrationId, step);
             if (opts.json) printJson(v);
             else {
-              process.stdout.write(`${v.isValid ? pc.green('valid') : pc.red('not valid')}: ${v.errors.length} error(s) on ${new Set(v.errors.map((e) => e.referenceId)).size} record(s)\n`);
+              process.stdout.write(
+                `${v.isValid ? pc.green('valid') : pc.red('not valid')}: ${v.errors.length} error(s) on ${new Set(v.errors.map((e) => e.referenceId)).size} record(s)\n`,
+              );
               const recs = new Map(ledger.recordsByReferenceIds(v.errors.map((e) => e.referenceId)).map((r) => [r.referenceId, r]));
               for (const e of v.errors.slice(0, 20)) {
                 const r = recs.get(e.referenceId);
-                process.stdout.write(`  ${r ? pc.cyan(`${r.provenance.file}:${r.provenance.line}`) : e.referenceId}  ${e.field}: ${e.message}\n`);
+                process.stdout.write(
+                  `  ${r ? pc.cyan(`${r.provenance.file}:${r.provenance.line}`) : e.referenceId}  ${e.field}: ${e.message}\n`,
+                );
               }
               if (v.errors.length > 20) process.stdout.write(`  … and ${v.errors.length - 20} more (stagecoach report writes them all)\n`);
             }
@@ -152,7 +179,9 @@ function registerJobCommands(program: Command): void {
             const r = await importStep(client, ledger, migrationId, step);
             if (opts.json) printJson(r);
             else {
-              process.stdout.write(`import ${r.status}: ${r.numberOfImportedEntities} of ${r.numberOfStagedEntities} staged entities imported\n`);
+              process.stdout.write(
+                `import ${r.status}: ${r.numberOfImportedEntities} of ${r.numberOfStagedEntities} staged entities imported\n`,
+              );
               for (const e of r.errors) process.stdout.write(`  ${pc.red(e.component)}: ${e.message}\n`);
             }
             if (r.errors.length > 0) process.exitCode = EXIT.failed;
@@ -163,7 +192,10 @@ function registerJobCommands(program: Command): void {
               for (const t of r.counts) {
                 process.stdout.write(`${pc.bold(t.type)}\n`);
                 const imported = new Map(t.importedRows.map((row) => [row[0], row[1]]));
-                for (const row of t.stagedRows) process.stdout.write(`  ${String(row[0]).padEnd(16)} staged ${String(row[1]).padStart(8)}   imported ${String(imported.get(row[0]) ?? '0').padStart(8)}\n`);
+                for (const row of t.stagedRows)
+                  process.stdout.write(
+                    `  ${String(row[0]).padEnd(16)} staged ${String(row[1]).padStart(8)}   imported ${String(imported.get(row[0]) ?? '0').padStart(8)}\n`,
+                  );
               }
             }
           }
@@ -173,7 +205,10 @@ function registerJobCommands(program: Command): void {
 }
 
 function registerCancel(program: Command): void {
-  const cmd = program.command('cancel').description('Cancel a migration (final: it cannot be reactivated, no job can run on it any more)').argument('[migration]', 'migration reference id (default: the current one)');
+  const cmd = program
+    .command('cancel')
+    .description('Cancel a migration (final: it cannot be reactivated, no job can run on it any more)')
+    .argument('[migration]', 'migration reference id (default: the current one)');
   addConnectionOptions(cmd)
     .option('--json', 'print the migration as JSON')
     .action(async (given: string | undefined, opts: CommonFlags) => {
@@ -192,10 +227,18 @@ function registerCancel(program: Command): void {
 }
 
 function registerLogs(program: Command): void {
-  const list = (v: string, prev: string[] = []) => [...prev, ...v.split(',').map((s) => s.trim()).filter(Boolean)];
+  const list = (v: string, prev: string[] = []) => [
+    ...prev,
+    ...v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  ];
   const cmd = program
     .command('logs')
-    .description('Read the migration log into the ledger and print it; --follow keeps waiting for new entries and resumes where it stopped, without repeats or gaps')
+    .description(
+      'Read the migration log into the ledger and print it; --follow keeps waiting for new entries and resumes where it stopped, without repeats or gaps',
+    )
     .argument('[migration]', 'migration reference id (default: the current one)');
   addConnectionOptions(withLedgerOption(cmd))
     .option('-f, --follow', 'keep following until Ctrl-C')
@@ -207,16 +250,27 @@ function registerLogs(program: Command): void {
     .option('--before <timestamp>', 'only entries before this time')
     .option('--continue-from <n>', 'start at this sequence number instead of where the ledger stopped', (v) => {
       const n = Number(v);
-      if (!Number.isInteger(n) || n < 1) throw new StagecoachError('CONFIG_INVALID', `--continue-from expects a whole number from 1, got ${JSON.stringify(v)}`);
+      if (!Number.isInteger(n) || n < 1)
+        throw new StagecoachError('CONFIG_INVALID', `--continue-from expects a whole number from 1, got ${JSON.stringify(v)}`);
       return n;
     })
     .option('--json', 'print one entry a line as JSON')
     .action(
       async (
         given: string | undefined,
-        opts: CommonFlags & { follow?: boolean; format: string; level?: string[]; component?: string[]; action?: string[]; after?: string; before?: string; continueFrom?: number },
+        opts: CommonFlags & {
+          follow?: boolean;
+          format: string;
+          level?: string[];
+          component?: string[];
+          action?: string[];
+          after?: string;
+          before?: string;
+          continueFrom?: number;
+        },
       ) => {
-        if (opts.format !== 'json-seq' && opts.format !== 'jsonl') throw new StagecoachError('CONFIG_INVALID', `--format expects json-seq or jsonl, got ${JSON.stringify(opts.format)}`);
+        if (opts.format !== 'json-seq' && opts.format !== 'jsonl')
+          throw new StagecoachError('CONFIG_INVALID', `--format expects json-seq or jsonl, got ${JSON.stringify(opts.format)}`);
         await withClientAndLedger(opts, async (client, ledger, signal) => {
           const migrationId = await migrationOf(client, given, signal);
           const query = {
@@ -226,7 +280,8 @@ function registerLogs(program: Command): void {
             ...(opts.after ? { After: opts.after } : {}),
             ...(opts.before ? { Before: opts.before } : {}),
           };
-          const colour = (level: string) => (level === 'ERROR' ? pc.red : level === 'WARN' ? pc.yellow : level === 'DEBUG' ? pc.dim : (s: string) => s);
+          const colour = (level: string) =>
+            level === 'ERROR' ? pc.red : level === 'WARN' ? pc.yellow : level === 'DEBUG' ? pc.dim : (s: string) => s;
           const { followLogs } = await import('../../reconcile/logs-follow.js');
           const out = await followLogs(client.migrations, ledger.db, migrationId, {
             follow: opts.follow === true,
@@ -236,10 +291,16 @@ function registerLogs(program: Command): void {
             ...(opts.continueFrom ? { continueFrom: opts.continueFrom } : {}),
             onEntry: (e) => {
               if (opts.json) process.stdout.write(`${JSON.stringify(e)}\n`);
-              else process.stdout.write(`${String(e.sequenceNumber).padStart(6)}  ${e.timestamp}  ${colour(e.logLevel)(e.logLevel.padEnd(5))}  ${e.component}  ${e.action}  ${e.message}\n`);
+              else
+                process.stdout.write(
+                  `${String(e.sequenceNumber).padStart(6)}  ${e.timestamp}  ${colour(e.logLevel)(e.logLevel.padEnd(5))}  ${e.component}  ${e.action}  ${e.message}\n`,
+                );
             },
           });
-          if (!opts.json) process.stderr.write(`${out.received} new entr${out.received === 1 ? 'y' : 'ies'}; next read continues from ${out.continueFrom}\n`);
+          if (!opts.json)
+            process.stderr.write(
+              `${out.received} new entr${out.received === 1 ? 'y' : 'ies'}; next read continues from ${out.continueFrom}\n`,
+            );
         }).catch((err) => {
           // Ctrl-C is how --follow ends: not a failure
           if (opts.follow && err instanceof StagecoachError && err.code === 'ABORTED') return;
@@ -252,102 +313,179 @@ function registerLogs(program: Command): void {
 function registerMigrate(program: Command): void {
   const cmd = program
     .command('migrate')
-    .description('Run a pipeline through the whole chain: stage → validate → import → counts → report (exit 1 when refused by validation or when the report does not balance)')
+    .description(
+      'Run a pipeline through the whole chain: stage → validate → import → counts → report (exit 1 when refused by validation or when the report does not balance)',
+    )
     .argument('<pipeline>', 'pipeline file, e.g. pipelines/crm.yaml');
   addConnectionOptions(withLedgerOption(cmd))
     .option('--corrections <file>', 'stage only the rows of this corrections file (as run --corrections), then validate and import')
-    .option('--drop-invalid', 'delete records refused by validation from staging, validate again and import the rest (they stay invalid in the report and the corrections file)')
-    .option('--tolerance <n|%>', 'records the report may leave unaccounted: a count (3) or a share of the source rows (0.5%)', tolerance, '0')
+    .option(
+      '--drop-invalid',
+      'delete records refused by validation from staging, validate again and import the rest (they stay invalid in the report and the corrections file)',
+    )
+    .option(
+      '--tolerance <n|%>',
+      'records the report may leave unaccounted: a count (3) or a share of the source rows (0.5%)',
+      tolerance,
+      '0',
+    )
     .option('--out <dir>', 'folder of the report (default ./.stagecoach/reports/run-<id>)')
-    .option('--deadline <seconds>', 'longest wait for each job (it keeps running on the service; run again to resume)', seconds('--deadline'))
+    .option(
+      '--deadline <seconds>',
+      'longest wait for each job (it keeps running on the service; run again to resume)',
+      seconds('--deadline'),
+    )
     .option('--json', 'print {run, chain, report, files} as JSON')
-    .action(async (file: string, opts: CommonFlags & { corrections?: string; dropInvalid?: boolean; tolerance: string; out?: string; deadline?: number }) => {
-      const client = await clientFromOptions(opts);
-      const { migrate } = await import('../../reconcile/migrate.js');
-      try {
-        const result = await interruptible((signal) =>
-          migrate({
-            pipelineFile: file,
-            client,
-            signal,
-            tolerance: opts.tolerance,
-            onEvent: jobReporter(opts.json),
-            ...(opts.ledger ? { ledgerFile: opts.ledger } : {}),
-            ...(opts.corrections ? { corrections: opts.corrections } : {}),
-            ...(opts.dropInvalid ? { dropInvalid: true } : {}),
-            ...(opts.out ? { outDir: opts.out } : {}),
-            ...(opts.deadline ? { jobDeadlineMs: opts.deadline * 1000 } : {}),
-          }),
-        );
-        if (opts.json) {
-          printJson({ run: result.run, chain: result.chain, report: result.reconcile.report, files: result.reconcile.files, corrections: result.reconcile.corrections });
-        } else {
-          const r = result.run;
-          process.stdout.write(`${pc.bold(`Run ${r.runId}`)} of ${r.pipeline} into migration ${r.migrationId}: ${r.rowsRead} rows read, ${r.staged} staged, ${r.skippedUnchanged} unchanged, ${r.rejected} rejected, ${r.failed} refused by staging\n`);
-          if (!r.complete) process.stdout.write(`${pc.yellow('staging is not complete')} (records left in flight or unsent): run migrate again before validating\n`);
-          if (result.chain?.status === 'validation-failed') {
-            const v = result.chain.validation;
-            process.stdout.write(`${pc.red('validation refused')} ${new Set(v.errors.map((e) => e.referenceId)).size} record(s): import waits; fix them in the corrections file and run migrate --corrections <file>, or use --drop-invalid\n`);
-          } else if (result.chain) {
-            const i = result.chain.import;
-            process.stdout.write(`import ${i.status}: ${i.numberOfImportedEntities} of ${i.numberOfStagedEntities} staged entities imported${i.errors.length ? `, ${i.errors.length} error(s)` : ''}\n`);
+    .action(
+      async (
+        file: string,
+        opts: CommonFlags & { corrections?: string; dropInvalid?: boolean; tolerance: string; out?: string; deadline?: number },
+      ) => {
+        const client = await clientFromOptions(opts);
+        const { migrate } = await import('../../reconcile/migrate.js');
+        try {
+          const result = await interruptible((signal) =>
+            migrate({
+              pipelineFile: file,
+              client,
+              signal,
+              tolerance: opts.tolerance,
+              onEvent: jobReporter(opts.json),
+              ...(opts.ledger ? { ledgerFile: opts.ledger } : {}),
+              ...(opts.corrections ? { corrections: opts.corrections } : {}),
+              ...(opts.dropInvalid ? { dropInvalid: true } : {}),
+              ...(opts.out ? { outDir: opts.out } : {}),
+              ...(opts.deadline ? { jobDeadlineMs: opts.deadline * 1000 } : {}),
+            }),
+          );
+          if (opts.json) {
+            printJson({
+              run: result.run,
+              chain: result.chain,
+              report: result.reconcile.report,
+              files: result.reconcile.files,
+              corrections: result.reconcile.corrections,
+            });
+          } else {
+            const r = result.run;
+            process.stdout.write(
+              `${pc.bold(`Run ${r.runId}`)} of ${r.pipeline} into migration ${r.migrationId}: ${r.rowsRead} rows read, ${r.staged} staged, ${r.skippedUnchanged} unchanged, ${r.rejected} rejected, ${r.failed} refused by staging\n`,
+            );
+            if (!r.complete)
+              process.stdout.write(
+                `${pc.yellow('staging is not complete')} (records left in flight or unsent): run migrate again before validating\n`,
+              );
+            if (result.chain?.status === 'validation-failed') {
+              const v = result.chain.validation;
+              process.stdout.write(
+                `${pc.red('validation refused')} ${new Set(v.errors.map((e) => e.referenceId)).size} record(s): import waits; fix them in the corrections file and run migrate --corrections <file>, or use --drop-invalid\n`,
+              );
+            } else if (result.chain) {
+              const i = result.chain.import;
+              process.stdout.write(
+                `import ${i.status}: ${i.numberOfImportedEntities} of ${i.numberOfStagedEntities} staged entities imported${i.errors.length ? `, ${i.errors.length} error(s)` : ''}\n`,
+              );
+            }
+            printReportSummary(result.reconcile);
           }
-          printReportSummary(result.reconcile);
+          process.exitCode = result.exitCode;
+        } finally {
+          await client.close();
         }
-        process.exitCode = result.exitCode;
-      } finally {
-        await client.close();
-      }
-    });
+      },
+    );
 }
 
 function registerReport(program: Command): void {
   const cmd = program
     .command('report')
-    .description('Write the reconciliation report of a migration (Markdown, HTML, JSON) and the corrections files, from the ledger and the platform (exit 1 when it does not balance)')
+    .description(
+      'Write the reconciliation report of a migration (Markdown, HTML, JSON) and the corrections files, from the ledger and the platform (exit 1 when it does not balance)',
+    )
     .argument('[pipeline]', 'pipeline name or file: report on the migration of its latest run (default: the latest run of any pipeline)');
   addConnectionOptions(withLedgerOption(cmd))
     .option('--migration <id>', 'report on this migration')
-    .option('--tolerance <n|%>', 'records the report may leave unaccounted: a count (3) or a share of the source rows (0.5%)', tolerance, '0')
+    .option(
+      '--tolerance <n|%>',
+      'records the report may leave unaccounted: a count (3) or a share of the source rows (0.5%)',
+      tolerance,
+      '0',
+    )
     .option('--out <dir>', 'folder of the report (default ./.stagecoach/reports/run-<id>)')
     .option('--offline', 'do not ask the platform for the migration object (use only what the ledger holds)')
     .option('--json', 'print the report as JSON')
-    .action(async (pipeline: string | undefined, opts: CommonFlags & { migration?: string; tolerance: string; out?: string; offline?: boolean }) => {
-      const [{ openLedger }, { reconcile }] = await Promise.all([import('../../ledger/index.js'), import('../../reconcile/reconcile.js')]);
-      const ledger = openLedger(opts.ledger ?? DEFAULT_LEDGER_FILE);
-      const client = opts.offline ? undefined : await clientFromOptions(opts);
-      try {
-        let migrationId = opts.migration;
-        if (!migrationId) {
-          const runs = ledger.runs().filter((r) => r.migrationId && (!pipeline || r.pipeline === pipeline || r.pipelineFile === pipeline || relative(process.cwd(), r.pipelineFile) === relative(process.cwd(), pipeline)));
-          const last = runs[runs.length - 1];
-          if (!last) throw new StagecoachError('CONFIG_INVALID', pipeline ? `The ledger ${ledger.file} has no run of ${pipeline} attached to a migration` : `The ledger ${ledger.file} has no run attached to a migration yet; run a pipeline first`);
-          migrationId = last.migrationId!;
+    .action(
+      async (
+        pipeline: string | undefined,
+        opts: CommonFlags & { migration?: string; tolerance: string; out?: string; offline?: boolean },
+      ) => {
+        const [{ openLedger }, { reconcile }] = await Promise.all([
+          import('../../ledger/index.js'),
+          import('../../reconcile/reconcile.js'),
+        ]);
+        const ledger = openLedger(opts.ledger ?? DEFAULT_LEDGER_FILE);
+        const client = opts.offline ? undefined : await clientFromOptions(opts);
+        try {
+          let migrationId = opts.migration;
+          if (!migrationId) {
+            const runs = ledger
+              .runs()
+              .filter(
+                (r) =>
+                  r.migrationId &&
+                  (!pipeline ||
+                    r.pipeline === pipeline ||
+                    r.pipelineFile === pipeline ||
+                    relative(process.cwd(), r.pipelineFile) === relative(process.cwd(), pipeline)),
+              );
+            const last = runs[runs.length - 1];
+            if (!last)
+              throw new StagecoachError(
+                'CONFIG_INVALID',
+                pipeline
+                  ? `The ledger ${ledger.file} has no run of ${pipeline} attached to a migration`
+                  : `The ledger ${ledger.file} has no run attached to a migration yet; run a pipeline first`,
+              );
+            migrationId = last.migrationId!;
+          }
+          const result = await interruptible((signal) =>
+            reconcile({
+              ledger,
+              migrationId: migrationId!,
+              tolerance: opts.tolerance,
+              signal,
+              ...(client ? { client } : {}),
+              ...(opts.out ? { outDir: opts.out } : {}),
+            }),
+          );
+          if (opts.json) printJson(result.report);
+          else printReportSummary(result);
+          process.exitCode = result.report.balanced ? EXIT.ok : EXIT.failed;
+        } finally {
+          ledger.close();
+          await client?.close();
         }
-        const result = await interruptible((signal) =>
-          reconcile({ ledger, migrationId: migrationId!, tolerance: opts.tolerance, signal, ...(client ? { client } : {}), ...(opts.out ? { outDir: opts.out } : {}) }),
-        );
-        if (opts.json) printJson(result.report);
-        else printReportSummary(result);
-        process.exitCode = result.report.balanced ? EXIT.ok : EXIT.failed;
-      } finally {
-        ledger.close();
-        await client?.close();
-      }
-    });
+      },
+    );
 }
 
 function registerDemo(program: Command): void {
   program
     .command('demo')
-    .description('Start the embedded service in this process and run the sample pipelines through the whole chain: stage, validate, import, counts, report (no setting needed; starts afresh each time)')
+    .description(
+      'Start the embedded service in this process and run the sample pipelines through the whole chain: stage, validate, import, counts, report (no setting needed; starts afresh each time)',
+    )
     .option('--out <dir>', 'folder of the report (default ./.stagecoach/reports/demo)')
     .option('--json', 'print the report as JSON')
     .action(async (opts: { out?: string; json?: boolean }) => {
       // Loaded on use: the demo embeds the service, which no other command needs at start-up.
       const { runDemo } = await import('../../reconcile/demo.js');
       const result = await interruptible((signal) =>
-        runDemo({ signal, ...(opts.out ? { outDir: opts.out } : {}), onStep: (t) => !opts.json && process.stderr.write(`${pc.dim('›')} ${t}\n`) }),
+        runDemo({
+          signal,
+          ...(opts.out ? { outDir: opts.out } : {}),
+          onStep: (t) => !opts.json && process.stderr.write(`${pc.dim('›')} ${t}\n`),
+        }),
       );
       if (opts.json) {
         printJson(result.reconcile.report);
@@ -361,7 +499,9 @@ function registerDemo(program: Command): void {
         `  ${t.staged} staged, ${t.staged - t.valid} refused by validation (removed from staging), ${t.imported} imported`,
         `  reconciliation: ${result.reconcile.report.balanced ? pc.green('balanced') : pc.red('NOT BALANCED')}, ${t.unaccounted} unaccounted`,
         `  report:      ${rel(result.reconcile.files.html)}  (and report.md, report.json)`,
-        ...result.reconcile.corrections.map((c) => `  corrections: ${rel(c.file)}  (${c.rows} refused row(s) of ${c.source} with their errors)`),
+        ...result.reconcile.corrections.map(
+          (c) => `  corrections: ${rel(c.file)}  (${c.rows} refused row(s) of ${c.source} with their errors)`,
+        ),
       ];
       process.stdout.write(`${lines.join('\n')}\n`);
       process.exitCode = result.reconcile.report.balanced ? EXIT.ok : EXIT.failed;

@@ -28,7 +28,8 @@ export function registerPipelineCommands(program: Command): void {
 
 const positiveInt = (name: string) => (v: string) => {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new StagecoachError('CONFIG_INVALID', `${name} expects a whole number, got ${JSON.stringify(v)}`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new StagecoachError('CONFIG_INVALID', `${name} expects a whole number, got ${JSON.stringify(v)}`);
   return n;
 };
 
@@ -36,7 +37,11 @@ function printPlan(s: PlanSummary): void {
   const out: string[] = [];
   const num = (n: number) => String(n).padStart(9);
   out.push(pc.bold(`Plan for ${s.pipeline} (${s.component}): read, mapped and checked, nothing sent`));
-  out.push(`  rows read ${num(s.rowsRead)}   ${Object.entries(s.bySource).map(([k, v]) => `${k} ${v.rowsRead}`).join(', ')}`);
+  out.push(
+    `  rows read ${num(s.rowsRead)}   ${Object.entries(s.bySource)
+      .map(([k, v]) => `${k} ${v.rowsRead}`)
+      .join(', ')}`,
+  );
   out.push(`  mapped    ${num(s.mapped)}`);
   out.push(`  rejected  ${num(s.rejected)}`);
   const reasons = Object.entries(s.reasons).sort((a, b) => b[1] - a[1]);
@@ -45,7 +50,9 @@ function printPlan(s: PlanSummary): void {
     for (const [code, n] of reasons) out.push(`  ${code.padEnd(26)} ${String(n).padStart(7)}`);
     out.push('', pc.bold('Examples'));
     for (const x of s.samples) {
-      out.push(`  ${pc.cyan(`${x.file}:${x.line}`)}  ${x.code}  ${x.field || '(row)'}${x.value !== undefined ? ` = ${JSON.stringify(x.value).slice(0, 60)}` : ''}`);
+      out.push(
+        `  ${pc.cyan(`${x.file}:${x.line}`)}  ${x.code}  ${x.field || '(row)'}${x.value !== undefined ? ` = ${JSON.stringify(x.value).slice(0, 60)}` : ''}`,
+      );
       out.push(`      ${x.message}`);
     }
   }
@@ -56,7 +63,9 @@ function printPlan(s: PlanSummary): void {
 export function registerPlanCommand(program: Command): void {
   program
     .command('plan')
-    .description('Dry run of a pipeline: read, map and check every row, send nothing; counts, rejects by reason, examples (exit 0 even with rejects, 2 when the pipeline is invalid)')
+    .description(
+      'Dry run of a pipeline: read, map and check every row, send nothing; counts, rejects by reason, examples (exit 0 even with rejects, 2 when the pipeline is invalid)',
+    )
     .argument('<pipeline>', 'pipeline file, e.g. pipelines/crm.yaml')
     .option('--json', 'print the summary as JSON')
     .option('--samples <n>', 'examples per reason code', positiveInt('--samples'), 5)
@@ -67,7 +76,11 @@ export function registerPlanCommand(program: Command): void {
       const stop = () => ac.abort();
       process.once('SIGINT', stop);
       try {
-        const summary = await summarisePlan(def, { signal: ac.signal, samplesPerReason: opts.samples, ...(opts.corrections ? { corrections: opts.corrections } : {}) });
+        const summary = await summarisePlan(def, {
+          signal: ac.signal,
+          samplesPerReason: opts.samples,
+          ...(opts.corrections ? { corrections: opts.corrections } : {}),
+        });
         if (opts.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
         else printPlan(summary);
       } finally {
@@ -89,7 +102,10 @@ export function registerMapCommand(program: Command): void {
     .action(async (file: string, opts: { sample: number; skip: number; source?: string; rejected?: boolean; json?: boolean }) => {
       const def = await loadPipeline(file);
       if (opts.source && !def.sources.some((s) => s.name === opts.source)) {
-        throw new StagecoachError('CONFIG_INVALID', `--source ${opts.source}: ${def.file} has no such source, expected one of ${def.sources.map((s) => s.name).join(', ')}`);
+        throw new StagecoachError(
+          'CONFIG_INVALID',
+          `--source ${opts.source}: ${def.file} has no such source, expected one of ${def.sources.map((s) => s.name).join(', ')}`,
+        );
       }
       let skipped = 0;
       let shown = 0;
@@ -103,18 +119,30 @@ export function registerMapCommand(program: Command): void {
         }
         const values = 'values' in r.row ? r.row.values : undefined;
         if (opts.json) {
-          const line = { provenance: r.row.provenance, source: r.row.source, values, kind: r.kind, ...(r.kind === 'mapped' ? { referenceId: r.referenceId, record: r.record } : { reasons: r.reasons }) };
+          const line = {
+            provenance: r.row.provenance,
+            source: r.row.source,
+            values,
+            kind: r.kind,
+            ...(r.kind === 'mapped' ? { referenceId: r.referenceId, record: r.record } : { reasons: r.reasons }),
+          };
           process.stdout.write(`${JSON.stringify(line)}\n`);
         } else {
           const p = r.row.provenance;
           const head = `${p.file}:${p.line} (${r.row.source}${r.legacyKey !== undefined ? `, key ${r.legacyKey}` : ''})`;
           const out = [pc.bold(`── ${head} ${'─'.repeat(Math.max(0, 70 - head.length))}`)];
           out.push(pc.dim('source'));
-          if (values) for (const [k, v] of Object.entries(values)) out.push(`  ${k.padEnd(22)} ${typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v)}`);
+          if (values)
+            for (const [k, v] of Object.entries(values))
+              out.push(`  ${k.padEnd(22)} ${typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v)}`);
           else if ('raw' in r.row && r.row.raw !== undefined) out.push(`  ${r.row.raw}`);
           if (r.kind === 'mapped') {
             out.push(pc.dim(`mapped → ${r.referenceId}`));
-            out.push(...JSON.stringify(r.record, null, 2).split('\n').map((l) => `  ${l}`));
+            out.push(
+              ...JSON.stringify(r.record, null, 2)
+                .split('\n')
+                .map((l) => `  ${l}`),
+            );
           } else {
             out.push(pc.red('rejected'));
             for (const reason of r.reasons) out.push(`  ${reason.code}  ${reason.message}`);
@@ -129,7 +157,9 @@ export function registerMapCommand(program: Command): void {
 export function registerGenerateSamplesCommand(program: Command): void {
   program
     .command('generate-samples')
-    .description('Write deterministic legacy CRM exports (klanten.csv, bedrijven.json) of any size, with planted defects and a runnable pipeline.yaml')
+    .description(
+      'Write deterministic legacy CRM exports (klanten.csv, bedrijven.json) of any size, with planted defects and a runnable pipeline.yaml',
+    )
     .requiredOption('--persons <n>', 'persons in klanten.csv', positiveInt('--persons'))
     .option('--organisations <n>', 'organisations in bedrijven.json (default persons/5; 0: none)', positiveInt('--organisations'))
     .requiredOption('--out <dir>', 'folder to write into')
@@ -138,23 +168,37 @@ export function registerGenerateSamplesCommand(program: Command): void {
     .option('--every-defect-once', 'plant one defect of each kind at fixed places instead (as in samples/crm)')
     .option('--encoding <name>', 'encoding of klanten.csv: utf-8 or windows-1252', 'utf-8')
     .option('--no-pipeline', 'do not write pipeline.yaml and the mapping copies')
-    .action(async (opts: { persons: number; organisations?: number; out: string; seed: number; defectsPer10k: number; everyDefectOnce?: boolean; encoding: string; pipeline: boolean }) => {
-      if (opts.encoding !== 'utf-8' && opts.encoding !== 'windows-1252') throw new StagecoachError('CONFIG_INVALID', `--encoding expects utf-8 or windows-1252, got ${JSON.stringify(opts.encoding)}`);
-      const started = performance.now();
-      const result = await generateCrmSamples({
-        out: opts.out,
-        persons: opts.persons,
-        ...(opts.organisations !== undefined ? { organisations: opts.organisations } : {}),
-        seed: opts.seed,
-        defectsPer10k: opts.defectsPer10k,
-        everyDefectOnce: opts.everyDefectOnce ?? false,
-        encoding: opts.encoding,
-        pipeline: opts.pipeline,
-      });
-      const seconds = (performance.now() - started) / 1000;
-      process.stdout.write(`Wrote ${result.persons} persons, ${result.organisations} organisations, ${result.defects.length} planted defects (${(result.bytes / 1024 / 1024).toFixed(1)} MB in ${seconds.toFixed(1)} s)\n`);
-      for (const f of result.files) process.stdout.write(`  ${f}\n`);
-    });
+    .action(
+      async (opts: {
+        persons: number;
+        organisations?: number;
+        out: string;
+        seed: number;
+        defectsPer10k: number;
+        everyDefectOnce?: boolean;
+        encoding: string;
+        pipeline: boolean;
+      }) => {
+        if (opts.encoding !== 'utf-8' && opts.encoding !== 'windows-1252')
+          throw new StagecoachError('CONFIG_INVALID', `--encoding expects utf-8 or windows-1252, got ${JSON.stringify(opts.encoding)}`);
+        const started = performance.now();
+        const result = await generateCrmSamples({
+          out: opts.out,
+          persons: opts.persons,
+          ...(opts.organisations !== undefined ? { organisations: opts.organisations } : {}),
+          seed: opts.seed,
+          defectsPer10k: opts.defectsPer10k,
+          everyDefectOnce: opts.everyDefectOnce ?? false,
+          encoding: opts.encoding,
+          pipeline: opts.pipeline,
+        });
+        const seconds = (performance.now() - started) / 1000;
+        process.stdout.write(
+          `Wrote ${result.persons} persons, ${result.organisations} organisations, ${result.defects.length} planted defects (${(result.bytes / 1024 / 1024).toFixed(1)} MB in ${seconds.toFixed(1)} s)\n`,
+        );
+        for (const f of result.files) process.stdout.write(`  ${f}\n`);
+      },
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -186,8 +230,13 @@ const byCode = (counts: Record<string, number>) =>
 function printRunReport(r: RunReport): void {
   const out: string[] = [];
   const status = r.status === 'completed' ? pc.green(r.status) : r.status === 'interrupted' ? pc.yellow(r.status) : pc.red(r.status);
-  out.push(pc.bold(`Run ${r.runId} of ${r.pipeline} (${r.component}) into migration ${r.migrationId ?? '(none)'}${r.migrationCreated ? ' (created)' : ''}: `) + status);
-  const row = (label: string, value: number, note = '') => out.push(`  ${label.padEnd(20)} ${num(value).padStart(10)}${note ? `   ${note}` : ''}`);
+  out.push(
+    pc.bold(
+      `Run ${r.runId} of ${r.pipeline} (${r.component}) into migration ${r.migrationId ?? '(none)'}${r.migrationCreated ? ' (created)' : ''}: `,
+    ) + status,
+  );
+  const row = (label: string, value: number, note = '') =>
+    out.push(`  ${label.padEnd(20)} ${num(value).padStart(10)}${note ? `   ${note}` : ''}`);
   row('rows read', r.rowsRead);
   row('mapped', r.mapped);
   row('rejected', r.rejected, r.rejected ? byCode(r.rejectedByReason) : '');
@@ -197,12 +246,25 @@ function printRunReport(r: RunReport): void {
   row('refused by staging', r.failed, r.failed ? byCode(r.failedByCode) : '');
   if (r.unconfirmed) row('unconfirmed', r.unconfirmed, 'uploads that did not finish: in_flight, sent again next run');
   if (r.unsent) row('not sent', r.unsent, 'mapped when the run stopped: sent next run');
-  out.push(`  ${num(r.rowsRead)} rows in ${(r.durationMs / 1000).toFixed(1)} s (${num(r.recordsPerSecond)} rows/s)${r.retries !== undefined ? `, ${num(r.retries)} request retr${r.retries === 1 ? 'y' : 'ies'}` : ''}`);
-  out.push(`  ledger ${r.ledgerFile}: ${RECORD_STATES.filter((s) => r.ledger[s] > 0).map((s) => `${s} ${num(r.ledger[s])}`).join(', ') || 'empty'}`);
+  out.push(
+    `  ${num(r.rowsRead)} rows in ${(r.durationMs / 1000).toFixed(1)} s (${num(r.recordsPerSecond)} rows/s)${r.retries !== undefined ? `, ${num(r.retries)} request retr${r.retries === 1 ? 'y' : 'ies'}` : ''}`,
+  );
+  out.push(
+    `  ledger ${r.ledgerFile}: ${
+      RECORD_STATES.filter((s) => r.ledger[s] > 0)
+        .map((s) => `${s} ${num(r.ledger[s])}`)
+        .join(', ') || 'empty'
+    }`,
+  );
   out.push('');
   const refused = r.ledger.rejected + r.ledger.failed + r.ledger.invalid;
   if (r.status === 'completed' && r.complete) {
-    out.push(pc.green('Everything that could be staged is staged.') + (refused ? ` ${num(refused)} record${refused === 1 ? ' was' : 's were'} refused, each with its reasons in the ledger (stagecoach status; fix and run again).` : ''));
+    out.push(
+      pc.green('Everything that could be staged is staged.') +
+        (refused
+          ? ` ${num(refused)} record${refused === 1 ? ' was' : 's were'} refused, each with its reasons in the ledger (stagecoach status; fix and run again).`
+          : ''),
+    );
   } else if (r.status === 'completed') {
     out.push(pc.yellow('Not everything is staged yet: some records have no confirmed result. Run again to send them.'));
   } else if (r.status === 'interrupted') {
@@ -230,51 +292,58 @@ export function runExitCode(r: RunReport, strict = false): number {
 export function registerRunCommand(program: Command): void {
   const cmd = program
     .command('run')
-    .description('Run a pipeline: read, map, check, upload to staging of the current migration (created when there is none), every record in the ledger; run again to continue after any failure')
+    .description(
+      'Run a pipeline: read, map, check, upload to staging of the current migration (created when there is none), every record in the ledger; run again to continue after any failure',
+    )
     .argument('<pipeline>', 'pipeline file, e.g. pipelines/crm.yaml')
     .option('--ledger <file>', `ledger file (default ${DEFAULT_LEDGER_FILE})`)
     .option('--corrections <file>', 'send only the rows of this corrections file')
     .option('--json', 'print the report as JSON')
     .option('--strict', 'exit 1 when any record was rejected or refused by staging')
     .option('--log-level <level>', 'pino log level (default warn on a terminal, info otherwise)');
-  addConnectionOptions(cmd).action(async (file: string, opts: ConnectionFlags & { ledger?: string; corrections?: string; json?: boolean; strict?: boolean; logLevel?: string }) => {
-    const { sources: _sources, configFile: _configFile, ...connection } = resolveConnection(opts);
-    const [{ runPipeline }, { runDisplay }] = await Promise.all([import('../../pipeline/runner/index.js'), import('../progress.js')]);
-    const display = runDisplay({ label: file, ...(opts.logLevel ? { level: opts.logLevel } : {}) });
-    const stop = new AbortController();
-    const abort = new AbortController();
-    const onSigint = () => {
-      if (!stop.signal.aborted) {
-        display.notice('Stopping: no more rows are read; uploads in flight finish and are recorded (Ctrl-C again to abort them)…');
-        stop.abort();
-      } else {
-        display.notice('Aborting uploads in flight: their records stay in_flight and are sent again next run…');
-        abort.abort();
+  addConnectionOptions(cmd).action(
+    async (
+      file: string,
+      opts: ConnectionFlags & { ledger?: string; corrections?: string; json?: boolean; strict?: boolean; logLevel?: string },
+    ) => {
+      const { sources: _sources, configFile: _configFile, ...connection } = resolveConnection(opts);
+      const [{ runPipeline }, { runDisplay }] = await Promise.all([import('../../pipeline/runner/index.js'), import('../progress.js')]);
+      const display = runDisplay({ label: file, ...(opts.logLevel ? { level: opts.logLevel } : {}) });
+      const stop = new AbortController();
+      const abort = new AbortController();
+      const onSigint = () => {
+        if (!stop.signal.aborted) {
+          display.notice('Stopping: no more rows are read; uploads in flight finish and are recorded (Ctrl-C again to abort them)…');
+          stop.abort();
+        } else {
+          display.notice('Aborting uploads in flight: their records stay in_flight and are sent again next run…');
+          abort.abort();
+        }
+      };
+      process.on('SIGINT', onSigint);
+      const kill = testKillHook(process.env);
+      try {
+        const report = await runPipeline({
+          pipelineFile: file,
+          connection: { ...connection, logger: display.logger },
+          ...(opts.ledger ? { ledgerFile: opts.ledger } : {}),
+          ...(opts.corrections ? { corrections: opts.corrections } : {}),
+          signal: abort.signal,
+          stop: stop.signal,
+          logger: display.logger,
+          onProgress: display.onProgress,
+          ...(kill ? { onBatch: kill } : {}),
+        });
+        display.done();
+        if (opts.json) printJson(report);
+        else printRunReport(report);
+        process.exitCode = runExitCode(report, opts.strict);
+      } finally {
+        display.done();
+        process.off('SIGINT', onSigint);
       }
-    };
-    process.on('SIGINT', onSigint);
-    const kill = testKillHook(process.env);
-    try {
-      const report = await runPipeline({
-        pipelineFile: file,
-        connection: { ...connection, logger: display.logger },
-        ...(opts.ledger ? { ledgerFile: opts.ledger } : {}),
-        ...(opts.corrections ? { corrections: opts.corrections } : {}),
-        signal: abort.signal,
-        stop: stop.signal,
-        logger: display.logger,
-        onProgress: display.onProgress,
-        ...(kill ? { onBatch: kill } : {}),
-      });
-      display.done();
-      if (opts.json) printJson(report);
-      else printRunReport(report);
-      process.exitCode = runExitCode(report, opts.strict);
-    } finally {
-      display.done();
-      process.off('SIGINT', onSigint);
-    }
-  });
+    },
+  );
 }
 
 function printStatus(ledgerFile: string, pipelines: PipelineStatus[], runs: RunRow[]): void {
@@ -290,12 +359,22 @@ function printStatus(ledgerFile: string, pipelines: PipelineStatus[], runs: RunR
       { header: 'State', value: (r) => r.state },
       { header: 'Records', value: (r) => num(r.records), align: 'right' },
     ]);
-    if (run) process.stdout.write(`last run ${run.id}: ${run.status}, started ${run.startedAt}${run.finishedAt ? `, finished ${run.finishedAt}` : ''}, migration ${run.migrationId ?? '(none)'}\n`);
+    if (run)
+      process.stdout.write(
+        `last run ${run.id}: ${run.status}, started ${run.startedAt}${run.finishedAt ? `, finished ${run.finishedAt}` : ''}, migration ${run.migrationId ?? '(none)'}\n`,
+      );
     if (p.lastBatch) {
       const b = p.lastBatch;
-      process.stdout.write(`last batch ${b.id} (run ${b.run}): ${b.state}, ${num(b.records)} records, ${num(b.bytes)} bytes${b.error ? `, ${b.error}` : ''}\n`);
+      process.stdout.write(
+        `last batch ${b.id} (run ${b.run}): ${b.state}, ${num(b.records)} records, ${num(b.bytes)} bytes${b.error ? `, ${b.error}` : ''}\n`,
+      );
     }
-    if (p.byState.in_flight + p.byState.mapped > 0) process.stdout.write(pc.yellow(`${num(p.byState.in_flight + p.byState.mapped)} records have no confirmed staging result: run the pipeline again to send them.\n`));
+    if (p.byState.in_flight + p.byState.mapped > 0)
+      process.stdout.write(
+        pc.yellow(
+          `${num(p.byState.in_flight + p.byState.mapped)} records have no confirmed staging result: run the pipeline again to send them.\n`,
+        ),
+      );
     process.stdout.write('\n');
   }
   const rows = runs.map((r) => ({ r, report: (r.report ?? {}) as Partial<RunReport> }));
@@ -323,7 +402,11 @@ export function registerStatusCommand(program: Command): void {
     .action(async (opts: { ledger?: string; runs: number; json?: boolean }) => {
       const ledgerFile = resolve(opts.ledger ?? DEFAULT_LEDGER_FILE);
       if (!existsSync(ledgerFile)) {
-        throw new StagecoachError('CONFIG_INVALID', `no ledger at ${ledgerFile}: run a pipeline first (stagecoach run <pipeline>) or name the ledger with --ledger <file>`, { file: ledgerFile });
+        throw new StagecoachError(
+          'CONFIG_INVALID',
+          `no ledger at ${ledgerFile}: run a pipeline first (stagecoach run <pipeline>) or name the ledger with --ledger <file>`,
+          { file: ledgerFile },
+        );
       }
       const { openLedger } = await import('../../ledger/index.js');
       const ledger = openLedger(ledgerFile, { readonly: true });

@@ -74,13 +74,25 @@ export function encodeRecord(record: { type?: unknown }, format: StreamFormat = 
  *   item.record.contentHash // 32 hex digits
  */
 export function prepareRecord(
-  input: { legacyKey: string; referenceId: string; record?: { type?: unknown } | undefined; encoded?: EncodedRecord | undefined; provenance: RecordProvenance },
+  input: {
+    legacyKey: string;
+    referenceId: string;
+    record?: { type?: unknown } | undefined;
+    encoded?: EncodedRecord | undefined;
+    provenance: RecordProvenance;
+  },
   format: StreamFormat = 'json-seq',
 ): BatchItem {
   const encoded = input.encoded ?? (input.record ? encodeRecord(input.record, format) : undefined);
   if (!encoded) throw new Error(`record ${input.legacyKey}: neither the record nor its frame`);
   return {
-    record: { legacyKey: input.legacyKey, referenceId: input.referenceId, entityType: encoded.entityType, contentHash: encoded.contentHash, provenance: input.provenance },
+    record: {
+      legacyKey: input.legacyKey,
+      referenceId: input.referenceId,
+      entityType: encoded.entityType,
+      contentHash: encoded.contentHash,
+      provenance: input.provenance,
+    },
     frame: encoded.frame,
     bytes: encoded.bytes,
   };
@@ -101,7 +113,10 @@ export class Batcher {
   private seq = 0;
 
   constructor(readonly limits: BatchLimits = DEFAULT_BATCH_LIMITS) {
-    if (!(limits.maxRecords >= 1) || !(limits.maxBytes >= 1)) throw new RangeError(`batch limits must be at least 1 record and 1 byte, got ${limits.maxRecords} records and ${limits.maxBytes} bytes`);
+    if (!(limits.maxRecords >= 1) || !(limits.maxBytes >= 1))
+      throw new RangeError(
+        `batch limits must be at least 1 record and 1 byte, got ${limits.maxRecords} records and ${limits.maxBytes} bytes`,
+      );
   }
 
   /** Records waiting in the open batch. */
@@ -117,7 +132,8 @@ export class Batcher {
    */
   add(item: BatchItem): Batch | undefined {
     let closed: Batch | undefined;
-    if (this.records.length > 0 && (this.records.length >= this.limits.maxRecords || this.bytes + item.bytes > this.limits.maxBytes)) closed = this.flush();
+    if (this.records.length > 0 && (this.records.length >= this.limits.maxRecords || this.bytes + item.bytes > this.limits.maxBytes))
+      closed = this.flush();
     if (this.bytes + item.bytes > this.body.length) this.growBody(this.bytes + item.bytes);
     this.bytes += typeof item.frame === 'string' ? this.body.write(item.frame, this.bytes) : item.frame.copy(this.body, this.bytes);
     this.records.push(item.record);
@@ -177,7 +193,10 @@ function textBatch(b: Omit<Batch, 'body'>): Batch {
  * pauses the source.
  * @example for await (const batch of batches(items, { maxRecords: 2000, maxBytes: 4 << 20, format: 'json-seq' })) await upload(batch);
  */
-export async function* batches(items: AsyncIterable<BatchItem> | Iterable<BatchItem>, limits: BatchLimits = DEFAULT_BATCH_LIMITS): AsyncGenerator<Batch, void, undefined> {
+export async function* batches(
+  items: AsyncIterable<BatchItem> | Iterable<BatchItem>,
+  limits: BatchLimits = DEFAULT_BATCH_LIMITS,
+): AsyncGenerator<Batch, void, undefined> {
   const batcher = new Batcher(limits);
   for await (const item of items) {
     const closed = batcher.add(item);

@@ -41,7 +41,10 @@ export function checkRecord(record: unknown, already: readonly RejectReason[] | 
     const field = e.field.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
     if (refusedAlready(already, field)) continue;
     const value = valueAt(record, e.field);
-    const message = e.message === 'MISSING_REQUIRED_FIELD' ? `${field}: required by staging, got nothing` : `${field}: refused by the staging schema, got ${show(value)}`;
+    const message =
+      e.message === 'MISSING_REQUIRED_FIELD'
+        ? `${field}: required by staging, got nothing`
+        : `${field}: refused by the staging schema, got ${show(value)}`;
     reasons.push({ field, value, code: e.message, message });
   }
   return reasons.length > 0 ? { ok: false, reasons } : { ok: false, reasons: [] };
@@ -59,7 +62,14 @@ export function refusedAlready(already: readonly RejectReason[] | null, field: s
  * `KeyIndex.add`, which answers only for a key some row added before). The location is not a
  * row's identity: a minified JSON export has every element on line 1.
  */
-export function duplicateReason(keyColumn: string, scope: string, key: string, first: KeyLocation | undefined, _here: KeyLocation, files: readonly string[]): RejectReason | undefined {
+export function duplicateReason(
+  keyColumn: string,
+  scope: string,
+  key: string,
+  first: KeyLocation | undefined,
+  _here: KeyLocation,
+  files: readonly string[],
+): RejectReason | undefined {
   if (!first) return undefined;
   return {
     field: keyColumn,

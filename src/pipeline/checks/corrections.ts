@@ -38,7 +38,11 @@ export async function readCorrections(path: string, def: PipelineDefinition, sig
       await fh.close();
     }
   } catch (err) {
-    throw new StagecoachError('CONFIG_INVALID', `Cannot read the corrections file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file });
+    throw new StagecoachError(
+      'CONFIG_INVALID',
+      `Cannot read the corrections file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      { file },
+    );
   }
   const names = new Set(def.sources.map((s) => s.name));
   const only = def.sources.length === 1 ? def.sources[0]!.name : undefined;

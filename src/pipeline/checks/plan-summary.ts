@@ -36,41 +36,56 @@ export interface PlanSummary {
  * Folds a stream of mapped rows, in batches, into a plan summary.
  * @example const summary = await summariseRows(readPipelineBatches(def), { pipeline: def.file, component: def.component });
  */
-export async function summariseRows(batches: AsyncIterable<Iterable<FrontRow>>, meta: { pipeline: string; component: string; samplesPerReason?: number }): Promise<PlanSummary> {
+export async function summariseRows(
+  batches: AsyncIterable<Iterable<FrontRow>>,
+  meta: { pipeline: string; component: string; samplesPerReason?: number },
+): Promise<PlanSummary> {
   const started = performance.now();
   const perReason = meta.samplesPerReason ?? 5;
-  const summary: PlanSummary = { pipeline: meta.pipeline, component: meta.component, rowsRead: 0, mapped: 0, rejected: 0, rejectedByReason: {}, reasons: {}, bySource: {}, samples: [], elapsedMs: 0 };
+  const summary: PlanSummary = {
+    pipeline: meta.pipeline,
+    component: meta.component,
+    rowsRead: 0,
+    mapped: 0,
+    rejected: 0,
+    rejectedByReason: {},
+    reasons: {},
+    bySource: {},
+    samples: [],
+    elapsedMs: 0,
+  };
   const sampled: Record<string, number> = {};
-  for await (const rows of batches) for (const r of rows) {
-    summary.rowsRead++;
-    const source = r.row.source;
-    const s = (summary.bySource[source] ??= { rowsRead: 0, mapped: 0, rejected: 0 });
-    s.rowsRead++;
-    if (r.kind === 'mapped') {
-      summary.mapped++;
-      s.mapped++;
-      continue;
+  for await (const rows of batches)
+    for (const r of rows) {
+      summary.rowsRead++;
+      const source = r.row.source;
+      const s = (summary.bySource[source] ??= { rowsRead: 0, mapped: 0, rejected: 0 });
+      s.rowsRead++;
+      if (r.kind === 'mapped') {
+        summary.mapped++;
+        s.mapped++;
+        continue;
+      }
+      summary.rejected++;
+      s.rejected++;
+      const firstCode = r.reasons[0]?.code ?? 'UNKNOWN';
+      summary.rejectedByReason[firstCode] = (summary.rejectedByReason[firstCode] ?? 0) + 1;
+      for (const reason of r.reasons) {
+        summary.reasons[reason.code] = (summary.reasons[reason.code] ?? 0) + 1;
+        if ((sampled[reason.code] ?? 0) >= perReason) continue;
+        sampled[reason.code] = (sampled[reason.code] ?? 0) + 1;
+        summary.samples.push({
+          source,
+          file: r.row.provenance.file,
+          line: r.row.provenance.line,
+          ...(r.legacyKey !== undefined ? { legacyKey: r.legacyKey } : {}),
+          field: reason.field,
+          ...(reason.value !== undefined ? { value: reason.value } : {}),
+          code: reason.code,
+          message: reason.message,
+        });
+      }
     }
-    summary.rejected++;
-    s.rejected++;
-    const firstCode = r.reasons[0]?.code ?? 'UNKNOWN';
-    summary.rejectedByReason[firstCode] = (summary.rejectedByReason[firstCode] ?? 0) + 1;
-    for (const reason of r.reasons) {
-      summary.reasons[reason.code] = (summary.reasons[reason.code] ?? 0) + 1;
-      if ((sampled[reason.code] ?? 0) >= perReason) continue;
-      sampled[reason.code] = (sampled[reason.code] ?? 0) + 1;
-      summary.samples.push({
-        source,
-        file: r.row.provenance.file,
-        line: r.row.provenance.line,
-        ...(r.legacyKey !== undefined ? { legacyKey: r.legacyKey } : {}),
-        field: reason.field,
-        ...(reason.value !== undefined ? { value: reason.value } : {}),
-        code: reason.code,
-        message: reason.message,
-      });
-    }
-  }
   summary.elapsedMs = Math.round(performance.now() - started);
   return summary;
 }

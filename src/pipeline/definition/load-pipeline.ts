@@ -44,11 +44,21 @@ export async function loadPipeline(file: string): Promise<PipelineDefinition> {
     const problems: { path: (string | number)[]; message: string }[] = [];
     const seen = new Set<string>();
     p.sources.forEach((s, i) => {
-      if (seen.has(s.name)) problems.push({ path: ['sources', i, 'name'], message: `duplicate source name ${JSON.stringify(s.name)}, expected names unique in the pipeline` });
+      if (seen.has(s.name))
+        problems.push({
+          path: ['sources', i, 'name'],
+          message: `duplicate source name ${JSON.stringify(s.name)}, expected names unique in the pipeline`,
+        });
       seen.add(s.name);
-      if (s.format === 'csv' && !s.csv.header && !s.csv.columns) problems.push({ path: ['sources', i, 'csv'], message: 'csv.header is false, so csv.columns must name the columns' });
-      if (s.format !== 'json' && s.json.path !== undefined) problems.push({ path: ['sources', i, 'json', 'path'], message: `json.path applies to format json only, got format ${s.format}` });
-      if (!existsSync(resolve(dirname(path), s.mapping))) problems.push({ path: ['sources', i, 'mapping'], message: `mapping file not found: ${JSON.stringify(s.mapping)} (relative to the pipeline file)` });
+      if (s.format === 'csv' && !s.csv.header && !s.csv.columns)
+        problems.push({ path: ['sources', i, 'csv'], message: 'csv.header is false, so csv.columns must name the columns' });
+      if (s.format !== 'json' && s.json.path !== undefined)
+        problems.push({ path: ['sources', i, 'json', 'path'], message: `json.path applies to format json only, got format ${s.format}` });
+      if (!existsSync(resolve(dirname(path), s.mapping)))
+        problems.push({
+          path: ['sources', i, 'mapping'],
+          message: `mapping file not found: ${JSON.stringify(s.mapping)} (relative to the pipeline file)`,
+        });
     });
     return problems;
   });
@@ -61,7 +71,8 @@ export async function loadPipeline(file: string): Promise<PipelineDefinition> {
     if (!mapping) {
       mapping = await loadYamlFile(mappingPath, mappingFileSchema, displayPath(mappingPath), (m) => {
         const problems = checkMappingDeclarations(m, compileTransform);
-        if (m.script && !existsSync(resolve(dirname(mappingPath), m.script))) problems.push({ path: ['script'], message: `script not found: ${JSON.stringify(m.script)} (relative to the mapping file)` });
+        if (m.script && !existsSync(resolve(dirname(mappingPath), m.script)))
+          problems.push({ path: ['script'], message: `script not found: ${JSON.stringify(m.script)} (relative to the mapping file)` });
         return problems;
       });
       loaded.set(mappingPath, mapping);
@@ -74,6 +85,10 @@ export async function loadPipeline(file: string): Promise<PipelineDefinition> {
 /** Throws the clear "not implemented" error for components other than Counterparties. */
 export function assertImplemented(def: PipelineDefinition): void {
   if (def.component !== 'Counterparties') {
-    throw new StagecoachError('CONFIG_INVALID', `${def.file}: component ${def.component} is not implemented yet; only Counterparties pipelines can be read (the format accepts ${def.component} so the file can be written now)`, { file: def.file });
+    throw new StagecoachError(
+      'CONFIG_INVALID',
+      `${def.file}: component ${def.component} is not implemented yet; only Counterparties pipelines can be read (the format accepts ${def.component} so the file can be written now)`,
+      { file: def.file },
+    );
   }
 }

@@ -15,9 +15,15 @@ const singleChar = (what: string) => z.string().length(1, { message: `expected a
 export const csvOptionsSchema = z
   .strictObject({
     delimiter: singleChar('delimiter').default(',').describe('field separator; default ","'),
-    quote: singleChar('quote').default('"').describe('quote character; a doubled quote inside a quoted field is a literal quote; default \'"\''),
+    quote: singleChar('quote')
+      .default('"')
+      .describe("quote character; a doubled quote inside a quoted field is a literal quote; default '\"'"),
     header: z.boolean().default(true).describe('whether the first record names the columns; default true'),
-    columns: z.array(z.string().min(1)).min(1).optional().describe('column names when the file has no header (or to rename the header\'s columns); default: the header'),
+    columns: z
+      .array(z.string().min(1))
+      .min(1)
+      .optional()
+      .describe("column names when the file has no header (or to rename the header's columns); default: the header"),
   })
   .describe('CSV reading options');
 export type CsvOptions = z.output<typeof csvOptionsSchema>;
@@ -35,10 +41,16 @@ export type JsonOptions = z.output<typeof jsonOptionsSchema>;
 
 export const sourceSchema = z
   .strictObject({
-    name: z.string().regex(/^[A-Za-z0-9_-]+$/, { message: 'expected letters, digits, _ or -' }).describe('name of the source, unique in the pipeline; shown in provenance and reports'),
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/, { message: 'expected letters, digits, _ or -' })
+      .describe('name of the source, unique in the pipeline; shown in provenance and reports'),
     format: z.enum(FORMATS).describe('csv, json (an array, or an array at json.path) or jsonl (one object a line)'),
     path: z.string().min(1).describe('file or glob, relative to the pipeline file; several files are read in sorted order'),
-    encoding: z.enum(ENCODINGS).default('auto').describe('text encoding; auto: a BOM decides (UTF-8/UTF-16), otherwise UTF-8; default auto'),
+    encoding: z
+      .enum(ENCODINGS)
+      .default('auto')
+      .describe('text encoding; auto: a BOM decides (UTF-8/UTF-16), otherwise UTF-8; default auto'),
     csv: csvOptionsSchema.default({ delimiter: ',', quote: '"', header: true }).describe('CSV options (format csv)'),
     json: jsonOptionsSchema.default({}).describe('JSON options (format json)'),
     mapping: z.string().min(1).describe('mapping file for this source, relative to the pipeline file'),
@@ -49,12 +61,20 @@ export type SourceSpec = z.output<typeof sourceSchema>;
 export const pipelineFileSchema = z
   .strictObject({
     name: z.string().min(1).describe('name of the pipeline, shown in reports'),
-    component: z.enum(COMPONENTS).default('Counterparties').describe('migration component the records belong to; only Counterparties is implemented'),
+    component: z
+      .enum(COMPONENTS)
+      .default('Counterparties')
+      .describe('migration component the records belong to; only Counterparties is implemented'),
     sources: z.array(sourceSchema).min(1).describe('legacy exports read in order'),
     batching: z
       .strictObject({
         records: z.number().int().min(1).max(100_000).default(1000).describe('most records in one staging upload; default 1000'),
-        bytes: z.number().int().min(1024).default(4 * 1024 * 1024).describe('most bytes of json-seq in one upload; default 4 MiB'),
+        bytes: z
+          .number()
+          .int()
+          .min(1024)
+          .default(4 * 1024 * 1024)
+          .describe('most bytes of json-seq in one upload; default 4 MiB'),
       })
       .default({ records: 1000, bytes: 4 * 1024 * 1024 })
       .describe('how records are grouped into uploads'),
@@ -64,19 +84,29 @@ export const pipelineFileSchema = z
         workers: z
           .union([z.literal('auto'), z.number().int().min(0).max(64)])
           .default('auto')
-          .describe('worker threads that read, map and check big CSV files beside the main thread (rows stay in file order); 0: the main thread only; default auto: the cores left after the main thread (and, for run, the ledger writer), at most 4'),
+          .describe(
+            'worker threads that read, map and check big CSV files beside the main thread (rows stay in file order); 0: the main thread only; default auto: the cores left after the main thread (and, for run, the ledger writer), at most 4',
+          ),
       })
       .default({ inFlight: 4, workers: 'auto' })
       .describe('upload window and reading threads'),
     target: z
       .strictObject({
-        migration: z.enum(['current', 'new']).default('current').describe('attach to the tenant\'s current migration, or create a new one; default current'),
-        referenceNamespace: z.uuid({ message: 'expected a UUID' }).describe('UUID namespace of the v5 referenceIds derived from legacy keys; keep it fixed for a migration'),
+        migration: z
+          .enum(['current', 'new'])
+          .default('current')
+          .describe("attach to the tenant's current migration, or create a new one; default current"),
+        referenceNamespace: z
+          .uuid({ message: 'expected a UUID' })
+          .describe('UUID namespace of the v5 referenceIds derived from legacy keys; keep it fixed for a migration'),
       })
       .describe('where the records go'),
     checks: z
       .strictObject({
-        missingRelationTarget: z.enum(['reject', 'allow']).default('reject').describe('a relation to a legacy key no source holds: reject the row, or allow it (the target lives elsewhere); default reject'),
+        missingRelationTarget: z
+          .enum(['reject', 'allow'])
+          .default('reject')
+          .describe('a relation to a legacy key no source holds: reject the row, or allow it (the target lives elsewhere); default reject'),
       })
       .default({ missingRelationTarget: 'reject' })
       .describe('checks before upload'),

@@ -22,12 +22,22 @@ export interface DeclarationProblem {
  * whose message lists every problem as `file:line:column: path: what is wrong` (one a line).
  * @example const spec = await loadYamlFile('pipelines/crm.yaml', pipelineFileSchema, 'pipelines/crm.yaml');
  */
-export async function loadYamlFile<S extends z.ZodType>(file: string, schema: S, displayName = file, check?: ExtraCheck<z.output<S>>): Promise<z.output<S>> {
+export async function loadYamlFile<S extends z.ZodType>(
+  file: string,
+  schema: S,
+  displayName = file,
+  check?: ExtraCheck<z.output<S>>,
+): Promise<z.output<S>> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new StagecoachError('CONFIG_INVALID', `Cannot read ${displayName}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file: displayName }, { cause: err });
+    throw new StagecoachError(
+      'CONFIG_INVALID',
+      `Cannot read ${displayName}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      { file: displayName },
+      { cause: err },
+    );
   }
   return parseYamlText(text, schema, displayName, check);
 }
@@ -36,14 +46,25 @@ export async function loadYamlFile<S extends z.ZodType>(file: string, schema: S,
 export type ExtraCheck<T> = (value: T) => { path: (string | number)[]; message: string }[];
 
 /** Same as `loadYamlFile` for text already in memory (tests, generated pipelines). */
-export function parseYamlText<S extends z.ZodType>(text: string, schema: S, displayName: string, check?: ExtraCheck<z.output<S>>): z.output<S> {
+export function parseYamlText<S extends z.ZodType>(
+  text: string,
+  schema: S,
+  displayName: string,
+  check?: ExtraCheck<z.output<S>>,
+): z.output<S> {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
     const problems = doc.errors.map((e) => {
       const at = e.linePos?.[0] ?? lineCounter.linePos(e.pos[0]);
       // yaml's own messages carry a code excerpt after a colon and newline: keep the first line.
-      return { file: displayName, line: at.line, column: at.col, path: '', message: `YAML syntax error: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}` };
+      return {
+        file: displayName,
+        line: at.line,
+        column: at.col,
+        path: '',
+        message: `YAML syntax error: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
+      };
     });
     throw declarationError(displayName, problems);
   }
@@ -94,7 +115,9 @@ function locateIssue(doc: Document, lc: LineCounter, file: string, issue: Issue,
   let offset = 0;
   if (issue.code === 'unrecognized_keys') {
     const parent = doc.getIn(path, true);
-    const keyNode = isMap(parent) ? parent.items.find((item) => isPair(item) && isScalar(item.key) && issue.keys.includes(String(item.key.value)))?.key : undefined;
+    const keyNode = isMap(parent)
+      ? parent.items.find((item) => isPair(item) && isScalar(item.key) && issue.keys.includes(String(item.key.value)))?.key
+      : undefined;
     offset = nodeStart(keyNode) ?? nodeStart(parent) ?? 0;
   } else {
     // A missing key has no node: point at the nearest existing ancestor (the map that lacks it).

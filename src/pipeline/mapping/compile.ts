@@ -7,8 +7,17 @@
 import type { RejectReason } from '../types.js';
 import type { StagedCounterparty } from '../../contract/migration.js';
 import type { Condition, Expr, MappingFile, Transform } from './schema.js';
-import { compileTransform, initials, normaliseEmail, normalisePhone, titleCase, TransformFailure, type CodeTables, type Step } from './transforms.js';
-import { ReferenceIds } from './reference-ids.js';
+import {
+  compileTransform,
+  initials,
+  normaliseEmail,
+  normalisePhone,
+  titleCase,
+  TransformFailure,
+  type CodeTables,
+  type Step,
+} from './transforms.js';
+import type { ReferenceIds } from './reference-ids.js';
 import { loadMappingScript } from './load-script.js';
 import { generated, ownCopy } from '../generated-code.js';
 
@@ -50,7 +59,11 @@ export interface MappingHelpers {
   normalisePhone: typeof normalisePhone;
   normaliseEmail: typeof normaliseEmail;
 }
-export type MappingScript = (row: Readonly<Values>, record: Record<string, unknown>, helpers: MappingHelpers) => Record<string, unknown> | void;
+export type MappingScript = (
+  row: Readonly<Values>,
+  record: Record<string, unknown>,
+  helpers: MappingHelpers,
+) => Record<string, unknown> | void;
 
 export interface CompiledMapping {
   /** Mapping file, as given (for messages). */
@@ -119,9 +132,13 @@ type Filler = (values: Values, ctx: MapContext, out: Record<string, unknown>) =>
 function fieldFiller(fields: ReadonlyArray<{ name: string } & Compiled>): Filler {
   const runs = fields.map((f) => f.run);
   const consts = fields.map((_f, i) => `const r${i} = runs[${i}];`);
-  const body = fields.map((f, i) =>
-    `v = r${i}(values, ctx); if (v !== undefined) { out[${JSON.stringify(f.name)}] = v;${f.constant ? '' : ' any = true;'} }`);
-  const make = generated<(runs: Eval[]) => Filler>(['runs'], `${consts.join('\n')}\nreturn function fill(values, ctx, out) { let v; let any = false;\n${body.join('\n')}\nreturn any; };`);
+  const body = fields.map(
+    (f, i) => `v = r${i}(values, ctx); if (v !== undefined) { out[${JSON.stringify(f.name)}] = v;${f.constant ? '' : ' any = true;'} }`,
+  );
+  const make = generated<(runs: Eval[]) => Filler>(
+    ['runs'],
+    `${consts.join('\n')}\nreturn function fill(values, ctx, out) { let v; let any = false;\n${body.join('\n')}\nreturn any; };`,
+  );
   if (make) return make(runs);
   const names = fields.map((f) => f.name);
   const constants = fields.map((f) => f.constant);
@@ -159,10 +176,18 @@ class Compiler {
       if (c.empty) return ownCopy((h: Helpers, get: (v: Values) => unknown) => (v: Values) => h.cellText(get(v)) === '')(H, get);
       if (c.in) {
         const set = new Set(c.in.map(String));
-        return ownCopy((h: Helpers, get: (v: Values) => unknown, set: ReadonlySet<string>) => (v: Values) => set.has(h.cellText(get(v))))(H, get, set);
+        return ownCopy((h: Helpers, get: (v: Values) => unknown, set: ReadonlySet<string>) => (v: Values) => set.has(h.cellText(get(v))))(
+          H,
+          get,
+          set,
+        );
       }
       const expected = String(c.equals);
-      return ownCopy((h: Helpers, get: (v: Values) => unknown, expected: string) => (v: Values) => h.cellText(get(v)) === expected)(H, get, expected);
+      return ownCopy((h: Helpers, get: (v: Values) => unknown, expected: string) => (v: Values) => h.cellText(get(v)) === expected)(
+        H,
+        get,
+        expected,
+      );
     });
     if (list.length === 1) return list[0];
     return (v) => list.every((f) => f(v));
@@ -177,38 +202,60 @@ class Compiler {
     } catch (err) {
       this.fail(field, (err as Error).message);
     }
-    const run = ownCopy((h: Helpers, fns: Step[], acceptsEmpty: boolean[], field: string, sourceLabel: string) => (input: unknown, ctx: MapContext): unknown => {
-      let v = input;
-      for (let i = 0; i < fns.length; i++) {
-        if (h.isEmpty(v) && !acceptsEmpty[i]) continue;
-        const out = fns[i]!(v);
-        if (out instanceof h.TransformFailure) {
-          h.reject(ctx, { field, value: input, code: out.code, message: `${field}: ${out.message}, got ${h.describeValue(input)}${sourceLabel}` });
-          return undefined;
-        }
-        v = out;
-      }
-      return v;
-    });
-    return run(H, steps.map((s) => s.step), steps.map((s) => s.acceptsEmpty), field, sourceLabel);
+    const run = ownCopy(
+      (h: Helpers, fns: Step[], acceptsEmpty: boolean[], field: string, sourceLabel: string) =>
+        (input: unknown, ctx: MapContext): unknown => {
+          let v = input;
+          for (let i = 0; i < fns.length; i++) {
+            if (h.isEmpty(v) && !acceptsEmpty[i]) continue;
+            const out = fns[i]!(v);
+            if (out instanceof h.TransformFailure) {
+              h.reject(ctx, {
+                field,
+                value: input,
+                code: out.code,
+                message: `${field}: ${out.message}, got ${h.describeValue(input)}${sourceLabel}`,
+              });
+              return undefined;
+            }
+            v = out;
+          }
+          return v;
+        },
+    );
+    return run(
+      H,
+      steps.map((s) => s.step),
+      steps.map((s) => s.acceptsEmpty),
+      field,
+      sourceLabel,
+    );
   }
 
   expr(e: Expr, field: string): Compiled {
     const when = this.condition(e.when);
     const inner = this.exprInner(e, field);
     if (!when) return inner;
-    const run = ownCopy((when: (values: Values) => boolean, run: Eval): Eval => (values, ctx) => (when(values) ? run(values, ctx) : undefined))(when, inner.run);
+    const run = ownCopy(
+      (when: (values: Values) => boolean, run: Eval): Eval =>
+        (values, ctx) =>
+          when(values) ? run(values, ctx) : undefined,
+    )(when, inner.run);
     return { run, constant: false };
   }
 
   private required(run: Eval, field: string, label: string, required: boolean): Eval {
     if (!required) return run;
-    return ownCopy((h: Helpers, run: Eval, field: string, label: string): Eval => (values, ctx) => {
-      const v = run(values, ctx);
-      // A value refused on the way (too long, a failed transform) is not also "missing".
-      if (h.isEmpty(v) && !ctx.reasons?.some((r) => r.field === field)) h.reject(ctx, { field, value: v ?? '', code: 'MISSING_REQUIRED_FIELD', message: `${field}: required, got nothing${label}` });
-      return v;
-    })(H, run, field, label);
+    return ownCopy(
+      (h: Helpers, run: Eval, field: string, label: string): Eval =>
+        (values, ctx) => {
+          const v = run(values, ctx);
+          // A value refused on the way (too long, a failed transform) is not also "missing".
+          if (h.isEmpty(v) && !ctx.reasons?.some((r) => r.field === field))
+            h.reject(ctx, { field, value: v ?? '', code: 'MISSING_REQUIRED_FIELD', message: `${field}: required, got nothing${label}` });
+          return v;
+        },
+    )(H, run, field, label);
   }
 
   private exprInner(e: Expr, field: string): Compiled {
@@ -217,16 +264,30 @@ class Compiler {
       const get = accessor(e.column);
       const label = ` in column ${e.column}`;
       const chain = this.chain(e.transforms, field, label);
-      const run = ownCopy((h: Helpers, get: (values: Values) => unknown, chain: ((v: unknown, ctx: MapContext) => unknown) | undefined, field: string, label: string): Eval => (values, ctx) => {
-        let raw = get(values);
-        if (typeof raw === 'string' && raw.length > h.MAX_FIELD_CHARS) {
-          // No staged field is this long; refusing it here keeps a runaway value (a 10 MB column of a
-          // broken export) out of the transforms, the reasons and the ledger.
-          h.reject(ctx, { field, value: `${raw.slice(0, 57)}…`, code: 'INVALID_FIELD_VALUE', message: `${field}: ${raw.length} characters, expected at most ${h.MAX_FIELD_CHARS}${label}` });
-          raw = undefined;
-        }
-        return chain ? chain(typeof raw === 'string' ? raw : raw ?? '', ctx) : raw;
-      })(H, get, chain, field, label);
+      const run = ownCopy(
+        (
+          h: Helpers,
+          get: (values: Values) => unknown,
+          chain: ((v: unknown, ctx: MapContext) => unknown) | undefined,
+          field: string,
+          label: string,
+        ): Eval =>
+          (values, ctx) => {
+            let raw = get(values);
+            if (typeof raw === 'string' && raw.length > h.MAX_FIELD_CHARS) {
+              // No staged field is this long; refusing it here keeps a runaway value (a 10 MB column of a
+              // broken export) out of the transforms, the reasons and the ledger.
+              h.reject(ctx, {
+                field,
+                value: `${raw.slice(0, 57)}…`,
+                code: 'INVALID_FIELD_VALUE',
+                message: `${field}: ${raw.length} characters, expected at most ${h.MAX_FIELD_CHARS}${label}`,
+              });
+              raw = undefined;
+            }
+            return chain ? chain(typeof raw === 'string' ? raw : (raw ?? ''), ctx) : raw;
+          },
+      )(H, get, chain, field, label);
       return { run: this.required(this.emptyToUndefined(run), field, label, e.required), constant: false };
     }
     if ('value' in e) {
@@ -238,75 +299,109 @@ class Compiler {
       const sep = e.separator;
       const label = '';
       const chain = this.chain(e.transforms, field, label);
-      const joined = ownCopy((h: Helpers, parts: Eval[], sep: string, chain: ((v: unknown, ctx: MapContext) => unknown) | undefined): Eval => (values, ctx) => {
-        let out = '';
-        for (const p of parts) {
-          const v = p(values, ctx);
-          if (h.isEmpty(v)) continue;
-          out = out ? out + sep + h.cellText(v) : h.cellText(v);
-        }
-        return chain ? chain(out, ctx) : out;
-      })(H, parts, sep, chain);
+      const joined = ownCopy(
+        (h: Helpers, parts: Eval[], sep: string, chain: ((v: unknown, ctx: MapContext) => unknown) | undefined): Eval =>
+          (values, ctx) => {
+            let out = '';
+            for (const p of parts) {
+              const v = p(values, ctx);
+              if (h.isEmpty(v)) continue;
+              out = out ? out + sep + h.cellText(v) : h.cellText(v);
+            }
+            return chain ? chain(out, ctx) : out;
+          },
+      )(H, parts, sep, chain);
       return { run: this.required(this.emptyToUndefined(joined), field, label, e.required), constant: false };
     }
     if ('first' in e) {
       const options = e.first.map((p) => this.expr(p, field).run);
       const chain = this.chain(e.transforms, field, '');
-      const first = ownCopy((h: Helpers, options: Eval[], chain: ((v: unknown, ctx: MapContext) => unknown) | undefined): Eval => (values, ctx) => {
-        for (const o of options) {
-          const v = o(values, ctx);
-          if (!h.isEmpty(v)) return chain ? chain(v, ctx) : v;
-        }
-        return undefined;
-      })(H, options, chain);
+      const first = ownCopy(
+        (h: Helpers, options: Eval[], chain: ((v: unknown, ctx: MapContext) => unknown) | undefined): Eval =>
+          (values, ctx) => {
+            for (const o of options) {
+              const v = o(values, ctx);
+              if (!h.isEmpty(v)) return chain ? chain(v, ctx) : v;
+            }
+            return undefined;
+          },
+      )(H, options, chain);
       return { run: this.required(this.emptyToUndefined(first), field, '', e.required), constant: false };
     }
     if ('object' in e) {
       const entries = Object.entries(e.object).map(([name, sub]) => ({ name, ...this.expr(sub, field ? `${field}.${name}` : name) }));
       const fill = fieldFiller(entries);
       // An object whose row-dependent fields are all empty is left out (an address with no data).
-      const run = ownCopy((fill: Filler): Eval => (values, ctx) => {
-        const out: Record<string, unknown> = {};
-        return fill(values, ctx, out) ? out : undefined;
-      })(fill);
+      const run = ownCopy(
+        (fill: Filler): Eval =>
+          (values, ctx) => {
+            const out: Record<string, unknown> = {};
+            return fill(values, ctx, out) ? out : undefined;
+          },
+      )(fill);
       return { run, constant: false };
     }
     if ('list' in e) {
       const items = e.list.map((item, i) => this.expr(item, `${field}[${i}]`).run);
-      const run = ownCopy((items: Eval[]): Eval => (values, ctx) => {
-        let out: unknown[] | undefined;
-        for (const item of items) {
-          const v = item(values, ctx);
-          if (v !== undefined) (out ??= []).push(v);
-        }
-        return out;
-      })(items);
+      const run = ownCopy(
+        (items: Eval[]): Eval =>
+          (values, ctx) => {
+            let out: unknown[] | undefined;
+            for (const item of items) {
+              const v = item(values, ctx);
+              if (v !== undefined) (out ??= []).push(v);
+            }
+            return out;
+          },
+      )(items);
       return { run, constant: false };
     }
     const { column, scope = this.scope, suffix, transforms } = e.referenceId;
     const ids = this.ids;
     if (column === undefined) {
       // The row's own id, or a sub-entity's (scope:key#suffix).
-      return { run: ownCopy((ids: ReferenceIds, scope: string, suffix: string | undefined): Eval => (_values, ctx) => ids.of(scope, ctx.key, suffix))(ids, scope, suffix), constant: true };
+      return {
+        run: ownCopy(
+          (ids: ReferenceIds, scope: string, suffix: string | undefined): Eval =>
+            (_values, ctx) =>
+              ids.of(scope, ctx.key, suffix),
+        )(ids, scope, suffix),
+        constant: true,
+      };
     }
     this.columns.add(column);
     const get = accessor(column);
     const chain = this.chain(transforms, field, ` in column ${column}`);
-    const run = ownCopy((h: Helpers, ids: ReferenceIds, get: (values: Values) => unknown, chain: ((v: unknown, ctx: MapContext) => unknown) | undefined, field: string, column: string, scope: string, suffix: string | undefined): Eval => (values, ctx) => {
-      const raw = h.cellText(get(values));
-      const key = chain ? h.cellText(chain(raw, ctx)) : raw;
-      if (key === '') return undefined;
-      ctx.refs.push({ field, column, scope, key });
-      return ids.of(scope, key, suffix);
-    })(H, ids, get, chain, field, column, scope, suffix);
+    const run = ownCopy(
+      (
+        h: Helpers,
+        ids: ReferenceIds,
+        get: (values: Values) => unknown,
+        chain: ((v: unknown, ctx: MapContext) => unknown) | undefined,
+        field: string,
+        column: string,
+        scope: string,
+        suffix: string | undefined,
+      ): Eval =>
+        (values, ctx) => {
+          const raw = h.cellText(get(values));
+          const key = chain ? h.cellText(chain(raw, ctx)) : raw;
+          if (key === '') return undefined;
+          ctx.refs.push({ field, column, scope, key });
+          return ids.of(scope, key, suffix);
+        },
+    )(H, ids, get, chain, field, column, scope, suffix);
     return { run, constant: false };
   }
 
   private emptyToUndefined(run: Eval): Eval {
-    return ownCopy((run: Eval): Eval => (values, ctx) => {
-      const v = run(values, ctx);
-      return v === '' || v === null ? undefined : v;
-    })(run);
+    return ownCopy(
+      (run: Eval): Eval =>
+        (values, ctx) => {
+          const v = run(values, ctx);
+          return v === '' || v === null ? undefined : v;
+        },
+    )(run);
   }
 }
 
@@ -366,7 +461,11 @@ export async function compileMapping(spec: MappingFile, file: string, ids: Refer
           const out = script(values, record, helpers);
           if (out && typeof out === 'object') record = out;
         } catch (err) {
-          reject(ctx, { field: '', code: 'MAPPING_FAILED', message: `the mapping script ${spec.script} failed: ${(err as Error).message}` });
+          reject(ctx, {
+            field: '',
+            code: 'MAPPING_FAILED',
+            message: `the mapping script ${spec.script} failed: ${(err as Error).message}`,
+          });
         }
       }
       return { referenceId, record: record as StagedCounterparty };

@@ -1,4 +1,11 @@
 /** Mappings: a validated mapping file compiled once into functions; deterministic v5 ids. */
-export { compileMapping, type CompiledMapping, type MapContext, type MappingHelpers, type MappingScript, type RelationRef } from './compile.js';
+export {
+  compileMapping,
+  type CompiledMapping,
+  type MapContext,
+  type MappingHelpers,
+  type MappingScript,
+  type RelationRef,
+} from './compile.js';
 export { ReferenceIds } from './reference-ids.js';
 export type { MappingFile, Expr, Transform } from './schema.js';

@@ -32,6 +32,7 @@ export async function loadMappingScript(mappingFile: string, script: string): Pr
   // A .ts file outside a "type": "module" package loads as CommonJS: its default export arrives
   // wrapped once more ({ default: { default: fn } }).
   const fn = typeof mod.default === 'function' ? mod.default : (mod.default as { default?: unknown } | undefined)?.default;
-  if (typeof fn !== 'function') throw new Error(`${mappingFile}: script ${script} must export a default function (row, record, helpers) => record`);
+  if (typeof fn !== 'function')
+    throw new Error(`${mappingFile}: script ${script} must export a default function (row, record, helpers) => record`);
   return fn as MappingScript;
 }

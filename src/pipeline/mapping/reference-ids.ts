@@ -19,7 +19,9 @@ import { parse, v5 } from 'uuid';
 
 const oneShot = (crypto as { hash?: (alg: string, data: Uint8Array, enc: 'binary') => string }).hash;
 /** sha1 as a string of 20 one-byte characters ('binary' is Node's other name for latin1). */
-const sha1Bytes = oneShot ? (data: Uint8Array) => oneShot('sha1', data, 'binary') : (data: Uint8Array) => crypto.createHash('sha1').update(data).digest('binary');
+const sha1Bytes = oneShot
+  ? (data: Uint8Array) => oneShot('sha1', data, 'binary')
+  : (data: Uint8Array) => crypto.createHash('sha1').update(data).digest('binary');
 const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
 
 export class ReferenceIds {
@@ -52,7 +54,8 @@ export class ReferenceIds {
     for (let i = 0; i < 16; i++) {
       if (i === 4 || i === 6 || i === 8 || i === 10) text[at++] = 0x2d; // '-'
       let byte = digest.charCodeAt(i);
-      if (i === 6) byte = (byte & 0x0f) | 0x50; // version 5
+      if (i === 6)
+        byte = (byte & 0x0f) | 0x50; // version 5
       else if (i === 8) byte = (byte & 0x3f) | 0x80; // RFC 4122 variant
       text[at++] = HEX_DIGITS[byte >> 4]!;
       text[at++] = HEX_DIGITS[byte & 0x0f]!;

@@ -15,7 +15,11 @@ export const conditionSchema = z
   .strictObject({
     column: columnName.describe('legacy column the condition reads (trimmed)'),
     equals: z.union([z.string(), z.number(), z.boolean()]).optional().describe('true when the value equals this'),
-    in: z.array(z.union([z.string(), z.number()])).min(1).optional().describe('true when the value is one of these'),
+    in: z
+      .array(z.union([z.string(), z.number()]))
+      .min(1)
+      .optional()
+      .describe('true when the value is one of these'),
     notEmpty: z.literal(true).optional().describe('true when the value is not empty'),
     empty: z.literal(true).optional().describe('true when the value is empty'),
   })
@@ -23,21 +27,47 @@ export const conditionSchema = z
     message: 'expected exactly one of equals, in, notEmpty, empty',
   });
 export type Condition = z.output<typeof conditionSchema>;
-const whenSchema = z.union([conditionSchema, z.array(conditionSchema).min(1)]).optional().describe('the expression applies only when this holds; otherwise the field is left out');
+const whenSchema = z
+  .union([conditionSchema, z.array(conditionSchema).min(1)])
+  .optional()
+  .describe('the expression applies only when this holds; otherwise the field is left out');
 
-const NAMED_TRANSFORMS = ['trim', 'upper', 'lower', 'title', 'collapse-spaces', 'initials', 'email', 'phone', 'postcode-nl', 'boolean'] as const;
+const NAMED_TRANSFORMS = [
+  'trim',
+  'upper',
+  'lower',
+  'title',
+  'collapse-spaces',
+  'initials',
+  'email',
+  'phone',
+  'postcode-nl',
+  'boolean',
+] as const;
 export type NamedTransform = (typeof NAMED_TRANSFORMS)[number];
 
 export const transformSchema = z.union([
   z.enum(NAMED_TRANSFORMS).describe('trim | upper | lower | title | collapse-spaces | initials | email | phone | postcode-nl | boolean'),
   z.strictObject({ default: z.union([z.string(), z.number(), z.boolean()]).describe('value used when the input is empty') }),
   z.strictObject({
-    code: z.union([
-      z.string().min(1),
-      z.strictObject({ table: z.string().min(1), unknown: z.enum(['reject', 'keep', 'empty']).default('reject').describe('what an unknown legacy code does; default reject (UNKNOWN_CODE)') }),
-    ]).describe('code table of the mapping file (codes:) to translate legacy codes'),
+    code: z
+      .union([
+        z.string().min(1),
+        z.strictObject({
+          table: z.string().min(1),
+          unknown: z
+            .enum(['reject', 'keep', 'empty'])
+            .default('reject')
+            .describe('what an unknown legacy code does; default reject (UNKNOWN_CODE)'),
+        }),
+      ])
+      .describe('code table of the mapping file (codes:) to translate legacy codes'),
   }),
-  z.strictObject({ date: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).describe('accepted date format(s): dd, d, mm, m, yyyy and literal separators, e.g. dd-mm-yyyy, yyyymmdd') }),
+  z.strictObject({
+    date: z
+      .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+      .describe('accepted date format(s): dd, d, mm, m, yyyy and literal separators, e.g. dd-mm-yyyy, yyyymmdd'),
+  }),
   z.strictObject({
     number: z
       .strictObject({
@@ -46,23 +76,62 @@ export const transformSchema = z.union([
       })
       .default({ decimal: ',', thousands: '.' }),
   }),
-  z.strictObject({ split: z.strictObject({ separator: z.string().min(1), index: z.number().int().optional().describe('which part; negative counts from the end; default: all parts as a list') }) }),
+  z.strictObject({
+    split: z.strictObject({
+      separator: z.string().min(1),
+      index: z.number().int().optional().describe('which part; negative counts from the end; default: all parts as a list'),
+    }),
+  }),
   z.strictObject({ join: z.string().describe('joins a list into one string, leaving out empty parts') }),
-  z.strictObject({ phone: z.strictObject({ country: z.string().length(2).default('NL').describe('country of numbers written without an international prefix; default NL') }) }),
-  z.strictObject({ pattern: z.strictObject({ regex: z.string().min(1), message: z.string().optional() }).describe('rejects a value that does not match') }),
-  z.strictObject({ replace: z.strictObject({ regex: z.string().min(1), with: z.string() }).describe('regular-expression replacement (all matches)') }),
+  z.strictObject({
+    phone: z.strictObject({
+      country: z.string().length(2).default('NL').describe('country of numbers written without an international prefix; default NL'),
+    }),
+  }),
+  z.strictObject({
+    pattern: z.strictObject({ regex: z.string().min(1), message: z.string().optional() }).describe('rejects a value that does not match'),
+  }),
+  z.strictObject({
+    replace: z.strictObject({ regex: z.string().min(1), with: z.string() }).describe('regular-expression replacement (all matches)'),
+  }),
 ]);
 export type Transform = z.output<typeof transformSchema>;
 
 const transformsSchema = z.array(transformSchema).default([]).describe('applied in order; an empty value skips them (except default)');
 const requiredSchema = z.boolean().default(false).describe('reject the row (MISSING_REQUIRED_FIELD) when the value ends up empty');
 
-export interface ColumnExpr { column: string; transforms: Transform[]; when?: Condition | Condition[] | undefined; required: boolean }
-export interface ValueExpr { value: unknown; when?: Condition | Condition[] | undefined }
-export interface ConcatExpr { concat: Expr[]; separator: string; transforms: Transform[]; when?: Condition | Condition[] | undefined; required: boolean }
-export interface FirstExpr { first: Expr[]; transforms: Transform[]; when?: Condition | Condition[] | undefined; required: boolean }
-export interface ObjectExpr { object: Record<string, Expr>; when?: Condition | Condition[] | undefined }
-export interface ListExpr { list: Expr[]; when?: Condition | Condition[] | undefined; /** written as a bare YAML list */ bare?: boolean }
+export interface ColumnExpr {
+  column: string;
+  transforms: Transform[];
+  when?: Condition | Condition[] | undefined;
+  required: boolean;
+}
+export interface ValueExpr {
+  value: unknown;
+  when?: Condition | Condition[] | undefined;
+}
+export interface ConcatExpr {
+  concat: Expr[];
+  separator: string;
+  transforms: Transform[];
+  when?: Condition | Condition[] | undefined;
+  required: boolean;
+}
+export interface FirstExpr {
+  first: Expr[];
+  transforms: Transform[];
+  when?: Condition | Condition[] | undefined;
+  required: boolean;
+}
+export interface ObjectExpr {
+  object: Record<string, Expr>;
+  when?: Condition | Condition[] | undefined;
+}
+export interface ListExpr {
+  list: Expr[];
+  when?: Condition | Condition[] | undefined /** written as a bare YAML list */;
+  bare?: boolean;
+}
 export interface ReferenceExpr {
   referenceId: { column?: string | undefined; scope?: string | undefined; suffix?: string | undefined; transforms: Transform[] };
   when?: Condition | Condition[] | undefined;
@@ -76,14 +145,20 @@ export const exprSchema: z.ZodType<Expr, unknown> = z.lazy(() =>
     z.array(exprSchema).transform((list): Expr => ({ list, bare: true })),
     z.strictObject({ column: columnName, transforms: transformsSchema, when: whenSchema, required: requiredSchema }),
     z.strictObject({ value: z.union([z.string(), z.number(), z.boolean()]), when: whenSchema }),
-    z.strictObject({ concat: z.array(exprSchema).min(1), separator: z.string().default(' '), transforms: transformsSchema, when: whenSchema, required: requiredSchema }),
+    z.strictObject({
+      concat: z.array(exprSchema).min(1),
+      separator: z.string().default(' '),
+      transforms: transformsSchema,
+      when: whenSchema,
+      required: requiredSchema,
+    }),
     z.strictObject({ first: z.array(exprSchema).min(1), transforms: transformsSchema, when: whenSchema, required: requiredSchema }),
     z.strictObject({ object: z.record(z.string(), exprSchema), when: whenSchema }),
     z.strictObject({ list: z.array(exprSchema), when: whenSchema }),
     z.strictObject({
       referenceId: z.strictObject({
-        column: columnName.optional().describe('legacy column holding another row\'s key (a relation); default: this row\'s own key'),
-        scope: z.string().min(1).optional().describe('key scope of the target; default: this mapping\'s key scope'),
+        column: columnName.optional().describe("legacy column holding another row's key (a relation); default: this row's own key"),
+        scope: z.string().min(1).optional().describe("key scope of the target; default: this mapping's key scope"),
         suffix: z.string().min(1).optional().describe('derives a sub-entity id (an address) from the key: scope:key#suffix'),
         transforms: transformsSchema,
       }),
@@ -92,14 +167,19 @@ export const exprSchema: z.ZodType<Expr, unknown> = z.lazy(() =>
   ]),
 ) as z.ZodType<Expr, unknown>;
 
-export const codeTableSchema = z.record(z.string(), z.union([z.string(), z.null()])).describe('legacy code → platform code (null: known, means empty)');
+export const codeTableSchema = z
+  .record(z.string(), z.union([z.string(), z.null()]))
+  .describe('legacy code → platform code (null: known, means empty)');
 
 export const mappingFileSchema = z.strictObject({
   type: z.enum(STAGED_TYPES).describe('staged record type: person or organisation'),
   key: z
     .strictObject({
-      column: columnName.describe('legacy column holding the row\'s key'),
-      scope: z.string().regex(/^[A-Za-z0-9_.-]+$/, { message: 'expected letters, digits, _ . or -' }).describe('key scope: keys are unique per scope, and the referenceId is uuidv5("scope:key", namespace)'),
+      column: columnName.describe("legacy column holding the row's key"),
+      scope: z
+        .string()
+        .regex(/^[A-Za-z0-9_.-]+$/, { message: 'expected letters, digits, _ . or -' })
+        .describe('key scope: keys are unique per scope, and the referenceId is uuidv5("scope:key", namespace)'),
       transforms: transformsSchema,
     })
     .describe('the legacy key: identifies the row, derives its referenceId'),
@@ -138,10 +218,18 @@ export function checkMappingDeclarations(
     });
   };
   /** The fields of an object: each checked against the staged object's (when known), then walked. */
-  const fields = (entries: Record<string, Expr>, shape: Record<string, z.ZodType> | null | undefined, path: (string | number)[], what: string) => {
+  const fields = (
+    entries: Record<string, Expr>,
+    shape: Record<string, z.ZodType> | null | undefined,
+    path: (string | number)[],
+    what: string,
+  ) => {
     for (const [name, e] of Object.entries(entries)) {
       if (shape && !(name in shape)) {
-        problems.push({ path: [...path, name], message: `${what} has no field ${JSON.stringify(name)}: staging would drop it; expected one of ${Object.keys(shape).join(', ')}` });
+        problems.push({
+          path: [...path, name],
+          message: `${what} has no field ${JSON.stringify(name)}: staging would drop it; expected one of ${Object.keys(shape).join(', ')}`,
+        });
       }
       walk(e, shape?.[name], [...path, name], name);
     }

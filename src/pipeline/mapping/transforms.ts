@@ -62,7 +62,19 @@ const LETTER = /\p{L}/u;
 
 /** Whether a UTF-16 code unit is whitespace as `\s` reads it. */
 function isSpaceCode(c: number): boolean {
-  return c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+  return (
+    c === 0x20 ||
+    (c >= 0x09 && c <= 0x0d) ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
 }
 
 /**
@@ -215,7 +227,19 @@ export function compileNumberFormat(f: NumberFormat): (text: string) => number |
 // ---------------------------------------------------------------------------------------------
 // Phone numbers, e-mail, postcodes
 
-const CALLING_CODES: Record<string, string> = { NL: '31', BE: '32', DE: '49', FR: '33', GB: '44', LU: '352', ES: '34', IT: '39', AT: '43', CH: '41', US: '1' };
+const CALLING_CODES: Record<string, string> = {
+  NL: '31',
+  BE: '32',
+  DE: '49',
+  FR: '33',
+  GB: '44',
+  LU: '352',
+  ES: '34',
+  IT: '39',
+  AT: '43',
+  CH: '41',
+  US: '1',
+};
 
 /**
  * Normalises a phone number to E.164. Numbers without an international prefix are read as
@@ -223,7 +247,7 @@ const CALLING_CODES: Record<string, string> = { NL: '31', BE: '32', DE: '49', FR
  * @example normalisePhone('06-12 34 56 78') // '+31612345678'
  */
 export function normalisePhone(text: string, country = 'NL'): string | undefined {
-  let s = text.replace(/[\s\-().\/]/g, '');
+  let s = text.replace(/[\s\-()./]/g, '');
   if (s.startsWith('00')) s = `+${s.slice(2)}`;
   if (s.startsWith('+')) {
     // "+31 (0)6…" written with the trunk zero kept
@@ -283,7 +307,14 @@ export function compileTransform(t: Transform, codes: CodeTables): { step: Step;
   if ('code' in t) {
     const { table: name, unknown } = typeof t.code === 'string' ? { table: t.code, unknown: 'reject' as const } : t.code;
     const table = codes[name];
-    if (!table) throw new Error(`unknown code table ${JSON.stringify(name)}; the mapping's codes: declares ${Object.keys(codes).map((k) => JSON.stringify(k)).join(', ') || 'none'}`);
+    if (!table)
+      throw new Error(
+        `unknown code table ${JSON.stringify(name)}; the mapping's codes: declares ${
+          Object.keys(codes)
+            .map((k) => JSON.stringify(k))
+            .join(', ') || 'none'
+        }`,
+      );
     const map = new Map(Object.entries(table));
     const known = [...map.keys()].slice(0, 12).join(', ') + (map.size > 12 ? ', …' : '');
     return {
@@ -303,7 +334,8 @@ export function compileTransform(t: Transform, codes: CodeTables): { step: Step;
     const formats = list.map(compileDateFormat);
     const expected = list.join(' or ');
     return {
-      step: (v) => parseDate(asText(v).trim(), formats) ?? new TransformFailure('INVALID_FIELD_VALUE', `not a valid date, expected ${expected}`),
+      step: (v) =>
+        parseDate(asText(v).trim(), formats) ?? new TransformFailure('INVALID_FIELD_VALUE', `not a valid date, expected ${expected}`),
       acceptsEmpty: false,
     };
   }
@@ -311,7 +343,10 @@ export function compileTransform(t: Transform, codes: CodeTables): { step: Step;
     const parse = compileNumberFormat(t.number);
     const example = `1${t.number.thousands}234${t.number.decimal}56`;
     return {
-      step: (v) => (typeof v === 'number' ? v : parse(asText(v).trim()) ?? new TransformFailure('INVALID_FIELD_VALUE', `not a number, expected a number like ${example}`)),
+      step: (v) =>
+        typeof v === 'number'
+          ? v
+          : (parse(asText(v).trim()) ?? new TransformFailure('INVALID_FIELD_VALUE', `not a number, expected a number like ${example}`)),
       acceptsEmpty: false,
     };
   }
@@ -328,11 +363,19 @@ export function compileTransform(t: Transform, codes: CodeTables): { step: Step;
   }
   if ('join' in t) {
     const sep = t.join;
-    return { step: (v) => (Array.isArray(v) ? v.filter((x) => x !== '' && x !== undefined && x !== null).join(sep) : v), acceptsEmpty: false };
+    return {
+      step: (v) => (Array.isArray(v) ? v.filter((x) => x !== '' && x !== undefined && x !== null).join(sep) : v),
+      acceptsEmpty: false,
+    };
   }
   if ('phone' in t) {
     const country = t.phone.country;
-    return { step: (v) => normalisePhone(asText(v), country) ?? new TransformFailure('INVALID_FIELD_VALUE', `not a phone number, expected a ${country} or international number`), acceptsEmpty: false };
+    return {
+      step: (v) =>
+        normalisePhone(asText(v), country) ??
+        new TransformFailure('INVALID_FIELD_VALUE', `not a phone number, expected a ${country} or international number`),
+      acceptsEmpty: false,
+    };
   }
   if ('pattern' in t) {
     const regex = new RegExp(t.pattern.regex, 'u');
@@ -345,8 +388,17 @@ export function compileTransform(t: Transform, codes: CodeTables): { step: Step;
 }
 
 const BOOLEANS = new Map<string, boolean>([
-  ['true', true], ['false', false], ['j', true], ['n', false], ['ja', true], ['nee', false],
-  ['y', true], ['yes', true], ['no', false], ['1', true], ['0', false],
+  ['true', true],
+  ['false', false],
+  ['j', true],
+  ['n', false],
+  ['ja', true],
+  ['nee', false],
+  ['y', true],
+  ['yes', true],
+  ['no', false],
+  ['1', true],
+  ['0', false],
 ]);
 
 const NAMED: Record<Exclude<Transform, object>, Step> = {
@@ -357,7 +409,12 @@ const NAMED: Record<Exclude<Transform, object>, Step> = {
   'collapse-spaces': (v) => collapseSpaces(asText(v)),
   initials: (v) => initials(asText(v)),
   email: (v) => normaliseEmail(asText(v)) ?? new TransformFailure('INVALID_FIELD_VALUE', 'not an e-mail address, expected name@domain.tld'),
-  phone: (v) => normalisePhone(asText(v)) ?? new TransformFailure('INVALID_FIELD_VALUE', 'not a phone number, expected a NL or international number'),
+  phone: (v) =>
+    normalisePhone(asText(v)) ?? new TransformFailure('INVALID_FIELD_VALUE', 'not a phone number, expected a NL or international number'),
   'postcode-nl': (v) => postcodeNl(asText(v)) ?? new TransformFailure('INVALID_FIELD_VALUE', 'not a Dutch postcode, expected 1234 AB'),
-  boolean: (v) => (typeof v === 'boolean' ? v : BOOLEANS.get(asText(v).trim().toLowerCase()) ?? new TransformFailure('INVALID_FIELD_VALUE', 'not a yes/no value, expected true/false, j/n, ja/nee, y/n or 1/0')),
+  boolean: (v) =>
+    typeof v === 'boolean'
+      ? v
+      : (BOOLEANS.get(asText(v).trim().toLowerCase()) ??
+        new TransformFailure('INVALID_FIELD_VALUE', 'not a yes/no value, expected true/false, j/n, ja/nee, y/n or 1/0')),
 };

@@ -4,7 +4,7 @@
  * otherwise wait (read-parallel.ts).
  */
 import { encodeRecord } from '../batcher/index.js';
-import { NumberColumnBuilder, StringColumnBuilder, Utf8Builder, type StreamFormat } from '../../codec/index.js';
+import { NumberColumnBuilder, StringColumnBuilder, Utf8Builder } from '../../codec/index.js';
 import type { MapContext } from '../mapping/compile.js';
 import { mapAndCheck, rejectUnreadable, type PreparedSource } from '../read-pipeline.js';
 import { isSourceRowError } from '../source/index.js';
@@ -17,7 +17,9 @@ const ctx: MapContext = { reasons: null, refs: [], key: '' };
 /** The pack's typed arrays, to hand over without copying. */
 export function transferables(pack: ChunkPack): ArrayBuffer[] {
   const columns = [pack.rowHashes, pack.keys, pack.referenceIds, pack.contentHashes, pack.entityTypes, pack.refs.keys].map((c) => c.ends);
-  return [pack.kinds, pack.lines, pack.byteOffsets, pack.frameBytes, pack.frames, pack.refs.rows, pack.refs.declarations, ...columns].map((a) => a.buffer as ArrayBuffer);
+  return [pack.kinds, pack.lines, pack.byteOffsets, pack.frameBytes, pack.frames, pack.refs.rows, pack.refs.declarations, ...columns].map(
+    (a) => a.buffer as ArrayBuffer,
+  );
 }
 
 /**
@@ -25,7 +27,11 @@ export function transferables(pack: ChunkPack): ArrayBuffer[] {
  * @example const pack = await readChunk(source, { path, file, range: { start: 131136, end: 1179799, line: 1005, columns } }, { encode: 'json-seq', hashRows: true });
  *          pack.n // rows read; pack.outcome.endedAtRecord // whether the range ended at a record
  */
-export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 'source'>, mode: Omit<WorkerSetup, 'pipelineFile'>): Promise<ChunkPack> {
+export async function readChunk(
+  s: PreparedSource,
+  job: Omit<ChunkJob, 'id' | 'source'>,
+  mode: Omit<WorkerSetup, 'pipelineFile'>,
+): Promise<ChunkPack> {
   const { encode } = mode;
   const outcome: CsvReadOutcome = { endLine: 0, endByte: 0, endedAtRecord: true };
   // Columns, not arrays of numbers or objects: see number-column.ts and ref-columns.ts.
@@ -42,7 +48,17 @@ export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 's
   const contentHashes = new StringColumnBuilder();
   const entityTypes = new StringColumnBuilder();
   const frames = new Utf8Builder();
-  const rows = readCsvBatches({ source: s.def.name, path: job.path, file: job.file, encoding: s.def.encoding, csv: s.def.csv, requiredColumns: s.mapping.columns, range: job.range, outcome, hashRows: mode.hashRows });
+  const rows = readCsvBatches({
+    source: s.def.name,
+    path: job.path,
+    file: job.file,
+    encoding: s.def.encoding,
+    csv: s.def.csv,
+    requiredColumns: s.mapping.columns,
+    range: job.range,
+    outcome,
+    hashRows: mode.hashRows,
+  });
   for await (const batch of rows) {
     for (const row of batch) {
       const i = kinds.length;
@@ -51,7 +67,9 @@ export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 's
       byteOffsets.push(p.byteOffset);
       // A column nothing is pushed to reads '' for every row (stringAt): plan hashes no rows.
       if (mode.hashRows) rowHashes.push(p.hash);
-      const v = isSourceRowError(row) ? { kind: 'final' as const, row: rejectUnreadable(row) } : mapAndCheck(s.mapping, row, ctx, encode !== undefined);
+      const v = isSourceRowError(row)
+        ? { kind: 'final' as const, row: rejectUnreadable(row) }
+        : mapAndCheck(s.mapping, row, ctx, encode !== undefined);
       if (v.kind === 'final') {
         kinds.push(1);
         finals.push({ i, row: v.row });
@@ -69,7 +87,11 @@ export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 's
       referenceIds.push(v.referenceId);
       if (v.refs.length > 0) refs.push(i, v.refs);
       if (v.mappingReasons !== null || !v.check.ok) {
-        extras.push({ i, ...(v.mappingReasons !== null ? { mappingReasons: v.mappingReasons } : {}), ...(!v.check.ok ? { checkReasons: v.check.reasons } : {}) });
+        extras.push({
+          i,
+          ...(v.mappingReasons !== null ? { mappingReasons: v.mappingReasons } : {}),
+          ...(!v.check.ok ? { checkReasons: v.check.reasons } : {}),
+        });
       }
       if (encode && v.check.ok && v.mappingReasons === null) {
         const e = encodeRecord(v.check.record!, encode); // kept: mapAndCheck keeps records when framing
@@ -103,4 +125,3 @@ export async function readChunk(s: PreparedSource, job: Omit<ChunkJob, 'id' | 's
     outcome,
   };
 }
-

@@ -161,7 +161,14 @@ export class ParallelReader {
    * The rows of one file, in batches, settled here in file order.
    * @example for await (const rows of reader.readFile(0, source, file, keys, sequential)) …
    */
-  async *readFile(sourceIndex: number, s: PreparedSource, f: PreparedSource['files'][number], keys: KeyChecks, sequential: ReadSequentially, signal?: AbortSignal): AsyncGenerator<Iterable<FrontRow>> {
+  async *readFile(
+    sourceIndex: number,
+    s: PreparedSource,
+    f: PreparedSource['files'][number],
+    keys: KeyChecks,
+    sequential: ReadSequentially,
+    signal?: AbortSignal,
+  ): AsyncGenerator<Iterable<FrontRow>> {
     const opening = this.prefetched.get(f.path) ?? this.openFile(sourceIndex, s, f, signal);
     this.prefetched.delete(f.path);
     const file = await opening;
@@ -173,9 +180,21 @@ export class ParallelReader {
   }
 
   /** A file cut into ranges, ready to hand them out; undefined when it cannot be split. */
-  private async openFile(sourceIndex: number, s: PreparedSource, f: PreparedSource['files'][number], signal: AbortSignal | undefined): Promise<FileRead | undefined> {
+  private async openFile(
+    sourceIndex: number,
+    s: PreparedSource,
+    f: PreparedSource['files'][number],
+    signal: AbortSignal | undefined,
+  ): Promise<FileRead | undefined> {
     const enc = await detectEncoding(f.path, f.file, s.def.encoding);
-    const split = await (this.options.split ?? splitCsv)({ path: f.path, enc, delimiter: s.def.csv.delimiter, quote: s.def.csv.quote, chunkBytes: this.chunkBytes, signal });
+    const split = await (this.options.split ?? splitCsv)({
+      path: f.path,
+      enc,
+      delimiter: s.def.csv.delimiter,
+      quote: s.def.csv.quote,
+      chunkBytes: this.chunkBytes,
+      signal,
+    });
     if (!split) return undefined;
     if (this.closed) {
       await split.chunks.return(undefined);
@@ -191,16 +210,22 @@ export class ParallelReader {
     if (this.workers.length > 0) return;
     const setup: WorkerSetup = { pipelineFile: this.pipelineFile, ...this.mode };
     for (let w = 0; w < this.count; w++) {
-      const worker = new Worker(this.options.workerUrl ?? WORKER_URL, { workerData: setup, resourceLimits: { maxYoungGenerationSizeMb: this.options.youngGenerationMb ?? LEAN_YOUNG_GENERATION_MB } });
+      const worker = new Worker(this.options.workerUrl ?? WORKER_URL, {
+        workerData: setup,
+        resourceLimits: { maxYoungGenerationSizeMb: this.options.youngGenerationMb ?? LEAN_YOUNG_GENERATION_MB },
+      });
       worker.on('message', (reply: WorkerReply) => {
         const p = this.pending.get(reply.id);
         if (!p) return;
         this.pending.delete(reply.id);
         this.load[w]!--;
         if ('pack' in reply) p.resolve(reply.pack);
-        else if ('error' in reply) p.reject(new StagecoachError(reply.error.code as ErrorCode, reply.error.message, reply.error.context ?? {}));
+        else if ('error' in reply)
+          p.reject(new StagecoachError(reply.error.code as ErrorCode, reply.error.message, reply.error.context ?? {}));
       });
-      worker.on('error', (err) => this.fail(new StagecoachError('INTERNAL_ERROR', `a reader worker failed: ${err.message}`, {}, { cause: err })));
+      worker.on('error', (err) =>
+        this.fail(new StagecoachError('INTERNAL_ERROR', `a reader worker failed: ${err.message}`, {}, { cause: err })),
+      );
       worker.on('exit', (code) => {
         if (code !== 0) this.fail(new StagecoachError('INTERNAL_ERROR', `a reader worker exited with ${code}`));
       });
@@ -266,10 +291,21 @@ function* settle(pack: ChunkPack, s: PreparedSource, f: PreparedSource['files'][
     const legacyKey = stringAt(pack.keys, i);
     const line = pack.lines[i]!;
     const reasons = settleRow(s.mapping, legacyKey, f.index, line, x?.mappingReasons ?? null, refs.of(i), x?.checkReasons ?? null, keys);
-    const row = { source: s.def.name, provenance: { file: f.file, line, byteOffset: pack.byteOffsets[i]!, hash: stringAt(pack.rowHashes, i) } };
+    const row = {
+      source: s.def.name,
+      provenance: { file: f.file, line, byteOffset: pack.byteOffsets[i]!, hash: stringAt(pack.rowHashes, i) },
+    };
     const referenceId = stringAt(pack.referenceIds, i);
     if (reasons === null && x?.checkReasons === undefined) {
-      const encoded = bytes > 0 ? { frame: frames.subarray(frameAt, frameAt + bytes), bytes, contentHash: stringAt(pack.contentHashes, i), entityType: stringAt(pack.entityTypes, i) || undefined } : undefined;
+      const encoded =
+        bytes > 0
+          ? {
+              frame: frames.subarray(frameAt, frameAt + bytes),
+              bytes,
+              contentHash: stringAt(pack.contentHashes, i),
+              entityType: stringAt(pack.entityTypes, i) || undefined,
+            }
+          : undefined;
       yield { kind: 'mapped', component: 'Counterparties', legacyKey, referenceId, row, ...(encoded ? { encoded } : {}) };
     } else {
       yield { kind: 'rejected', component: 'Counterparties', legacyKey, referenceId, reasons: reasons ?? [], row };
@@ -357,7 +393,12 @@ class FileRead {
           // read-ahead has learnt them meanwhile: the header is read again).
           if (this.reader.options.stats) this.reader.options.stats.fallbacks++;
           const columns = head.job.range.columns;
-          yield* sequential({ start: chunk.start, line: expectLine, recordDelimiter: split.recordDelimiter, ...(columns ? { columns } : {}) });
+          yield* sequential({
+            start: chunk.start,
+            line: expectLine,
+            recordDelimiter: split.recordDelimiter,
+            ...(columns ? { columns } : {}),
+          });
           return;
         }
         if (head.job.range.columns === undefined) {
@@ -404,8 +445,19 @@ class FileRead {
         return;
       }
       const columns = this.columns;
-      const range: CsvRange = { start: next.value.start, line: next.value.line, recordDelimiter: this.split.recordDelimiter, ...(next.value.end !== undefined ? { end: next.value.end } : {}), ...(columns ? { columns } : {}) };
-      this.queue.push({ chunk: next.value, job: { source: this.sourceIndex, path: this.f.path, file: this.f.file, range }, pack: undefined, done: false });
+      const range: CsvRange = {
+        start: next.value.start,
+        line: next.value.line,
+        recordDelimiter: this.split.recordDelimiter,
+        ...(next.value.end !== undefined ? { end: next.value.end } : {}),
+        ...(columns ? { columns } : {}),
+      };
+      this.queue.push({
+        chunk: next.value,
+        job: { source: this.sourceIndex, path: this.f.path, file: this.f.file, range },
+        pack: undefined,
+        done: false,
+      });
     }
   }
 

@@ -27,7 +27,14 @@ port.on('message', (job: ChunkJob) => {
       return;
     } catch (err) {
       const e = err as Error;
-      reply = { id: job.id, error: { code: err instanceof StagecoachError ? err.code : 'SOURCE_READ_FAILED', message: e.message, ...(err instanceof StagecoachError ? { context: { ...err.context } } : {}) } };
+      reply = {
+        id: job.id,
+        error: {
+          code: err instanceof StagecoachError ? err.code : 'SOURCE_READ_FAILED',
+          message: e.message,
+          ...(err instanceof StagecoachError ? { context: { ...err.context } } : {}),
+        },
+      };
     }
     port.postMessage(reply);
   });

@@ -15,7 +15,15 @@ import { resolve } from 'node:path';
 import { createClient, type ClientLogger, type ClientOptions } from '../../client/index.js';
 import { StagecoachError, type ErrorCode } from '../../contract/errors.js';
 import type { Component, StagingResult } from '../../contract/migration.js';
-import { DEFAULT_LEDGER_FILE, openLedger, openLedgerWriter, type Ledger, type LedgerRejectInput, type LedgerWriter, type RecordState } from '../../ledger/index.js';
+import {
+  DEFAULT_LEDGER_FILE,
+  openLedger,
+  openLedgerWriter,
+  type Ledger,
+  type LedgerRejectInput,
+  type LedgerWriter,
+  type RecordState,
+} from '../../ledger/index.js';
 import { Batcher, prepareRecord, type Batch, type BatchItem } from '../batcher/index.js';
 import { loadPipeline, readPipelineBatches, type PipelineDefinition } from '../read-pipeline.js';
 import { listSourceFiles } from '../source/index.js';
@@ -39,7 +47,11 @@ export interface PipelineClient {
   migrations: {
     current(opts?: { signal?: AbortSignal }): Promise<{ referenceId: string; components?: Array<{ component: string }> } | undefined>;
     create(components: readonly Component[], opts?: { signal?: AbortSignal }): Promise<{ referenceId: string }>;
-    stageCounterparties(migrationId: string, body: Uint8Array | string, opts: { format?: 'json-seq' | 'jsonl'; signal?: AbortSignal }): Promise<StagingResult[]>;
+    stageCounterparties(
+      migrationId: string,
+      body: Uint8Array | string,
+      opts: { format?: 'json-seq' | 'jsonl'; signal?: AbortSignal },
+    ): Promise<StagingResult[]>;
   };
   close?(): Promise<void>;
 }
@@ -163,8 +175,11 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunRepor
   let ownClient: PipelineClient | undefined;
   const client =
     options.client ??
-    (options.connection ? (ownClient = createClient({ ...options.connection, logger: countingLogger(retries, options.connection.logger) })) : undefined);
-  if (!client && !options.sink) throw new StagecoachError('CONFIG_INVALID', 'runPipeline needs a client or a connection to reach the platform');
+    (options.connection
+      ? (ownClient = createClient({ ...options.connection, logger: countingLogger(retries, options.connection.logger) }))
+      : undefined);
+  if (!client && !options.sink)
+    throw new StagecoachError('CONFIG_INVALID', 'runPipeline needs a client or a connection to reach the platform');
   const ledger = openLedger(ledgerFile);
   try {
     return await runWith(def, ledger, client, options, ownClient ? retries : undefined);
@@ -174,7 +189,13 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunRepor
   }
 }
 
-async function runWith(def: PipelineDefinition, ledger: Ledger, client: PipelineClient | undefined, options: RunPipelineOptions, retries: { count: number } | undefined): Promise<RunReport> {
+async function runWith(
+  def: PipelineDefinition,
+  ledger: Ledger,
+  client: PipelineClient | undefined,
+  options: RunPipelineOptions,
+  retries: { count: number } | undefined,
+): Promise<RunReport> {
   const log = options.logger;
   const started = performance.now();
   const { run, scope, crashed } = ledger.startRun({
@@ -184,7 +205,11 @@ async function runWith(def: PipelineDefinition, ledger: Ledger, client: Pipeline
     pipelineHash: await pipelineHash(def),
     readsEverything: options.corrections === undefined,
   });
-  for (const c of crashed) log?.warn({ run: c.id, pid: c.pid, startedAt: c.startedAt }, `run ${c.id} of ${def.name} ended without finishing (crashed); its in-flight records are sent again`);
+  for (const c of crashed)
+    log?.warn(
+      { run: c.id, pid: c.pid, startedAt: c.startedAt },
+      `run ${c.id} of ${def.name} ended without finishing (crashed); its in-flight records are sent again`,
+    );
 
   const report: RunReport = {
     runId: run.id,
@@ -253,7 +278,11 @@ async function runWith(def: PipelineDefinition, ledger: Ledger, client: Pipeline
       format,
       ...(options.signal ? { signal: options.signal } : {}),
       onBatch: (e) => {
-        if (e.type === 'failed' && !e.aborted) log?.warn({ batch: e.batchId, seq: e.seq, error: e.error }, 'upload failed; its records stay in_flight and are sent again next run');
+        if (e.type === 'failed' && !e.aborted)
+          log?.warn(
+            { batch: e.batchId, seq: e.seq, error: e.error },
+            'upload failed; its records stay in_flight and are sent again next run',
+          );
         options.onBatch?.(e);
         progress.tick();
       },
@@ -274,7 +303,11 @@ async function runWith(def: PipelineDefinition, ledger: Ledger, client: Pipeline
       if (!lookups || lookups.length === 0) return;
       const group = lookups;
       lookups = [];
-      const settled = ledger.settledKeys(scope, migrationNo!, group.map((i) => i.record));
+      const settled = ledger.settledKeys(
+        scope,
+        migrationNo!,
+        group.map((i) => i.record),
+      );
       for (const item of group) {
         if (settled.has(item.record.legacyKey)) report.skippedUnchanged++;
         else {
@@ -286,7 +319,11 @@ async function runWith(def: PipelineDefinition, ledger: Ledger, client: Pipeline
 
     // In batches, and an await only where a batch closed: a promise and a microtask turn per
     // row cost about 0.3 µs each (read-pipeline.ts).
-    const batchesOfRows = readPipelineBatches(def, { signal: readAbort.signal, ...(options.corrections ? { corrections: options.corrections } : {}), parallel: { workers: def.concurrency.workers, busyThreads: RUN_BUSY_THREADS, encode: format } });
+    const batchesOfRows = readPipelineBatches(def, {
+      signal: readAbort.signal,
+      ...(options.corrections ? { corrections: options.corrections } : {}),
+      parallel: { workers: def.concurrency.workers, busyThreads: RUN_BUSY_THREADS, encode: format },
+    });
     reading: for await (const rows of batchesOfRows) {
       for (const row of rows) {
         report.rowsRead++;
@@ -324,7 +361,11 @@ async function runWith(def: PipelineDefinition, ledger: Ledger, client: Pipeline
     if (rejects.length > 0) flushRejects();
     const unsent = batcher ? batcher.takePending() : { records: [], bytes: 0 };
     if (lookups && lookups.length > 0 && migrationNo !== null) {
-      const settled = ledger.settledKeys(scope, migrationNo, lookups.map((i) => i.record));
+      const settled = ledger.settledKeys(
+        scope,
+        migrationNo,
+        lookups.map((i) => i.record),
+      );
       for (const item of lookups) {
         if (settled.has(item.record.legacyKey)) {
           report.skippedUnchanged++;
@@ -371,15 +412,36 @@ async function runWith(def: PipelineDefinition, ledger: Ledger, client: Pipeline
   report.recordsPerSecond = report.durationMs > 0 ? Math.round((report.rowsRead * 1000) / report.durationMs) : 0;
   report.ledger = ledger.counts(def.name, def.component);
   report.complete =
-    report.status === 'completed' && report.unconfirmed === 0 && report.unsent === 0 && (report.failedByCode.NO_STAGING_RESULT ?? 0) === 0 && report.ledger.in_flight === 0 && report.ledger.mapped === 0;
+    report.status === 'completed' &&
+    report.unconfirmed === 0 &&
+    report.unsent === 0 &&
+    (report.failedByCode.NO_STAGING_RESULT ?? 0) === 0 &&
+    report.ledger.in_flight === 0 &&
+    report.ledger.mapped === 0;
   ledger.finishRun(run.id, report.status, report);
   progress.finish();
-  log?.info({ run: report.runId, status: report.status, staged: report.staged, skipped: report.skippedUnchanged, rejected: report.rejected, failed: report.failed, durationMs: report.durationMs }, `run ${report.runId} ${report.status}`);
+  log?.info(
+    {
+      run: report.runId,
+      status: report.status,
+      staged: report.staged,
+      skipped: report.skippedUnchanged,
+      rejected: report.rejected,
+      failed: report.failed,
+      durationMs: report.durationMs,
+    },
+    `run ${report.runId} ${report.status}`,
+  );
   return report;
 }
 
 /** The tenant's current migration, or a new one for the pipeline's component. */
-async function attachMigration(def: PipelineDefinition, client: PipelineClient | undefined, signal: AbortSignal | undefined, log: RunLogger | undefined): Promise<{ referenceId: string; created: boolean }> {
+async function attachMigration(
+  def: PipelineDefinition,
+  client: PipelineClient | undefined,
+  signal: AbortSignal | undefined,
+  log: RunLogger | undefined,
+): Promise<{ referenceId: string; created: boolean }> {
   if (!client) throw new StagecoachError('CONFIG_INVALID', 'no client to find the migration with');
   const sig = signal ? { signal } : {};
   if (def.target.migration === 'current') {
@@ -387,7 +449,10 @@ async function attachMigration(def: PipelineDefinition, client: PipelineClient |
     if (current) {
       const components = current.components?.map((c) => c.component) ?? [];
       if (components.length > 0 && !components.includes(def.component)) {
-        log?.warn({ migration: current.referenceId, components }, `the current migration ${current.referenceId} was registered for ${components.join(', ')}, not ${def.component}; staging decides whether it takes these records`);
+        log?.warn(
+          { migration: current.referenceId, components },
+          `the current migration ${current.referenceId} was registered for ${components.join(', ')}, not ${def.component}; staging decides whether it takes these records`,
+        );
       }
       log?.info({ migration: current.referenceId }, `attached to the current migration ${current.referenceId}`);
       return { referenceId: current.referenceId, created: false };
@@ -436,7 +501,13 @@ function errorOf(err: unknown): { code: ErrorCode; message: string } {
 }
 
 /** Progress: counts, speed and an ETA from the share of source bytes read. */
-function progressTracker(def: PipelineDefinition, options: RunPipelineOptions, report: RunReport, uploader: () => Uploader | undefined, started: number) {
+function progressTracker(
+  def: PipelineDefinition,
+  options: RunPipelineOptions,
+  report: RunReport,
+  uploader: () => Uploader | undefined,
+  started: number,
+) {
   const every = options.progressEveryMs ?? 250;
   const fileStart = new Map<string, number>();
   let totalBytes = 0;

@@ -14,11 +14,36 @@ import { fileURLToPath } from 'node:url';
 import iconv from 'iconv-lite';
 
 export const PERSON_COLUMNS = [
-  'klantnr', 'voorletters', 'voornamen', 'tussenvoegsel', 'achternaam', 'geslacht', 'geboortedatum', 'nationaliteit',
-  'straat', 'huisnummer', 'postcode', 'woonplaats', 'land', 'telefoon', 'email', 'inkomen', 'inkomen_frequentie', 'partner_klantnr',
+  'klantnr',
+  'voorletters',
+  'voornamen',
+  'tussenvoegsel',
+  'achternaam',
+  'geslacht',
+  'geboortedatum',
+  'nationaliteit',
+  'straat',
+  'huisnummer',
+  'postcode',
+  'woonplaats',
+  'land',
+  'telefoon',
+  'email',
+  'inkomen',
+  'inkomen_frequentie',
+  'partner_klantnr',
 ] as const;
 
-export const PERSON_DEFECTS = ['missing-surname', 'impossible-date', 'unknown-nationality', 'duplicate-klantnr', 'partner-missing', 'wrong-column-count', 'bad-postcode', 'invalid-email'] as const;
+export const PERSON_DEFECTS = [
+  'missing-surname',
+  'impossible-date',
+  'unknown-nationality',
+  'duplicate-klantnr',
+  'partner-missing',
+  'wrong-column-count',
+  'bad-postcode',
+  'invalid-email',
+] as const;
 export const ORGANISATION_DEFECTS = ['director-missing', 'invalid-email', 'missing-name', 'duplicate-kvk'] as const;
 export type DefectKind = (typeof PERSON_DEFECTS)[number] | (typeof ORGANISATION_DEFECTS)[number];
 
@@ -26,13 +51,25 @@ export type DefectKind = (typeof PERSON_DEFECTS)[number] | (typeof ORGANISATION_
 export const DEFECT_EXPECTATIONS: Record<DefectKind, { code: string; field: string; description: string }> = {
   'missing-surname': { code: 'MISSING_REQUIRED_FIELD', field: 'surname', description: 'achternaam is empty' },
   'impossible-date': { code: 'INVALID_FIELD_VALUE', field: 'dateOfBirth', description: 'geboortedatum 31-02-1980 does not exist' },
-  'unknown-nationality': { code: 'UNKNOWN_CODE', field: 'nationalities[0]', description: 'nationaliteit MARSIAANS is not in the code table' },
+  'unknown-nationality': {
+    code: 'UNKNOWN_CODE',
+    field: 'nationalities[0]',
+    description: 'nationaliteit MARSIAANS is not in the code table',
+  },
   'duplicate-klantnr': { code: 'DUPLICATE_LEGACY_KEY', field: 'klantnr', description: 'klantnr repeats an earlier row' },
-  'partner-missing': { code: 'RELATION_TARGET_MISSING', field: 'relations[0].to', description: 'partner_klantnr points at a klantnr no row has' },
+  'partner-missing': {
+    code: 'RELATION_TARGET_MISSING',
+    field: 'relations[0].to',
+    description: 'partner_klantnr points at a klantnr no row has',
+  },
   'wrong-column-count': { code: 'SOURCE_ROW_INVALID', field: '', description: 'the row has one column too few' },
   'bad-postcode': { code: 'INVALID_FIELD_VALUE', field: 'addresses[0].postalCode', description: 'postcode 123 AB is not a Dutch postcode' },
   'invalid-email': { code: 'INVALID_FIELD_VALUE', field: 'emailAddress', description: 'e-mail address without a domain' },
-  'director-missing': { code: 'RELATION_TARGET_MISSING', field: 'relations[0].to', description: 'directeur_klantnr points at a klantnr no row has' },
+  'director-missing': {
+    code: 'RELATION_TARGET_MISSING',
+    field: 'relations[0].to',
+    description: 'directeur_klantnr points at a klantnr no row has',
+  },
   'missing-name': { code: 'MISSING_REQUIRED_FIELD', field: 'organisationName', description: 'naam is empty' },
   'duplicate-kvk': { code: 'DUPLICATE_LEGACY_KEY', field: 'kvk_nummer', description: 'kvk_nummer repeats an earlier organisation' },
 };
@@ -86,21 +123,156 @@ function mulberry32(seed: number): () => number {
   };
 }
 
-const MALE = ['Jan', 'Pieter', 'Hendrik', 'Willem', 'Johannes', 'Cornelis', 'Gerrit', 'Dirk', 'Kees', 'Bram', 'Daan', 'Sem', 'Lucas', 'Thijs', 'Ruud', 'Joost', 'IJsbrand', 'André', 'Noël', 'Björn', 'Jürgen', 'Maarten', 'Sjoerd', 'Wouter', 'Bart'];
-const FEMALE = ['Maria', 'Anna', 'Johanna', 'Cornelia', 'Elisabeth', 'Sanne', 'Lotte', 'Emma', 'Julia', 'Fleur', 'Anouk', 'Zoë', 'Chloë', 'Anaïs', 'Renée', 'Inès', 'Noëlle', 'Sofie', 'Eva', 'Marieke', 'Ingrid', 'Linda', 'Petra', 'Hélène', 'Ilse'];
-const SURNAMES = ['Jansen', 'de Vries', 'van den Berg', 'Bakker', 'Visser', 'Smit', 'Meijer', 'de Boer', 'Mulder', 'de Groot', 'Bos', 'Vos', 'Peters', 'Hendriks', 'van Leeuwen', 'Dekker', 'Brouwer', 'de Wit', 'Dijkstra', 'Smits', 'de Graaf', 'van der Meer', 'van der Linden', 'Kok', 'Jacobs', 'de Haan', 'Vermeulen', 'van Dijk', 'IJzerman', 'Müller', 'Hoëvenaars', 'Geërts', 'Çelik', 'Ruïz', 'van ’t Hof', 'ter Horst', 'Öztürk', 'Schröder'];
-const STREETS = ['Kerkstraat', 'Hoofdstraat', 'Dorpsstraat', 'Schoolstraat', 'Molenweg', 'Stationsweg', 'Julianastraat', 'Beatrixlaan', 'Wilhelminapark', 'Eikenlaan', 'Prinses Irenestraat', 'Van Goghstraat', 'Rembrandtplein', 'IJsselkade', 'Café de Kroonstraat', 'Rue de l’Église'];
+const MALE = [
+  'Jan',
+  'Pieter',
+  'Hendrik',
+  'Willem',
+  'Johannes',
+  'Cornelis',
+  'Gerrit',
+  'Dirk',
+  'Kees',
+  'Bram',
+  'Daan',
+  'Sem',
+  'Lucas',
+  'Thijs',
+  'Ruud',
+  'Joost',
+  'IJsbrand',
+  'André',
+  'Noël',
+  'Björn',
+  'Jürgen',
+  'Maarten',
+  'Sjoerd',
+  'Wouter',
+  'Bart',
+];
+const FEMALE = [
+  'Maria',
+  'Anna',
+  'Johanna',
+  'Cornelia',
+  'Elisabeth',
+  'Sanne',
+  'Lotte',
+  'Emma',
+  'Julia',
+  'Fleur',
+  'Anouk',
+  'Zoë',
+  'Chloë',
+  'Anaïs',
+  'Renée',
+  'Inès',
+  'Noëlle',
+  'Sofie',
+  'Eva',
+  'Marieke',
+  'Ingrid',
+  'Linda',
+  'Petra',
+  'Hélène',
+  'Ilse',
+];
+const SURNAMES = [
+  'Jansen',
+  'de Vries',
+  'van den Berg',
+  'Bakker',
+  'Visser',
+  'Smit',
+  'Meijer',
+  'de Boer',
+  'Mulder',
+  'de Groot',
+  'Bos',
+  'Vos',
+  'Peters',
+  'Hendriks',
+  'van Leeuwen',
+  'Dekker',
+  'Brouwer',
+  'de Wit',
+  'Dijkstra',
+  'Smits',
+  'de Graaf',
+  'van der Meer',
+  'van der Linden',
+  'Kok',
+  'Jacobs',
+  'de Haan',
+  'Vermeulen',
+  'van Dijk',
+  'IJzerman',
+  'Müller',
+  'Hoëvenaars',
+  'Geërts',
+  'Çelik',
+  'Ruïz',
+  'van ’t Hof',
+  'ter Horst',
+  'Öztürk',
+  'Schröder',
+];
+const STREETS = [
+  'Kerkstraat',
+  'Hoofdstraat',
+  'Dorpsstraat',
+  'Schoolstraat',
+  'Molenweg',
+  'Stationsweg',
+  'Julianastraat',
+  'Beatrixlaan',
+  'Wilhelminapark',
+  'Eikenlaan',
+  'Prinses Irenestraat',
+  'Van Goghstraat',
+  'Rembrandtplein',
+  'IJsselkade',
+  'Café de Kroonstraat',
+  'Rue de l’Église',
+];
 const CITIES: [string, string, string][] = [
-  ['Amsterdam', '10', 'NL'], ['Rotterdam', '30', 'NL'], ['Den Haag', '25', 'NL'], ['Utrecht', '35', 'NL'], ['Eindhoven', '56', 'NL'],
-  ['Groningen', '97', 'NL'], ['Tilburg', '50', 'NL'], ['Almere', '13', 'NL'], ['Breda', '48', 'NL'], ['Nijmegen', '65', 'NL'],
-  ["'s-Hertogenbosch", '52', 'NL'], ['Zwolle', '80', 'NL'], ['Leeuwarden', '89', 'NL'], ['Sint-Oedenrode', '54', 'NL'], ['Hoogezand-Sappemeer', '96', 'NL'],
-  ['Antwerpen', '2000', 'BE'], ['Liège', '4000', 'BE'], ['Gent', '9000', 'BE'],
+  ['Amsterdam', '10', 'NL'],
+  ['Rotterdam', '30', 'NL'],
+  ['Den Haag', '25', 'NL'],
+  ['Utrecht', '35', 'NL'],
+  ['Eindhoven', '56', 'NL'],
+  ['Groningen', '97', 'NL'],
+  ['Tilburg', '50', 'NL'],
+  ['Almere', '13', 'NL'],
+  ['Breda', '48', 'NL'],
+  ['Nijmegen', '65', 'NL'],
+  ["'s-Hertogenbosch", '52', 'NL'],
+  ['Zwolle', '80', 'NL'],
+  ['Leeuwarden', '89', 'NL'],
+  ['Sint-Oedenrode', '54', 'NL'],
+  ['Hoogezand-Sappemeer', '96', 'NL'],
+  ['Antwerpen', '2000', 'BE'],
+  ['Liège', '4000', 'BE'],
+  ['Gent', '9000', 'BE'],
 ];
 const NATIONALITIES = ['NL', 'NL', 'NL', 'NEDERLANDS', 'NLD', 'NL', 'BE', 'BELG', 'DE', 'DUITS', 'FR', 'TR', 'MA', 'GB', 'PL'];
 const FREQUENCIES = ['JR', 'JR', 'MND', 'MND', 'MND', '4WK'];
 const DOMAINS = ['ziggo.nl', 'KPNMail.nl', 'Gmail.com', 'hotmail.com', 'xs4all.nl', 'Outlook.com', 'planet.nl'];
 const LETTERS = 'ABCEGHJKLMNPRTVWXZ'.split('');
-const COMPANY_WORDS = ['Bouwbedrijf', 'Handelsonderneming', 'Installatietechniek', 'Adviesgroep', 'Transport', 'Bakkerij', 'Hoveniersbedrijf', 'Garage', 'Architectenbureau', 'Café-Restaurant', 'Zorggroep', 'Drukkerij'];
+const COMPANY_WORDS = [
+  'Bouwbedrijf',
+  'Handelsonderneming',
+  'Installatietechniek',
+  'Adviesgroep',
+  'Transport',
+  'Bakkerij',
+  'Hoveniersbedrijf',
+  'Garage',
+  'Architectenbureau',
+  'Café-Restaurant',
+  'Zorggroep',
+  'Drukkerij',
+];
 const LEGAL_FORMS = ['B.V.', 'V.O.F.', 'N.V.', 'Holding B.V.', 'Eenmanszaak'];
 
 class Rng {
@@ -123,8 +295,17 @@ class Rng {
 }
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
-const initialsOf = (names: string) => names.split(' ').map((n) => (n.startsWith('IJ') ? 'IJ.' : `${n[0]}.`)).join('');
-const asciiLocal = (s: string) => s.normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/[^A-Za-z]/g, '').toLowerCase();
+const initialsOf = (names: string) =>
+  names
+    .split(' ')
+    .map((n) => (n.startsWith('IJ') ? 'IJ.' : `${n[0]}.`))
+    .join('');
+const asciiLocal = (s: string) =>
+  s
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[^A-Za-z]/g, '')
+    .toLowerCase();
 const amount = (n: number) => {
   const [whole, cents] = n.toFixed(2).split('.');
   return `${whole!.replace(/\B(?=(\d{3})+(?!\d))/g, '.')},${cents}`;
@@ -178,12 +359,22 @@ function person(rng: Rng, i: number, partner: string): Person {
   // Legacy habit: a third of the records keep the prefix glued to the surname.
   const glued = prefix && rng.chance(0.33);
   const [city, pc, land] = rng.pick(CITIES);
-  const postcode = land === 'NL' ? `${pc}${pad(rng.int(10, 99), 2)}${rng.chance(0.7) ? ' ' : ''}${rng.pick(LETTERS)}${rng.pick(LETTERS)}` : String(Number(pc) + rng.int(0, 99));
+  const postcode =
+    land === 'NL'
+      ? `${pc}${pad(rng.int(10, 99), 2)}${rng.chance(0.7) ? ' ' : ''}${rng.pick(LETTERS)}${rng.pick(LETTERS)}`
+      : String(Number(pc) + rng.int(0, 99));
   const year = rng.int(1935, 2004);
   const month = rng.int(1, 12);
   const day = rng.int(1, 28);
   const date = rng.chance(0.85) ? `${pad(day, 2)}-${pad(month, 2)}-${year}` : `${day}-${month}-${year}`;
-  const phone = rng.chance(0.15) ? '' : rng.pick([`06-${pad(rng.int(0, 99_999_999), 8)}`, `06${pad(rng.int(0, 99_999_999), 8)}`, `+31 6 ${pad(rng.int(0, 99_999_999), 8)}`, `0${rng.int(10, 79)}-${pad(rng.int(0, 9_999_999), 7)}`]);
+  const phone = rng.chance(0.15)
+    ? ''
+    : rng.pick([
+        `06-${pad(rng.int(0, 99_999_999), 8)}`,
+        `06${pad(rng.int(0, 99_999_999), 8)}`,
+        `+31 6 ${pad(rng.int(0, 99_999_999), 8)}`,
+        `0${rng.int(10, 79)}-${pad(rng.int(0, 9_999_999), 7)}`,
+      ]);
   const email = rng.chance(0.2) ? '' : `${asciiLocal(names[0]!)}.${asciiLocal(surname)}${rng.int(1, 99)}@${rng.pick(DOMAINS)}`;
   const income = rng.chance(0.1) ? '' : amount(rng.int(1_200, 9_000) * (rng.chance(0.5) ? 12 : 1) + rng.int(0, 99) / 100);
   const fields = [
@@ -303,7 +494,7 @@ export async function generateCrmSamples(options: GenerateCrmOptions): Promise<G
     const mate = i % 2 === 0 ? i + 1 : i - 1;
     if (mate >= n || personDefectAt.has(i) || personDefectAt.has(mate)) return '';
     const pairSeed = Math.imul(Math.min(i, mate) + 1, 0x9e3779b1) ^ seed;
-    return ((pairSeed >>> 0) % 100) < 30 ? String(100_000 + mate) : '';
+    return (pairSeed >>> 0) % 100 < 30 ? String(100_000 + mate) : '';
   };
 
   const csvPath = join(out, 'klanten.csv');
@@ -337,7 +528,10 @@ export async function generateCrmSamples(options: GenerateCrmOptions): Promise<G
 
   if (orgCount > 0) {
     const orgDefectAt = new Map<number, DefectKind>();
-    if (options.everyDefectOnce) ORGANISATION_DEFECTS.forEach((kind, k) => orgDefectAt.set(Math.min(orgCount - 1, Math.floor(((k + 1) * orgCount) / (ORGANISATION_DEFECTS.length + 1))), kind));
+    if (options.everyDefectOnce)
+      ORGANISATION_DEFECTS.forEach((kind, k) =>
+        orgDefectAt.set(Math.min(orgCount - 1, Math.floor(((k + 1) * orgCount) / (ORGANISATION_DEFECTS.length + 1))), kind),
+      );
     else if ((options.defectsPer10k ?? 0) > 0) {
       const every = Math.max(2, Math.floor(10_000 / options.defectsPer10k!));
       let k = 0;
@@ -357,7 +551,12 @@ export async function generateCrmSamples(options: GenerateCrmOptions): Promise<G
         kvk_nummer: String(30_000_000 + i * 17),
         naam: `${word} ${owner} ${rng.pick(LEGAL_FORMS)}`,
         land,
-        adres: { straat: rng.pick(STREETS), huisnummer: String(rng.int(1, 400)), postcode: `${pc}${pad(rng.int(10, 99), 2)} ${rng.pick(LETTERS)}${rng.pick(LETTERS)}`, plaats: city },
+        adres: {
+          straat: rng.pick(STREETS),
+          huisnummer: String(rng.int(1, 400)),
+          postcode: `${pc}${pad(rng.int(10, 99), 2)} ${rng.pick(LETTERS)}${rng.pick(LETTERS)}`,
+          plaats: city,
+        },
         telefoon: `0${rng.int(10, 79)}-${pad(rng.int(0, 9_999_999), 7)}`,
         email: rng.chance(0.3) ? '' : `info@${asciiLocal(word)}${asciiLocal(owner)}.NL`,
         directeur_klantnr: cleanKeys.length > 0 && rng.chance(0.8) ? rng.pick(cleanKeys) : '',
@@ -371,7 +570,15 @@ export async function generateCrmSamples(options: GenerateCrmOptions): Promise<G
       const text = JSON.stringify(org, null, 2).replace(/\n/g, '\n      ');
       if (kind) {
         const e = DEFECT_EXPECTATIONS[kind];
-        defects.push({ kind, file: 'bedrijven.json', line: json.line, key: String(org.kvk_nummer), code: e.code, field: e.field, description: e.description });
+        defects.push({
+          kind,
+          file: 'bedrijven.json',
+          line: json.line,
+          key: String(org.kvk_nummer),
+          code: e.code,
+          field: e.field,
+          description: e.description,
+        });
       }
       await json.write(`      ${text}${i < orgCount - 1 ? ',' : ''}\n`);
       json.line += text.split('\n').length;
@@ -391,7 +598,8 @@ export async function generateCrmSamples(options: GenerateCrmOptions): Promise<G
   if (options.pipeline ?? true) {
     const mappings = findMappings();
     await mkdir(join(out, 'mappings', 'rules'), { recursive: true });
-    for (const f of ['crm-persons.yaml', 'crm-organisations.yaml', 'rules/split-surname-prefix.mjs']) await copyFile(join(mappings, f), join(out, 'mappings', f));
+    for (const f of ['crm-persons.yaml', 'crm-organisations.yaml', 'rules/split-surname-prefix.mjs'])
+      await copyFile(join(mappings, f), join(out, 'mappings', f));
     const pipeline = [
       `# Generated by stagecoach generate-samples (seed ${seed}): ${n} persons, ${orgCount} organisations`,
       'name: generated-crm',
@@ -403,7 +611,16 @@ export async function generateCrmSamples(options: GenerateCrmOptions): Promise<G
       `    encoding: ${encoding}`,
       '    csv: { delimiter: ";" }',
       '    mapping: mappings/crm-persons.yaml',
-      ...(orgCount > 0 ? ['  - name: bedrijven', '    format: json', '    path: bedrijven.json', '    encoding: utf-8', '    json: { path: export.bedrijven }', '    mapping: mappings/crm-organisations.yaml'] : []),
+      ...(orgCount > 0
+        ? [
+            '  - name: bedrijven',
+            '    format: json',
+            '    path: bedrijven.json',
+            '    encoding: utf-8',
+            '    json: { path: export.bedrijven }',
+            '    mapping: mappings/crm-organisations.yaml',
+          ]
+        : []),
       'target:',
       '  referenceNamespace: 5b0c3f8e-2a4d-5e6f-8a9b-0c1d2e3f4a5b',
       '',

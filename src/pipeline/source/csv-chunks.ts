@@ -67,7 +67,8 @@ async function firstLineEnd(opts: SplitCsvOptions): Promise<'\n' | '\r\n' | unde
         const b = buf[i]!;
         if (inQuotes) {
           if (b === Q) {
-            if (buf[i + 1] === Q) i++; // a doubled quote
+            if (buf[i + 1] === Q)
+              i++; // a doubled quote
             else inQuotes = false;
           }
         } else if (prev === CR) {
@@ -106,7 +107,8 @@ async function* scanChunks(opts: SplitCsvOptions, recordDelimiter: '\n' | '\r\n'
       let counted = 0; // line feeds counted up to here in this block
       if (pendingQuote) {
         pendingQuote = false;
-        if (buf[0] === Q) i = 1; // a doubled quote split over two blocks: still quoting
+        if (buf[0] === Q)
+          i = 1; // a doubled quote split over two blocks: still quoting
         else inQuotes = false;
       }
       let nextQ = -2;

@@ -54,10 +54,15 @@ export function recordDelimiterOf(data: Buffer, quote: number): '\n' | '\r\n' | 
  *          (rather than at the end of the complete lines).
  * @example const r = walkPlainLines(buf, 0, { quote: '"', crlf: true }, (s, e) => rows.push(buf.toString('utf8', s, e).split(';')));
  */
-export function walkPlainLines(data: Buffer, from: number, f: PlainLineFormat, take: (start: number, end: number) => void): { at: number; stopped: boolean } {
+export function walkPlainLines(
+  data: Buffer,
+  from: number,
+  f: PlainLineFormat,
+  take: (start: number, end: number) => void,
+): { at: number; stopped: boolean } {
   const quote = f.quote.charCodeAt(0);
   let s = from;
-  let nextQuote = data.indexOf(quote, s);
+  const nextQuote = data.indexOf(quote, s);
   let nextCr = data.indexOf(CR, s);
   for (;;) {
     const lf = data.indexOf(LF, s);

@@ -98,7 +98,12 @@ export async function detectEncoding(path: string, file: string, declared: Sourc
       await fh.close();
     }
   } catch (err) {
-    throw new StagecoachError('SOURCE_READ_FAILED', `Cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file }, { cause: err });
+    throw new StagecoachError(
+      'SOURCE_READ_FAILED',
+      `Cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      { file },
+      { cause: err },
+    );
   }
   return resolveEncoding(declared, head.subarray(0, n));
 }
@@ -122,7 +127,8 @@ export function textDefect(text: string): string | undefined {
 
 /** The advice that goes with a text defect, given the encoding the file was read in. */
 export function textDefectHint(defect: string, encoding: string): string {
-  if (defect.startsWith('undecodable')) return `the file is not valid ${encoding}: declare its encoding, for example encoding: windows-1252`;
+  if (defect.startsWith('undecodable'))
+    return `the file is not valid ${encoding}: declare its encoding, for example encoding: windows-1252`;
   if (defect === 'a NUL byte') return 'binary data, or a UTF-16 file without a byte-order mark: declare encoding: utf-16le';
   if (defect.startsWith('a byte-order mark')) return 'two exports glued together? remove the mark';
   return 'broken UTF-16 text';

@@ -25,7 +25,11 @@ export interface SourceFile {
 export async function listSourceFiles(dir: string, source: Pick<SourceDefinition, 'name' | 'path'>): Promise<SourceFile[]> {
   const paths = await glob(source.path, { cwd: dir, absolute: true, onlyFiles: true, expandDirectories: false });
   if (paths.length === 0) {
-    throw new StagecoachError('CONFIG_INVALID', `source ${source.name}: ${JSON.stringify(source.path)} matches no file (relative to ${displayPath(dir) || '.'})`, { field: 'path', value: source.path });
+    throw new StagecoachError(
+      'CONFIG_INVALID',
+      `source ${source.name}: ${JSON.stringify(source.path)} matches no file (relative to ${displayPath(dir) || '.'})`,
+      { field: 'path', value: source.path },
+    );
   }
   return paths.sort().map((p) => ({ path: resolve(p), file: displayPath(p) }));
 }
@@ -43,12 +47,29 @@ export async function* readSourceFile(
 export function readSourceBatches(
   source: SourceDefinition,
   file: SourceFile,
-  options: { requiredColumns?: ReadonlySet<string>; signal?: AbortSignal | undefined; range?: CsvRange | undefined; hashRows?: boolean | undefined } = {},
+  options: {
+    requiredColumns?: ReadonlySet<string>;
+    signal?: AbortSignal | undefined;
+    range?: CsvRange | undefined;
+    hashRows?: boolean | undefined;
+  } = {},
 ): AsyncGenerator<(SourceRow | SourceRowError)[]> {
-  const common = { source: source.name, path: file.path, file: file.file, encoding: source.encoding, ...(options.signal ? { signal: options.signal } : {}), ...(options.hashRows === false ? { hashRows: false } : {}) };
+  const common = {
+    source: source.name,
+    path: file.path,
+    file: file.file,
+    encoding: source.encoding,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.hashRows === false ? { hashRows: false } : {}),
+  };
   switch (source.format) {
     case 'csv':
-      return readCsvBatches({ ...common, csv: source.csv, ...(options.requiredColumns ? { requiredColumns: options.requiredColumns } : {}), ...(options.range ? { range: options.range } : {}) });
+      return readCsvBatches({
+        ...common,
+        csv: source.csv,
+        ...(options.requiredColumns ? { requiredColumns: options.requiredColumns } : {}),
+        ...(options.range ? { range: options.range } : {}),
+      });
     case 'json':
       return readJsonArrayBatches({ ...common, arrayPath: source.json.path });
     case 'jsonl':

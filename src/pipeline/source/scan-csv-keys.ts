@@ -53,7 +53,8 @@ export async function scanCsvKeys(opts: ScanCsvKeysOptions, onKey: (value: strin
   const encoding = opts.enc.node;
   const repair = opts.enc.repair1252;
   let target = opts.header ? -1 : (opts.columns ?? []).indexOf(opts.column);
-  if (!opts.header && target < 0) throw new StagecoachError('CONFIG_INVALID', `${opts.file}: no column ${opts.column}`, { file: opts.file });
+  if (!opts.header && target < 0)
+    throw new StagecoachError('CONFIG_INVALID', `${opts.file}: no column ${opts.column}`, { file: opts.file });
   let headerNames: string[] | undefined = opts.header ? [] : undefined;
 
   // Record state, carried across chunks.
@@ -99,14 +100,23 @@ export async function scanCsvKeys(opts: ScanCsvKeysOptions, onKey: (value: strin
       const names = opts.columns ?? headerNames;
       target = names.indexOf(opts.column);
       headerNames = undefined;
-      if (target < 0) throw new StagecoachError('CONFIG_INVALID', `${opts.file}:1: the mapping reads column ${JSON.stringify(opts.column)} that the header lacks`, { file: opts.file, line: 1 });
+      if (target < 0)
+        throw new StagecoachError(
+          'CONFIG_INVALID',
+          `${opts.file}:1: the mapping reads column ${JSON.stringify(opts.column)} that the header lacks`,
+          { file: opts.file, line: 1 },
+        );
     }
     field = 0;
     anyInRecord = false;
   };
 
   const jump = opts.everyByte !== true;
-  const input = createReadStream(opts.path, { highWaterMark: opts.chunkBytes ?? 1024 * 1024, start: opts.enc.bomLength, signal: opts.signal });
+  const input = createReadStream(opts.path, {
+    highWaterMark: opts.chunkBytes ?? 1024 * 1024,
+    start: opts.enc.bomLength,
+    signal: opts.signal,
+  });
   try {
     for await (const chunk of input as AsyncIterable<Buffer>) {
       const buf = chunk;
@@ -129,7 +139,8 @@ export async function scanCsvKeys(opts: ScanCsvKeysOptions, onKey: (value: strin
         }
         if (inQuotes) {
           if (b === Q) {
-            if (i + 1 === n) pendingQuote = true; // decide with the next chunk's first byte
+            if (i + 1 === n)
+              pendingQuote = true; // decide with the next chunk's first byte
             else if (buf[i + 1] === Q) i++;
             else inQuotes = false;
           } else if (jump) {
@@ -195,7 +206,12 @@ export async function scanCsvKeys(opts: ScanCsvKeysOptions, onKey: (value: strin
   } catch (err) {
     if (err instanceof StagecoachError) throw err;
     if ((err as Error).name === 'AbortError') throw new StagecoachError('ABORTED', 'Reading stopped', { file: opts.file }, { cause: err });
-    throw new StagecoachError('SOURCE_READ_FAILED', `Cannot read ${opts.file}: ${(err as Error).message}`, { file: opts.file }, { cause: err });
+    throw new StagecoachError(
+      'SOURCE_READ_FAILED',
+      `Cannot read ${opts.file}: ${(err as Error).message}`,
+      { file: opts.file },
+      { cause: err },
+    );
   } finally {
     input.destroy();
   }

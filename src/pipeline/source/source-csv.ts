@@ -95,7 +95,9 @@ export function hashFields(fields: readonly string[]): string {
 // crypto.hash (Node ≥ 20.12) is the one-shot form: half the cost of createHash per row.
 const oneShot = (crypto as { hash?: (alg: string, data: string, enc: 'hex') => string }).hash;
 /** sha256 of a string (UTF-8), hex. */
-export const sha256Hex: (text: string) => string = oneShot ? (text) => oneShot('sha256', text, 'hex') : (text) => crypto.createHash('sha256').update(text).digest('hex');
+export const sha256Hex: (text: string) => string = oneShot
+  ? (text) => oneShot('sha256', text, 'hex')
+  : (text) => crypto.createHash('sha256').update(text).digest('hex');
 
 /**
  * A row's fields by column name, built by one object literal written for the header
@@ -133,7 +135,8 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
   const fromStart = range === undefined || range.start === 0;
 
   let columns: string[] | undefined = range?.columns ?? (csv.header ? undefined : csv.columns);
-  if (!csv.header && !columns) throw new StagecoachError('CONFIG_INVALID', `${file}: csv.header is false, so csv.columns must name the columns`, { file });
+  if (!csv.header && !columns)
+    throw new StagecoachError('CONFIG_INVALID', `${file}: csv.header is false, so csv.columns must name the columns`, { file });
   let width = columns?.length ?? 0;
 
   // Position bookkeeping (see the module comment).
@@ -154,7 +157,8 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
     return { line: lines.at(byteOffset), byteOffset, empty };
   };
   /** csv-parse's message, at the line of the file (or at `line`, where csv-parse's own count is off). */
-  const csvParseMessage = (err: Error | undefined, line?: number) => (err?.message ?? 'unknown error').replace(/\bat line (\d+)/, (_, n: string) => `at line ${line ?? Number(n) + lineBase}`);
+  const csvParseMessage = (err: Error | undefined, line?: number) =>
+    (err?.message ?? 'unknown error').replace(/\bat line (\d+)/, (_, n: string) => `at line ${line ?? Number(n) + lineBase}`);
   // After parser.end(), a refused record means the input stopped inside one (an unclosed quote).
   // A record completed then is normal: csv-parse holds a record back until it sees what follows.
   let ending = false;
@@ -184,7 +188,11 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
       outcome.columns = columns;
       width = csv.columns?.length ?? record.length;
       if (csv.columns && csv.columns.length !== record.length) {
-        failure = new StagecoachError('CONFIG_INVALID', `${file}:${line}: csv.columns names ${csv.columns.length} columns but the header has ${record.length}`, { file, line });
+        failure = new StagecoachError(
+          'CONFIG_INVALID',
+          `${file}:${line}: csv.columns names ${csv.columns.length} columns but the header has ${record.length}`,
+          { file, line },
+        );
       }
       const missing = [...(opts.requiredColumns ?? [])].filter((c) => !columns!.includes(c) && !c.includes('.'));
       const headerDefect = csv.columns ? undefined : textDefect(record.join(FIELD_SEPARATOR));
@@ -297,7 +305,8 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
       const rd = recordDelimiter ?? recordDelimiterOf(data.subarray(from), Q);
       if (rd === undefined) {
         // Wait for the first line's end, unless a CR says it may be old-Mac CR lines (csv-parse's).
-        const waiting = !last && data.indexOf(LF_BYTE, from) < 0 && data.indexOf(CR_BYTE, from) < 0 && data.length - from <= PLAIN_LINE_LIMIT;
+        const waiting =
+          !last && data.indexOf(LF_BYTE, from) < 0 && data.indexOf(CR_BYTE, from) < 0 && data.length - from <= PLAIN_LINE_LIMIT;
         return waiting ? data : handOver(from);
       }
       format = adoptRecordDelimiter(rd);
@@ -496,12 +505,14 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
     if (batch.length > 0) yield batch;
     if (columns === undefined && fromStart) {
       // Nothing at all, not even a header: an export that failed, not an empty one.
-      yield [{
-        source,
-        provenance: { file, line: 1, byteOffset: 0, hash: '' },
-        code: 'SOURCE_READ_FAILED',
-        message: `${file}:1: the file is empty, expected a header line naming the columns`,
-      } satisfies SourceRowError];
+      yield [
+        {
+          source,
+          provenance: { file, line: 1, byteOffset: 0, hash: '' },
+          code: 'SOURCE_READ_FAILED',
+          message: `${file}:1: the file is empty, expected a header line naming the columns`,
+        } satisfies SourceRowError,
+      ];
     }
   } catch (err) {
     if (err instanceof StagecoachError) throw err;
@@ -509,12 +520,14 @@ export async function* readCsvBatches(opts: CsvFileOptions): AsyncGenerator<(Sou
     const e = err as CsvError & { lines?: number };
     const line = prevEndLine + 1;
     outcome.endedAtRecord = false;
-    yield [{
-      source,
-      provenance: { file, line, byteOffset: prevEndByte, hash: '' },
-      code: 'SOURCE_READ_FAILED',
-      message: `${file}:${line}: the rest of the file cannot be read: ${csvParseMessage(e)}`,
-    } satisfies SourceRowError];
+    yield [
+      {
+        source,
+        provenance: { file, line, byteOffset: prevEndByte, hash: '' },
+        code: 'SOURCE_READ_FAILED',
+        message: `${file}:${line}: the rest of the file cannot be read: ${csvParseMessage(e)}`,
+      } satisfies SourceRowError,
+    ];
   } finally {
     input.destroy();
     parser?.destroy();
@@ -536,12 +549,18 @@ class LineIndex {
    * @param line the line of the first byte that will be added
    * @param wide UTF-16LE: line breaks are code units, at even offsets from the first byte
    */
-  constructor(line: number, private readonly wide = false) {
+  constructor(
+    line: number,
+    private readonly wide = false,
+  ) {
     this.passed = line;
   }
 
   add(bytes: Buffer, at: number): void {
-    if (this.wide) return this.addWide(bytes, at);
+    if (this.wide) {
+      this.addWide(bytes, at);
+      return;
+    }
     if (this.pendingCr >= 0 && bytes[0] !== LF_BYTE) this.ends.push(this.pendingCr + 1);
     this.pendingCr = -1;
     let lf = bytes.indexOf(LF_BYTE);

@@ -78,7 +78,12 @@ interface Token {
 }
 
 /** Opens a file and yields decoded text chunks with the encoding resolved from its first bytes. */
-async function* decodedChunks(path: string, file: string, declared: SourceEncoding, signal?: AbortSignal): AsyncGenerator<{ text: string; enc: ResolvedEncoding }> {
+async function* decodedChunks(
+  path: string,
+  file: string,
+  declared: SourceEncoding,
+  signal?: AbortSignal,
+): AsyncGenerator<{ text: string; enc: ResolvedEncoding }> {
   const enc = await detectEncoding(path, file, declared);
   const input = createReadStream(path, { highWaterMark: 256 * 1024, signal, start: enc.bomLength });
   const body = enc.swap16 ? input.pipe(swap16Stream()) : input;
@@ -150,9 +155,21 @@ export async function* readJsonArrayBatches(opts: JsonFileOptions): AsyncGenerat
     if (hashRows) provenance.hash = hashText(text);
     const found = DEFECT_HINT.test(text) ? textIn(value, '') : undefined;
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      out.push({ source, provenance, code: 'SOURCE_ROW_INVALID', message: `${file}:${provenance.line}: expected an object in the array, got ${text.slice(0, 60)}`, raw: text.slice(0, RAW_LIMIT) });
+      out.push({
+        source,
+        provenance,
+        code: 'SOURCE_ROW_INVALID',
+        message: `${file}:${provenance.line}: expected an object in the array, got ${text.slice(0, 60)}`,
+        raw: text.slice(0, RAW_LIMIT),
+      });
     } else if (found) {
-      out.push({ source, provenance, code: 'SOURCE_ROW_INVALID', message: defectMessage(file, provenance.line, found, currentEnc), raw: text.slice(0, RAW_LIMIT) });
+      out.push({
+        source,
+        provenance,
+        code: 'SOURCE_ROW_INVALID',
+        message: defectMessage(file, provenance.line, found, currentEnc),
+        raw: text.slice(0, RAW_LIMIT),
+      });
     } else {
       out.push({ source, values: value as Record<string, unknown>, provenance });
     }
@@ -257,22 +274,28 @@ export async function* readJsonArrayBatches(opts: JsonFileOptions): AsyncGenerat
     if (isMany(tail)) for (const t of getManyValues(tail) as Token[]) consume(t);
     if (out.length > 0) yield out.splice(0);
     if (!targetSeen) {
-      yield [{
-        source,
-        provenance: { file, line: 1, byteOffset: 0, hash: '' },
-        code: 'SOURCE_READ_FAILED',
-        message: opts.arrayPath ? `${file}: no array at ${opts.arrayPath}, expected an object holding an array there` : `${file}: expected a JSON array at the top level`,
-      } satisfies SourceRowError];
+      yield [
+        {
+          source,
+          provenance: { file, line: 1, byteOffset: 0, hash: '' },
+          code: 'SOURCE_READ_FAILED',
+          message: opts.arrayPath
+            ? `${file}: no array at ${opts.arrayPath}, expected an object holding an array there`
+            : `${file}: expected a JSON array at the top level`,
+        } satisfies SourceRowError,
+      ];
     }
   } catch (err) {
     if (err instanceof StagecoachError) throw err;
     if (out.length > 0) yield out.splice(0);
-    yield [{
-      source,
-      provenance: { file, line, byteOffset, hash: '' },
-      code: 'SOURCE_READ_FAILED',
-      message: `${file}:${line}: the rest of the file cannot be read: ${(err as Error).message}`,
-    } satisfies SourceRowError];
+    yield [
+      {
+        source,
+        provenance: { file, line, byteOffset, hash: '' },
+        code: 'SOURCE_READ_FAILED',
+        message: `${file}:${line}: the rest of the file cannot be read: ${(err as Error).message}`,
+      } satisfies SourceRowError,
+    ];
   }
 }
 
@@ -300,13 +323,32 @@ export async function* readJsonLinesBatches(opts: JsonFileOptions): AsyncGenerat
     try {
       value = JSON.parse(body);
     } catch (err) {
-      return { source, provenance, code: 'SOURCE_ROW_INVALID', message: `${file}:${at}: not a JSON object: ${(err as Error).message}`, raw: body.slice(0, RAW_LIMIT) };
+      return {
+        source,
+        provenance,
+        code: 'SOURCE_ROW_INVALID',
+        message: `${file}:${at}: not a JSON object: ${(err as Error).message}`,
+        raw: body.slice(0, RAW_LIMIT),
+      };
     }
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      return { source, provenance, code: 'SOURCE_ROW_INVALID', message: `${file}:${at}: expected a JSON object on the line, got ${body.slice(0, 60)}`, raw: body.slice(0, RAW_LIMIT) };
+      return {
+        source,
+        provenance,
+        code: 'SOURCE_ROW_INVALID',
+        message: `${file}:${at}: expected a JSON object on the line, got ${body.slice(0, 60)}`,
+        raw: body.slice(0, RAW_LIMIT),
+      };
     }
     const found = DEFECT_HINT.test(body) ? textIn(value, '') : undefined;
-    if (found) return { source, provenance, code: 'SOURCE_ROW_INVALID', message: defectMessage(file, at, found, enc), raw: body.slice(0, RAW_LIMIT) };
+    if (found)
+      return {
+        source,
+        provenance,
+        code: 'SOURCE_ROW_INVALID',
+        message: defectMessage(file, at, found, enc),
+        raw: body.slice(0, RAW_LIMIT),
+      };
     return { source, values: value as Record<string, unknown>, provenance };
   };
 

@@ -32,7 +32,11 @@ export interface StagingSink {
 
 /** The client method the sink adapter needs (`client.migrations.stageCounterparties`). */
 export interface StagingApi {
-  stageCounterparties(migrationId: string, body: Uint8Array | string, opts: { format?: StreamFormat; signal?: AbortSignal }): Promise<StagingResult[]>;
+  stageCounterparties(
+    migrationId: string,
+    body: Uint8Array | string,
+    opts: { format?: StreamFormat; signal?: AbortSignal },
+  ): Promise<StagingResult[]>;
 }
 
 /**
@@ -41,7 +45,8 @@ export interface StagingApi {
  */
 export function clientSink(api: StagingApi, migrationId: string): StagingSink {
   // The client takes text or bytes alike, so one function serves both ways in.
-  const stage = (body: string | Uint8Array, format: StreamFormat, signal: AbortSignal | undefined) => api.stageCounterparties(migrationId, body, { format, signal });
+  const stage = (body: string | Uint8Array, format: StreamFormat, signal: AbortSignal | undefined) =>
+    api.stageCounterparties(migrationId, body, { format, signal });
   return { stage, stageBytes: stage };
 }
 
@@ -96,7 +101,16 @@ export class Uploader {
   private waiters: Array<() => void> = [];
   private readonly tasks = new Set<Promise<void>>();
   private fatal: Error | undefined;
-  readonly report: UploadReport = { batches: 0, batchesFailed: 0, recordsSent: 0, bytesSent: 0, staged: 0, failed: 0, failedByCode: {}, unconfirmed: 0 };
+  readonly report: UploadReport = {
+    batches: 0,
+    batchesFailed: 0,
+    recordsSent: 0,
+    bytesSent: 0,
+    staged: 0,
+    failed: 0,
+    failedByCode: {},
+    unconfirmed: 0,
+  };
 
   constructor(private readonly options: UploaderOptions) {
     if (!(options.inFlight >= 1)) throw new RangeError(`inFlight must be at least 1, got ${options.inFlight}`);
@@ -159,7 +173,9 @@ export class Uploader {
     try {
       if (this.fatal) throw this.fatal; // another batch already stopped the run: do not send this one
       if (signal?.aborted) throw new StagecoachError('ABORTED', 'the run was interrupted before this batch was sent');
-      results = sink.stageBytes ? await sink.stageBytes(batch.payload, this.format, signal) : await sink.stage(batch.body, this.format, signal);
+      results = sink.stageBytes
+        ? await sink.stageBytes(batch.payload, this.format, signal)
+        : await sink.stage(batch.body, this.format, signal);
     } catch (err) {
       const aborted = signal?.aborted === true || (err instanceof StagecoachError && err.code === 'ABORTED');
       const message = err instanceof StagecoachError ? `${err.code}: ${err.message}` : String((err as Error)?.message ?? err);
@@ -243,7 +259,12 @@ export function matchResults(batch: Batch, results: readonly StagingResult[], fo
     if (result.isSuccessful) return { legacyKey: record.legacyKey, state: 'staged' };
     const errors: RecordError[] = (result.errors.length > 0 ? result.errors : [{ field: '', message: 'REFUSED' }]).map((e) => {
       const value = valueOf(index, e.field);
-      const error: RecordError = { stage: 'staging', field: e.field, code: codeOf(e.message), message: `staging refused ${e.field || 'the record'}: ${e.message}` };
+      const error: RecordError = {
+        stage: 'staging',
+        field: e.field,
+        code: codeOf(e.message),
+        message: `staging refused ${e.field || 'the record'}: ${e.message}`,
+      };
       if (value !== undefined) error.value = value;
       return error;
     });

@@ -58,7 +58,11 @@ async function authenticate(
   if (!anyScope) {
     const prefix = '/' + (request.url.split('/')[1] ?? '').split('?')[0];
     if (!principal.scopes.includes(prefix)) {
-      throw new HttpProblem(403, 'SCOPE_NOT_GRANTED', `this token is limited to ${principal.scopes.join(', ') || 'no domain'}; ${prefix} must be enabled for the client by the service operator`);
+      throw new HttpProblem(
+        403,
+        'SCOPE_NOT_GRANTED',
+        `this token is limited to ${principal.scopes.join(', ') || 'no domain'}; ${prefix} must be enabled for the client by the service operator`,
+      );
     }
   }
   return principal;

@@ -28,8 +28,20 @@ export const DEMO_IDENTITIES: { tenants: Array<{ brokerKey: string; labels: stri
     { brokerKey: 'other-broker', labels: ['other-label'] },
   ],
   clients: [
-    { clientId: 'demo-client', secret: 'demo-secret', brokerKey: 'demo-broker', labels: ['demo-label', 'demo-label-2'], scopes: ALL_DOMAINS },
-    { clientId: 'scoped-client', secret: 'scoped-secret', brokerKey: 'demo-broker', labels: ['demo-label'], scopes: ['/counterparty-management'] },
+    {
+      clientId: 'demo-client',
+      secret: 'demo-secret',
+      brokerKey: 'demo-broker',
+      labels: ['demo-label', 'demo-label-2'],
+      scopes: ALL_DOMAINS,
+    },
+    {
+      clientId: 'scoped-client',
+      secret: 'scoped-secret',
+      brokerKey: 'demo-broker',
+      labels: ['demo-label'],
+      scopes: ['/counterparty-management'],
+    },
     { clientId: 'other-client', secret: 'other-secret', brokerKey: 'other-broker', labels: ['other-label'], scopes: ALL_DOMAINS },
   ],
 };
@@ -57,7 +69,12 @@ export function seedDemoIdentities(db: Db): void {
     for (const c of DEMO_IDENTITIES.clients) {
       const salt = randomBytes(16).toString('hex');
       db.prepare('INSERT INTO api_clients (client_id, broker_key, secret_salt, secret_hash, labels, scopes) VALUES (?, ?, ?, ?, ?, ?)').run(
-        c.clientId, c.brokerKey, salt, hashSecret(salt, c.secret), JSON.stringify(c.labels), JSON.stringify(c.scopes),
+        c.clientId,
+        c.brokerKey,
+        salt,
+        hashSecret(salt, c.secret),
+        JSON.stringify(c.labels),
+        JSON.stringify(c.scopes),
       );
     }
   })();

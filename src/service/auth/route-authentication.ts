@@ -22,25 +22,41 @@ export async function authenticationRoutes(app: FastifyInstance, ctx: ServiceCon
       const throttleKey = `${credentials?.clientId ?? ''}|${request.ip}`;
       const wait = throttle.retryAfter(throttleKey);
       if (wait > 0) {
-        throw new HttpProblem(429, 'TOO_MANY_ATTEMPTS', `too many failed attempts for this client; retry after ${wait} s`, { headers: { 'retry-after': String(wait) } });
+        throw new HttpProblem(429, 'TOO_MANY_ATTEMPTS', `too many failed attempts for this client; retry after ${wait} s`, {
+          headers: { 'retry-after': String(wait) },
+        });
       }
       const client = credentials && authenticateClient(ctx.db, credentials.clientId, credentials.secret);
       if (!client) {
         throttle.fail(throttleKey);
-        throw new HttpProblem(401, 'INVALID_CLIENT_CREDENTIALS', 'client id and secret are not valid; send them as HTTP Basic credentials', {
-          title: 'Unauthorized',
-          headers: { 'www-authenticate': 'Basic realm="stagecoach"' },
-        });
+        throw new HttpProblem(
+          401,
+          'INVALID_CLIENT_CREDENTIALS',
+          'client id and secret are not valid; send them as HTTP Basic credentials',
+          {
+            title: 'Unauthorized',
+            headers: { 'www-authenticate': 'Basic realm="stagecoach"' },
+          },
+        );
       }
       throttle.succeed(throttleKey);
       const { brokerKey, labelId } = request.params;
       // Only after authentication, so that unauthenticated callers cannot probe tenant names.
       if (client.brokerKey !== brokerKey || !client.labels.includes(labelId) || !labelExists(ctx.db, brokerKey, labelId)) {
-        throw new HttpProblem(404, 'UNKNOWN_TENANT_OR_LABEL', `no broker key "${brokerKey}" with label reference "${labelId}" for this client`, { title: 'Not found' });
+        throw new HttpProblem(
+          404,
+          'UNKNOWN_TENANT_OR_LABEL',
+          `no broker key "${brokerKey}" with label reference "${labelId}" for this client`,
+          { title: 'Not found' },
+        );
       }
       let token: string;
       try {
-        token = await issueToken(ctx.keys, { sub: client.clientId, broker: brokerKey, label: labelId, scopes: client.scopes }, ctx.config.tokenTtlSeconds);
+        token = await issueToken(
+          ctx.keys,
+          { sub: client.clientId, broker: brokerKey, label: labelId, scopes: client.scopes },
+          ctx.config.tokenTtlSeconds,
+        );
       } catch (err) {
         request.log.error({ err }, 'token signing failed');
         throw new HttpProblem(500, 'INTERNAL_ERROR', 'the token could not be issued', { title: 'Service unavailable' });
@@ -51,10 +67,21 @@ export async function authenticationRoutes(app: FastifyInstance, ctx: ServiceCon
     },
   );
 
-  app.get('/authentication/validation', { config: { anyScope: true, area: 'authentication', unauthorizedTitle: 'Service unavailable' } }, async (request) => {
-    const p = request.principal;
-    return { valid: true, clientId: p.clientId, brokerKey: p.brokerKey, labelReferenceId: p.label, scopes: p.scopes, expiresAt: new Date(p.expiresAt * 1000).toISOString() };
-  });
+  app.get(
+    '/authentication/validation',
+    { config: { anyScope: true, area: 'authentication', unauthorizedTitle: 'Service unavailable' } },
+    async (request) => {
+      const p = request.principal;
+      return {
+        valid: true,
+        clientId: p.clientId,
+        brokerKey: p.brokerKey,
+        labelReferenceId: p.label,
+        scopes: p.scopes,
+        expiresAt: new Date(p.expiresAt * 1000).toISOString(),
+      };
+    },
+  );
 
   app.get('/authentication/jwks', { config: { public: true, area: 'authentication' } }, async (_request, reply) => {
     reply.header('x-supported-versions', SUPPORTED_VERSIONS.join(','));

@@ -18,7 +18,11 @@ export interface Principal {
   expiresAt: number;
 }
 
-export async function issueToken(keys: SigningKeys, claims: Omit<AccessClaims, 'scope'> & { scopes: string[] }, ttlSeconds: number): Promise<string> {
+export async function issueToken(
+  keys: SigningKeys,
+  claims: Omit<AccessClaims, 'scope'> & { scopes: string[] },
+  ttlSeconds: number,
+): Promise<string> {
   return new SignJWT({ broker: claims.broker, label: claims.label, scope: claims.scopes.join(' ') })
     .setProtectedHeader({ alg: 'RS256', kid: keys.kid, typ: 'JWT' })
     .setSubject(claims.sub)

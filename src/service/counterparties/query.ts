@@ -8,11 +8,7 @@ import { HttpProblem } from '../http/problem.js';
 /**
  * @example readIntegerParam(request.query, 'limit', { min: 1, max: 100, fallback: 20 }) // 20 when absent
  */
-export function readIntegerParam(
-  query: unknown,
-  name: string,
-  range: { min: number; max?: number; fallback: number },
-): number {
+export function readIntegerParam(query: unknown, name: string, range: { min: number; max?: number; fallback: number }): number {
   const raw = (query as Record<string, unknown> | undefined)?.[name];
   if (raw === undefined) return range.fallback;
   const expected = range.max === undefined ? `an integer ≥ ${range.min}` : `an integer from ${range.min} to ${range.max}`;

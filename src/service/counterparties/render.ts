@@ -9,7 +9,18 @@ export const DEFAULT_COUNTRY = 'NL';
 /** Shown when a record carries no preferred language (docs/contract-gaps.md). */
 export const DEFAULT_LANGUAGE = 'nl-NL';
 
-const PERSON_FIELDS = ['nationalities', 'salutation', 'initials', 'firstName', 'surnamePrefix', 'surname', 'sex', 'dateOfBirth', 'income', 'emailAddress'] as const;
+const PERSON_FIELDS = [
+  'nationalities',
+  'salutation',
+  'initials',
+  'firstName',
+  'surnamePrefix',
+  'surname',
+  'sex',
+  'dateOfBirth',
+  'income',
+  'emailAddress',
+] as const;
 const ORGANISATION_FIELDS = ['organisationName', 'countryOfIncorporation', 'cocNumber', 'emailAddress'] as const;
 /** Kept beyond the spec's list: a migrated counterparty should not lose them on the way out. */
 const EXTRA_FIELDS = ['addresses', 'externalReferences', 'ratings'] as const;

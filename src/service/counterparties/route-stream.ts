@@ -72,7 +72,12 @@ export async function streamRoute(app: FastifyInstance, ctx: ServiceContext): Pr
       try {
         // Fault injection may cut this response mid-record (docs/fault-injection.md); off: res.write.
         const write = streamWriter(request, res);
-        res.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), 'content-type': mediaType, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
+        res.writeHead(200, {
+          ...(reply.getHeaders() as Record<string, string>),
+          'content-type': mediaType,
+          'cache-control': 'no-store',
+          'x-content-type-options': 'nosniff',
+        });
         let next = from;
         for (;;) {
           if (stop.signal.aborted) break;

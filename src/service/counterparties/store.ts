@@ -26,7 +26,15 @@ export interface UpsertResult {
 /** Fields that are operational contact data; everything else of a record is master data. */
 export const OPERATIONAL_FIELDS = ['telephoneNumbers', 'addresses', 'emailAddress'] as const;
 /** Lists that are combined (deduplicated) rather than replaced when two records merge. */
-const UNION_FIELDS = new Set(['telephoneNumbers', 'addresses', 'externalReferences', 'ratings', 'associatedParties', 'relations', 'nationalities']);
+const UNION_FIELDS = new Set([
+  'telephoneNumbers',
+  'addresses',
+  'externalReferences',
+  'ratings',
+  'associatedParties',
+  'relations',
+  'nationalities',
+]);
 
 interface Row {
   broker_key: string;
@@ -85,14 +93,22 @@ const statementsByDb = new WeakMap<Db, ReturnType<typeof prepare>>();
 function prepare(db: Db) {
   return {
     byId: db.prepare<[string, string], Row>('SELECT * FROM live_counterparties WHERE broker_key = ? AND reference_id = ?'),
-    aliasOf: db.prepare<[string, string], { survivor_id: string }>('SELECT survivor_id FROM live_counterparty_aliases WHERE broker_key = ? AND alias_id = ?'),
-    byIdentity: db.prepare<[string, string], Row>('SELECT * FROM live_counterparties WHERE broker_key = ? AND identity_key = ? ORDER BY seq LIMIT 1'),
+    aliasOf: db.prepare<[string, string], { survivor_id: string }>(
+      'SELECT survivor_id FROM live_counterparty_aliases WHERE broker_key = ? AND alias_id = ?',
+    ),
+    byIdentity: db.prepare<[string, string], Row>(
+      'SELECT * FROM live_counterparties WHERE broker_key = ? AND identity_key = ? ORDER BY seq LIMIT 1',
+    ),
     lastSeq: db.prepare<[string], { last: number | null }>('SELECT MAX(seq) AS last FROM live_counterparties WHERE broker_key = ?'),
     insert: db.prepare(
       'INSERT INTO live_counterparties (broker_key, reference_id, seq, type, identity_key, data, source, created_on, updated_on) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     ),
-    update: db.prepare('UPDATE live_counterparties SET type = ?, identity_key = ?, data = ?, source = ?, updated_on = ? WHERE broker_key = ? AND reference_id = ?'),
-    alias: db.prepare('INSERT OR REPLACE INTO live_counterparty_aliases (broker_key, alias_id, survivor_id, merged_on) VALUES (?, ?, ?, ?)'),
+    update: db.prepare(
+      'UPDATE live_counterparties SET type = ?, identity_key = ?, data = ?, source = ?, updated_on = ? WHERE broker_key = ? AND reference_id = ?',
+    ),
+    alias: db.prepare(
+      'INSERT OR REPLACE INTO live_counterparty_aliases (broker_key, alias_id, survivor_id, merged_on) VALUES (?, ?, ?, ?)',
+    ),
   };
 }
 function statements(db: Db) {
@@ -121,7 +137,11 @@ export function identityKey(record: StagedCounterparty): string | null {
 }
 
 function normalise(text: string): string {
-  return text.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]/g, '');
+  return text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '');
 }
 
 /**
@@ -138,14 +158,21 @@ function normalise(text: string): string {
  *   db.transaction(() => upsertLiveCounterparties(db, 'demo-broker', records, 'import'))();
  *   // { inserted: 2, updated: 0, merged: [{ survivor: 'a1…', merged: 'b2…' }] }
  */
-export function upsertLiveCounterparties(db: Db, brokerKey: string, records: StagedCounterparty[], source: CounterpartySource): UpsertResult {
+export function upsertLiveCounterparties(
+  db: Db,
+  brokerKey: string,
+  records: StagedCounterparty[],
+  source: CounterpartySource,
+): UpsertResult {
   const s = statements(db);
   const result: UpsertResult = { inserted: 0, updated: 0, merged: [] };
   let nextSeq = (s.lastSeq.get(brokerKey)?.last ?? 0) + 1;
   const now = new Date().toISOString();
   for (const record of records) {
     const identity = identityKey(record);
-    const targetId = s.byId.get(brokerKey, record.referenceId) ? record.referenceId : s.aliasOf.get(brokerKey, record.referenceId)?.survivor_id;
+    const targetId = s.byId.get(brokerKey, record.referenceId)
+      ? record.referenceId
+      : s.aliasOf.get(brokerKey, record.referenceId)?.survivor_id;
     const existing = targetId ? s.byId.get(brokerKey, targetId) : undefined;
     if (existing) {
       const previous = JSON.parse(existing.data) as Record<string, unknown>;

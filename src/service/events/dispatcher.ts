@@ -116,7 +116,11 @@ export function startDispatcher(ctx: ServiceContext): Dispatcher {
         // With every slot busy, a finishing attempt wakes the loop; else the next due time does.
         const slotsLeft = config.webhookConcurrency - limit.activeCount - limit.pendingCount;
         const next = slotsLeft > 0 && !woken ? s.nextDue.get()?.at : undefined;
-        const wait = woken ? 0 : next === null || next === undefined ? config.webhookPollMs : Math.max(0, Math.min(config.webhookPollMs, next - Date.now()));
+        const wait = woken
+          ? 0
+          : next === null || next === undefined
+            ? config.webhookPollMs
+            : Math.max(0, Math.min(config.webhookPollMs, next - Date.now()));
         if (wait > 0) await sleep(wait, signal, (resolve) => (wakeUp = resolve));
         else await new Promise<void>((r) => setImmediate(r));
         wakeUp = undefined;
@@ -133,7 +137,12 @@ export function startDispatcher(ctx: ServiceContext): Dispatcher {
     const reg = s.registration.get(d.registration_id);
     const event = s.event.get(d.event_id);
     if (!reg || !event) return; // registration deleted meanwhile: its deliveries went with it
-    const envelope: EventEnvelope = { id: event.id, eventName: event.event_name, occurredOn: event.occurred_on, data: JSON.parse(event.payload) };
+    const envelope: EventEnvelope = {
+      id: event.id,
+      eventName: event.event_name,
+      occurredOn: event.occurred_on,
+      data: JSON.parse(event.payload),
+    };
     const startedOn = new Date().toISOString();
     const started = performance.now();
     let result: Outcome;
@@ -166,7 +175,8 @@ export function startDispatcher(ctx: ServiceContext): Dispatcher {
         delivered: outcome === 'delivered' ? now : null,
       });
     })();
-    if (outcome === 'failed') logger.warn({ deliveryId: d.id, uri: reg.uri, attempts, error: result.error, status: result.statusCode }, 'webhook delivery failed');
+    if (outcome === 'failed')
+      logger.warn({ deliveryId: d.id, uri: reg.uri, attempts, error: result.error, status: result.statusCode }, 'webhook delivery failed');
   }
 
   async function post(reg: RegistrationRow, envelope: EventEnvelope, signal: AbortSignal): Promise<Outcome> {
@@ -195,7 +205,10 @@ export function startDispatcher(ctx: ServiceContext): Dispatcher {
       const outcome = judgeStatus(res.statusCode);
       const out: Outcome = { outcome, statusCode: res.statusCode };
       if (outcome !== 'delivered') {
-        out.error = res.statusCode >= 300 && res.statusCode < 400 ? `redirect to ${String(res.headers.location ?? '(no location)')} not followed` : `receiver answered ${res.statusCode}`;
+        out.error =
+          res.statusCode >= 300 && res.statusCode < 400
+            ? `redirect to ${String(res.headers.location ?? '(no location)')} not followed`
+            : `receiver answered ${res.statusCode}`;
         out.retryAfterMs = parseRetryAfter(res.headers['retry-after']);
       }
       return out;
@@ -247,7 +260,9 @@ function statements(db: Db) {
     due: db.prepare<[number, number], DeliveryRow>(
       "SELECT * FROM webhook_deliveries WHERE status = 'pending' AND in_flight = 0 AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
     ),
-    nextDue: db.prepare<[], { at: number | null }>("SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending' AND in_flight = 0"),
+    nextDue: db.prepare<[], { at: number | null }>(
+      "SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending' AND in_flight = 0",
+    ),
     lease: db.prepare('UPDATE webhook_deliveries SET in_flight = 1 WHERE id = ?'),
     release: db.prepare('UPDATE webhook_deliveries SET in_flight = 0 WHERE id = ?'),
     registration: db.prepare<[string], RegistrationRow>('SELECT * FROM webhook_registrations WHERE id = ?'),
@@ -272,7 +287,8 @@ function fanOut(db: Db, s: Statements): void {
       const now = Date.now();
       const iso = new Date(now).toISOString();
       for (const e of events) {
-        for (const reg of s.subscribers.all(e.broker_key, e.event_name, e.label_id, e.label_id)) s.addDelivery.run(randomUUID(), e.id, reg.id, now, iso, iso);
+        for (const reg of s.subscribers.all(e.broker_key, e.event_name, e.label_id, e.label_id))
+          s.addDelivery.run(randomUUID(), e.id, reg.id, now, iso, iso);
         s.markDispatched.run(e.seq);
       }
     })();

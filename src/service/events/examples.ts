@@ -21,8 +21,18 @@ export const EXAMPLE_DATA: Record<EventName, Record<string, unknown>> = {
     matchedOn: ['surname', 'initials', 'dateOfBirth'],
     source: 'import',
   },
-  'counterparty_master.consolidated': { referenceId: PERSON, fields: ['firstName', 'nationalities'], source: 'lodging', previousSource: 'import' },
-  'counterparty_operational.consolidated': { referenceId: PERSON, fields: ['addresses', 'telephoneNumbers'], source: 'import', previousSource: 'import' },
+  'counterparty_master.consolidated': {
+    referenceId: PERSON,
+    fields: ['firstName', 'nationalities'],
+    source: 'lodging',
+    previousSource: 'import',
+  },
+  'counterparty_operational.consolidated': {
+    referenceId: PERSON,
+    fields: ['addresses', 'telephoneNumbers'],
+    source: 'import',
+    previousSource: 'import',
+  },
   'lodging.message.handling_succeeded': {
     processReferenceId: PROCESS,
     messageReferenceId: MESSAGE,

@@ -14,14 +14,28 @@ import { readIntegerParam } from '../counterparties/query.js';
 import { emitEvent } from './outbox.js';
 import { exampleEnvelope, EXAMPLE_DATA } from './examples.js';
 import {
-  countDeliveries, deleteRegistration, deliveryPage, findRegistration, insertRegistration, listRegistrations, toRegistration, updateRegistrationUri, type Owner, type RegistrationRow,
+  countDeliveries,
+  deleteRegistration,
+  deliveryPage,
+  findRegistration,
+  insertRegistration,
+  listRegistrations,
+  toRegistration,
+  updateRegistrationUri,
+  type Owner,
+  type RegistrationRow,
 } from './store-webhooks.js';
 import { checkWebhookUri, type UriPolicy } from './uri-guard.js';
 import type { Dispatcher } from './dispatcher.js';
 
 type Params = { eventName: string; id: string };
 
-export async function subscriptionRoutes(app: FastifyInstance, ctx: ServiceContext, group: EventGroup, dispatcher: Dispatcher): Promise<void> {
+export async function subscriptionRoutes(
+  app: FastifyInstance,
+  ctx: ServiceContext,
+  group: EventGroup,
+  dispatcher: Dispatcher,
+): Promise<void> {
   const base = `/${group}/events`;
   const config = { area: 'events' as const };
   const names: readonly string[] = EVENT_GROUPS[group];
@@ -30,7 +44,11 @@ export async function subscriptionRoutes(app: FastifyInstance, ctx: ServiceConte
   const eventOf = (request: FastifyRequest): EventName => {
     const { eventName } = request.params as Params;
     if (!names.includes(eventName)) {
-      throw new HttpProblem(404, 'UNKNOWN_EVENT_TYPE', `event type ${eventName} is not an event of /${group}; its events are ${names.join(', ')}`);
+      throw new HttpProblem(
+        404,
+        'UNKNOWN_EVENT_TYPE',
+        `event type ${eventName} is not an event of /${group}; its events are ${names.join(', ')}`,
+      );
     }
     return eventName as EventName;
   };
@@ -61,7 +79,9 @@ export async function subscriptionRoutes(app: FastifyInstance, ctx: ServiceConte
     return reply.code(201).header('location', `${base}/${eventName}/endpoints/${row.id}`).send(toRegistration(row));
   });
 
-  app.get(`${base}/:eventName/endpoints`, { config }, async (request) => listRegistrations(ctx.db, owner(request), eventOf(request)).map(toRegistration));
+  app.get(`${base}/:eventName/endpoints`, { config }, async (request) =>
+    listRegistrations(ctx.db, owner(request), eventOf(request)).map(toRegistration),
+  );
 
   app.get(`${base}/:eventName/token/:id`, { config }, async (request) => ({ token: registrationOf(request).token }));
 
@@ -96,7 +116,14 @@ export async function subscriptionRoutes(app: FastifyInstance, ctx: ServiceConte
         createdOn: d.created_on,
         updatedOn: d.updated_on,
         deliveredOn: d.delivered_on,
-        attemptLog: d.attemptRows.map((a) => ({ attempt: a.attempt, startedOn: a.started_on, outcome: a.outcome, statusCode: a.status_code, error: a.error, latencyMs: a.latency_ms })),
+        attemptLog: d.attemptRows.map((a) => ({
+          attempt: a.attempt,
+          startedOn: a.started_on,
+          outcome: a.outcome,
+          statusCode: a.status_code,
+          error: a.error,
+          latencyMs: a.latency_ms,
+        })),
       })),
       total: countDeliveries(ctx.db, row.id),
       offset,
@@ -108,7 +135,11 @@ export async function subscriptionRoutes(app: FastifyInstance, ctx: ServiceConte
     const eventName = eventOf(request);
     const body = request.body;
     if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
-      throw new HttpProblem(400, 'INVALID_REQUEST', `request body: expected a JSON object (the event data) or no body, got ${Array.isArray(body) ? 'an array' : typeof body}`);
+      throw new HttpProblem(
+        400,
+        'INVALID_REQUEST',
+        `request body: expected a JSON object (the event data) or no body, got ${Array.isArray(body) ? 'an array' : typeof body}`,
+      );
     }
     const data = (body as Record<string, unknown> | undefined) ?? EXAMPLE_DATA[eventName];
     // The event carries the caller's white label, so only the caller's own registrations get it.

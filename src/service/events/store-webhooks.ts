@@ -111,7 +111,15 @@ export function toRegistration(row: RegistrationRow): WebhookRegistration {
 export function insertRegistration(db: Db, owner: Owner, group: EventGroup, eventName: string, uri: string): RegistrationRow {
   const now = new Date().toISOString();
   const row: RegistrationRow = {
-    id: randomUUID(), broker_key: owner.brokerKey, label_id: owner.label, group_name: group, event_name: eventName, uri, token: newToken(), created_on: now, updated_on: now,
+    id: randomUUID(),
+    broker_key: owner.brokerKey,
+    label_id: owner.label,
+    group_name: group,
+    event_name: eventName,
+    uri,
+    token: newToken(),
+    created_on: now,
+    updated_on: now,
   };
   db.prepare(
     'INSERT INTO webhook_registrations (id, broker_key, label_id, group_name, event_name, uri, token, created_on, updated_on) VALUES (@id, @broker_key, @label_id, @group_name, @event_name, @uri, @token, @created_on, @updated_on)',
@@ -146,7 +154,12 @@ export function countDeliveries(db: Db, registrationId: string): number {
 }
 
 /** A page of a registration's deliveries, newest first, each with its attempts in order. */
-export function deliveryPage(db: Db, registrationId: string, offset: number, limit: number): Array<DeliveryRow & { attemptRows: AttemptRow[] }> {
+export function deliveryPage(
+  db: Db,
+  registrationId: string,
+  offset: number,
+  limit: number,
+): Array<DeliveryRow & { attemptRows: AttemptRow[] }> {
   const rows = db
     .prepare('SELECT * FROM webhook_deliveries WHERE registration_id = ? ORDER BY created_on DESC, rowid DESC LIMIT ? OFFSET ?')
     .all(registrationId, limit, offset) as DeliveryRow[];

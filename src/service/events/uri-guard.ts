@@ -21,15 +21,29 @@ export interface UriPolicy {
   resolve?: (host: string) => Promise<LookupAddress[]>;
 }
 
-export type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'metadata' | 'unspecified' | 'multicast' | 'reserved' | 'tunnel';
+export type AddressClass =
+  | 'public'
+  | 'loopback'
+  | 'private'
+  | 'link-local'
+  | 'metadata'
+  | 'unspecified'
+  | 'multicast'
+  | 'reserved'
+  | 'tunnel';
 
 /** Host names of cloud metadata services, refused whatever they resolve to. */
 const METADATA_HOSTS = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal']);
 
 const refused = (uri: string, why: string) =>
-  new HttpProblem(422, 'WEBHOOK_URI_REFUSED', `webhook uri refused: ${why}; expected an http(s) uri of a publicly reachable host, got "${uri}"`, {
-    errors: [{ field: 'uri', message: 'WEBHOOK_URI_REFUSED' }],
-  });
+  new HttpProblem(
+    422,
+    'WEBHOOK_URI_REFUSED',
+    `webhook uri refused: ${why}; expected an http(s) uri of a publicly reachable host, got "${uri}"`,
+    {
+      errors: [{ field: 'uri', message: 'WEBHOOK_URI_REFUSED' }],
+    },
+  );
 
 /**
  * Checks a webhook uri and returns it parsed, or throws 422 WEBHOOK_URI_REFUSED saying why.
@@ -44,7 +58,8 @@ export async function checkWebhookUri(uri: string, policy: UriPolicy): Promise<U
     throw refused(uri, 'not an absolute uri');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refused(uri, `scheme ${url.protocol.slice(0, -1)} is not http or https`);
-  if (url.username || url.password) throw refused(uri, 'credentials in the uri are not allowed (the X-Event-Token header authenticates deliveries)');
+  if (url.username || url.password)
+    throw refused(uri, 'credentials in the uri are not allowed (the X-Event-Token header authenticates deliveries)');
   const host = hostOf(url);
   if (METADATA_HOSTS.has(host)) throw refused(uri, `${host} is a cloud metadata host`);
   const literal = isIP(host) !== 0;
@@ -64,7 +79,10 @@ export async function checkWebhookUri(uri: string, policy: UriPolicy): Promise<U
 
 /** The host of a URL without IPv6 brackets and without a trailing dot, lower-cased. */
 export function hostOf(url: URL): string {
-  return url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+  return url.hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
+    .toLowerCase();
 }
 
 /** Why an address may not receive webhooks under `policy`, or undefined when it may. */
@@ -147,7 +165,7 @@ const V4_MASKED = V4_RANGES.map(([net, bits, kind]) => {
 });
 
 function classifyV4(n: number): AddressClass {
-  for (const r of V4_MASKED) if (((n & r.mask) >>> 0) === r.net) return r.kind;
+  for (const r of V4_MASKED) if ((n & r.mask) >>> 0 === r.net) return r.kind;
   return 'public';
 }
 
@@ -167,7 +185,9 @@ function expandV6(ip: string): number[] {
 }
 
 function resolveAll(host: string): Promise<LookupAddress[]> {
-  return new Promise((resolve, reject) => dnsLookup(host, { all: true, verbatim: true }, (err, addrs) => (err ? reject(err) : resolve(addrs))));
+  return new Promise((resolve, reject) =>
+    dnsLookup(host, { all: true, verbatim: true }, (err, addrs) => (err ? reject(err) : resolve(addrs))),
+  );
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;

@@ -115,7 +115,13 @@ export function installFaults(app: FastifyInstance, ctx: ServiceContext): void {
 }
 
 /** Applies the matching rules to one request; true when the request was answered or dropped. */
-async function decide(faults: FaultController, ctx: ServiceContext, request: FastifyRequest, reply: FastifyReply, stats: FaultStats): Promise<boolean> {
+async function decide(
+  faults: FaultController,
+  ctx: ServiceContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  stats: FaultStats,
+): Promise<boolean> {
   const path = request.url.split('?')[0]!;
   let delay = 0;
   let status: FaultRule | undefined;
@@ -154,13 +160,19 @@ async function decide(faults: FaultController, ctx: ServiceContext, request: Fas
     countFault(stats, request.raw, 'status', status.status);
     const headers: Record<string, string> = { 'x-injected-fault': status.text };
     if (status.retryAfter !== undefined) headers['retry-after'] = String(status.retryAfter);
-    const problem = new HttpProblem(status.status!, 'INJECTED_FAULT', `injected fault: rule \`${status.text}\` answered ${status.status} (fault injection is on; see docs/fault-injection.md)`, {
-      headers,
-    });
+    const problem = new HttpProblem(
+      status.status!,
+      'INJECTED_FAULT',
+      `injected fault: rule \`${status.text}\` answered ${status.status} (fault injection is on; see docs/fault-injection.md)`,
+      {
+        headers,
+      },
+    );
     sendProblem(reply, problem, request.url);
     return true;
   }
-  if (cut) cuts.set(request.raw, { after: cut.after, random: faults.random, rule: cut.text, onCut: () => countFault(stats, request.raw, 'cut') });
+  if (cut)
+    cuts.set(request.raw, { after: cut.after, random: faults.random, rule: cut.text, onCut: () => countFault(stats, request.raw, 'cut') });
   return false;
 }
 

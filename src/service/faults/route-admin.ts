@@ -38,15 +38,23 @@ export function adminRoutes(app: FastifyInstance, ctx: ServiceContext, faults: F
     requireLoopback(request);
     const parsed = bodySchema.safeParse(request.body);
     if (!parsed.success) {
-      throw new HttpProblem(400, 'INVALID_REQUEST', `fault rules: expected {"faults": "<spec>" or null, "seed"?: integer}, got ${JSON.stringify(request.body ?? null).slice(0, 200)}`);
+      throw new HttpProblem(
+        400,
+        'INVALID_REQUEST',
+        `fault rules: expected {"faults": "<spec>" or null, "seed"?: integer}, got ${JSON.stringify(request.body ?? null).slice(0, 200)}`,
+      );
     }
     try {
       faults.set(parsed.data.faults ?? '', parsed.data.seed ?? ctx.config.faultSeed);
     } catch (err) {
-      if (err instanceof StagecoachError) throw new HttpProblem(400, 'FAULT_SPEC_INVALID', err.message, { errors: [{ field: 'faults', message: 'FAULT_SPEC_INVALID' }] });
+      if (err instanceof StagecoachError)
+        throw new HttpProblem(400, 'FAULT_SPEC_INVALID', err.message, { errors: [{ field: 'faults', message: 'FAULT_SPEC_INVALID' }] });
       throw err;
     }
-    ctx.logger.warn({ faults: faults.spec, seed: faults.seed }, faults.active ? 'fault injection rules replaced' : 'fault injection cleared');
+    ctx.logger.warn(
+      { faults: faults.spec, seed: faults.seed },
+      faults.active ? 'fault injection rules replaced' : 'fault injection cleared',
+    );
     return show();
   });
 
@@ -82,7 +90,11 @@ function requireLoopback(request: FastifyRequest): void {
   const address = request.socket.remoteAddress ?? '';
   const loopback = address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
   if (!loopback) {
-    throw new HttpProblem(403, 'ADMIN_LOOPBACK_ONLY', `the fault-injection admin endpoint answers loopback callers only; ${address || 'this caller'} is not one`);
+    throw new HttpProblem(
+      403,
+      'ADMIN_LOOPBACK_ONLY',
+      `the fault-injection admin endpoint answers loopback callers only; ${address || 'this caller'} is not one`,
+    );
   }
   const host = request.headers.host;
   if (host === undefined || !LOOPBACK_HOST.test(host)) {

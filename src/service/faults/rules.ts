@@ -35,7 +35,7 @@ const KNOWN = ['status', 'p', 'retry-after', 'latency', 'reset', 'cut', 'after']
 
 /** Parses a fault spec; an empty or blank spec is no rules. Throws CONFIG_INVALID naming the bad part. */
 export function parseFaultSpec(spec: string | undefined): FaultRule[] {
-  if (!spec || !spec.trim()) return [];
+  if (!spec?.trim()) return [];
   return spec
     .split(';')
     .map((r) => r.trim())
@@ -45,10 +45,14 @@ export function parseFaultSpec(spec: string | undefined): FaultRule[] {
 
 function parseRule(text: string, n: number): FaultRule {
   const bad = (what: string) =>
-    new StagecoachError('CONFIG_INVALID', `fault rule ${n} \`${text}\`: ${what}; expected e.g. "PUT /counterparty-management/*:status=503:p=0.1" (docs/fault-injection.md)`, {
-      field: 'faults',
-      value: text,
-    });
+    new StagecoachError(
+      'CONFIG_INVALID',
+      `fault rule ${n} \`${text}\`: ${what}; expected e.g. "PUT /counterparty-management/*:status=503:p=0.1" (docs/fault-injection.md)`,
+      {
+        field: 'faults',
+        value: text,
+      },
+    );
   const [target = '', ...settings] = text.split(':');
   if (settings.length === 0) throw bad('no fault given after the target');
   const targetMatch = /^(?:([A-Za-z]+|\*)\s+)?(\S+)$/.exec(target.trim());
@@ -65,7 +69,12 @@ function parseRule(text: string, n: number): FaultRule {
     values.set(key, setting.slice(eq + 1).trim());
   }
   const kinds = (['status', 'latency', 'reset', 'cut'] as const).filter((k) => values.has(k));
-  if (kinds.length !== 1) throw bad(kinds.length === 0 ? 'no fault kind (status, latency, reset or cut)' : `one fault kind per rule, got ${kinds.join(' and ')}: write one rule each`);
+  if (kinds.length !== 1)
+    throw bad(
+      kinds.length === 0
+        ? 'no fault kind (status, latency, reset or cut)'
+        : `one fault kind per rule, got ${kinds.join(' and ')}: write one rule each`,
+    );
   const kind = kinds[0]!;
 
   const probability = (key: string, raw: string) => {
@@ -81,7 +90,14 @@ function parseRule(text: string, n: number): FaultRule {
   if (values.has('retry-after') && kind !== 'status') throw bad('retry-after goes with status=');
   if (values.has('after') && kind !== 'reset' && kind !== 'cut') throw bad('after= goes with reset= or cut=');
 
-  const rule: FaultRule = { text, method, path, pattern: globToRegExp(path), kind, p: values.has('p') ? probability('p', values.get('p')!) : 1 };
+  const rule: FaultRule = {
+    text,
+    method,
+    path,
+    pattern: globToRegExp(path),
+    kind,
+    p: values.has('p') ? probability('p', values.get('p')!) : 1,
+  };
   if (kind === 'status') {
     const status = count('status', values.get('status')!);
     if (status < 400 || status > 599) throw bad(`status must be from 400 to 599, got ${status}`);

@@ -37,10 +37,20 @@ export function negotiate(acceptHeader: string | undefined, opts: NegotiateOptio
     }
     if (range.version !== undefined) {
       if (!isWellFormedVersion(range.version)) {
-        throw new HttpProblem(400, 'UNSUPPORTED_API_VERSION', `api-version "${range.version}" is not of the form <year>.<number>.<number>; this API serves ${versions.join(', ')}`, { title: 'Bad request' });
+        throw new HttpProblem(
+          400,
+          'UNSUPPORTED_API_VERSION',
+          `api-version "${range.version}" is not of the form <year>.<number>.<number>; this API serves ${versions.join(', ')}`,
+          { title: 'Bad request' },
+        );
       }
       if (!versions.includes(range.version)) {
-        throw new HttpProblem(400, 'UNSUPPORTED_API_VERSION', `api-version ${range.version} is not served by /${opts.area === 'events' ? '…/events' : opts.area}; supported: ${versions.join(', ')}`, { title: 'Bad request' });
+        throw new HttpProblem(
+          400,
+          'UNSUPPORTED_API_VERSION',
+          `api-version ${range.version} is not served by /${opts.area === 'events' ? '…/events' : opts.area}; supported: ${versions.join(', ')}`,
+          { title: 'Bad request' },
+        );
       }
     }
     return { mediaType: match, version: range.version ?? latest };

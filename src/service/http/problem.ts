@@ -36,7 +36,12 @@ export class HttpProblem extends StagecoachError {
   }
 
   toBody(instance?: string): Problem {
-    const body: Problem = { title: this.extra.title ?? REASON[this.status] ?? 'Error', status: this.status, detail: this.message, code: this.code };
+    const body: Problem = {
+      title: this.extra.title ?? REASON[this.status] ?? 'Error',
+      status: this.status,
+      detail: this.message,
+      code: this.code,
+    };
     if (instance) body.instance = instance;
     if (this.extra.errors) body.errors = this.extra.errors;
     return body;
@@ -61,9 +66,19 @@ export function installProblemHandlers(app: FastifyInstance): void {
     if (error instanceof HttpProblem) return sendProblem(reply, error, request.url);
     const fe = error as FastifyError;
     if (fe.validation) return sendProblem(reply, badRequest('INVALID_REQUEST', fe.message), request.url);
-    if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendProblem(reply, new HttpProblem(413, 'PAYLOAD_TOO_LARGE', 'request body exceeds the size limit'), request.url);
-    if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendProblem(reply, new HttpProblem(415, 'UNSUPPORTED_MEDIA_TYPE', `content type ${request.headers['content-type'] ?? '(none)'} is not accepted here`), request.url);
-    if (fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || (fe.statusCode === 400 && fe instanceof SyntaxError)) {
+    if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+      return sendProblem(reply, new HttpProblem(413, 'PAYLOAD_TOO_LARGE', 'request body exceeds the size limit'), request.url);
+    if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+      return sendProblem(
+        reply,
+        new HttpProblem(415, 'UNSUPPORTED_MEDIA_TYPE', `content type ${request.headers['content-type'] ?? '(none)'} is not accepted here`),
+        request.url,
+      );
+    if (
+      fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+      fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+      (fe.statusCode === 400 && fe instanceof SyntaxError)
+    ) {
       return sendProblem(reply, badRequest('INVALID_REQUEST', `request body is not valid JSON: ${fe.message}`), request.url);
     }
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {

@@ -23,4 +23,3 @@ declare module 'fastify' {
     negotiated: Negotiated;
   }
 }
-export {};

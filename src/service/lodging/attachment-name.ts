@@ -13,7 +13,8 @@ import { LODGING_LIMITS } from './limits.js';
  * byte-order mark, and bidirectional controls that can make `invoice\u202Efdp.exe` read as
  * `invoiceexe.pdf`.
  */
-const INVISIBLE_OR_BIDI = /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb]/u;
+const INVISIBLE_OR_BIDI =
+  /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb]/u;
 /** Characters that look like "/" or "\\" (fullwidth, division and set-minus signs, fraction slash…). */
 const LOOK_ALIKE_SEPARATORS = /[\u2044\u2215\u2216\u29f5\u29f8\u29f9\ufe68\uff0f\uff3c]/u;
 /** Names Windows reserves for devices, with or without an extension (CON, NUL, COM1, LPT9…). */
@@ -30,7 +31,8 @@ const WELL_KNOWN_BY_LOWER = new Map<string, string>(WELL_KNOWN_ATTACHMENTS.map((
  */
 export function attachmentNameProblem(name: string): string | undefined {
   if (name.length === 0) return 'is empty';
-  if (name.length > LODGING_LIMITS.maxFileNameLength) return `is ${name.length} characters long; at most ${LODGING_LIMITS.maxFileNameLength} are allowed`;
+  if (name.length > LODGING_LIMITS.maxFileNameLength)
+    return `is ${name.length} characters long; at most ${LODGING_LIMITS.maxFileNameLength} are allowed`;
   if (name.includes('\0')) return 'contains a NUL character';
   const control = /[\u0001-\u001f\u007f-\u009f]/.exec(name);
   if (control) return `contains the control character ${codePoint(control[0])}`;
@@ -50,7 +52,8 @@ export function attachmentNameProblem(name: string): string | undefined {
   if (name.startsWith('.')) return 'starts with "." (a hidden file, or an extension without a name)';
   if (!/^.+\.[A-Za-z0-9]{1,10}$/.test(name)) return 'has no file extension (expected a name such as "payslip.pdf")';
   const wellKnown = WELL_KNOWN_BY_LOWER.get(name.toLowerCase());
-  if (wellKnown && wellKnown !== name) return `differs from the well-known name ${wellKnown} only in case; well-known names are case-sensitive`;
+  if (wellKnown && wellKnown !== name)
+    return `differs from the well-known name ${wellKnown} only in case; well-known names are case-sensitive`;
   return undefined;
 }
 

@@ -50,7 +50,10 @@ function looksLikeXml(bytes: Buffer): boolean {
   while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x09 || bytes[i] === 0x0a || bytes[i] === 0x0d)) i++;
   if (bytes[i] !== 0x3c) return false;
   const next = bytes[i + 1];
-  return next !== undefined && (next === 0x3f || next === 0x21 || next === 0x5f || next === 0x3a || (next | 0x20) >= 0x61 && (next | 0x20) <= 0x7a || next >= 0x80);
+  return (
+    next !== undefined &&
+    (next === 0x3f || next === 0x21 || next === 0x5f || next === 0x3a || ((next | 0x20) >= 0x61 && (next | 0x20) <= 0x7a) || next >= 0x80)
+  );
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -68,10 +71,25 @@ function looksLikeText(bytes: Buffer): boolean {
 export const ACCEPTED_TYPES: readonly AcceptedType[] = [
   { kind: 'XML', mimeTypes: ['application/xml', 'text/xml'], extensions: ['xml'], sniff: looksLikeXml },
   { kind: 'PDF', mimeTypes: ['application/pdf'], extensions: ['pdf'], sniff: (b) => startsWith(b, [0x25, 0x50, 0x44, 0x46, 0x2d]) },
-  { kind: 'PNG image', mimeTypes: ['image/png'], extensions: ['png'], sniff: (b) => startsWith(b, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]) },
+  {
+    kind: 'PNG image',
+    mimeTypes: ['image/png'],
+    extensions: ['png'],
+    sniff: (b) => startsWith(b, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+  },
   { kind: 'JPEG image', mimeTypes: ['image/jpeg'], extensions: ['jpg', 'jpeg'], sniff: (b) => startsWith(b, [0xff, 0xd8, 0xff]) },
-  { kind: 'Word document (DOCX)', mimeTypes: ['application/vnd.openxmlformats-officedocument.wordprocessingml.document'], extensions: ['docx'], sniff: (b) => startsWith(b, ZIP) },
-  { kind: 'Excel workbook (XLSX)', mimeTypes: ['application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'], extensions: ['xlsx'], sniff: (b) => startsWith(b, ZIP) },
+  {
+    kind: 'Word document (DOCX)',
+    mimeTypes: ['application/vnd.openxmlformats-officedocument.wordprocessingml.document'],
+    extensions: ['docx'],
+    sniff: (b) => startsWith(b, ZIP),
+  },
+  {
+    kind: 'Excel workbook (XLSX)',
+    mimeTypes: ['application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'],
+    extensions: ['xlsx'],
+    sniff: (b) => startsWith(b, ZIP),
+  },
   { kind: 'ZIP archive', mimeTypes: ['application/zip'], extensions: ['zip'], sniff: (b) => startsWith(b, ZIP) },
   { kind: 'plain text', mimeTypes: ['text/plain'], extensions: ['txt'], sniff: looksLikeText },
   { kind: 'CSV text', mimeTypes: ['text/csv'], extensions: ['csv'], sniff: looksLikeText },
@@ -99,20 +117,35 @@ export function checkContentType(fileName: string, declared: string, bytes: Buff
   const mimeType = bareMimeType(declared);
   const type = ACCEPTED_TYPES.find((t) => t.mimeTypes.includes(mimeType));
   if (!type) {
-    throw new HttpProblem(415, 'UNSUPPORTED_MEDIA_TYPE', `mimeType ${JSON.stringify(declared)} is not accepted for attachments; accepted: ${ACCEPTED_MIME_TYPES.join(', ')}`, {
-      errors: [{ field: 'mimeType', message: 'UNSUPPORTED_MEDIA_TYPE' }],
-    });
+    throw new HttpProblem(
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+      `mimeType ${JSON.stringify(declared)} is not accepted for attachments; accepted: ${ACCEPTED_MIME_TYPES.join(', ')}`,
+      {
+        errors: [{ field: 'mimeType', message: 'UNSUPPORTED_MEDIA_TYPE' }],
+      },
+    );
   }
   if (!type.sniff(bytes)) {
-    throw new HttpProblem(415, 'ATTACHMENT_MIME_MISMATCH', `${fileName}: mimeType ${mimeType} does not match the content: expected ${type.kind}, got ${describeContent(bytes)}`, {
-      errors: [{ field: 'mimeType', message: 'ATTACHMENT_MIME_MISMATCH' }],
-    });
+    throw new HttpProblem(
+      415,
+      'ATTACHMENT_MIME_MISMATCH',
+      `${fileName}: mimeType ${mimeType} does not match the content: expected ${type.kind}, got ${describeContent(bytes)}`,
+      {
+        errors: [{ field: 'mimeType', message: 'ATTACHMENT_MIME_MISMATCH' }],
+      },
+    );
   }
   const extension = (fileName.split('.').pop() ?? '').toLowerCase();
   if (!type.extensions.includes(extension)) {
-    throw new HttpProblem(415, 'ATTACHMENT_MIME_MISMATCH', `${fileName}: the extension .${extension} does not fit mimeType ${mimeType}; expected ${type.extensions.map((e) => '.' + e).join(' or ')}`, {
-      errors: [{ field: 'file-name', message: 'ATTACHMENT_MIME_MISMATCH' }],
-    });
+    throw new HttpProblem(
+      415,
+      'ATTACHMENT_MIME_MISMATCH',
+      `${fileName}: the extension .${extension} does not fit mimeType ${mimeType}; expected ${type.extensions.map((e) => '.' + e).join(' or ')}`,
+      {
+        errors: [{ field: 'file-name', message: 'ATTACHMENT_MIME_MISMATCH' }],
+      },
+    );
   }
   return mimeType;
 }

@@ -28,7 +28,10 @@ export function scheduleHandling(ctx: ServiceContext, processId: string, message
       const outcome = handleMessage(ctx.db, processId, messageId);
       ctx.logger.info({ processId, messageId, outcome }, 'lodged message handled');
     } catch (err) {
-      ctx.logger.error({ err, processId, messageId }, 'handling a lodged message failed unexpectedly; it stays Pending and is retried at the next start');
+      ctx.logger.error(
+        { err, processId, messageId },
+        'handling a lodged message failed unexpectedly; it stays Pending and is retried at the next start',
+      );
     }
   });
 }
@@ -60,7 +63,12 @@ export function handleMessage(db: Db, processId: string, messageId: string): 'Su
   try {
     reading = readApplication({ brokerKey: process.broker_key, processId, files, attachmentNames: attachments.map((a) => a.file_name) });
   } catch (err) {
-    reading = { counterparties: [], errors: [{ code: 'INTERNAL_ERROR', fileName: '', field: '', message: `the service could not read the message: ${(err as Error).message}` }] };
+    reading = {
+      counterparties: [],
+      errors: [
+        { code: 'INTERNAL_ERROR', fileName: '', field: '', message: `the service could not read the message: ${(err as Error).message}` },
+      ],
+    };
   }
 
   const base = {
@@ -82,7 +90,10 @@ export function handleMessage(db: Db, processId: string, messageId: string): 'Su
         eventName: 'lodging.message.handling_failed',
         data: { ...base, handlingStatus: 'Failed', handledOn, errors },
       });
-      moveProcessStatus(db, process, PROCESS_STATUS.handlingFailed, { messageReferenceId: messageId, reason: `handling of message ${messageId} failed` });
+      moveProcessStatus(db, process, PROCESS_STATUS.handlingFailed, {
+        messageReferenceId: messageId,
+        reason: `handling of message ${messageId} failed`,
+      });
       return 'Failed' as const;
     }
     const result = upsertLiveCounterparties(db, process.broker_key, reading.counterparties, 'lodging');
@@ -96,7 +107,12 @@ export function handleMessage(db: Db, processId: string, messageId: string): 'Su
         ...base,
         handlingStatus: 'Succeeded',
         handledOn,
-        counterparties: { referenceIds: counterpartyReferenceIds, inserted: result.inserted, updated: result.updated, merged: result.merged },
+        counterparties: {
+          referenceIds: counterpartyReferenceIds,
+          inserted: result.inserted,
+          updated: result.updated,
+          merged: result.merged,
+        },
       },
     });
     moveProcessStatus(db, process, PROCESS_STATUS.inReview, { messageReferenceId: messageId, reason: `message ${messageId} handled` });

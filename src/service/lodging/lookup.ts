@@ -20,9 +20,14 @@ export interface MessageParams {
 export function addressedProcess(ctx: ServiceContext, request: FastifyRequest): { process: ProcessRow; messageId: string } {
   const { processId, messageId } = request.params as MessageParams;
   if (!UUID.test(messageId)) {
-    throw new HttpProblem(400, 'INVALID_REQUEST', `message reference id ${JSON.stringify(messageId)} is not a UUID; the client chooses a UUID per message`, {
-      errors: [{ field: 'message-reference-id', message: 'INVALID_FIELD_VALUE' }],
-    });
+    throw new HttpProblem(
+      400,
+      'INVALID_REQUEST',
+      `message reference id ${JSON.stringify(messageId)} is not a UUID; the client chooses a UUID per message`,
+      {
+        errors: [{ field: 'message-reference-id', message: 'INVALID_FIELD_VALUE' }],
+      },
+    );
   }
   const process = UUID.test(processId) ? findOwnedProcess(ctx.db, request.principal, processId.toLowerCase()) : undefined;
   if (!process) throw new HttpProblem(404, 'NOT_FOUND', `process ${processId} was not found`);
@@ -33,6 +38,11 @@ export function addressedProcess(ctx: ServiceContext, request: FastifyRequest): 
 export function addressedMessage(ctx: ServiceContext, request: FastifyRequest): { process: ProcessRow; message: MessageRow } {
   const { process, messageId } = addressedProcess(ctx, request);
   const message = findMessage(ctx.db, process.reference_id, messageId);
-  if (!message) throw new HttpProblem(404, 'NOT_FOUND', `message ${messageId} of process ${process.reference_id} was not found; create it with PUT first`);
+  if (!message)
+    throw new HttpProblem(
+      404,
+      'NOT_FOUND',
+      `message ${messageId} of process ${process.reference_id} was not found; create it with PUT first`,
+    );
   return { process, message };
 }

@@ -91,11 +91,25 @@ export function readApplication(input: ApplicationInput): ApplicationReading {
       const record = toStagedCounterparty(input.brokerKey, input.processId, party);
       const checked = checkStagedCounterparty(record);
       if (checked.ok) counterparties.push(checked.record);
-      else for (const e of checked.errors) fail(e.message, 'CleanOrderCounterparties.xml', party, `${party.name}[@id='${attr(party, 'id')}'].${e.field}`, `${party.name} ${attr(party, 'id')}: ${e.field} cannot be used (${e.message})`);
+      else
+        for (const e of checked.errors)
+          fail(
+            e.message,
+            'CleanOrderCounterparties.xml',
+            party,
+            `${party.name}[@id='${attr(party, 'id')}'].${e.field}`,
+            `${party.name} ${attr(party, 'id')}: ${e.field} cannot be used (${e.message})`,
+          );
     }
     const refToParty = (fileName: WellKnown, el: XmlElement, field: string, ref: string | undefined) => {
       if (ref !== undefined && !partyIds.has(ref)) {
-        fail('UNRESOLVED_REFERENCE', fileName, el, field, `counterparty "${ref}" is not in CleanOrderCounterparties.xml (ids there: ${[...partyIds].join(', ') || 'none'})`);
+        fail(
+          'UNRESOLVED_REFERENCE',
+          fileName,
+          el,
+          field,
+          `counterparty "${ref}" is not in CleanOrderCounterparties.xml (ids there: ${[...partyIds].join(', ') || 'none'})`,
+        );
       }
     };
 
@@ -104,7 +118,9 @@ export function readApplication(input: ApplicationInput): ApplicationReading {
     const collateralIds = new Set(collateralsRoot ? elements(collateralsRoot, 'Collateral').map((c) => attr(c, 'id') ?? '') : []);
     const refToCollateral = (fileName: WellKnown, el: XmlElement, field: string, ref: string | undefined) => {
       if (ref === undefined || collateralIds.has(ref)) return;
-      const where = collateralsRoot ? `is not in CleanOrderCollaterals.xml (ids there: ${[...collateralIds].join(', ')})` : 'cannot be resolved: CleanOrderCollaterals.xml is not attached';
+      const where = collateralsRoot
+        ? `is not in CleanOrderCollaterals.xml (ids there: ${[...collateralIds].join(', ')})`
+        : 'cannot be resolved: CleanOrderCollaterals.xml is not attached';
       fail('UNRESOLVED_REFERENCE', fileName, el, field, `collateral "${ref}" ${where}`);
     };
     for (const collateral of collateralsRoot ? elements(collateralsRoot, 'Collateral') : []) {
@@ -129,19 +145,33 @@ export function readApplication(input: ApplicationInput): ApplicationReading {
           if (!principal) continue;
           sum += cents(principal.content.trim());
           if (attr(principal, 'currency') !== currency) {
-            fail('INVALID_FIELD_VALUE', 'CleanOrderFinancingRequest.xml', principal, 'Principal/@currency', `loan part ${attr(part, 'number')} is in ${attr(principal, 'currency')}, the total in ${currency}; all loan parts must be in the currency of TotalLoanAmount`);
+            fail(
+              'INVALID_FIELD_VALUE',
+              'CleanOrderFinancingRequest.xml',
+              principal,
+              'Principal/@currency',
+              `loan part ${attr(part, 'number')} is in ${attr(principal, 'currency')}, the total in ${currency}; all loan parts must be in the currency of TotalLoanAmount`,
+            );
           }
         }
         if (sum !== cents(total.content.trim())) {
-          fail('INVALID_FIELD_VALUE', 'CleanOrderFinancingRequest.xml', total, 'TotalLoanAmount', `TotalLoanAmount ${total.content.trim()} is not the sum of the loan parts' principals (${money(sum)})`);
+          fail(
+            'INVALID_FIELD_VALUE',
+            'CleanOrderFinancingRequest.xml',
+            total,
+            'TotalLoanAmount',
+            `TotalLoanAmount ${total.content.trim()} is not the sum of the loan parts' principals (${money(sum)})`,
+          );
         }
       }
-      for (const ref of elements(request, 'CollateralRef')) refToCollateral('CleanOrderFinancingRequest.xml', ref, 'CollateralRef', ref.content.trim());
+      for (const ref of elements(request, 'CollateralRef'))
+        refToCollateral('CleanOrderFinancingRequest.xml', ref, 'CollateralRef', ref.content.trim());
     }
 
     const covers = root('CleanOrderCovers.xml');
     for (const cover of covers ? elements(covers, 'Cover') : []) {
-      for (const insured of elements(cover, 'InsuredCounterpartyRef')) refToParty('CleanOrderCovers.xml', insured, 'InsuredCounterpartyRef', insured.content.trim());
+      for (const insured of elements(cover, 'InsuredCounterpartyRef'))
+        refToParty('CleanOrderCovers.xml', insured, 'InsuredCounterpartyRef', insured.content.trim());
       const collateral = first(cover, 'CollateralRef');
       if (collateral) refToCollateral('CleanOrderCovers.xml', collateral, 'CollateralRef', collateral.content.trim());
     }
@@ -161,7 +191,13 @@ export function readApplication(input: ApplicationInput): ApplicationReading {
       const fileName = first(document, 'FileName');
       const name = fileName?.content.trim();
       if (fileName && name !== undefined && !input.attachmentNames.includes(name)) {
-        fail('UNRESOLVED_REFERENCE', 'DocumentManagementFileDocuments.xml', fileName, 'Document/FileName', `document "${name}" is not attached to this message`);
+        fail(
+          'UNRESOLVED_REFERENCE',
+          'DocumentManagementFileDocuments.xml',
+          fileName,
+          'Document/FileName',
+          `document "${name}" is not attached to this message`,
+        );
       }
       const party = first(document, 'CounterpartyRef');
       if (party) refToParty('DocumentManagementFileDocuments.xml', party, 'Document/CounterpartyRef', party.content.trim());
@@ -188,7 +224,10 @@ function toStagedCounterparty(brokerKey: string, processId: string, el: XmlEleme
       countryCode: text(a, 'CountryCode'),
     };
   });
-  const telephoneNumbers = elements(first(el, 'TelephoneNumbers') ?? el, 'TelephoneNumber').map((t) => ({ type: attr(t, 'type'), number: t.content.trim() }));
+  const telephoneNumbers = elements(first(el, 'TelephoneNumbers') ?? el, 'TelephoneNumber').map((t) => ({
+    type: attr(t, 'type'),
+    number: t.content.trim(),
+  }));
   const relations = elements(first(el, 'Relations') ?? el, 'Relation').map((r) => ({ to: id(attr(r, 'to') ?? ''), type: attr(r, 'type') }));
   const common = {
     referenceId: id(localId),
@@ -222,6 +261,8 @@ function toStagedCounterparty(brokerKey: string, processId: string, el: XmlEleme
     dateOfBirth: text(el, 'DateOfBirth'),
     nationalities: elements(first(el, 'Nationalities') ?? el, 'Nationality').map((n) => n.content.trim()),
     preferredCommunicationLanguage: text(el, 'PreferredLanguage'),
-    income: income ? { amount: Number(income.content.trim()), currency: attr(income, 'currency'), frequency: attr(income, 'frequency') } : undefined,
+    income: income
+      ? { amount: Number(income.content.trim()), currency: attr(income, 'currency'), frequency: attr(income, 'frequency') }
+      : undefined,
   };
 }

@@ -41,7 +41,11 @@ export async function attachmentsRoute(app: FastifyInstance, ctx: ServiceContext
       checkAttachmentName(fileName);
       checkRoomFor(ctx, message, fileName);
       if (!request.isMultipart()) {
-        throw new HttpProblem(415, 'UNSUPPORTED_MEDIA_TYPE', `an attachment is uploaded as multipart/form-data with the fields content (the file) and mimeType; got Content-Type ${request.headers['content-type'] ?? '(none)'}`);
+        throw new HttpProblem(
+          415,
+          'UNSUPPORTED_MEDIA_TYPE',
+          `an attachment is uploaded as multipart/form-data with the fields content (the file) and mimeType; got Content-Type ${request.headers['content-type'] ?? '(none)'}`,
+        );
       }
       const upload = await readUpload(request);
       const mimeType = checkContentType(fileName, upload.mimeType, upload.content);
@@ -60,10 +64,21 @@ export async function attachmentsRoute(app: FastifyInstance, ctx: ServiceContext
 /** 409 when the message is no longer Draft, or when a new name would exceed the attachment limit. */
 function checkRoomFor(ctx: ServiceContext, message: MessageRow, fileName: string): void {
   if (message.status !== 'Draft') {
-    throw new HttpProblem(409, 'MESSAGE_NOT_DRAFT', `message ${message.reference_id} is ${message.status}; attachments can only be uploaded while it is Draft`);
+    throw new HttpProblem(
+      409,
+      'MESSAGE_NOT_DRAFT',
+      `message ${message.reference_id} is ${message.status}; attachments can only be uploaded while it is Draft`,
+    );
   }
-  if (!attachmentExists(ctx.db, message.process_id, message.reference_id, fileName) && countAttachments(ctx.db, message.process_id, message.reference_id) >= LODGING_LIMITS.maxAttachmentsPerMessage) {
-    throw new HttpProblem(409, 'TOO_MANY_ATTACHMENTS', `message ${message.reference_id} already has ${LODGING_LIMITS.maxAttachmentsPerMessage} attachments, the most a message may have; replace one by uploading under its name`);
+  if (
+    !attachmentExists(ctx.db, message.process_id, message.reference_id, fileName) &&
+    countAttachments(ctx.db, message.process_id, message.reference_id) >= LODGING_LIMITS.maxAttachmentsPerMessage
+  ) {
+    throw new HttpProblem(
+      409,
+      'TOO_MANY_ATTACHMENTS',
+      `message ${message.reference_id} already has ${LODGING_LIMITS.maxAttachmentsPerMessage} attachments, the most a message may have; replace one by uploading under its name`,
+    );
   }
 }
 
@@ -76,9 +91,14 @@ async function readUpload(request: FastifyRequest): Promise<{ content: Buffer; m
       if (part.type === 'file') {
         if (part.fieldname !== 'content') {
           part.file.resume();
-          throw new HttpProblem(400, 'INVALID_REQUEST', `unexpected file field ${JSON.stringify(part.fieldname)}; the file goes in the field content`, {
-            errors: [{ field: part.fieldname, message: 'INVALID_FIELD_VALUE' }],
-          });
+          throw new HttpProblem(
+            400,
+            'INVALID_REQUEST',
+            `unexpected file field ${JSON.stringify(part.fieldname)}; the file goes in the field content`,
+            {
+              errors: [{ field: part.fieldname, message: 'INVALID_FIELD_VALUE' }],
+            },
+          );
         }
         const chunks: Buffer[] = [];
         let size = 0;
@@ -89,12 +109,20 @@ async function readUpload(request: FastifyRequest): Promise<{ content: Buffer; m
         if (part.file.truncated) throw tooLarge();
         content = Buffer.concat(chunks, size);
       } else if (part.fieldname === 'mimeType') {
-        if (part.valueTruncated) throw new HttpProblem(400, 'INVALID_REQUEST', `mimeType is longer than ${LODGING_LIMITS.fieldSize} bytes`, { errors: [{ field: 'mimeType', message: 'INVALID_FIELD_VALUE' }] });
+        if (part.valueTruncated)
+          throw new HttpProblem(400, 'INVALID_REQUEST', `mimeType is longer than ${LODGING_LIMITS.fieldSize} bytes`, {
+            errors: [{ field: 'mimeType', message: 'INVALID_FIELD_VALUE' }],
+          });
         mimeType = String(part.value).trim();
       } else if (part.fieldname === 'content') {
-        throw new HttpProblem(400, 'INVALID_REQUEST', 'content must be sent as a file part (with a filename in its Content-Disposition), not as a text field', {
-          errors: [{ field: 'content', message: 'INVALID_FIELD_VALUE' }],
-        });
+        throw new HttpProblem(
+          400,
+          'INVALID_REQUEST',
+          'content must be sent as a file part (with a filename in its Content-Disposition), not as a text field',
+          {
+            errors: [{ field: 'content', message: 'INVALID_FIELD_VALUE' }],
+          },
+        );
       }
       // Other text fields are ignored (within the fields limit).
     }
@@ -103,16 +131,26 @@ async function readUpload(request: FastifyRequest): Promise<{ content: Buffer; m
   }
   const missing = [...(content === undefined ? ['content'] : []), ...(mimeType ? [] : ['mimeType'])];
   if (missing.length > 0) {
-    throw new HttpProblem(400, 'INVALID_REQUEST', `the upload lacks ${missing.join(' and ')}; send multipart/form-data with the fields content (the file) and mimeType`, {
-      errors: missing.map((field) => ({ field, message: 'MISSING_REQUIRED_FIELD' })),
-    });
+    throw new HttpProblem(
+      400,
+      'INVALID_REQUEST',
+      `the upload lacks ${missing.join(' and ')}; send multipart/form-data with the fields content (the file) and mimeType`,
+      {
+        errors: missing.map((field) => ({ field, message: 'MISSING_REQUIRED_FIELD' })),
+      },
+    );
   }
-  if (content!.length === 0) throw new HttpProblem(400, 'INVALID_REQUEST', 'content is empty', { errors: [{ field: 'content', message: 'INVALID_FIELD_VALUE' }] });
+  if (content!.length === 0)
+    throw new HttpProblem(400, 'INVALID_REQUEST', 'content is empty', { errors: [{ field: 'content', message: 'INVALID_FIELD_VALUE' }] });
   return { content: content!, mimeType: mimeType! };
 }
 
 const tooLarge = () =>
-  new HttpProblem(413, 'ATTACHMENT_TOO_LARGE', `the attachment exceeds ${LODGING_LIMITS.maxAttachmentBytes} bytes (${LODGING_LIMITS.maxAttachmentBytes / 1024 / 1024} MiB), the largest the service accepts`);
+  new HttpProblem(
+    413,
+    'ATTACHMENT_TOO_LARGE',
+    `the attachment exceeds ${LODGING_LIMITS.maxAttachmentBytes} bytes (${LODGING_LIMITS.maxAttachmentBytes / 1024 / 1024} MiB), the largest the service accepts`,
+  );
 
 /** Maps @fastify/multipart and busboy errors to problems. */
 function multipartProblem(err: unknown): HttpProblem {
@@ -122,10 +160,18 @@ function multipartProblem(err: unknown): HttpProblem {
     case 'FST_REQ_FILE_TOO_LARGE':
       return tooLarge();
     case 'FST_FILES_LIMIT':
-      return new HttpProblem(413, 'TOO_MANY_PARTS', `one attachment per request: a multipart upload carries exactly one file part (content), at most ${LODGING_LIMITS.files}`);
+      return new HttpProblem(
+        413,
+        'TOO_MANY_PARTS',
+        `one attachment per request: a multipart upload carries exactly one file part (content), at most ${LODGING_LIMITS.files}`,
+      );
     case 'FST_FIELDS_LIMIT':
     case 'FST_PARTS_LIMIT':
-      return new HttpProblem(413, 'TOO_MANY_PARTS', `too many multipart parts: at most ${LODGING_LIMITS.parts} parts (the file content, the field mimeType and ${LODGING_LIMITS.fields - 1} other field)`);
+      return new HttpProblem(
+        413,
+        'TOO_MANY_PARTS',
+        `too many multipart parts: at most ${LODGING_LIMITS.parts} parts (the file content, the field mimeType and ${LODGING_LIMITS.fields - 1} other field)`,
+      );
     default:
       return new HttpProblem(400, 'INVALID_REQUEST', `the multipart body cannot be read: ${(err as Error).message}`);
   }

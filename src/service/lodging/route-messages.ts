@@ -24,9 +24,14 @@ export async function messagesRoute(app: FastifyInstance, ctx: ServiceContext): 
     const body = parseBody(createMessageSchema, request.body, 'message body');
     const definition = findDefinition(ctx.db, process.definition_id);
     if (definition && body.messageType !== definition.code) {
-      throw new HttpProblem(422, 'MESSAGE_TYPE_MISMATCH', `messageType ${JSON.stringify(body.messageType)} is not the message type of this process; its definition ${definition.code} takes messageType ${JSON.stringify(definition.code)}`, {
-        errors: [{ field: 'messageType', message: 'MESSAGE_TYPE_MISMATCH' }],
-      });
+      throw new HttpProblem(
+        422,
+        'MESSAGE_TYPE_MISMATCH',
+        `messageType ${JSON.stringify(body.messageType)} is not the message type of this process; its definition ${definition.code} takes messageType ${JSON.stringify(definition.code)}`,
+        {
+          errors: [{ field: 'messageType', message: 'MESSAGE_TYPE_MISMATCH' }],
+        },
+      );
     }
     const outcome = ctx.db.transaction(() => {
       const existing = findMessage(ctx.db, process.reference_id, messageId);
@@ -36,9 +41,14 @@ export async function messagesRoute(app: FastifyInstance, ctx: ServiceContext): 
         return JSON.stringify(stored) !== JSON.stringify(body[field]);
       });
       if (differing.length > 0) {
-        throw new HttpProblem(409, 'MESSAGE_ALREADY_EXISTS', `message ${messageId} already exists with other ${differing.join(', ')}; choose a new message id for a new message`, {
-          errors: differing.map((field) => ({ field, message: 'MESSAGE_ALREADY_EXISTS' })),
-        });
+        throw new HttpProblem(
+          409,
+          'MESSAGE_ALREADY_EXISTS',
+          `message ${messageId} already exists with other ${differing.join(', ')}; choose a new message id for a new message`,
+          {
+            errors: differing.map((field) => ({ field, message: 'MESSAGE_ALREADY_EXISTS' })),
+          },
+        );
       }
       return { created: false, row: existing };
     })();

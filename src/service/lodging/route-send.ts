@@ -24,9 +24,14 @@ export async function sendRoute(app: FastifyInstance, ctx: ServiceContext): Prom
       if (current.status === 'Sent') return false;
       const missing = REQUIRED_ATTACHMENTS.filter((name) => !attachmentExists(ctx.db, processId, messageId, name));
       if (missing.length > 0) {
-        throw new HttpProblem(409, 'REQUIRED_ATTACHMENTS_MISSING', `message ${messageId} cannot be sent: required attachment${missing.length > 1 ? 's' : ''} ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing; upload ${missing.length > 1 ? 'them' : 'it'} first`, {
-          errors: missing.map((name) => ({ field: name, message: 'REQUIRED_ATTACHMENTS_MISSING' })),
-        });
+        throw new HttpProblem(
+          409,
+          'REQUIRED_ATTACHMENTS_MISSING',
+          `message ${messageId} cannot be sent: required attachment${missing.length > 1 ? 's' : ''} ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing; upload ${missing.length > 1 ? 'them' : 'it'} first`,
+          {
+            errors: missing.map((name) => ({ field: name, message: 'REQUIRED_ATTACHMENTS_MISSING' })),
+          },
+        );
       }
       markSent(ctx.db, processId, messageId);
       moveProcessStatus(ctx.db, process, PROCESS_STATUS.received, { messageReferenceId: messageId, reason: `message ${messageId} sent` });

@@ -83,7 +83,9 @@ export function createMessageTables(db: Db): void {
 }
 
 export function findMessage(db: Db, processId: string, messageId: string): MessageRow | undefined {
-  return db.prepare('SELECT * FROM lodging_messages WHERE process_id = ? AND reference_id = ?').get(processId, messageId) as MessageRow | undefined;
+  return db.prepare('SELECT * FROM lodging_messages WHERE process_id = ? AND reference_id = ?').get(processId, messageId) as
+    | MessageRow
+    | undefined;
 }
 
 export function insertMessage(
@@ -118,7 +120,9 @@ export function insertMessage(
 /** Attachment metadata of a message, by file name. */
 export function listAttachments(db: Db, processId: string, messageId: string): AttachmentMeta[] {
   return db
-    .prepare('SELECT file_name, mime_type, size, sha256, created_on, updated_on FROM lodging_attachments WHERE process_id = ? AND message_id = ? ORDER BY file_name')
+    .prepare(
+      'SELECT file_name, mime_type, size, sha256, created_on, updated_on FROM lodging_attachments WHERE process_id = ? AND message_id = ? ORDER BY file_name',
+    )
     .all(processId, messageId) as AttachmentMeta[];
 }
 
@@ -134,7 +138,12 @@ export function attachmentContent(db: Db, processId: string, messageId: string, 
  * Stores an attachment, replacing one of the same name (which keeps its createdOn), and
  * touches the message's updatedOn. Call inside a transaction that checked the message is Draft.
  */
-export function putAttachment(db: Db, processId: string, messageId: string, a: { fileName: string; mimeType: string; sha256: string; content: Buffer }): void {
+export function putAttachment(
+  db: Db,
+  processId: string,
+  messageId: string,
+  a: { fileName: string; mimeType: string; sha256: string; content: Buffer },
+): void {
   const now = new Date().toISOString();
   db.prepare(
     `INSERT INTO lodging_attachments (process_id, message_id, file_name, mime_type, size, sha256, content, created_on, updated_on)
@@ -146,33 +155,43 @@ export function putAttachment(db: Db, processId: string, messageId: string, a: {
 }
 
 export function countAttachments(db: Db, processId: string, messageId: string): number {
-  return (db.prepare('SELECT COUNT(*) AS n FROM lodging_attachments WHERE process_id = ? AND message_id = ?').get(processId, messageId) as { n: number }).n;
+  return (
+    db.prepare('SELECT COUNT(*) AS n FROM lodging_attachments WHERE process_id = ? AND message_id = ?').get(processId, messageId) as {
+      n: number;
+    }
+  ).n;
 }
 
 export function attachmentExists(db: Db, processId: string, messageId: string, fileName: string): boolean {
-  return db.prepare('SELECT 1 FROM lodging_attachments WHERE process_id = ? AND message_id = ? AND file_name = ?').get(processId, messageId, fileName) !== undefined;
+  return (
+    db
+      .prepare('SELECT 1 FROM lodging_attachments WHERE process_id = ? AND message_id = ? AND file_name = ?')
+      .get(processId, messageId, fileName) !== undefined
+  );
 }
 
 /** Marks a Draft message Sent with handling Pending. Call inside the send transaction. */
 export function markSent(db: Db, processId: string, messageId: string): void {
   const now = new Date().toISOString();
-  db.prepare(`UPDATE lodging_messages SET status = 'Sent', sent_on = ?, updated_on = ?, handling_status = 'Pending' WHERE process_id = ? AND reference_id = ? AND status = 'Draft'`).run(
-    now, now, processId, messageId,
-  );
+  db.prepare(
+    `UPDATE lodging_messages SET status = 'Sent', sent_on = ?, updated_on = ?, handling_status = 'Pending' WHERE process_id = ? AND reference_id = ? AND status = 'Draft'`,
+  ).run(now, now, processId, messageId);
 }
 
 /** Records the outcome of handling (inside the handling transaction). */
 export function markHandled(db: Db, processId: string, messageId: string, status: 'Succeeded' | 'Failed', result: unknown): string {
   const now = new Date().toISOString();
-  db.prepare('UPDATE lodging_messages SET handling_status = ?, handling_result = ?, handled_on = ? WHERE process_id = ? AND reference_id = ?').run(
-    status, JSON.stringify(result), now, processId, messageId,
-  );
+  db.prepare(
+    'UPDATE lodging_messages SET handling_status = ?, handling_result = ?, handled_on = ? WHERE process_id = ? AND reference_id = ?',
+  ).run(status, JSON.stringify(result), now, processId, messageId);
   return now;
 }
 
 /** Messages sent but not yet handled (resumed at start). */
 export function pendingHandlings(db: Db): Array<{ process_id: string; reference_id: string }> {
-  return db.prepare(`SELECT process_id, reference_id FROM lodging_messages WHERE handling_status = 'Pending' ORDER BY sent_on`).all() as Array<{
+  return db
+    .prepare(`SELECT process_id, reference_id FROM lodging_messages WHERE handling_status = 'Pending' ORDER BY sent_on`)
+    .all() as Array<{
     process_id: string;
     reference_id: string;
   }>;
@@ -183,7 +202,13 @@ export function pendingHandlings(db: Db): Array<{ process_id: string; reference_
 
 /** The create response: referenceId, messageType, status, createdOn, sentOn (spec). */
 export function renderCreated(row: MessageRow) {
-  return { referenceId: row.reference_id, messageType: row.message_type, status: row.status, createdOn: row.created_on, sentOn: row.sent_on };
+  return {
+    referenceId: row.reference_id,
+    messageType: row.message_type,
+    status: row.status,
+    createdOn: row.created_on,
+    sentOn: row.sent_on,
+  };
 }
 
 /** The dispatch response: every field of the spec's message table. */
@@ -206,7 +231,9 @@ export function renderMessage(db: Db, row: MessageRow) {
 
 /** GET …/messages/{id} (not in the spec): the dispatch view plus the process and the handling outcome. */
 export function renderMessageDetail(db: Db, row: MessageRow) {
-  const result = row.handling_result ? (JSON.parse(row.handling_result) as { errors?: HandlingError[]; counterpartyReferenceIds?: string[] }) : undefined;
+  const result = row.handling_result
+    ? (JSON.parse(row.handling_result) as { errors?: HandlingError[]; counterpartyReferenceIds?: string[] })
+    : undefined;
   return {
     ...renderMessage(db, row),
     processReferenceId: row.process_id,

@@ -75,16 +75,26 @@ function refuseUnsafe(fileName: string, bytes: Buffer): void {
   const match = FORBIDDEN_DECLARATION.exec(text);
   if (match) {
     const line = lineAt(bytes, match.index);
-    throw new HttpProblem(422, 'ATTACHMENT_FORBIDDEN_DTD', `${fileName}: line ${line}: a <!${match[1]!.toUpperCase()} declaration is not allowed; XML attachments must not contain a DOCTYPE, DTD or entity declarations`, {
-      errors: [{ field: match[1]!.toUpperCase(), message: `line ${line}: DTD and entity declarations are not allowed` }],
-    });
+    throw new HttpProblem(
+      422,
+      'ATTACHMENT_FORBIDDEN_DTD',
+      `${fileName}: line ${line}: a <!${match[1]!.toUpperCase()} declaration is not allowed; XML attachments must not contain a DOCTYPE, DTD or entity declarations`,
+      {
+        errors: [{ field: match[1]!.toUpperCase(), message: `line ${line}: DTD and entity declarations are not allowed` }],
+      },
+    );
   }
 }
 
 function notUtf8(fileName: string, detail: string): HttpProblem {
-  return new HttpProblem(422, 'ATTACHMENT_MALFORMED_XML', `${fileName}: XML attachments must be encoded as UTF-8 (or an ASCII-compatible encoding); ${detail}`, {
-    errors: [{ field: 'encoding', message: 'ATTACHMENT_MALFORMED_XML' }],
-  });
+  return new HttpProblem(
+    422,
+    'ATTACHMENT_MALFORMED_XML',
+    `${fileName}: XML attachments must be encoded as UTF-8 (or an ASCII-compatible encoding); ${detail}`,
+    {
+      errors: [{ field: 'encoding', message: 'ATTACHMENT_MALFORMED_XML' }],
+    },
+  );
 }
 
 /**
@@ -96,7 +106,9 @@ function declaredForeignEncoding(bytes: Buffer): string | undefined {
   const declaration = /^(?:\xef\xbb\xbf)?\s*<\?xml[^>]*?encoding\s*=\s*["']([^"']+)["']/.exec(bytes.subarray(0, 200).toString('latin1'));
   const name = declaration?.[1];
   if (!name) return undefined;
-  return /^(utf-?(7|16|32)|ucs-?[24]|(ibm|cp)0?(37|273|277|278|280|284|285|297|500|870|871|875|1026|1047|114[0-9])$|ebcdic)/i.test(name) ? `declared as ${name}` : undefined;
+  return /^(utf-?(7|16|32)|ucs-?[24]|(ibm|cp)0?(37|273|277|278|280|284|285|297|500|870|871|875|1026|1047|114[0-9])$|ebcdic)/i.test(name)
+    ? `declared as ${name}`
+    : undefined;
 }
 
 /**
@@ -109,8 +121,15 @@ export function parseXmlSafely(fileName: string, bytes: Buffer): XmlDocument {
     return XmlDocument.fromBuffer(bytes, { option: SAFE_PARSE_OPTIONS });
   } catch (err) {
     if (!(err instanceof XmlLibError)) throw err;
-    const errors = err.details.slice(0, LODGING_LIMITS.maxListedErrors).map((d) => ({ field: 'document', message: `line ${d.line}: ${d.message.trim()}` }));
-    throw new HttpProblem(422, 'ATTACHMENT_MALFORMED_XML', `${fileName} is not well-formed XML: ${errors[0]?.message ?? err.message.trim()}`, { errors });
+    const errors = err.details
+      .slice(0, LODGING_LIMITS.maxListedErrors)
+      .map((d) => ({ field: 'document', message: `line ${d.line}: ${d.message.trim()}` }));
+    throw new HttpProblem(
+      422,
+      'ATTACHMENT_MALFORMED_XML',
+      `${fileName} is not well-formed XML: ${errors[0]?.message ?? err.message.trim()}`,
+      { errors },
+    );
   }
 }
 

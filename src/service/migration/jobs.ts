@@ -69,12 +69,22 @@ export class JobRunner {
       if (type === 'Counts') {
         if (m.activity === 'Canceled') migrations.requireActive(m, intent);
         if (components.some((c) => c.import_status !== 'Completed')) {
-          migrations.conflict(m, intent, `has importStatus ${overall(components.map((c) => c.import_status))}`, 'counts are available once the import job has completed');
+          migrations.conflict(
+            m,
+            intent,
+            `has importStatus ${overall(components.map((c) => c.import_status))}`,
+            'counts are available once the import job has completed',
+          );
         }
       } else {
         migrations.requireActive(m, intent);
         if (other) {
-          migrations.conflict(m, intent, `is running a ${other.job_type} job (${other.reference_id})`, `poll GET /migration-assistance/jobs/${other.reference_id} until it is done`);
+          migrations.conflict(
+            m,
+            intent,
+            `is running a ${other.job_type} job (${other.reference_id})`,
+            `poll GET /migration-assistance/jobs/${other.reference_id} until it is done`,
+          );
         }
         if (components.some((c) => c.import_status !== 'Pending')) {
           migrations.conflict(m, intent, 'has started importing', 'staged data can no longer be validated or imported again');
@@ -113,7 +123,10 @@ export class JobRunner {
     const job = this.parts.jobs.get(jobId);
     if (!job || job.broker_key !== brokerKey) return undefined;
     if (job.state === 'Running') {
-      return { status: 202, body: { referenceId: job.reference_id, componentsCompleted: JSON.parse(job.components_completed) as string[] } };
+      return {
+        status: 202,
+        body: { referenceId: job.reference_id, componentsCompleted: JSON.parse(job.components_completed) as string[] },
+      };
     }
     const result = JSON.parse(job.result!) as Record<string, unknown>;
     if (job.job_type === 'Counts') return { status: 200, body: result };
@@ -160,7 +173,11 @@ export class JobRunner {
     // Shared identities are a property of the whole staging area: find them once per (re)start.
     const twins = new Map<string, string[]>();
     for (const ids of staging.duplicates(mid)) {
-      for (const id of ids) twins.set(id, ids.filter((other) => other !== id));
+      for (const id of ids)
+        twins.set(
+          id,
+          ids.filter((other) => other !== id),
+        );
     }
     const targetExists = (id: string) => staging.exists(mid, id) || liveCounterpartyExists(ctx.db, job.broker_key, id);
 
@@ -178,7 +195,8 @@ export class JobRunner {
           });
         }
         if (issues.length === 0) continue;
-        for (const i of issues) errors.push({ component: COUNTERPARTIES, referenceId: row.reference_id, field: i.field, message: i.message });
+        for (const i of issues)
+          errors.push({ component: COUNTERPARTIES, referenceId: row.reference_id, field: i.field, message: i.message });
         this.parts.log(mid, {
           component: COUNTERPARTIES,
           action: 'ValidatedStaging',
@@ -208,8 +226,17 @@ export class JobRunner {
         : unchanged
           ? `validation ${jobId} passed: ${processed} staged records; stagingStatus Completed, import may start`
           : `validation ${jobId} passed for ${processed} records, but staging changed while it ran; validate again`;
-      this.parts.log(mid, { component: MIGRATION_COMPONENT, action: 'ValidatedStaging', logLevel: isValid && unchanged ? 'INFO' : 'WARN', message });
-      this.finish(jobId, { referenceId: jobId, jobType: 'ValidateStaging', isValid }, components.map((c) => c.component));
+      this.parts.log(mid, {
+        component: MIGRATION_COMPONENT,
+        action: 'ValidatedStaging',
+        logLevel: isValid && unchanged ? 'INFO' : 'WARN',
+        message,
+      });
+      this.finish(
+        jobId,
+        { referenceId: jobId, jobType: 'ValidateStaging', isValid },
+        components.map((c) => c.component),
+      );
     })();
     return 'done';
   }
@@ -233,7 +260,12 @@ export class JobRunner {
         const record = JSON.parse(row.data) as StagedCounterparty;
         // Staged data may have lost a relation target since validation (a deleted record).
         const dangling = record.relations?.find((r) => !targetExists(r.to));
-        if (dangling) failed.push({ id: row.id, referenceId: row.reference_id, why: `relation ${dangling.type} targets ${dangling.to}, which is in neither staging nor live data` });
+        if (dangling)
+          failed.push({
+            id: row.id,
+            referenceId: row.reference_id,
+            why: `relation ${dangling.type} targets ${dangling.to}, which is in neither staging nor live data`,
+          });
         else ready.push({ id: row.id, record });
       }
       let imported: Array<{ id: number; record: StagedCounterparty }> = ready;
@@ -253,7 +285,11 @@ export class JobRunner {
       }
       for (const r of imported) staging.setImportState(r.id, 'imported');
       for (const f of failed) staging.setImportState(f.id, 'failed');
-      const errors: ImportError[] = failed.map((f) => ({ component: COUNTERPARTIES, referenceId: f.referenceId, message: `IMPORT_FAILED: counterparty ${f.referenceId}: ${f.why}` }));
+      const errors: ImportError[] = failed.map((f) => ({
+        component: COUNTERPARTIES,
+        referenceId: f.referenceId,
+        message: `IMPORT_FAILED: counterparty ${f.referenceId}: ${f.why}`,
+      }));
       jobs.addErrors(jobId, errors);
       // Counted as they go: a COUNT per chunk would make the job quadratic in the staged records.
       migrations.setImportedCount(mid, COUNTERPARTIES, migrations.component(mid, COUNTERPARTIES)!.imported + imported.length);
@@ -267,7 +303,13 @@ export class JobRunner {
         });
       }
       for (const e of errors) {
-        this.parts.log(mid, { component: COUNTERPARTIES, action: 'ImportedEntities', logLevel: 'ERROR', entityReferenceIds: [e.referenceId!], message: `import ${jobId}: ${e.message}` });
+        this.parts.log(mid, {
+          component: COUNTERPARTIES,
+          action: 'ImportedEntities',
+          logLevel: 'ERROR',
+          entityReferenceIds: [e.referenceId!],
+          message: `import ${jobId}: ${e.message}`,
+        });
       }
       jobs.advance(jobId, rows[rows.length - 1]!.id, processed);
     });
@@ -308,7 +350,8 @@ export class JobRunner {
     ctx.db.transaction(() => {
       const components = migrations.components(mid);
       const stagedOf = (c: { component: Component; staged: number }) => (c.component === COUNTERPARTIES ? staging.count(mid) : c.staged);
-      const importedOf = (c: { component: Component; imported: number }) => (c.component === COUNTERPARTIES ? staging.countImported(mid) : c.imported);
+      const importedOf = (c: { component: Component; imported: number }) =>
+        c.component === COUNTERPARTIES ? staging.countImported(mid) : c.imported;
       const counts = [
         {
           type: 'TotalEntity',
@@ -333,7 +376,11 @@ export class JobRunner {
         logLevel: 'INFO',
         message: `counts ${job.reference_id}: ${counts[0]!.stagedRows.map(([e, n], i) => `${e} staged ${n}, imported ${counts[0]!.importedRows[i]![1]}`).join('; ')}`,
       });
-      this.finish(job.reference_id, { referenceId: job.reference_id, jobType: 'Counts', counts }, components.map((c) => c.component));
+      this.finish(
+        job.reference_id,
+        { referenceId: job.reference_id, jobType: 'Counts', counts },
+        components.map((c) => c.component),
+      );
     })();
     return 'done';
   }
@@ -342,7 +389,10 @@ export class JobRunner {
 
   /** Components without staged data (all but Counterparties) need no work: done at once. */
   private markOthersCompleted(job: JobRow): void {
-    const others = this.parts.migrations.components(job.migration_id).map((c) => c.component).filter((c) => c !== COUNTERPARTIES);
+    const others = this.parts.migrations
+      .components(job.migration_id)
+      .map((c) => c.component)
+      .filter((c) => c !== COUNTERPARTIES);
     this.parts.jobs.setComponentsCompleted(job.reference_id, others);
   }
 
@@ -388,10 +438,15 @@ export class JobRunner {
   /** Records an unexpected failure as the job's result, so that polling ends. */
   private fail(jobId: string, err: Error): void {
     const job = this.parts.jobs.get(jobId);
-    if (!job || job.state !== 'Running') return;
+    if (job?.state !== 'Running') return;
     this.parts.ctx.db.transaction(() => {
       this.finishWithError(job, `JOB_FAILED: ${err.message}`);
-      this.parts.log(job.migration_id, { component: MIGRATION_COMPONENT, action: logActionOf(job.job_type), logLevel: 'ERROR', message: `job ${jobId} failed: ${err.message}` });
+      this.parts.log(job.migration_id, {
+        component: MIGRATION_COMPONENT,
+        action: logActionOf(job.job_type),
+        logLevel: 'ERROR',
+        message: `job ${jobId} failed: ${err.message}`,
+      });
     })();
   }
 
@@ -436,5 +491,9 @@ export class JobRunner {
 }
 
 function logActionOf(type: JobType) {
-  return type === 'ValidateStaging' ? ('ValidatedStaging' as const) : type === 'Import' ? ('ImportedEntities' as const) : ('CountedEntities' as const);
+  return type === 'ValidateStaging'
+    ? ('ValidatedStaging' as const)
+    : type === 'Import'
+      ? ('ImportedEntities' as const)
+      : ('CountedEntities' as const);
 }

@@ -42,7 +42,12 @@ export function requireStagingOpen(parts: MigrationParts, row: MigrationRow, int
   parts.migrations.requireActive(row, intent);
   const component = parts.migrations.component(row.reference_id, COUNTERPARTIES);
   if (!component) {
-    parts.migrations.conflict(row, intent, 'does not include the component Counterparties', 'register a migration with components ["Counterparties", …] to stage counterparties');
+    parts.migrations.conflict(
+      row,
+      intent,
+      'does not include the component Counterparties',
+      'register a migration with components ["Counterparties", …] to stage counterparties',
+    );
   }
   if (component.import_status !== 'Pending') {
     parts.migrations.conflict(

@@ -58,7 +58,11 @@ export async function logStreamRoute(app: FastifyInstance, parts: MigrationParts
       reply.hijack();
       const write = streamWriter(request, res);
       try {
-        res.writeHead(200, { 'content-type': request.negotiated.mediaType, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
+        res.writeHead(200, {
+          'content-type': request.negotiated.mediaType,
+          'cache-control': 'no-store',
+          'x-content-type-options': 'nosniff',
+        });
         let next = from;
         pages: for (;;) {
           if (stop.signal.aborted) break;
@@ -125,9 +129,14 @@ function readFilter(query: Record<string, unknown>): LogFilter {
   const levels = readList(query, 'LogLevels')?.map((l) => l.toUpperCase());
   const unknown = levels?.filter((l) => !(LOG_LEVELS as readonly string[]).includes(l));
   if (unknown?.length) {
-    throw new HttpProblem(400, 'INVALID_QUERY_PARAMETER', `query parameter LogLevels: expected ${LOG_LEVELS.join(', ')}, got "${unknown.join(', ')}"`, {
-      errors: [{ field: 'LogLevels', message: 'INVALID_QUERY_PARAMETER' }],
-    });
+    throw new HttpProblem(
+      400,
+      'INVALID_QUERY_PARAMETER',
+      `query parameter LogLevels: expected ${LOG_LEVELS.join(', ')}, got "${unknown.join(', ')}"`,
+      {
+        errors: [{ field: 'LogLevels', message: 'INVALID_QUERY_PARAMETER' }],
+      },
+    );
   }
   return {
     entityIds: readList(query, 'EntityReferenceIds'),
@@ -143,7 +152,10 @@ function readFilter(query: Record<string, unknown>): LogFilter {
 function readList(query: Record<string, unknown>, name: string): string[] | undefined {
   const raw = valueOf(query, name);
   if (raw === undefined) return undefined;
-  const values = (Array.isArray(raw) ? raw : [raw]).flatMap((v) => String(v).split(',')).map((v) => v.trim()).filter(Boolean);
+  const values = (Array.isArray(raw) ? raw : [raw])
+    .flatMap((v) => String(v).split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
   return values.length ? values : undefined;
 }
 
@@ -153,9 +165,14 @@ function readTimestamp(query: Record<string, unknown>, name: string): string | u
   const text = String(Array.isArray(raw) ? raw[0] : raw);
   const ms = Date.parse(text);
   if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(ms)) {
-    throw new HttpProblem(400, 'INVALID_QUERY_PARAMETER', `query parameter ${name}: expected an ISO 8601 timestamp such as 2025-01-31T12:00:00Z, got "${text}"`, {
-      errors: [{ field: name, message: 'INVALID_QUERY_PARAMETER' }],
-    });
+    throw new HttpProblem(
+      400,
+      'INVALID_QUERY_PARAMETER',
+      `query parameter ${name}: expected an ISO 8601 timestamp such as 2025-01-31T12:00:00Z, got "${text}"`,
+      {
+        errors: [{ field: name, message: 'INVALID_QUERY_PARAMETER' }],
+      },
+    );
   }
   // Stored timestamps are toISOString() text, so equal forms compare correctly.
   return new Date(ms).toISOString();

@@ -16,7 +16,10 @@ export async function migrationRoutes(app: FastifyInstance, parts: MigrationPart
   app.post('/migration-assistance/migrations', { config: AREA }, async (request, reply) => {
     const parsed = createMigrationSchema.safeParse(request.body ?? {});
     if (!parsed.success) {
-      const errors = parsed.error.issues.map((i) => ({ field: i.path.map(String).join('.') || '(body)', message: i.path.length ? 'INVALID_FIELD_VALUE' : 'INVALID_REQUEST' }));
+      const errors = parsed.error.issues.map((i) => ({
+        field: i.path.map(String).join('.') || '(body)',
+        message: i.path.length ? 'INVALID_FIELD_VALUE' : 'INVALID_REQUEST',
+      }));
       throw new HttpProblem(
         400,
         'INVALID_REQUEST',
@@ -40,7 +43,12 @@ export async function migrationRoutes(app: FastifyInstance, parts: MigrationPart
   // Registered before /:id; fastify prefers the static segment anyway.
   app.get('/migration-assistance/migrations/current', { config: AREA }, async (request) => {
     const row = migrations.current(request.principal.brokerKey);
-    if (!row) throw new HttpProblem(404, 'NOT_FOUND', 'this tenant has no active migration; register one with POST /migration-assistance/migrations');
+    if (!row)
+      throw new HttpProblem(
+        404,
+        'NOT_FOUND',
+        'this tenant has no active migration; register one with POST /migration-assistance/migrations',
+      );
     return migrations.render(row);
   });
 
@@ -55,7 +63,12 @@ export async function migrationRoutes(app: FastifyInstance, parts: MigrationPart
       if (current.activity === 'Canceled') return current;
       migrations.requireActive(current, 'cancel');
       migrations.cancel(current);
-      parts.log(current.reference_id, { component: MIGRATION_COMPONENT, action: 'CanceledMigration', logLevel: 'WARN', message: 'migration canceled; it cannot be reactivated' });
+      parts.log(current.reference_id, {
+        component: MIGRATION_COMPONENT,
+        action: 'CanceledMigration',
+        logLevel: 'WARN',
+        message: 'migration canceled; it cannot be reactivated',
+      });
       return migrations.get(request.principal.brokerKey, request.params.id);
     })();
     return migrations.render(row);

@@ -90,7 +90,10 @@ export async function stagingUploadRoute(app: FastifyInstance, parts: MigrationP
       };
       // The common result, written without building and serialising an object (referenceId is
       // a checked UUID: nothing to escape). Same bytes as push({referenceId, isSuccessful: true, errors: []}).
-      const [okStart, okEnd] = out === 'json' ? ['{"referenceId":"', '","isSuccessful":true,"errors":[]}'] : [out === 'json-seq' ? '\x1e{"referenceId":"' : '{"referenceId":"', '","isSuccessful":true,"errors":[]}\n'];
+      const [okStart, okEnd] =
+        out === 'json'
+          ? ['{"referenceId":"', '","isSuccessful":true,"errors":[]}']
+          : [out === 'json-seq' ? '\x1e{"referenceId":"' : '{"referenceId":"', '","isSuccessful":true,"errors":[]}\n'];
       const pushSuccess = (referenceId: string) => results.push(okStart + referenceId + okEnd);
       /** The pending results as response text (JSON arrays need commas between items). */
       const take = (): string => {
@@ -202,7 +205,11 @@ function discardRest(body: Readable, res: ServerResponse, limit: number): void {
 /** One frame → the row to store (serialised once, here) when it is valid, else its failed staging result. */
 function stageFrame(frame: Frame, maxRecordBytes: number): StagingRow | StagingResult {
   if (frame.kind === 'invalid') {
-    return { referenceId: recoverReferenceId(frame.text), isSuccessful: false, errors: [{ field: '', message: INVALID_FRAME_CODE[frame.reason] }] };
+    return {
+      referenceId: recoverReferenceId(frame.text),
+      isSuccessful: false,
+      errors: [{ field: '', message: INVALID_FRAME_CODE[frame.reason] }],
+    };
   }
   const value = frame.value as { referenceId?: unknown } | null;
   const referenceId = typeof value === 'object' && value !== null && typeof value.referenceId === 'string' ? value.referenceId : '';
@@ -224,7 +231,11 @@ function requestFormat(request: FastifyRequest): StreamFormat {
   const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type === MEDIA.jsonl) return 'jsonl';
   if (type === MEDIA.jsonSeq) return 'json-seq';
-  throw new HttpProblem(415, 'UNSUPPORTED_MEDIA_TYPE', `content type ${type || '(none)'} is not accepted here; send ${MEDIA.jsonSeq} or ${MEDIA.jsonl}`);
+  throw new HttpProblem(
+    415,
+    'UNSUPPORTED_MEDIA_TYPE',
+    `content type ${type || '(none)'} is not accepted here; send ${MEDIA.jsonSeq} or ${MEDIA.jsonl}`,
+  );
 }
 
 /** The request's own format unless Accept names a produced type explicitly. */

@@ -60,7 +60,9 @@ export class JobStore {
       ),
       byId: db.prepare<[string], JobRow>('SELECT * FROM migration_jobs WHERE reference_id = ?'),
       running: db.prepare<[], JobRow>("SELECT * FROM migration_jobs WHERE state = 'Running' ORDER BY created_on"),
-      runningOf: db.prepare<[string], JobRow>("SELECT * FROM migration_jobs WHERE migration_id = ? AND state = 'Running' ORDER BY created_on"),
+      runningOf: db.prepare<[string], JobRow>(
+        "SELECT * FROM migration_jobs WHERE migration_id = ? AND state = 'Running' ORDER BY created_on",
+      ),
       advance: db.prepare('UPDATE migration_jobs SET cursor = ?, processed = ?, progress = ?, updated_on = ? WHERE reference_id = ?'),
       componentsCompleted: db.prepare('UPDATE migration_jobs SET components_completed = ?, updated_on = ? WHERE reference_id = ?'),
       finish: db.prepare("UPDATE migration_jobs SET state = 'Done', result = ?, updated_on = ? WHERE reference_id = ?"),

@@ -70,7 +70,16 @@ export function logWriter(db: Db): (migrationId: string, entry: NewLogEntry) => 
   );
   return (migrationId, entry) => {
     const seq = (last.get(migrationId)?.last ?? 0) + 1;
-    insert.run(migrationId, seq, entry.component, JSON.stringify(entry.entityReferenceIds ?? []), entry.action, new Date().toISOString(), entry.message, entry.logLevel);
+    insert.run(
+      migrationId,
+      seq,
+      entry.component,
+      JSON.stringify(entry.entityReferenceIds ?? []),
+      entry.action,
+      new Date().toISOString(),
+      entry.message,
+      entry.logLevel,
+    );
     return seq;
   };
 }

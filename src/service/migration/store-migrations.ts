@@ -73,7 +73,9 @@ export class MigrationStore {
       active: db.prepare<[string], MigrationRow>("SELECT * FROM migrations WHERE broker_key = ? AND activity = 'Active'"),
       components: db.prepare<[string], ComponentRow>('SELECT * FROM migration_components WHERE migration_id = ? ORDER BY position'),
       setActivity: db.prepare('UPDATE migrations SET activity = ?, updated_on = ? WHERE reference_id = ?'),
-      bumpGeneration: db.prepare('UPDATE migrations SET staging_generation = staging_generation + 1, updated_on = ? WHERE reference_id = ?'),
+      bumpGeneration: db.prepare(
+        'UPDATE migrations SET staging_generation = staging_generation + 1, updated_on = ? WHERE reference_id = ?',
+      ),
       setStaging: db.prepare('UPDATE migration_components SET staging_status = ? WHERE migration_id = ? AND component = ?'),
       setImport: db.prepare('UPDATE migration_components SET import_status = ? WHERE migration_id = ? AND component = ?'),
       setStaged: db.prepare('UPDATE migration_components SET staged = ? WHERE migration_id = ? AND component = ?'),

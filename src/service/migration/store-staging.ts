@@ -161,14 +161,18 @@ export class StagingStore {
         'UPDATE staged_counterparties SET type = ?, identity_key = ?, data = ?, staged_on = ?, import_state = NULL WHERE id = ? AND migration_no = ? AND reference_id = ?',
       ),
       /** Every referenceId of a migration with its rowid (to fill the map). */
-      references: db.prepare<[number], { id: number; reference_id: string }>('SELECT id, reference_id FROM staged_counterparties WHERE migration_no = ?'),
+      references: db.prepare<[number], { id: number; reference_id: string }>(
+        'SELECT id, reference_id FROM staged_counterparties WHERE migration_no = ?',
+      ),
       /** Identities shared by several staged records, with the referenceIds sharing them. */
       duplicates: db.prepare<[string], { identity_key: string; ids: string }>(
         `SELECT identity_key, json_group_array(reference_id) AS ids FROM staged_counterparties
          WHERE migration_no = ${MIGRATION_NO} AND identity_key IS NOT NULL GROUP BY identity_key HAVING COUNT(*) > 1`,
       ),
       count: db.prepare<[string], { n: number }>(`SELECT COUNT(*) AS n FROM staged_counterparties WHERE migration_no = ${MIGRATION_NO}`),
-      countImported: db.prepare<[string], { n: number }>(`SELECT COUNT(*) AS n FROM staged_counterparties WHERE migration_no = ${MIGRATION_NO} AND import_state = 'imported'`),
+      countImported: db.prepare<[string], { n: number }>(
+        `SELECT COUNT(*) AS n FROM staged_counterparties WHERE migration_no = ${MIGRATION_NO} AND import_state = 'imported'`,
+      ),
       countByType: db.prepare<[string], { type: string; staged: number; imported: number }>(
         `SELECT type, COUNT(*) AS staged, SUM(import_state = 'imported') AS imported FROM staged_counterparties WHERE migration_no = ${MIGRATION_NO} GROUP BY type`,
       ),
@@ -182,8 +186,12 @@ export class StagingStore {
         `SELECT id, reference_id, type, data, import_state FROM staged_counterparties WHERE +migration_no = ${MIGRATION_NO} AND id > ? ORDER BY id LIMIT ?`,
       ),
       /** The row at a rowid, if it is still the referenceId's. */
-      byId: db.prepare<[number, number, string], StagedRow>('SELECT id, reference_id, type, data, import_state FROM staged_counterparties WHERE id = ? AND migration_no = ? AND reference_id = ?'),
-      delete: db.prepare<[number, number, string]>('DELETE FROM staged_counterparties WHERE id = ? AND migration_no = ? AND reference_id = ?'),
+      byId: db.prepare<[number, number, string], StagedRow>(
+        'SELECT id, reference_id, type, data, import_state FROM staged_counterparties WHERE id = ? AND migration_no = ? AND reference_id = ?',
+      ),
+      delete: db.prepare<[number, number, string]>(
+        'DELETE FROM staged_counterparties WHERE id = ? AND migration_no = ? AND reference_id = ?',
+      ),
       setImportState: db.prepare('UPDATE staged_counterparties SET import_state = ? WHERE id = ?'),
     };
   }
@@ -220,7 +228,13 @@ export class StagingStore {
     const fresh: StagingRow[] = [];
     const freshAt = new Map<string, number>();
     for (const r of rows) {
-      if (byReference.find(r.referenceId, (id) => this.s.replace.run(r.type, r.identity, r.data, stagedOn, id, migrationNo, r.referenceId).changes > 0)) continue;
+      if (
+        byReference.find(
+          r.referenceId,
+          (id) => this.s.replace.run(r.type, r.identity, r.data, stagedOn, id, migrationNo, r.referenceId).changes > 0,
+        )
+      )
+        continue;
       const at = freshAt.get(r.referenceId);
       if (at !== undefined) {
         fresh[at] = r;
@@ -233,7 +247,10 @@ export class StagingStore {
     for (let i = 0; i < fresh.length; i++) {
       const r = fresh[i]!;
       if (i >= whole) {
-        byReference.add(r.referenceId, Number(this.s.insertOne.run(migrationNo, r.referenceId, r.type, r.identity, r.data, stagedOn).lastInsertRowid));
+        byReference.add(
+          r.referenceId,
+          Number(this.s.insertOne.run(migrationNo, r.referenceId, r.type, r.identity, r.data, stagedOn).lastInsertRowid),
+        );
         continue;
       }
       params.push(migrationNo, r.referenceId, r.type, r.identity, r.data, stagedOn);
@@ -284,7 +301,10 @@ export class StagingStore {
   /** Deletes a staged record; false when there was none. Its map entry stays: a later check finds the row gone. */
   delete(migrationId: string, referenceId: string): boolean {
     const migrationNo = this.s.numberOf.get(migrationId);
-    return migrationNo !== undefined && this.rowsByReference(migrationNo).find(referenceId, (id) => this.s.delete.run(id, migrationNo, referenceId).changes > 0);
+    return (
+      migrationNo !== undefined &&
+      this.rowsByReference(migrationNo).find(referenceId, (id) => this.s.delete.run(id, migrationNo, referenceId).changes > 0)
+    );
   }
 
   setImportState(id: number, state: ImportState): void {

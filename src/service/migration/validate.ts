@@ -30,7 +30,8 @@ export function checkStagedRecord(record: StagedCounterparty, relationTargetExis
     }
   };
   const required = (field: string, value: unknown, why: string) => {
-    if (value === undefined || value === '') issues.push({ field, message: 'MISSING_REQUIRED_FIELD', detail: `${field} is required: ${why}` });
+    if (value === undefined || value === '')
+      issues.push({ field, message: 'MISSING_REQUIRED_FIELD', detail: `${field} is required: ${why}` });
   };
 
   code('countryCode', record.countryCode, CODE_LISTS.country);
@@ -57,7 +58,11 @@ export function checkStagedRecord(record: StagedCounterparty, relationTargetExis
   record.relations?.forEach((r, i) => {
     code(`relations.${i}.type`, r.type, CODE_LISTS.relationType);
     if (!relationTargetExists(r.to)) {
-      issues.push({ field: `relations.${i}.to`, message: 'RELATION_TARGET_MISSING', detail: `relation ${r.type} targets ${r.to}, which is in neither staging nor live data` });
+      issues.push({
+        field: `relations.${i}.to`,
+        message: 'RELATION_TARGET_MISSING',
+        detail: `relation ${r.type} targets ${r.to}, which is in neither staging nor live data`,
+      });
     }
   });
   return issues;

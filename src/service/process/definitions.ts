@@ -110,7 +110,12 @@ export function seededDefinitions(): ProcessDefinition[] {
     code: d.code,
     name: { ...d.name },
     isActive: d.isActive ?? true,
-    statuses: d.statuses.map((s) => ({ referenceId: definitionReferenceId(d.code, s.code), code: s.code, name: s.name, isActive: s.isActive ?? true })),
+    statuses: d.statuses.map((s) => ({
+      referenceId: definitionReferenceId(d.code, s.code),
+      code: s.code,
+      name: s.name,
+      isActive: s.isActive ?? true,
+    })),
     updatedOn: SEED_UPDATED_ON,
   }));
 }

@@ -15,7 +15,11 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown, what: s
   const parsed = schema.safeParse(body ?? undefined);
   if (parsed.success) return parsed.data;
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new HttpProblem(400, 'INVALID_REQUEST', `${what}: expected a JSON object, got ${body === undefined ? 'no body' : Array.isArray(body) ? 'an array' : typeof body}`);
+    throw new HttpProblem(
+      400,
+      'INVALID_REQUEST',
+      `${what}: expected a JSON object, got ${body === undefined ? 'no body' : Array.isArray(body) ? 'an array' : typeof body}`,
+    );
   }
   const errors = fieldIssues(body, parsed.error);
   const summary = errors.map((e) => `${e.field || '(body)'}: ${e.message === 'MISSING_REQUIRED_FIELD' ? 'missing' : e.detail}`).join('; ');

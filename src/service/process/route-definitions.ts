@@ -20,5 +20,8 @@ export async function definitionsRoute(app: FastifyInstance, ctx: ServiceContext
  */
 export function listParam(value: string | string[] | undefined): string[] {
   const values = value === undefined ? [] : Array.isArray(value) ? value : [value];
-  return values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  return values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
 }

@@ -21,17 +21,30 @@ export async function processesRoute(app: FastifyInstance, ctx: ServiceContext):
     const body = parseBody(createProcessSchema, request.body, 'process creation body');
     const definition = findDefinition(ctx.db, body.processDefinitionReferenceId);
     if (!definition) {
-      throw new HttpProblem(422, 'UNKNOWN_PROCESS_DEFINITION', `processDefinitionReferenceId ${body.processDefinitionReferenceId} names no process definition; GET /process-orchestration/process-definitions lists them`, {
-        errors: [{ field: 'processDefinitionReferenceId', message: 'UNKNOWN_PROCESS_DEFINITION' }],
-      });
+      throw new HttpProblem(
+        422,
+        'UNKNOWN_PROCESS_DEFINITION',
+        `processDefinitionReferenceId ${body.processDefinitionReferenceId} names no process definition; GET /process-orchestration/process-definitions lists them`,
+        {
+          errors: [{ field: 'processDefinitionReferenceId', message: 'UNKNOWN_PROCESS_DEFINITION' }],
+        },
+      );
     }
     if (!definition.isActive) {
-      throw new HttpProblem(422, 'PROCESS_DEFINITION_INACTIVE', `process definition ${definition.code} (${definition.referenceId}) is not active; no new processes can be started from it`, {
-        errors: [{ field: 'processDefinitionReferenceId', message: 'PROCESS_DEFINITION_INACTIVE' }],
-      });
+      throw new HttpProblem(
+        422,
+        'PROCESS_DEFINITION_INACTIVE',
+        `process definition ${definition.code} (${definition.referenceId}) is not active; no new processes can be started from it`,
+        {
+          errors: [{ field: 'processDefinitionReferenceId', message: 'PROCESS_DEFINITION_INACTIVE' }],
+        },
+      );
     }
     const row = createProcess(ctx.db, request.principal, definition, body.externalReferences);
-    return reply.code(201).header('location', `/process-orchestration/processes/${row.reference_id}`).send({ referenceId: row.reference_id });
+    return reply
+      .code(201)
+      .header('location', `/process-orchestration/processes/${row.reference_id}`)
+      .send({ referenceId: row.reference_id });
   });
 
   app.get('/process-orchestration/processes/:processId', { config }, async (request) => {

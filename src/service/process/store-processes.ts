@@ -115,7 +115,12 @@ export function findProcess(db: Db, referenceId: string): ProcessRow | undefined
  * Returns whether the status changed.
  * @example db.transaction(() => moveProcessStatus(db, process, 'ApplicationReceived', { messageReferenceId }))();
  */
-export function moveProcessStatus(db: Db, process: ProcessRow, to: ServiceStatusCode, cause: { messageReferenceId?: string; reason?: string }): boolean {
+export function moveProcessStatus(
+  db: Db,
+  process: ProcessRow,
+  to: ServiceStatusCode,
+  cause: { messageReferenceId?: string; reason?: string },
+): boolean {
   const current = findProcess(db, process.reference_id);
   if (!current || current.status_code === to) return false;
   const definition = findDefinition(db, current.definition_id);
@@ -140,7 +145,8 @@ function emitStatusChanged(
   to: string,
   cause: { messageReferenceId?: string; reason?: string },
 ): void {
-  const statusId = (code: string | null) => (code === null ? null : (definition.statuses.find((s) => s.code === code)?.referenceId ?? null));
+  const statusId = (code: string | null) =>
+    code === null ? null : (definition.statuses.find((s) => s.code === code)?.referenceId ?? null);
   emitEvent(db, {
     brokerKey: process.broker_key,
     label: process.label_id,

@@ -38,7 +38,11 @@ export function lockDataDir(dataDir: string): () => void {
 }
 
 function inUse(dataDir: string, pid: number, file: string): StagecoachError {
-  return new StagecoachError('CONFIG_INVALID', `the data folder ${dataDir} is in use by another embedded service (process ${pid}); stop that one first, or give this one another data folder`, { file });
+  return new StagecoachError(
+    'CONFIG_INVALID',
+    `the data folder ${dataDir} is in use by another embedded service (process ${pid}); stop that one first, or give this one another data folder`,
+    { file },
+  );
 }
 
 function readOwner(file: string): string {
