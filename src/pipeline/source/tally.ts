@@ -1,0 +1,82 @@
+/**
+ * What a source file holds, counted two ways: by the parser (rows, row errors, the lines each
+ * spans) and, independently of it, by a simpler count of the file itself (physical lines and
+ * blank lines for line-oriented formats; top-level array items for a JSON array). A file is
+ * accounted for only when both agree and no row swallowed the lines of others: the promise that
+ * every legacy row is accounted for must not rest on the parser agreeing with itself.
+ *
+ * A reader fills in the tally it is given as it reads; the figures are final when its batches
+ * end. Plan, ledger and report carry it per file.
+ */
+
+/** A row that took the lines after its first one into itself (a quote opened and not closed). */
+export interface SwallowedSpan {
+  /** Line where the row starts. */
+  line: number;
+  /** First and last line read as part of that row although they look like rows of their own. */
+  from: number;
+  to: number;
+}
+
+export interface SourceTally {
+  /** The source's name in the pipeline, and the file as shown in provenance. */
+  source: string;
+  file: string;
+  format: string;
+  /** Counted from the bytes alone (line breaks: LF, CRLF, lone CR; a last line without one counts). */
+  physicalLines: number;
+  /** Physical lines holding nothing but blanks. */
+  blankLines: number;
+  /** JSON array / JSON Lines: top-level items counted by a byte scanner, not by the parser. */
+  items?: number;
+  /** Lines that are not rows by the pipeline's own declaration (a header, a fixed-width trailer). */
+  headerLines: number;
+  /** What the parser yielded: rows plus row errors. */
+  rowsRead: number;
+  rowErrors: number;
+  /** Sum of the line spans of everything yielded (a row over three lines counts three). */
+  linesInRows: number;
+  /** Rows that swallowed the lines after them (each listed). */
+  swallowed: SwallowedSpan[];
+  /** The file ended inside a value, or held no rows at all: why, when it did. */
+  truncated?: string;
+}
+
+/** A fresh tally for one file. */
+export function newTally(source: string, file: string, format: string): SourceTally {
+  return {
+    source,
+    file,
+    format,
+    physicalLines: 0,
+    blankLines: 0,
+    headerLines: 0,
+    rowsRead: 0,
+    rowErrors: 0,
+    linesInRows: 0,
+    swallowed: [],
+  };
+}
+
+/**
+ * Why a file is not accounted for, or undefined when the parser's count and the independent
+ * count agree. Line-oriented formats: every physical line is a header line, a blank line or a
+ * line of some row; JSON: every top-level item was yielded as a row or a row error.
+ * @example tallyDisagreement(t) // 'klanten.csv: 1,001 physical lines, but 991 accounted for (…)'
+ */
+export function tallyDisagreement(t: SourceTally): string | undefined {
+  if (t.truncated) return `${t.file}: ${t.truncated}`;
+  if (t.swallowed.length > 0) {
+    const lines = t.swallowed.reduce((n, s) => n + (s.to - s.from + 1), 0);
+    const spans = t.swallowed.map((s) => `${s.from}–${s.to} (in the row at line ${s.line})`).join(', ');
+    return `${t.file}: ${lines} line${lines === 1 ? '' : 's'} read as part of another row: ${spans}`;
+  }
+  if (t.items !== undefined) {
+    if (t.items !== t.rowsRead) return `${t.file}: ${t.items} items in the file, but ${t.rowsRead} rows read`;
+    return undefined;
+  }
+  const accounted = t.headerLines + t.blankLines + t.linesInRows;
+  if (accounted !== t.physicalLines)
+    return `${t.file}: ${t.physicalLines} physical lines, but ${accounted} accounted for (header ${t.headerLines}, blank ${t.blankLines}, in rows ${t.linesInRows})`;
+  return undefined;
+}
