@@ -37,10 +37,7 @@ export interface RunDisplayOptions {
 export function runDisplay(options: RunDisplayOptions): RunDisplay {
   const stream = options.stream ?? process.stderr;
   const tty = stream.isTTY === true;
-  const logger = pino(
-    { level: options.level ?? (tty ? 'warn' : 'info'), base: { command: 'run' } },
-    pino.destination({ dest: 2, sync: true }),
-  );
+  const logger = commandLogger('run', options.level, tty);
   const line = progressLine(stream);
   const every = (options.logEverySeconds ?? 5) * 1000;
   let lastLog = 0;
@@ -81,6 +78,15 @@ export function runDisplay(options: RunDisplayOptions): RunDisplay {
       line.done();
     },
   };
+}
+
+/**
+ * The pino logger of a command, on stderr: `warn` on a terminal (where a progress line shows
+ * what happens), `info` otherwise, or the level asked for. It never gets personal values: the
+ * stages log counts, codes, file:line and legacy keys (docs/privacy.md).
+ */
+export function commandLogger(command: string, level?: string, tty = process.stderr.isTTY === true): Logger {
+  return pino({ level: level ?? (tty ? 'warn' : 'info'), base: { command } }, pino.destination({ dest: 2, sync: true }));
 }
 
 const n = (v: number) => v.toLocaleString('en-US');

@@ -15,6 +15,7 @@ import { followLogs } from './logs-follow.js';
 import { reconcile, REPORTS_DIR, type ReconcileResult } from './reconcile.js';
 import type { Tolerance } from './report-model.js';
 import { join } from 'node:path';
+import type { ValuesMode } from '../privacy/index.js';
 
 export interface MigrateOptions {
   /** The pipeline file, e.g. pipelines/crm.yaml. */
@@ -38,6 +39,8 @@ export interface MigrateOptions {
   onProgress?: (progress: RunProgress) => void;
   onEvent?: (event: ChainEvent) => void;
   logger?: RunLogger;
+  /** How the report shows values of personal fields (default: the pipeline's setting, else masked). */
+  values?: ValuesMode;
 }
 
 export interface MigrateResult {
@@ -109,6 +112,7 @@ export async function migrate(options: MigrateOptions): Promise<MigrateResult> {
         ...(options.tolerance !== undefined ? { tolerance: options.tolerance } : {}),
         outDir: options.outDir ?? join(REPORTS_DIR, `run-${run.runId}`),
         ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.values ? { values: options.values } : {}),
       });
       const exitCode = chain?.status === 'imported' && result.report.balanced ? 0 : 1;
       return { run, ...(chain ? { chain } : {}), reconcile: result, exitCode };

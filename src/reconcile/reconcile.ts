@@ -17,6 +17,7 @@ import { renderHtml } from './render-html.js';
 import { renderJson, renderMarkdown } from './render-markdown.js';
 import { buildReport, parseTolerance, type ReconciliationReport, type Tolerance } from './report-model.js';
 import { readRowAt } from './source-rows.js';
+import { Redactor, migrationKey, type ValuesMode } from '../privacy/index.js';
 
 /** Default folder of reports: one subfolder per run. */
 export const REPORTS_DIR = join('.stagecoach', 'reports');
@@ -36,6 +37,11 @@ export interface ReconcileOptions {
   definitions?: PipelineDefinition[];
   signal?: AbortSignal;
   now?: () => Date;
+  /**
+   * How the report shows values of personal fields (default: the pipeline's `privacy.reportValues`,
+   * else masked). `revealed` is for a local working copy; the report says in its head which it is.
+   */
+  values?: ValuesMode;
 }
 
 export interface ReconcileResult {
@@ -67,21 +73,34 @@ async function loadDefinitions(ledger: Ledger, pipelines: string[]): Promise<Pip
   return defs;
 }
 
-/** The legacy row of an example, on one line, cut to a readable length. */
-async function excerpt(rec: RecordRow, defs: PipelineDefinition[]): Promise<string | undefined> {
+/** The legacy row of an example, on one line, cut to a readable length, its values shown as the redactor says. */
+async function excerpt(rec: RecordRow, defs: PipelineDefinition[], redactor: Redactor): Promise<string | undefined> {
   const def = defs.find((d) => d.name === rec.pipeline);
   const source = def?.sources.find((s) => s.name === rec.provenance.source);
   if (!def || !source) return undefined;
   try {
     const row = await readRowAt(sourcePath(rec.provenance.file, def), rec.provenance.byteOffset, source);
-    const text =
-      source.format === 'csv' ? row.columns.map((c) => String(row.values[c] ?? '')).join(source.csv.delimiter) : JSON.stringify(row.values);
+    const keyColumn = (source.mappingFile.spec as { key?: { column?: string } }).key?.column;
+    const shown = redactor.row(row.values, () => 'direct', keyColumn);
+    const text = source.format === 'csv' ? row.columns.map((c) => shown[c] ?? '').join(source.csv.delimiter) : JSON.stringify(shown);
     // Cut before flattening: a 10 MB field full of line breaks made the replace take 100 MB.
     const flat = text.slice(0, 1000).replace(/\s*\r?\n\s*/g, ' ');
     return flat.length > 240 ? `${flat.slice(0, 239)}…` : flat;
   } catch {
     return undefined;
   }
+}
+
+/** The report's redactor: `values` given, else the pipelines' setting (the most careful of them), else masked. */
+function reportRedactor(options: ReconcileOptions, defs: PipelineDefinition[], ledgerFile: string, migrationId: string): Redactor {
+  const order: ValuesMode[] = ['masked', 'hashed', 'revealed'];
+  const configured = defs.map((d) => d.privacy.reportValues).sort((a, b) => order.indexOf(a) - order.indexOf(b))[0];
+  const mode = options.values ?? configured ?? 'masked';
+  return new Redactor({
+    mode,
+    ...(mode === 'hashed' ? { key: migrationKey(ledgerFile, migrationId) } : {}),
+    keyIsPersonal: defs.some((d) => d.privacy.legacyKeyIsPersonal),
+  });
 }
 
 /**
@@ -97,9 +116,12 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
   const pipelines = options.pipelines ?? pipelinesOf(ledger, migrationId);
   const facts = gatherLedgerFacts(ledger, migrationId, pipelines);
   const defs = options.definitions ?? (await loadDefinitions(ledger, pipelines));
+  const redactor = reportRedactor(options, defs, ledger.file, migrationId);
   for (const [example, rec] of facts.exampleRecords) {
-    const text = await excerpt(rec, defs);
+    const text = await excerpt(rec, defs, redactor);
     if (text !== undefined) example.excerpt = text;
+    const error = rec.errors.find((e) => e.field === example.field && e.message === example.message);
+    example.message = redactor.message(example.message, example.field, error?.value, error?.code);
   }
 
   let migration: MigrationRecord | undefined;
@@ -133,6 +155,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
     errorCodes: facts.errorCodes,
     tolerance,
   });
+  report.privacy = { values: redactor.mode, note: redactor.describe() };
 
   const dir = options.outDir ?? join(REPORTS_DIR, runLabel);
   await mkdir(dir, { recursive: true });

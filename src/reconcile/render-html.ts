@@ -116,6 +116,7 @@ export function renderHtml(report: ReconciliationReport): string {
   );
   h.push(`<title>Reconciliation: ${esc(run.pipeline)}</title>`, `<style>${CSS}</style>`, '</head>', '<body>', '<main>');
   h.push(`<h1>Reconciliation report: ${esc(run.pipeline)}</h1>`, `<div class="meta">${meta.join(' · ')}</div>`);
+  if (report.privacy) h.push(`<div class="meta privacy">${esc(report.privacy.note)}</div>`);
   if (report.balanced) {
     h.push('<div class="status ok">Balanced: every source row is accounted for, and the platform agrees with the ledger.</div>');
   } else {

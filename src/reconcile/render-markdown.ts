@@ -45,6 +45,7 @@ export function renderMarkdown(report: ReconciliationReport): string {
   if (run.migrationId) meta.push(`migration \`${run.migrationId}\``);
   meta.push(`generated ${report.generatedAt}`, `tolerance ${report.tolerance}`);
   out.push(meta.join(' · '), '');
+  if (report.privacy) out.push(`> ${report.privacy.note}`, '');
   if (report.balanced) {
     out.push('**Balanced**: every source row is accounted for, and the platform agrees with the ledger.', '');
   } else {

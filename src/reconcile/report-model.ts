@@ -193,6 +193,8 @@ export interface ReconciliationReport {
   topErrors: ErrorCodeFacts[];
   /** One line per reason the report does not balance; empty when it does. */
   problems: string[];
+  /** How the report shows values of personal fields (set when it is written; see docs/privacy.md). */
+  privacy?: { values: 'masked' | 'hashed' | 'revealed'; note: string };
 }
 
 const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0);

@@ -64,12 +64,22 @@ describe('stagecoach plan on the sample CRM exports', () => {
     expect(rows.message).toMatch(/^klantnr: duplicate legacy key crm-klant \d+, first seen at samples\/crm\/klanten\.csv:\d+$/);
   });
 
-  it('prints the counts, the reasons and the examples for a person at a terminal', async () => {
+  it('prints the counts, the reasons and the examples for a person at a terminal, personal values masked', async () => {
     const res = await runCli(['plan', 'pipelines/crm.yaml']);
     expect(res.code).toBe(0);
     expect(res.stdout).toContain(
       'Plan for pipelines/crm.yaml (Counterparties): read, mapped and checked, nothing sent\n  rows read       240   klanten 200, bedrijven 40\n  mapped          228\n  rejected         12\n',
     );
+    const impossible = defects.find((d) => d.kind === 'impossible-date')!;
+    expect(res.stdout).toContain(
+      `  samples/crm/klanten.csv:${impossible.line}  INVALID_FIELD_VALUE  dateOfBirth = "**-**-19**"\n      dateOfBirth: not a valid date, expected dd-mm-yyyy or d-m-yyyy, got \`**-**-19**\` in column geboortedatum\n`,
+    );
+    expect(res.stdout).toContain('Values of personal fields are masked; write a local working copy with --reveal.');
+  });
+
+  it('prints the values in the clear with --reveal', async () => {
+    const res = await runCli(['plan', 'pipelines/crm.yaml', '--reveal']);
+    expect(res.code).toBe(0);
     const impossible = defects.find((d) => d.kind === 'impossible-date')!;
     expect(res.stdout).toContain(
       `  samples/crm/klanten.csv:${impossible.line}  INVALID_FIELD_VALUE  dateOfBirth = "31-02-1980"\n      dateOfBirth: not a valid date, expected dd-mm-yyyy or d-m-yyyy, got \`31-02-1980\` in column geboortedatum\n`,

@@ -9,6 +9,7 @@ import pc from 'picocolors';
 import { relative } from 'node:path';
 import { addConnectionOptions, clientFromOptions, type ConnectionFlags } from '../connection.js';
 import { printJson } from '../output.js';
+import { commandLogger } from '../progress.js';
 import { StagecoachError } from '../../contract/errors.js';
 import type { StreamFormat } from '../../contract/media.js';
 import type { StagecoachClient } from '../../client/index.js';
@@ -336,10 +337,23 @@ function registerMigrate(program: Command): void {
       seconds('--deadline'),
     )
     .option('--json', 'print {run, chain, report, files} as JSON')
+    .option(
+      '--reveal',
+      "show personal values in the report in the clear (a local working copy; default: the pipeline's privacy.reportValues)",
+    )
+    .option('--log-level <level>', 'pino log level of the run on stderr (default warn on a terminal, info otherwise)')
     .action(
       async (
         file: string,
-        opts: CommonFlags & { corrections?: string; dropInvalid?: boolean; tolerance: string; out?: string; deadline?: number },
+        opts: CommonFlags & {
+          corrections?: string;
+          dropInvalid?: boolean;
+          tolerance: string;
+          out?: string;
+          deadline?: number;
+          reveal?: boolean;
+          logLevel?: string;
+        },
       ) => {
         const client = await clientFromOptions(opts);
         const { migrate } = await import('../../reconcile/migrate.js');
@@ -351,6 +365,8 @@ function registerMigrate(program: Command): void {
               signal,
               tolerance: opts.tolerance,
               onEvent: jobReporter(opts.json),
+              logger: commandLogger('migrate', opts.logLevel),
+              ...(opts.reveal ? { values: 'revealed' as const } : {}),
               ...(opts.ledger ? { ledgerFile: opts.ledger } : {}),
               ...(opts.corrections ? { corrections: opts.corrections } : {}),
               ...(opts.dropInvalid ? { dropInvalid: true } : {}),
@@ -414,10 +430,14 @@ function registerReport(program: Command): void {
     .option('--out <dir>', 'folder of the report (default ./.stagecoach/reports/run-<id>)')
     .option('--offline', 'do not ask the platform for the migration object (use only what the ledger holds)')
     .option('--json', 'print the report as JSON')
+    .option(
+      '--reveal',
+      "show personal values in the report in the clear (a local working copy; default: the pipeline's privacy.reportValues)",
+    )
     .action(
       async (
         pipeline: string | undefined,
-        opts: CommonFlags & { migration?: string; tolerance: string; out?: string; offline?: boolean },
+        opts: CommonFlags & { migration?: string; tolerance: string; out?: string; offline?: boolean; reveal?: boolean },
       ) => {
         const [{ openLedger }, { reconcile }] = await Promise.all([
           import('../../ledger/index.js'),
@@ -456,6 +476,7 @@ function registerReport(program: Command): void {
               signal,
               ...(client ? { client } : {}),
               ...(opts.out ? { outDir: opts.out } : {}),
+              ...(opts.reveal ? { values: 'revealed' as const } : {}),
             }),
           );
           if (opts.json) printJson(result.report);

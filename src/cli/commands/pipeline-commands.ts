@@ -12,6 +12,7 @@ import { DEFAULT_LEDGER_FILE, RECORD_STATES } from '../../ledger/types.js';
 import { addConnectionOptions, resolveConnection, type ConnectionFlags } from '../connection.js';
 import { EXIT, exitCodeFor } from '../run.js';
 import { printJson, printTable } from '../output.js';
+import { Redactor } from '../../privacy/index.js';
 
 // The runner and the ledger (undici, SQLite, pino) are imported by the commands that use them, not by plan or map.
 
@@ -33,7 +34,23 @@ const positiveInt = (name: string) => (v: string) => {
   return n;
 };
 
-function printPlan(s: PlanSummary): void {
+/**
+ * The plan's examples with values of personal fields shown as the pipeline's privacy settings say
+ * (masked unless revealed: a plan has no migration, so no key to hash with).
+ */
+function redactSamples(s: PlanSummary, redactor: Redactor): PlanSummary {
+  return {
+    ...s,
+    samples: s.samples.map((x) => ({
+      ...x,
+      ...(x.value !== undefined ? { value: redactor.value(x.field, x.value, x.code) } : {}),
+      ...(x.legacyKey !== undefined ? { legacyKey: redactor.legacyKey(x.legacyKey) } : {}),
+      message: redactor.message(x.message, x.field, x.value, x.code),
+    })),
+  };
+}
+
+function printPlan(s: PlanSummary, note: string): void {
   const out: string[] = [];
   const num = (n: number) => String(n).padStart(9);
   out.push(pc.bold(`Plan for ${s.pipeline} (${s.component}): read, mapped and checked, nothing sent`));
@@ -57,6 +74,7 @@ function printPlan(s: PlanSummary): void {
     }
   }
   out.push('', `${s.rowsRead} rows in ${(s.elapsedMs / 1000).toFixed(1)} s`);
+  if (s.samples.length > 0) out.push(pc.dim(note));
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
@@ -70,7 +88,8 @@ export function registerPlanCommand(program: Command): void {
     .option('--json', 'print the summary as JSON')
     .option('--samples <n>', 'examples per reason code', positiveInt('--samples'), 5)
     .option('--corrections <file>', 'plan only the rows of a corrections file')
-    .action(async (file: string, opts: { json?: boolean; samples: number; corrections?: string }) => {
+    .option('--reveal', "show the examples' personal values in the clear (default: masked, docs/privacy.md)")
+    .action(async (file: string, opts: { json?: boolean; samples: number; corrections?: string; reveal?: boolean }) => {
       const def = await loadPipeline(file);
       const ac = new AbortController();
       const stop = () => ac.abort();
@@ -81,8 +100,11 @@ export function registerPlanCommand(program: Command): void {
           samplesPerReason: opts.samples,
           ...(opts.corrections ? { corrections: opts.corrections } : {}),
         });
-        if (opts.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-        else printPlan(summary);
+        const reveal = opts.reveal === true || def.privacy.reportValues === 'revealed';
+        const redactor = new Redactor({ mode: reveal ? 'revealed' : 'masked', keyIsPersonal: def.privacy.legacyKeyIsPersonal });
+        const shown = redactSamples(summary, redactor);
+        if (opts.json) process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
+        else printPlan(shown, redactor.describe());
       } finally {
         process.off('SIGINT', stop);
       }

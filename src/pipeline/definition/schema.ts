@@ -4,11 +4,22 @@
  */
 import { z } from 'zod';
 import { COMPONENTS } from '../../contract/migration.js';
+import { VALUES_MODES } from '../../privacy/redact.js';
 
 export const ENCODINGS = ['utf-8', 'utf-8-bom', 'windows-1252', 'utf-16le', 'utf-16be', 'auto'] as const;
 export type SourceEncoding = (typeof ENCODINGS)[number];
 export const FORMATS = ['csv', 'json', 'jsonl'] as const;
 export type SourceFormat = (typeof FORMATS)[number];
+
+/** A retention period: a number of days (`30d`), hours (`12h`), or `0` (remove at once). */
+const duration = z.string().regex(/^(0|\d+[dh])$/, { message: 'expected a period such as 30d, 12h or 0' });
+
+/** A retention period in milliseconds. */
+export function durationMs(text: string): number {
+  if (text === '0') return 0;
+  const n = Number(text.slice(0, -1));
+  return text.endsWith('d') ? n * 86_400_000 : n * 3_600_000;
+}
 
 const singleChar = (what: string) => z.string().length(1, { message: `expected a single character (${what})` });
 
@@ -110,6 +121,30 @@ export const pipelineFileSchema = z
       })
       .default({ missingRelationTarget: 'reject' })
       .describe('checks before upload'),
+    privacy: z
+      .strictObject({
+        reportValues: z
+          .enum(VALUES_MODES)
+          .default('masked')
+          .describe(
+            'how reports and printouts show values of personal fields: masked, hashed (HMAC with a per-migration key) or revealed; --reveal overrides; default masked',
+          ),
+        legacyKeyIsPersonal: z
+          .boolean()
+          .default(false)
+          .describe('the legacy key is personal data itself (e.g. a citizen service number): reports mask it too; default false'),
+        retention: z
+          .strictObject({
+            corrections: duration.default('30d').describe('how long corrections files are kept after the migration completed; default 30d'),
+            ledgerValues: duration
+              .default('30d')
+              .describe("how long the ledger keeps refused rows' values and messages after the migration completed; default 30d"),
+          })
+          .default({ corrections: '30d', ledgerValues: '30d' })
+          .describe('what is removed once a migration is complete (stagecoach purge, or any later command past the time)'),
+      })
+      .default({ reportValues: 'masked', legacyKeyIsPersonal: false, retention: { corrections: '30d', ledgerValues: '30d' } })
+      .describe('personal data in what stagecoach writes (docs/privacy.md)'),
   })
   .describe('a migration pipeline');
 export type PipelineFile = z.output<typeof pipelineFileSchema>;

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { hashValue, maskValue, Redactor } from '../../src/privacy/index.js';
+
+describe('masking a value', () => {
+  it('keeps the first letter of each word and at most three stars', () => {
+    expect(maskValue('Johannes van den Boer')).toBe('J*** v** d** B***');
+    expect(maskValue('J.')).toBe('J.');
+  });
+  it('keeps only the century of a date, in whichever order its parts come', () => {
+    expect(maskValue('31-02-1980')).toBe('**-**-19**');
+    expect(maskValue('1980-02-31')).toBe('19**-**-**');
+    expect(maskValue('1/2/1975')).toBe('*/*/19**');
+  });
+  it('keeps the shape of an e-mail address and its top-level domain', () => {
+    expect(maskValue('sofie.smits29@planet.nl')).toBe('s***.s***@p***.nl');
+  });
+  it('hides a financial value entirely', () => {
+    expect(maskValue('14.868,55', 'financial')).toBe('*****');
+  });
+  it('hashes with a key: equal values and keys give equal tokens, another key another token', () => {
+    const a = hashValue('Boer', 'k1');
+    expect(a).toMatch(/^#[0-9a-f]{12}$/);
+    expect(hashValue('Boer', 'k1')).toBe(a);
+    expect(hashValue('Boer', 'k2')).not.toBe(a);
+  });
+});
+
+describe('the redactor', () => {
+  const classOf = (f: string) =>
+    f === 'income.frequency' ? ('none' as const) : f === 'income.amount' ? ('financial' as const) : undefined;
+  it('masks the quoted value in a message about a personal field, and leaves the rest of the message', () => {
+    const r = new Redactor({ mode: 'masked', classOf });
+    expect(
+      r.message(
+        'dateOfBirth: not a valid date, expected dd-mm-yyyy, got `31-02-1980` in column geboortedatum',
+        'dateOfBirth',
+        '31-02-1980',
+      ),
+    ).toBe('dateOfBirth: not a valid date, expected dd-mm-yyyy, got `**-**-19**` in column geboortedatum');
+  });
+  it('leaves values of fields the contract classes as not personal', () => {
+    const r = new Redactor({ mode: 'masked', classOf });
+    expect(r.message('income.frequency: unknown code, got `XYZ`', 'income.frequency', 'XYZ')).toBe(
+      'income.frequency: unknown code, got `XYZ`',
+    );
+    expect(r.value('income.amount', '3000')).toBe('*****');
+  });
+  it('shows legacy keys of duplicates and relation targets unless the key is personal', () => {
+    const plain = new Redactor({ mode: 'masked' });
+    expect(plain.message('klantnr: duplicate legacy key crm-klant 100081', 'klantnr', '100081', 'DUPLICATE_LEGACY_KEY')).toContain(
+      '100081',
+    );
+    const bsn = new Redactor({ mode: 'masked', keyIsPersonal: true });
+    expect(bsn.message('bsn: duplicate legacy key p 123456782', 'bsn', '123456782', 'DUPLICATE_LEGACY_KEY')).not.toContain('123456782');
+  });
+  it('reveals everything in revealed mode and says so', () => {
+    const r = new Redactor({ mode: 'revealed' });
+    expect(r.value('surname', 'Boer')).toBe('Boer');
+    expect(r.describe()).toMatch(/^Values revealed/);
+  });
+  it('masks a legacy row but its key column', () => {
+    const r = new Redactor({ mode: 'masked' });
+    expect(r.row({ klantnr: '100001', achternaam: 'Leeuwen', land: '' }, () => 'direct', 'klantnr')).toEqual({
+      klantnr: '100001',
+      achternaam: 'L***',
+      land: '',
+    });
+  });
+});
