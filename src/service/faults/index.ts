@@ -15,38 +15,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform } from 'node:stream';
 import type { ServiceContext } from '../context.js';
 import { HttpProblem, sendProblem } from '../http/problem.js';
-import { createRandom, type Random } from './random.js';
-import { parseFaultSpec, ruleMatches, type FaultRule } from './rules.js';
+import { FaultController } from './controller.js';
+import type { Random } from './random.js';
+import { ruleMatches, type FaultRule } from './rules.js';
 import { adminRoutes, ADMIN_PREFIX } from './route-admin.js';
 import { FaultStats } from './stats.js';
 
 export { parseFaultSpec, type FaultRule } from './rules.js';
-
-/** The rules in force and the generator that decides when they fire. */
-export class FaultController {
-  rules: FaultRule[] = [];
-  spec = '';
-  seed: number;
-  random: Random;
-
-  constructor(spec: string | undefined, seed: number) {
-    this.seed = seed;
-    this.random = createRandom(seed);
-    this.set(spec ?? '', seed);
-  }
-
-  /** Replaces the rules and restarts the generator from `seed` (throws CONFIG_INVALID on a bad spec). */
-  set(spec: string, seed = this.seed): void {
-    this.rules = parseFaultSpec(spec);
-    this.spec = spec;
-    this.seed = seed;
-    this.random = createRandom(seed);
-  }
-
-  get active(): boolean {
-    return this.rules.length > 0;
-  }
-}
+export { FaultController } from './controller.js';
 
 /** Where a stream response is to be cut: after `after` bytes, or at a random place of the first write. */
 interface CutPlan {

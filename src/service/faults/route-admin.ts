@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { StagecoachError } from '../../contract/errors.js';
 import type { ServiceContext } from '../context.js';
 import { HttpProblem } from '../http/problem.js';
-import type { FaultController } from './index.js';
+import type { FaultController } from './controller.js';
 import type { FaultStats } from './stats.js';
 
 export const ADMIN_PREFIX = '/_admin/';
