@@ -14,20 +14,19 @@
  * mapping can make a relation: duplicates are then caught in the one pass, since a first
  * occurrence always comes before its duplicates.
  */
-import type { FrontRow, MappedRow, RejectReason, SourceRow, SourceRowError } from './types.js';
+import type { FrontRow, MappedRow, SourceRow, SourceRowError } from './types.js';
 import type { CsvRange } from './source/source-csv.js';
 import { ParallelReader, type ParallelOptions } from './parallel/read-parallel.js';
-import { assertImplemented, type PipelineDefinition, type SourceDefinition } from './definition/load-pipeline.js';
-import { compileMapping, type CompiledMapping, type MapContext, type RelationRef } from './mapping/compile.js';
-import { ReferenceIds } from './mapping/reference-ids.js';
-import { isSourceRowError, listSourceFiles, readSourceBatches, readSourceFile, type SourceFile } from './source/index.js';
+import type { PipelineDefinition } from './definition/load-pipeline.js';
+import type { MapContext } from './mapping/compile.js';
+import { isSourceRowError, readSourceBatches, readSourceFile } from './source/index.js';
 import { KeyIndex } from './checks/key-index.js';
 import { detectEncoding } from './source/encoding.js';
 import { scanCsvKeys } from './source/scan-csv-keys.js';
-import { checkRecord, duplicateReason, missingTargets, refusedAlready, type RecordCheck } from './checks/check-record.js';
+import { mapAndCheck, rejectUnreadable, settleRow, type KeyChecks } from './checks/index.js';
 import { readCorrections, type CorrectionsIndex } from './checks/corrections.js';
-import { StagecoachError } from '../contract/errors.js';
 import { summariseRows, type PlanSummary } from './checks/plan-summary.js';
+import { preparePipeline, type PreparedSource } from './prepare-pipeline.js';
 
 export interface ReadPipelineOptions {
   /** Stops reading (the generator throws an ABORTED StagecoachError). */
@@ -53,56 +52,6 @@ export interface ReadBatchesOptions extends ReadPipelineOptions {
    * rows come without a record, checked by the staging schema's validator (checkRecord).
    */
   keepRecords?: boolean;
-}
-
-export interface PreparedSource {
-  def: SourceDefinition;
-  mapping: CompiledMapping;
-  files: (SourceFile & { index: number })[];
-}
-
-/** Compiles the mappings and lists the files of every source (shared by readPipeline and plan). */
-export async function preparePipeline(
-  def: PipelineDefinition,
-): Promise<{ sources: PreparedSource[]; files: string[]; needsKeyPass: boolean }> {
-  assertImplemented(def);
-  const ids = new ReferenceIds(def.target.referenceNamespace);
-  const compiled = new Map<string, CompiledMapping>();
-  const files: string[] = [];
-  const sources: PreparedSource[] = [];
-  for (const s of def.sources) {
-    let mapping = compiled.get(s.mappingFile.path);
-    if (!mapping) {
-      try {
-        mapping = await compileMapping(s.mappingFile.spec, s.mappingFile.path, ids);
-      } catch (err) {
-        throw new StagecoachError(
-          'CONFIG_INVALID',
-          `${s.mappingFile.display}: ${(err as Error).message.replace(`${s.mappingFile.path}: `, '')}`,
-          { file: s.mappingFile.display },
-          { cause: err },
-        );
-      }
-      compiled.set(s.mappingFile.path, mapping);
-    }
-    const listed = await listSourceFiles(def.dir, s);
-    sources.push({ def: s, mapping, files: listed.map((f) => ({ ...f, index: files.push(f.file) - 1 })) });
-  }
-  const needsKeyPass =
-    def.checks.missingRelationTarget === 'reject' &&
-    def.sources.some((s) => s.mappingFile.spec.script !== undefined || mappingMakesRelations(s.mappingFile.spec.record));
-  return { sources, files, needsKeyPass };
-}
-
-function mappingMakesRelations(node: unknown): boolean {
-  if (node === null || typeof node !== 'object') return false;
-  if (
-    'referenceId' in node &&
-    typeof (node as { referenceId: unknown }).referenceId === 'object' &&
-    (node as { referenceId: { column?: unknown } }).referenceId.column !== undefined
-  )
-    return true;
-  return Object.values(node).some(mappingMakesRelations);
 }
 
 /**
@@ -163,12 +112,14 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
       if (v.kind === 'final') return v.row;
       const reasons = settleRow(
         s.mapping,
-        v.legacyKey,
-        fileIndex,
-        row.provenance.line,
-        v.mappingReasons,
-        v.refs,
-        v.check.ok ? null : v.check.reasons,
+        {
+          key: v.legacyKey,
+          fileIndex,
+          line: row.provenance.line,
+          refs: v.refs,
+          mappingReasons: v.mappingReasons,
+          checkReasons: v.check.ok ? null : v.check.reasons,
+        },
         keys,
       );
       if (reasons === null && v.check.ok)
@@ -210,8 +161,7 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
     for (const [sourceIndex, s] of sources.entries()) {
       for (const f of s.files) {
         // Each row is mapped as it is taken, not the chunk's rows all at once: a few hundred mapped
-        // rows alive together were what every scavenge copied (about 1 MB each time), which with
-        // the lean young generation of `run` (src/cli/lean-heap.ts) cost a tenth more CPU.
+        // rows alive together were what every scavenge copied (about 1 MB each time).
         function* mapEach(batch: readonly (SourceRow | SourceRowError)[]): Generator<FrontRow> {
           for (const row of batch) yield isSourceRowError(row) ? rejectUnreadable(row) : mapRow(s, row, f.index, keyChecks);
         }
@@ -270,121 +220,7 @@ async function prefetchFirstFile(
   }
 }
 
-/**
- * The first half of a row's checks, the part that needs only the row: its key, its mapping, the
- * staging schema. Runs wherever the row is read (this thread, or a parallel reader's worker).
- * `final` rows are rejected whatever the other rows hold (no key, the mapping threw).
- */
-export type RowVerdict =
-  | { kind: 'final'; row: Extract<MappedRow, { kind: 'rejected' }> }
-  | {
-      kind: 'checked';
-      legacyKey: string;
-      referenceId: string;
-      /** Refusals the mapping made (a code it does not know, a date it cannot read). */
-      mappingReasons: RejectReason[] | null;
-      /** Relations to other legacy keys, for the missing-target check (a copy: ctx.refs is reused). */
-      refs: RelationRef[];
-      check: RecordCheck;
-    };
-
-export function mapAndCheck(mapping: CompiledMapping, row: SourceRow, ctx: MapContext, keepRecord = true): RowVerdict {
-  const key = mapping.key(row.values);
-  if (key === undefined) {
-    const reasons: RejectReason[] = [
-      {
-        field: mapping.keyColumn,
-        value: row.values[mapping.keyColumn] ?? '',
-        code: 'MISSING_REQUIRED_FIELD',
-        message: `${mapping.keyColumn}: the legacy key is empty, expected a value to derive the referenceId from`,
-      },
-    ];
-    return { kind: 'final', row: { kind: 'rejected', component: 'Counterparties', reasons, row } };
-  }
-  ctx.reasons = null;
-  ctx.refs.length = 0;
-  ctx.key = key;
-  let mapped: ReturnType<CompiledMapping['map']>;
-  try {
-    mapped = mapping.map(row.values, ctx);
-  } catch (err) {
-    return {
-      kind: 'final',
-      row: {
-        kind: 'rejected',
-        component: 'Counterparties',
-        legacyKey: key,
-        reasons: [{ field: '', code: 'MAPPING_FAILED', message: `the mapping failed: ${(err as Error).message}` }],
-        row,
-      },
-    };
-  }
-  const mappingReasons = ctx.reasons;
-  return {
-    kind: 'checked',
-    legacyKey: key,
-    referenceId: mapped.referenceId,
-    mappingReasons,
-    refs: ctx.refs.length > 0 ? ctx.refs.slice() : [],
-    check: checkRecord(mapped.record, mappingReasons, keepRecord),
-  };
-}
-
-/** What the second half of the checks consults: every legacy key, and where each first appeared. */
-export interface KeyChecks {
-  index: KeyIndex;
-  /** Where duplicates are looked up when not in `index` (corrections: only among themselves). */
-  duplicates: KeyIndex | undefined;
-  rejectMissing: boolean;
-  files: readonly string[];
-}
-
-/**
- * The second half, in source order (a duplicate is the later of two rows): the row's key goes
- * into the index; a duplicate, relations to keys no source holds, and the schema's refusals of
- * fields not already refused join the mapping's reasons. Null when the row is clean.
- */
-export function settleRow(
-  mapping: CompiledMapping,
-  key: string,
-  fileIndex: number,
-  line: number,
-  mappingReasons: RejectReason[] | null,
-  refs: readonly RelationRef[],
-  checkReasons: RejectReason[] | null,
-  keys: KeyChecks,
-): RejectReason[] | null {
-  let reasons = mappingReasons === null ? null : mappingReasons.slice();
-  const first = (keys.duplicates ?? keys.index).add(mapping.scope, key, fileIndex, line);
-  const dup = duplicateReason(mapping.keyColumn, mapping.scope, key, first, { fileIndex, line }, keys.files);
-  if (dup) (reasons ??= []).push(dup);
-  if (keys.rejectMissing && refs.length > 0) {
-    const missing = missingTargets(refs, keys.index);
-    if (missing) (reasons ??= []).push(...missing);
-  }
-  if (checkReasons === null) return reasons;
-  const before = reasons;
-  return [...(reasons ?? []), ...checkReasons.filter((r) => !refusedAlready(before, r.field))];
-}
-
-/** A row the source could not read, as a rejected row. */
-export function rejectUnreadable(row: SourceRowError): Extract<MappedRow, { kind: 'rejected' }> {
-  return {
-    kind: 'rejected',
-    component: 'Counterparties',
-    reasons: [{ field: '', ...(row.raw !== undefined ? { value: row.raw } : {}), code: row.code, message: row.message }],
-    row,
-  };
-}
-
 export type { CorrectionsIndex };
-
-/**
- * A plan's reader workers' young generation in MB: 32 instead of the lean 8 took the workers'
- * scavenges from 15% to 8% of their time (200,000 persons, CPU profiles), for about 24 MB more
- * per worker.
- */
-const PLAN_WORKER_YOUNG_GENERATION_MB = 32;
 
 /**
  * Dry run for `plan`: reads everything, sends nothing; counts and examples of refusals.
@@ -399,7 +235,7 @@ export async function summarisePlan(
       ...options,
       hashRows: false,
       keepRecords: false,
-      parallel: { workers: def.concurrency.workers, youngGenerationMb: PLAN_WORKER_YOUNG_GENERATION_MB },
+      parallel: { workers: def.concurrency.workers },
     }),
     {
       pipeline: def.file,

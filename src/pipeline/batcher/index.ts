@@ -127,8 +127,7 @@ export class Batcher {
   /**
    * Adds an item; returns the batch it closed, if adding it would have passed a bound. The frame
    * is written into the body at once, so its text dies young: kept until the batch closed, the
-   * frames of a batch (1–3 MB) survived scavenges and were copied into the old generation, which
-   * with the lean young generation of `run` (src/cli/lean-heap.ts) cost about a tenth more CPU.
+   * frames of a batch (1–3 MB) survived scavenges and were copied into the old generation.
    */
   add(item: BatchItem): Batch | undefined {
     let closed: Batch | undefined;

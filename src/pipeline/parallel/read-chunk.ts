@@ -6,7 +6,8 @@
 import { encodeRecord } from '../batcher/index.js';
 import { NumberColumnBuilder, StringColumnBuilder, Utf8Builder } from '../../codec/index.js';
 import type { MapContext } from '../mapping/compile.js';
-import { mapAndCheck, rejectUnreadable, type PreparedSource } from '../read-pipeline.js';
+import { mapAndCheck, rejectUnreadable } from '../checks/index.js';
+import type { PreparedSource } from '../prepare-pipeline.js';
 import { isSourceRowError } from '../source/index.js';
 import { readCsvBatches, type CsvReadOutcome } from '../source/source-csv.js';
 import type { ChunkJob, ChunkPack, WorkerSetup } from './protocol.js';

@@ -26,7 +26,8 @@ import { detectEncoding } from '../source/encoding.js';
 import { splitCsv, type CsvChunk, type CsvSplit, type SplitCsvOptions } from '../source/csv-chunks.js';
 import type { CsvRange } from '../source/source-csv.js';
 import type { FrontRow } from '../types.js';
-import { settleRow, type KeyChecks, type PreparedSource } from '../read-pipeline.js';
+import { settleRow, type KeyChecks } from '../checks/index.js';
+import type { PreparedSource } from '../prepare-pipeline.js';
 import type { ChunkJob, ChunkPack, WorkerReply, WorkerSetup } from './protocol.js';
 import { readChunk } from './read-chunk.js';
 import { RefColumnsReader } from './ref-columns.js';
@@ -46,12 +47,6 @@ export interface ParallelOptions {
   encode?: StreamFormat | undefined;
   /** Hash each row into its provenance (default true; readPipeline passes its own option on). */
   hashRows?: boolean | undefined;
-  /**
-   * Each worker's young generation in MB (default 8, lean: V8's own lets it grow past 30 MB per
-   * worker). `plan` gives 32: its memory is no target, and a worker held at 8 MB spent twice the
-   * time in scavenges.
-   */
-  youngGenerationMb?: number | undefined;
   /** Aimed size of a range (default 1 MiB); files under two ranges are read on one thread. */
   chunkBytes?: number | undefined;
   /** Filled in as reading goes: how the files were read (for tests and diagnostics). */
@@ -76,8 +71,6 @@ export interface ParallelStats {
 
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 const DEFAULT_CHUNK_BYTES = 1024 * 1024;
-/** The default of `youngGenerationMb` (see there): what `run` keeps its workers to. */
-const LEAN_YOUNG_GENERATION_MB = 8;
 
 /**
  * Most workers `auto` starts: each costs 60-80 MB, and beyond a few the main thread, which
@@ -210,10 +203,7 @@ export class ParallelReader {
     if (this.workers.length > 0) return;
     const setup: WorkerSetup = { pipelineFile: this.pipelineFile, ...this.mode };
     for (let w = 0; w < this.count; w++) {
-      const worker = new Worker(this.options.workerUrl ?? WORKER_URL, {
-        workerData: setup,
-        resourceLimits: { maxYoungGenerationSizeMb: this.options.youngGenerationMb ?? LEAN_YOUNG_GENERATION_MB },
-      });
+      const worker = new Worker(this.options.workerUrl ?? WORKER_URL, { workerData: setup });
       worker.on('message', (reply: WorkerReply) => {
         const p = this.pending.get(reply.id);
         if (!p) return;
@@ -270,7 +260,7 @@ export class ParallelReader {
 }
 
 /**
- * The second half of each row's checks, in file order (see read-pipeline.ts settleRow), as the
+ * The second half of each row's checks, in file order (checks/row-verdict.ts), as the
  * rows are taken: a range's thousands of rows are not all alive at once.
  */
 function* settle(pack: ChunkPack, s: PreparedSource, f: PreparedSource['files'][number], keys: KeyChecks): Generator<FrontRow> {
@@ -290,7 +280,11 @@ function* settle(pack: ChunkPack, s: PreparedSource, f: PreparedSource['files'][
     const x = pack.extras[extra]?.i === i ? pack.extras[extra++] : undefined;
     const legacyKey = stringAt(pack.keys, i);
     const line = pack.lines[i]!;
-    const reasons = settleRow(s.mapping, legacyKey, f.index, line, x?.mappingReasons ?? null, refs.of(i), x?.checkReasons ?? null, keys);
+    const reasons = settleRow(
+      s.mapping,
+      { key: legacyKey, fileIndex: f.index, line, refs: refs.of(i), mappingReasons: x?.mappingReasons, checkReasons: x?.checkReasons },
+      keys,
+    );
     const row = {
       source: s.def.name,
       provenance: { file: f.file, line, byteOffset: pack.byteOffsets[i]!, hash: stringAt(pack.rowHashes, i) },

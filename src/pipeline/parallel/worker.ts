@@ -5,7 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { StagecoachError } from '../../contract/errors.js';
 import { loadPipeline } from '../definition/load-pipeline.js';
-import { preparePipeline } from '../read-pipeline.js';
+import { preparePipeline } from '../prepare-pipeline.js';
 import { readChunk, transferables } from './read-chunk.js';
 import type { ChunkJob, WorkerReply, WorkerSetup } from './protocol.js';
 
