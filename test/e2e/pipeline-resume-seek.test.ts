@@ -4,7 +4,7 @@
  * A source file changed in between makes the next run read everything again, and say so.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync, rmSync, utimesSync } from 'node:fs';
+import { appendFileSync, readFileSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { openLedger } from '../../src/ledger/index.js';
 import { startTestService, tempDir } from '../support/service.js';
@@ -34,12 +34,24 @@ function ledgerFacts(file: string) {
   }
 }
 
+/** The CSV file the generated pipeline reads. */
+function csvPath(samples: Samples): string {
+  const csv = /path:\s*['"]?([^'"\s]+\.csv)/.exec(readFileSync(samples.pipeline, 'utf8'))?.[1];
+  if (!csv) throw new Error('no CSV source in the generated pipeline');
+  return csv;
+}
+
 describe('a resume that seeks', () => {
   let samples: Samples;
   let work: string;
   let dataRows: number;
   beforeAll(async () => {
     samples = await generateSamples({ persons: PERSONS, everyDefectOnce: true, batchRecords: BATCH, inFlight: WINDOW });
+    // A duplicate at the end of the first data row, far past the checkpoint: the resumed run must
+    // still know where its key was first (the rows it does not read again).
+    const csv = join(samples.dir, csvPath(samples));
+    const lines = readFileSync(csv, 'utf8').split('\n');
+    appendFileSync(csv, `${readFileSync(csv, 'utf8').endsWith('\n') ? '' : '\n'}${lines[1]}\n`);
     work = tempDir('stagecoach-resume-seek-');
   });
   afterAll(() => {
@@ -91,6 +103,7 @@ describe('a resume that seeks', () => {
       expect(resumed.stderr + resumed.stdout).not.toContain('INTERNAL_ERROR');
 
       const after = ledgerFacts(ledgerFile);
+      expect(clean.facts.filter((f) => f.includes('DUPLICATE_LEGACY_KEY')).length).toBeGreaterThan(0);
       expect(after.counts).toEqual(clean.counts);
       expect(after.facts).toEqual(clean.facts);
     } finally {
@@ -103,11 +116,8 @@ describe('a resume that seeks', () => {
     const ledgerFile = join(work, 'changed.db');
     try {
       await killedRun(service.url, ledgerFile, 8);
-      const pipeline = readFileSync(samples.pipeline, 'utf8');
-      const csv = /path:\s*(\S+\.csv)/.exec(pipeline)?.[1];
-      expect(csv).toBeDefined();
       // Same bytes, a new modification time: enough to distrust the checkpoint.
-      utimesSync(join(samples.dir, csv!), new Date(), new Date(Date.now() + 5000));
+      utimesSync(join(samples.dir, csvPath(samples)), new Date(), new Date(Date.now() + 5000));
       const again = await runPipelineCli(samples, service.url, { args: ['--ledger', ledgerFile] });
       expect(again.code).toBe(0);
       expect(again.report!.resume).toMatchObject({ mode: 'full' });
