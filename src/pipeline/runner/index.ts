@@ -37,7 +37,7 @@ import { SkipUnchanged } from './skip-unchanged.js';
  * Threads a run keeps busy beside reading: this one (batches, uploads, results) and the ledger
  * writer. `concurrency.workers: auto` gives parallel readers only the cores left after them: on
  * 2 cores with the embedded service on the same machine, readers measured no faster and 100+ MB
- * larger (docs/running.md).
+ * larger (docs/performance.md).
  */
 const RUN_BUSY_THREADS = 1;
 
