@@ -7,7 +7,7 @@
  * 256 MB (Node's default heap settings) and within 20% between the two sizes. At the larger size, a run killed at half of the
  * clean run's time and then resumed: both runs together within 1.1× the clean run.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { csvParseAlone, mb, runChild, samplePeakRss, type BenchOptions, type BenchRow } from './harness.js';
@@ -70,6 +70,9 @@ function killedRun(dir: string, url: string, ledger: string, afterMs: number): P
  */
 async function killAndResume(dir: string, workDir: string, persons: number, cleanMs: number): Promise<BenchRow> {
   const service = await spawnService(join(workDir, `service-resume-${persons}`));
+  // The clean run's service and ledger left hundreds of MB of dirty pages: written back now, not
+  // during the run to be killed (the clean run started on a quiet disk too).
+  execFileSync('sync');
   try {
     const ledger = join(workDir, `resume-${persons}.db`);
     const killedMs = await killedRun(dir, service.url, ledger, cleanMs / 2);

@@ -108,12 +108,17 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
   const index = new KeyIndex();
   const keyPass = prepared.needsKeyPass || corrections !== undefined;
   const hashRows = options.hashRows !== false;
+  const resume = corrections ? undefined : options.resume;
+  // Files in reading order; a resumed run skips those before its start.
+  const order = sources.flatMap((s) => s.files.map((f) => `${s.def.name}\u0000${f.file}`));
+  const resumeAt = resume ? order.indexOf(`${resume.source}\u0000${resume.file}`) : -1;
   const parallel = options.parallel && !corrections ? new ParallelReader(def.path, { ...options.parallel, hashRows }) : undefined;
   try {
     // Pass 1: the legacy keys every source holds (see the module comment). Meanwhile the workers
     // of a parallel reader read the first ranges of the first file they take.
     if (keyPass) {
-      if (parallel) await prefetchFirstFile(parallel, sources, signal);
+      // A resumed run reads the files before its start not at all, and its start on this thread.
+      if (parallel) await prefetchFirstFile(parallel, sources, resumeAt, signal);
       await readKeys(sources, index, signal);
     }
 
@@ -172,10 +177,6 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
       return;
     }
 
-    const resume = options.resume;
-    // Files in reading order; a resumed run skips those before its start.
-    const order = sources.flatMap((s) => s.files.map((f) => `${s.def.name}\u0000${f.file}`));
-    const resumeAt = resume ? order.indexOf(`${resume.source}\u0000${resume.file}`) : -1;
     if (resume && resumeAt >= 0) indexSkipped(sources, order, resumeAt, resume, index);
 
     let at = -1;
@@ -257,11 +258,13 @@ async function readKeys(sources: readonly PreparedSource[], index: KeyIndex, sig
 async function prefetchFirstFile(
   parallel: ParallelReader,
   sources: readonly PreparedSource[],
+  resumeAt: number,
   signal: AbortSignal | undefined,
 ): Promise<void> {
+  let at = -1;
   for (const [sourceIndex, s] of sources.entries()) {
     for (const f of s.files) {
-      if (await parallel.takes(s, f.path)) return parallel.prefetch(sourceIndex, s, f, signal);
+      if (++at > resumeAt && (await parallel.takes(s, f.path))) return parallel.prefetch(sourceIndex, s, f, signal);
     }
   }
 }
