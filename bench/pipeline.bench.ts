@@ -4,8 +4,10 @@
  * so each one's peak RSS is its own, at 100,000 and 1,000,000 generated persons (quick: 10,000
  * and 100,000). On the same file in the same run: the floor, csv-parse alone. Targets on the
  * 2-core machine: 1,000,000 staged in under 45 s (≥ a fifth of the floor), client RSS under
- * 200 MB and within 20% between the two sizes.
+ * 256 MB (Node's default heap settings) and within 20% between the two sizes. At the larger size, a run killed at half of the
+ * clean run's time and then resumed: both runs together within 1.1× the clean run.
  */
+import { execFileSync, spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { csvParseAlone, mb, runChild, samplePeakRss, type BenchOptions, type BenchRow } from './harness.js';
@@ -18,11 +20,19 @@ export const title = 'pipeline run (CSV to staging, ledger, 4 in flight)';
 const CLI = join(import.meta.dirname, '..', 'src', 'cli', 'main.js');
 
 /** `stagecoach run` in the samples folder; wall time, its report and its peak RSS. */
-async function runCli(dir: string, url: string): Promise<{ ms: number; report: RunReport; peakRss: number; cpu: number }> {
-  const res = await runChild(process.execPath, [CLI, 'run', 'pipeline.yaml', '--json', '--base-url', url, '--log-level', 'warn'], {
-    cwd: dir,
-    stdout: 'pipe',
-  });
+async function runCli(
+  dir: string,
+  url: string,
+  extra: string[] = [],
+): Promise<{ ms: number; report: RunReport; peakRss: number; cpu: number }> {
+  const res = await runChild(
+    process.execPath,
+    [CLI, 'run', 'pipeline.yaml', '--json', '--base-url', url, '--log-level', 'warn', ...extra],
+    {
+      cwd: dir,
+      stdout: 'pipe',
+    },
+  );
   try {
     return { ...res, report: JSON.parse(res.out) as RunReport };
   } catch {
@@ -31,6 +41,57 @@ async function runCli(dir: string, url: string): Promise<{ ms: number; report: R
 }
 
 const rate = (n: number, ms: number) => Math.round(n / (ms / 1000));
+
+/** `stagecoach run` killed (SIGKILL) after `afterMs`; the milliseconds it ran. */
+function killedRun(dir: string, url: string, ledger: string, afterMs: number): Promise<number> {
+  return new Promise((resolveRun, reject) => {
+    const started = performance.now();
+    const child = spawn(
+      process.execPath,
+      [CLI, 'run', 'pipeline.yaml', '--json', '--base-url', url, '--ledger', ledger, '--log-level', 'warn'],
+      {
+        cwd: dir,
+        stdio: 'ignore',
+      },
+    );
+    const timer = setTimeout(() => child.kill('SIGKILL'), afterMs);
+    child.on('error', reject);
+    child.on('exit', (_code, signal) => {
+      clearTimeout(timer);
+      if (signal !== 'SIGKILL') reject(new Error(`the run to kill ended by itself (${signal ?? 'exit'}) before ${afterMs} ms`));
+      else resolveRun(performance.now() - started);
+    });
+  });
+}
+
+/**
+ * Kill at half + resume: a fresh service and ledger, `run` killed at half of the clean run's time,
+ * then run again to the end. The figure is both runs' wall time over the clean run's.
+ */
+async function killAndResume(dir: string, workDir: string, persons: number, cleanMs: number): Promise<BenchRow> {
+  const service = await spawnService(join(workDir, `service-resume-${persons}`));
+  // The clean run's service and ledger left hundreds of MB of dirty pages: written back now, not
+  // during the run to be killed (the clean run started on a quiet disk too).
+  execFileSync('sync');
+  try {
+    const ledger = join(workDir, `resume-${persons}.db`);
+    const killedMs = await killedRun(dir, service.url, ledger, cleanMs / 2);
+    const resumed = await runCli(dir, service.url, ['--ledger', ledger]);
+    if (resumed.report.status !== 'completed' || !resumed.report.complete)
+      throw new Error(`the resumed run ended ${resumed.report.status}`);
+    const ratio = Math.round(((killedMs + resumed.ms) / cleanMs) * 100) / 100;
+    const r = resumed.report.resume;
+    return {
+      benchmark: title,
+      metric: `kill at half + resume, ${persons.toLocaleString('en')}`,
+      value: ratio,
+      unit: '× clean',
+      note: `${(killedMs / 1000).toFixed(1)} s killed + ${(resumed.ms / 1000).toFixed(1)} s resumed (${r.mode}${r.line ? ` at line ${r.line.toLocaleString('en')}` : ''}, ${resumed.report.rowsRead.toLocaleString('en')} rows read); ${ratio <= 1.1 ? 'target ≤ 1.1 met' : 'target ≤ 1.1 NOT met'}`,
+    };
+  } finally {
+    await service.stop();
+  }
+}
 
 export async function run(options: BenchOptions): Promise<BenchRow[]> {
   const sizes = options.quick ? [10_000, 100_000] : [100_000, 1_000_000];
@@ -75,7 +136,7 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
         metric: `client peak RSS, ${persons.toLocaleString('en')}`,
         value: mb(peakRss),
         unit: 'MB',
-        note: peakRss < 200 * 1024 * 1024 ? 'target < 200 MB met' : 'target < 200 MB NOT met',
+        note: peakRss <= 256 * 1024 * 1024 ? 'target ≤ 256 MB met' : 'target ≤ 256 MB NOT met',
       });
       rows.push({ benchmark: title, metric: `service peak RSS, ${persons.toLocaleString('en')}`, value: mb(svcPeak), unit: 'MB' });
       // Where the 2 cores go: client and service CPU per record read (wall time hides which side bounds the run).
@@ -94,6 +155,7 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
         unit: 'µs',
         note: `${serviceCpu.toFixed(1)} s CPU; together ${((cpu + serviceCpu) / 2).toFixed(1)} s of both cores`,
       });
+      if (persons === sizes.at(-1)) rows.push(await killAndResume(dir, options.workDir, persons, ms));
       if (persons === 1_000_000) {
         rows.push({
           benchmark: title,

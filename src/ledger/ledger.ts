@@ -25,6 +25,7 @@ import {
   type RecordError,
   type RecordFacts,
   type RecordOutcome,
+  type RecordProvenance,
   type RecordRow,
   type RecordState,
   type RunRow,
@@ -283,6 +284,53 @@ export class Ledger {
         ? this.db.prepare<[], RunDbRow>(`${RUN_SELECT} ORDER BY r.id`).all()
         : this.db.prepare<[string], RunDbRow>(`${RUN_SELECT} WHERE s.pipeline = ? ORDER BY r.id`).all(pipeline);
     return rows.map(toRun);
+  }
+
+  /** Stores what a run read (its source files' fingerprints, where it started), as JSON. */
+  setRunSources(runId: number, sources: unknown): void {
+    this.db.prepare('INSERT OR REPLACE INTO run_sources (run, sources) VALUES (?, ?)').run(runId, JSON.stringify(sources));
+  }
+
+  /** What `setRunSources` stored for the run, if anything. */
+  runSources(runId: number): unknown {
+    const row = this.db.prepare<[number], { sources: string }>('SELECT sources FROM run_sources WHERE run = ?').get(runId);
+    return row ? JSON.parse(row.sources) : undefined;
+  }
+
+  /**
+   * Where a run that ended without finishing got to: the rows of the last batch of its unbroken
+   * series of `done` batches (batches are sent in source order, so every mapped row before them
+   * is settled too). Undefined when its first batch is not done.
+   */
+  lastDoneBatchRows(runId: number): RecordProvenance[] | undefined {
+    const batches = this.db
+      .prepare<[number], { id: number; state: string }>('SELECT id, state FROM batches WHERE run = ? ORDER BY id')
+      .all(runId);
+    let last: number | undefined;
+    for (const b of batches) {
+      if (b.state !== 'done') break;
+      last = b.id;
+    }
+    if (last === undefined) return undefined;
+    return this.db
+      .prepare<[number], RecordProvenance>(
+        'SELECT source, file, line, byte_offset AS byteOffset, row_hash AS rowHash FROM records WHERE last_batch = ?',
+      )
+      .all(last);
+  }
+
+  /** Every keyed record of the scope with where its row was (a resumed run's key index before its start). */
+  *keyedProvenance(scope: Scope): Generator<RecordProvenance & { legacyKey: string }> {
+    yield* this.db
+      .prepare<[number], RecordProvenance & { legacyKey: string }>(
+        'SELECT legacy_key AS legacyKey, source, file, line, byte_offset AS byteOffset, row_hash AS rowHash FROM records WHERE scope = ? AND keyed = 1',
+      )
+      .iterate(scope.id);
+  }
+
+  /** Drops the scope's keyless rejects (a run that reads everything reports them afresh). */
+  dropKeylessRejects(scope: Scope): void {
+    this.w.dropKeyless.run(scope.id);
   }
 
   // ---------------------------------------------------------------------------------------------

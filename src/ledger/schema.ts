@@ -98,6 +98,12 @@ const DDL = `
     result TEXT);
   CREATE INDEX IF NOT EXISTS jobs_by_migration ON jobs (migration_id, kind);
 
+  -- What a run read: each source file's fingerprint, and where it started when it resumed (JSON,
+  -- src/pipeline/runner/resume.ts). The next run resumes only from files that are the same.
+  CREATE TABLE IF NOT EXISTS run_sources (
+    run INTEGER PRIMARY KEY REFERENCES runs(id),
+    sources TEXT NOT NULL);
+
   -- Same definition as src/reconcile/logs-follow.ts creates: whoever opens the file first wins.
   CREATE TABLE IF NOT EXISTS log_cursor (
     migration_id TEXT PRIMARY KEY,

@@ -28,6 +28,14 @@ import { readCorrections, type CorrectionsIndex } from './checks/corrections.js'
 import { summariseRows, type PlanSummary } from './checks/plan-summary.js';
 import { preparePipeline, type PreparedSource } from './prepare-pipeline.js';
 
+/** Where a resumed run starts reading (runner/resume.ts ResumeStart). */
+export interface ReadResume {
+  source: string;
+  file: string;
+  range: CsvRange;
+  keyed: () => Iterable<{ source: string; file: string; legacyKey: string; line: number; byteOffset: number }>;
+}
+
 export interface ReadPipelineOptions {
   /** Stops reading (the generator throws an ABORTED StagecoachError). */
   signal?: AbortSignal;
@@ -47,6 +55,12 @@ export interface ReadPipelineOptions {
 /** What `readPipelineBatches` takes besides: */
 export interface ReadBatchesOptions extends ReadPipelineOptions {
   parallel?: ParallelOptions;
+  /**
+   * Start at a row of one file instead of at the start of every source (a resumed run, see
+   * runner/resume.ts): the files before it are not read, and the keyed rows the ledger holds
+   * before it stand in for them in the key index (duplicates later on name them as the first).
+   */
+  resume?: ReadResume | undefined;
   /**
    * Keep each mapped row's checked record (default true). `plan` only counts the rows: its mapped
    * rows come without a record, checked by the staging schema's validator (checkRecord).
@@ -94,12 +108,17 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
   const index = new KeyIndex();
   const keyPass = prepared.needsKeyPass || corrections !== undefined;
   const hashRows = options.hashRows !== false;
+  const resume = corrections ? undefined : options.resume;
+  // Files in reading order; a resumed run skips those before its start.
+  const order = sources.flatMap((s) => s.files.map((f) => `${s.def.name}\u0000${f.file}`));
+  const resumeAt = resume ? order.indexOf(`${resume.source}\u0000${resume.file}`) : -1;
   const parallel = options.parallel && !corrections ? new ParallelReader(def.path, { ...options.parallel, hashRows }) : undefined;
   try {
     // Pass 1: the legacy keys every source holds (see the module comment). Meanwhile the workers
     // of a parallel reader read the first ranges of the first file they take.
     if (keyPass) {
-      if (parallel) await prefetchFirstFile(parallel, sources, signal);
+      // A resumed run reads the files before its start not at all, and its start on this thread.
+      if (parallel) await prefetchFirstFile(parallel, sources, resumeAt, signal);
       await readKeys(sources, index, signal);
     }
 
@@ -158,8 +177,12 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
       return;
     }
 
+    if (resume && resumeAt >= 0) indexSkipped(sources, order, resumeAt, resume, index);
+
+    let at = -1;
     for (const [sourceIndex, s] of sources.entries()) {
       for (const f of s.files) {
+        if (++at < resumeAt) continue;
         // Each row is mapped as it is taken, not the chunk's rows all at once: a few hundred mapped
         // rows alive together were what every scavenge copied (about 1 MB each time).
         function* mapEach(batch: readonly (SourceRow | SourceRowError)[]): Generator<FrontRow> {
@@ -170,14 +193,38 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
             yield mapEach(batch);
         }
         const rows =
-          parallel && (await parallel.takes(s, f.path))
-            ? parallel.readFile(sourceIndex, s, f, keyChecks, onThisThread, signal)
-            : onThisThread(undefined);
+          at === resumeAt
+            ? onThisThread(resume!.range)
+            : parallel && (await parallel.takes(s, f.path))
+              ? parallel.readFile(sourceIndex, s, f, keyChecks, onThisThread, signal)
+              : onThisThread(undefined);
         yield* rows;
       }
     }
   } finally {
     await parallel?.close();
+  }
+}
+
+/**
+ * A resumed run's key index for the rows it does not read: every keyed row the ledger holds before
+ * the start, at its file and line, as pass 2 would have added it.
+ */
+function indexSkipped(
+  sources: readonly PreparedSource[],
+  order: readonly string[],
+  resumeAt: number,
+  resume: ReadResume,
+  index: KeyIndex,
+): void {
+  const scopes = new Map(sources.map((s) => [s.def.name, s.mapping.scope]));
+  const fileIndex = new Map<string, number>(sources.flatMap((s) => s.files.map((f) => [`${s.def.name}\u0000${f.file}`, f.index] as const)));
+  const position = new Map(order.map((k, i) => [k, i]));
+  for (const r of resume.keyed()) {
+    const k = `${r.source}\u0000${r.file}`;
+    const at = position.get(k);
+    if (at === undefined || at > resumeAt || (at === resumeAt && r.byteOffset >= resume.range.start)) continue;
+    index.add(scopes.get(r.source)!, r.legacyKey, fileIndex.get(k)!, r.line);
   }
 }
 
@@ -211,11 +258,13 @@ async function readKeys(sources: readonly PreparedSource[], index: KeyIndex, sig
 async function prefetchFirstFile(
   parallel: ParallelReader,
   sources: readonly PreparedSource[],
+  resumeAt: number,
   signal: AbortSignal | undefined,
 ): Promise<void> {
+  let at = -1;
   for (const [sourceIndex, s] of sources.entries()) {
     for (const f of s.files) {
-      if (await parallel.takes(s, f.path)) return parallel.prefetch(sourceIndex, s, f, signal);
+      if (++at > resumeAt && (await parallel.takes(s, f.path))) return parallel.prefetch(sourceIndex, s, f, signal);
     }
   }
 }

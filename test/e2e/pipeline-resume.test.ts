@@ -83,13 +83,14 @@ describe('resuming a pipeline run', () => {
         expect(r).toMatchObject({
           status: 'completed',
           complete: true,
-          rowsRead: PERSONS,
           recoveredRuns: [1],
           migrationId: crashed.migrationId,
           migrationCreated: false,
         });
-        // Skipped: exactly what the first run got confirmed; sent: everything else.
-        expect(r.skippedUnchanged).toBe(crashed.counts.staged);
+        // Not read again (the run resumed after the batches recorded done) or skipped: exactly what
+        // the first run got confirmed; sent: everything else.
+        expect(r.resume.mode).toBe(point.at === 'in_flight' && point.after === 1 ? 'full' : 'resumed');
+        expect(r.skippedUnchanged + (PERSONS - r.rowsRead)).toBe(crashed.counts.staged);
         expect(r.sent).toBe(PERSONS - crashed.counts.staged);
 
         const done = readLedger(ledgerFile);
@@ -168,12 +169,9 @@ describe('resuming a pipeline run', () => {
 
       const second = await runPipelineCli(samples, service.url, { args: ['--ledger', ledgerFile] });
       expect(second.code).toBe(0);
-      expect(second.report).toMatchObject({
-        status: 'completed',
-        complete: true,
-        skippedUnchanged: first.report.staged,
-        sent: PERSONS - first.report.staged,
-      });
+      expect(second.report).toMatchObject({ status: 'completed', complete: true, sent: PERSONS - first.report.staged });
+      expect(second.report!.resume.mode).toBe('resumed');
+      expect(second.report!.skippedUnchanged + (PERSONS - second.report!.rowsRead)).toBe(first.report.staged);
       const log = await stagedLog(client, after.migrationId);
       expect(log).toHaveLength(PERSONS);
       expect(new Set(log).size).toBe(PERSONS);

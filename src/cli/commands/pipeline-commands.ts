@@ -259,6 +259,12 @@ function printRunReport(r: RunReport): void {
   );
   const row = (label: string, value: number, note = '') =>
     out.push(`  ${label.padEnd(20)} ${num(value).padStart(10)}${note ? `   ${note}` : ''}`);
+  if (r.resume)
+    out.push(
+      r.resume.mode === 'resumed'
+        ? `  resumed at ${r.resume.file}:${r.resume.line} (byte ${num(r.resume.byteOffset ?? 0)}): ${r.resume.reason}`
+        : `  read from the start: ${r.resume.reason}`,
+    );
   row('rows read', r.rowsRead);
   row('mapped', r.mapped);
   row('rejected', r.rejected, r.rejected ? byCode(r.rejectedByReason) : '');

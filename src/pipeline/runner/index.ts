@@ -30,17 +30,18 @@ import { listSourceFiles } from '../source/index.js';
 import type { FrontRow } from '../types.js';
 import { clientSink, Uploader, type BatchEvent, type StagingSink } from '../uploader/index.js';
 import { rejectInput, uploadLedger } from './run-ledger.js';
+import { Resume, type ResumeReport } from './resume.js';
+import { SkipUnchanged } from './skip-unchanged.js';
 
 /**
  * Threads a run keeps busy beside reading: this one (batches, uploads, results) and the ledger
  * writer. `concurrency.workers: auto` gives parallel readers only the cores left after them: on
  * 2 cores with the embedded service on the same machine, readers measured no faster and 100+ MB
- * larger (docs/running.md).
+ * larger (docs/performance.md).
  */
 const RUN_BUSY_THREADS = 1;
 
-/** Mapped records looked up in the ledger together (one read transaction per group). */
-const LOOKUP_GROUP = 500;
+export type { ResumeReport } from './resume.js';
 
 /** The part of the client a run uses (the shared client satisfies it). */
 export interface PipelineClient {
@@ -159,6 +160,8 @@ export interface RunReport {
   ledger: Record<RecordState, number>;
   /** Runs of this pipeline found dead (crashed) when this one started. */
   recoveredRuns: number[];
+  /** Where reading started: after the rows an unfinished run settled (`resumed`), or everywhere (`full`), and why. */
+  resume: ResumeReport;
   error?: { code: ErrorCode; message: string };
 }
 
@@ -198,12 +201,15 @@ async function runWith(
 ): Promise<RunReport> {
   const log = options.logger;
   const started = performance.now();
+  const definitionHash = await pipelineHash(def);
+  const resume = await Resume.look(def, ledger, definitionHash, { corrections: options.corrections !== undefined });
   const { run, scope, crashed } = ledger.startRun({
     pipeline: def.name,
     component: def.component,
     pipelineFile: def.file,
-    pipelineHash: await pipelineHash(def),
-    readsEverything: options.corrections === undefined,
+    pipelineHash: definitionHash,
+    // A run that may resume keeps the keyless rejects of the rows it will not read again.
+    readsEverything: options.corrections === undefined && !resume.candidate,
   });
   for (const c of crashed)
     log?.warn(
@@ -240,6 +246,7 @@ async function runWith(
     recordsPerSecond: 0,
     ledger: ledger.counts(def.name, def.component),
     recoveredRuns: crashed.map((c) => c.id),
+    resume: { mode: 'full', reason: 'the run stopped before it read anything' },
   };
 
   const readAbort = new AbortController();
@@ -249,7 +256,7 @@ async function runWith(
   let uploader: Uploader | undefined;
   let batcher: Batcher | undefined;
   let migrationNo: number | null = null;
-  let lookups: BatchItem[] | undefined;
+  let skip: SkipUnchanged | undefined;
   const rejects: LedgerRejectInput[] = [];
   let writer: LedgerWriter | undefined;
   const flushRejects = () => {
@@ -266,6 +273,20 @@ async function runWith(
     report.migrationCreated = migration.created;
     ledger.setRunMigration(run.id, migration.referenceId);
     migrationNo = ledger.migrationNo(migration.referenceId);
+    const { report: resumed, start } = await resume
+      .decide(ledger, migration.referenceId)
+      .catch((err: unknown): { report: ResumeReport; start?: undefined } => ({
+        report: { mode: 'full', reason: `cannot resume: ${err instanceof Error ? err.message : String(err)}` },
+      }));
+    if (resume.candidate && !start) ledger.dropKeylessRejects(scope);
+    ledger.setRunSources(run.id, resume.record(start));
+    report.resume = resumed;
+    log?.info(
+      { resume: resumed },
+      resumed.mode === 'resumed'
+        ? `resuming at ${resumed.file}:${resumed.line}: ${resumed.reason}`
+        : `reading everything: ${resumed.reason}`,
+    );
     await progress.init();
     writer = openLedgerWriter(ledger, { thread: options.ledgerThread ?? 'auto' });
 
@@ -295,25 +316,11 @@ async function runWith(
       await uploader!.submit(batch);
     };
 
-    // Skipping unchanged records needs a ledger lookup per record; a ledger with nothing settled
-    // in this migration (a first run) cannot have a hit, so the lookups are left out. Otherwise
-    // they go in groups, one read transaction each.
-    lookups = ledger.hasSettled(scope, migrationNo) ? [] : undefined;
-    const resolveLookups = async () => {
-      if (!lookups || lookups.length === 0) return;
-      const group = lookups;
-      lookups = [];
-      const settled = ledger.settledKeys(
-        scope,
-        migrationNo!,
-        group.map((i) => i.record),
-      );
-      for (const item of group) {
-        if (settled.has(item.record.legacyKey)) report.skippedUnchanged++;
-        else {
-          const closed = batcher!.add(item);
-          if (closed) await submit(closed);
-        }
+    skip = new SkipUnchanged(ledger, scope, migrationNo);
+    const toBatches = async (items: readonly BatchItem[]) => {
+      for (const item of items) {
+        const closed = batcher!.add(item);
+        if (closed) await submit(closed);
       }
     };
 
@@ -322,6 +329,7 @@ async function runWith(
     const batchesOfRows = readPipelineBatches(def, {
       signal: readAbort.signal,
       ...(options.corrections ? { corrections: options.corrections } : {}),
+      ...(start ? { resume: start } : {}),
       parallel: { workers: def.concurrency.workers, busyThreads: RUN_BUSY_THREADS, encode: format },
     });
     reading: for await (const rows of batchesOfRows) {
@@ -335,18 +343,16 @@ async function runWith(
           if (rejects.length >= def.batching.records) flushRejects();
         } else {
           report.mapped++;
-          const item = prepareRecord(mappedInput(row), format);
-          if (!lookups) {
-            const closed = batcher.add(item);
-            if (closed) await submit(closed);
-          } else if (lookups.push(item) >= LOOKUP_GROUP) await resolveLookups();
+          const pass = skip.take(prepareRecord(mappedInput(row), format));
+          if (pass.length > 0) await toBatches(pass);
+          report.skippedUnchanged = skip.report.skipped;
         }
         progress.row(row);
         if (uploader.failure || readAbort.signal.aborted) break reading;
       }
     }
     if (!uploader.failure && !readAbort.signal.aborted) {
-      await resolveLookups();
+      await toBatches(skip.flush());
       await submit(batcher.flush());
     }
   } catch (err) {
@@ -360,22 +366,12 @@ async function runWith(
   try {
     if (rejects.length > 0) flushRejects();
     const unsent = batcher ? batcher.takePending() : { records: [], bytes: 0 };
-    if (lookups && lookups.length > 0 && migrationNo !== null) {
-      const settled = ledger.settledKeys(
-        scope,
-        migrationNo,
-        lookups.map((i) => i.record),
-      );
-      for (const item of lookups) {
-        if (settled.has(item.record.legacyKey)) {
-          report.skippedUnchanged++;
-        } else {
-          unsent.records.push(item.record);
-          unsent.bytes += item.bytes;
-        }
-      }
-      lookups = [];
+    // Records still waiting for their lookup: those not settled stay `mapped`, sent next run.
+    for (const item of skip?.flush() ?? []) {
+      unsent.records.push(item.record);
+      unsent.bytes += item.bytes;
     }
+    report.skippedUnchanged = skip?.report.skipped ?? 0;
     if (unsent.records.length > 0 && writer) {
       void writer.recordUnsent(run.id, scope, migrationNo, unsent.records, unsent.bytes);
       report.unsent += unsent.records.length;

@@ -19,7 +19,7 @@ export function openDatabase(dataDir: string): Db {
   // Fewer, larger checkpoints: staging's scattered referenceIds dirty an index page per record,
   // and a page dirtied by many transactions is copied back once per checkpoint. 100,000 pages
   // (a WAL of up to ~400 MB, truncated when the service stops) staged an insert test a third
-  // faster than 10,000; more, or none, was slower (docs/running.md).
+  // faster than 10,000; more, or none, was slower (docs/performance.md).
   db.pragma('wal_autocheckpoint = 100000');
   return db;
 }

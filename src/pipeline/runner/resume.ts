@@ -1,0 +1,223 @@
+/**
+ * The resume stage: decides where a run starts reading. When the previous run of the pipeline
+ * ended without finishing (killed, Ctrl-C, the service gone), with the same pipeline and mapping
+ * files, the same migration, and source files that are the same (size, mtime, a hash of the first
+ * 64 KiB, and the row at the checkpoint hashing as the ledger has it), the run starts at the last
+ * row of that run's unbroken series of settled batches instead of at byte 0. Anything else, and
+ * the run reads everything and diffs against the ledger as always. Either way the report says
+ * which, and why.
+ *
+ * The checkpoint is read back from the ledger, not written by the run: batches go out in source
+ * order, and a run's rejects are written before the next batch, so when a batch is `done` every
+ * row before its last one is settled, rejected or was skipped as unchanged. The row at the
+ * checkpoint itself is read again (and skipped as unchanged): reading starts at a row's first
+ * byte, the one offset the ledger knows.
+ *
+ * Resuming needs a source that can start reading at a byte offset; today that is CSV.
+ */
+import { hash } from 'node:crypto';
+import { open, stat } from 'node:fs/promises';
+import type { Ledger, RecordProvenance, RunRow } from '../../ledger/index.js';
+import type { PipelineDefinition, SourceDefinition } from '../definition/load-pipeline.js';
+import { listSourceFiles, type SourceFile } from '../source/index.js';
+import { readCsvBatches, type CsvReadOutcome, type CsvRange } from '../source/source-csv.js';
+
+/** Bytes of a file's head that its fingerprint hashes. */
+const HEAD_BYTES = 64 * 1024;
+
+/** A source file as a run found it. */
+export interface SourceFingerprint {
+  source: string;
+  file: string;
+  size: number;
+  mtimeMs: number;
+  /** sha256 of the first 64 KiB. */
+  head: string;
+}
+
+/** Where a run starts reading: a row's first byte in one file of one source. */
+export type ResumePoint = RecordProvenance;
+
+/** What the ledger keeps of a run's sources (run_sources). */
+interface RunSources {
+  files: SourceFingerprint[];
+  start?: ResumePoint;
+}
+
+/** What the run report says about where reading started. */
+export interface ResumeReport {
+  /** `resumed`: reading started after the rows the previous run settled; `full`: from the start of every file. */
+  mode: 'resumed' | 'full';
+  /** Why (one line, for the terminal). */
+  reason: string;
+  /** The unfinished run resumed from. */
+  fromRun?: number;
+  file?: string;
+  /** Line of the first row read in `file` (the last row the previous run settled, read again). */
+  line?: number;
+  byteOffset?: number;
+}
+
+/** What the reader needs to start at the checkpoint (read-pipeline.ts `resume`). */
+export interface ResumeStart {
+  source: string;
+  file: string;
+  range: CsvRange;
+  /** The checkpoint row as the ledger has it. */
+  point: ResumePoint;
+  /** The keyed rows of the ledger (those before the start stand in for the rows not read). */
+  keyed: () => Iterable<RecordProvenance & { legacyKey: string }>;
+}
+
+interface Listed {
+  source: SourceDefinition;
+  file: SourceFile;
+}
+
+/**
+ * The resume decision of one run, in two steps: `candidate` before the run is recorded (a run
+ * that may resume keeps the keyless rejects of the rows it will not read), `decide` once the
+ * migration is known.
+ */
+export class Resume {
+  private constructor(
+    private readonly def: PipelineDefinition,
+    private readonly listed: Listed[],
+    readonly fingerprints: SourceFingerprint[],
+    /** The previous run, when it ended without finishing with this same pipeline. */
+    private readonly previous: RunRow | undefined,
+    private readonly fullReason: string | undefined,
+  ) {}
+
+  /**
+   * Looks at the previous run and fingerprints the source files.
+   * @example const resume = await Resume.look(def, ledger, pipelineHash, { corrections: undefined });
+   */
+  static async look(def: PipelineDefinition, ledger: Ledger, pipelineHash: string, opts: { corrections: boolean }): Promise<Resume> {
+    const listed: Listed[] = [];
+    for (const source of def.sources) for (const file of await listSourceFiles(def.dir, source)) listed.push({ source, file });
+    const fingerprints = await Promise.all(listed.map(fingerprint));
+    const previous = ledger
+      .runs(def.name)
+      .filter((r) => r.component === def.component)
+      .at(-1);
+    const why = (reason: string) => new Resume(def, listed, fingerprints, undefined, reason);
+    if (opts.corrections) return why('a corrections run reads only its corrections');
+    if (!previous) return why('first run of this pipeline');
+    if (previous.status === 'completed') return why(`the previous run (${previous.id}) finished`);
+    if (previous.pipelineHash !== pipelineHash) return why(`the pipeline or its mappings changed since run ${previous.id}`);
+    return new Resume(def, listed, fingerprints, previous, undefined);
+  }
+
+  /** Whether this run may resume (decided for good by `decide`). */
+  get candidate(): boolean {
+    return this.previous !== undefined;
+  }
+
+  /**
+   * Where this run starts, and what its report says about it.
+   * @example const { report, start } = await resume.decide(ledger, migrationId);
+   */
+  async decide(ledger: Ledger, migrationId: string): Promise<{ report: ResumeReport; start?: ResumeStart }> {
+    const full = (reason: string): { report: ResumeReport } => ({ report: { mode: 'full', reason } });
+    const prev = this.previous;
+    if (!prev) return full(this.fullReason ?? 'no unfinished run to resume');
+    if (prev.migrationId !== migrationId) return full(`run ${prev.id} staged into another migration (${prev.migrationId ?? 'none'})`);
+    const stored = ledger.runSources(prev.id) as RunSources | undefined;
+    if (!stored) return full(`run ${prev.id} kept no fingerprints of its source files`);
+    const point = this.lastOf(ledger.lastDoneBatchRows(prev.id)) ?? stored.start;
+    if (!point) return full(`run ${prev.id} settled no batch`);
+    const at = this.position(point);
+    if (at < 0) return full(`${point.file} is no longer a file of source ${point.source}`);
+    const { source, file } = this.listed[at]!;
+    if (source.format !== 'csv') return full(`source ${source.name} is ${source.format}: resuming reads from a byte offset (CSV only)`);
+    // Every file up to the checkpoint's must be as the previous run found it.
+    for (let i = 0; i <= at; i++) {
+      const now = this.fingerprints[i]!;
+      const then = stored.files.find((f) => f.source === now.source && f.file === now.file);
+      if (!then || then.size !== now.size || then.mtimeMs !== now.mtimeMs || then.head !== now.head)
+        return full(`${now.file} changed since run ${prev.id} (size, modification time or first ${HEAD_BYTES / 1024} KiB)`);
+    }
+    const range = await checkpointRange(source, file, point);
+    if (!range) return full(`${point.file}:${point.line} is not the row run ${prev.id} settled there`);
+    return {
+      report: {
+        mode: 'resumed',
+        reason: `run ${prev.id} ended without finishing; the rows before ${point.file}:${point.line} are settled`,
+        fromRun: prev.id,
+        file: point.file,
+        line: point.line,
+        byteOffset: point.byteOffset,
+      },
+      start: {
+        source: point.source,
+        file: point.file,
+        range,
+        point,
+        keyed: () => ledger.keyedProvenance(ledger.scope(this.def.name, this.def.component)),
+      },
+    };
+  }
+
+  /** What the ledger keeps of this run's sources. */
+  record(start: ResumeStart | undefined): RunSources {
+    return start ? { files: this.fingerprints, start: start.point } : { files: this.fingerprints };
+  }
+
+  /** The row of `rows` that comes last in the pipeline's reading order. */
+  private lastOf(rows: readonly RecordProvenance[] | undefined): RecordProvenance | undefined {
+    let last: RecordProvenance | undefined;
+    let lastAt = -1;
+    for (const r of rows ?? []) {
+      const at = this.position(r);
+      if (at > lastAt || (at === lastAt && r.byteOffset > last!.byteOffset)) {
+        last = r;
+        lastAt = at;
+      }
+    }
+    return last;
+  }
+
+  private position(p: { source: string; file: string }): number {
+    return this.listed.findIndex((l) => l.source.name === p.source && l.file.file === p.file);
+  }
+}
+
+async function fingerprint({ source, file }: Listed): Promise<SourceFingerprint> {
+  const st = await stat(file.path);
+  const fh = await open(file.path, 'r');
+  try {
+    const buf = Buffer.alloc(Math.min(HEAD_BYTES, st.size));
+    await fh.read(buf, 0, buf.length, 0);
+    return { source: source.name, file: file.file, size: st.size, mtimeMs: st.mtimeMs, head: hash('sha256', buf, 'hex') };
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * The range that starts at the checkpoint row, once that row is seen to be the one the ledger
+ * holds (same line, same offset, same hash); undefined when it is not. A header's columns are
+ * read from the file's first rows.
+ */
+async function checkpointRange(source: SourceDefinition, file: SourceFile, point: ResumePoint): Promise<CsvRange | undefined> {
+  const base = { source: source.name, path: file.path, file: file.file, encoding: source.encoding, csv: source.csv };
+  let columns = source.csv.columns;
+  if (source.csv.header) {
+    const outcome: CsvReadOutcome = { endLine: 0, endByte: 0, endedAtRecord: true };
+    const head = readCsvBatches({ ...base, outcome, hashRows: false });
+    await head.next();
+    await head.return(undefined);
+    columns = outcome.columns;
+    if (!columns) return undefined;
+  }
+  const range: CsvRange = { start: point.byteOffset, line: point.line, ...(columns ? { columns } : {}) };
+  const rows = readCsvBatches({ ...base, range });
+  try {
+    const first = (await rows.next()).value?.[0];
+    const p = first?.provenance;
+    return p && p.line === point.line && p.byteOffset === point.byteOffset && p.hash === point.rowHash ? range : undefined;
+  } finally {
+    await rows.return(undefined);
+  }
+}
