@@ -18,7 +18,7 @@ import {
 } from '../../src/pipeline/mapping/transforms.js';
 import { compileMapping, type MapContext } from '../../src/pipeline/mapping/compile.js';
 import { ReferenceIds } from '../../src/pipeline/mapping/reference-ids.js';
-import { ownCopy } from '../../src/pipeline/generated-code.js';
+import { loadMappingScript } from '../../src/pipeline/mapping/load-script.js';
 import { mappingFileSchema, type Transform } from '../../src/pipeline/mapping/schema.js';
 import { parseYamlText } from '../../src/pipeline/definition/yaml-file.js';
 import type { StagedPerson } from '../../src/contract/migration.js';
@@ -467,7 +467,16 @@ record:
     );
   });
 
-  it('keeps field names exactly as declared, whatever characters they hold (the filler writes them into code)', async () => {
+  it('names tsx and how to install it when a TypeScript script is named on a machine without tsx', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mapping-script-notsx-'));
+    writeFileSync(join(dir, 'rule.ts'), 'export default (row: unknown, record: unknown) => record;\n');
+    const missing = () => Promise.reject(Object.assign(new Error("Cannot find package 'tsx'"), { code: 'ERR_MODULE_NOT_FOUND' }));
+    await expect(loadMappingScript(join(dir, 'm.yaml'), './rule.ts', missing)).rejects.toThrow(
+      `${join(dir, 'm.yaml')}: script ./rule.ts could not be loaded: a TypeScript script needs tsx, which is not installed: run \`npm install tsx\` in your project, or write the script as .js/.mjs`,
+    );
+  });
+
+  it('keeps field names exactly as declared, whatever characters they hold ', async () => {
     const odd = ["it's", 'say "hi"', 'back\\slash', 'line\nbreak', '}); throw 1; ({', '${x}', 'constructor'];
     const spec = mappingFileSchema.parse({
       type: 'person',
@@ -497,28 +506,5 @@ record:
       'voorletters',
       'voornamen',
     ]);
-  });
-});
-
-describe('own copies of the row-time closures (ownCopy)', () => {
-  it('compiles a factory anew on each call, with the same results as the factory', () => {
-    const factory = (column: string, suffix: string) => (values: Record<string, unknown>) => `${String(values[column])}${suffix}`;
-    const a = ownCopy(factory);
-    const b = ownCopy(factory);
-    // New literals each time (their closures keep their own type feedback); not the factory itself.
-    expect(a).not.toBe(factory);
-    expect(a).not.toBe(b);
-    expect(a.toString()).toBe(factory.toString());
-    const row = { naam: 'Jansen', plaats: 'Utrecht' };
-    expect([a('naam', '!')(row), b('plaats', '?')(row)]).toEqual([factory('naam', '!')(row), factory('plaats', '?')(row)]);
-  });
-
-  it('gives the copy only its parameters and the globals: a factory reaching into its module fails loudly', () => {
-    const factory = (h: { upper(s: string): string }) => (s: string) => h.upper(JSON.stringify(s.trim()));
-    expect(ownCopy(factory)({ upper: (s) => s.toUpperCase() })(' ab ')).toBe('"AB"');
-    const moduleValue = 'only here';
-    const reaching = () => () => moduleValue;
-    expect(reaching()()).toBe('only here');
-    expect(() => ownCopy(reaching)()()).toThrow(ReferenceError);
   });
 });

@@ -14,12 +14,13 @@ import {
   normalisePhone,
   titleCase,
   TransformFailure,
-  type CodeTables,
   type Step,
+  type CodeTables,
 } from './transforms.js';
 import type { ReferenceIds } from './reference-ids.js';
-import { loadMappingScript } from './load-script.js';
-import { generated, ownCopy } from '../generated-code.js';
+import { loadMappingScript, type MappingHelpers } from './load-script.js';
+
+export type { MappingHelpers, MappingScript } from './load-script.js';
 
 export type Values = Record<string, unknown>;
 
@@ -45,25 +46,6 @@ interface Compiled {
   /** True when the value does not depend on the row (a constant, the row's own ids). */
   constant: boolean;
 }
-
-/** What a mapping script receives besides the row and the record. */
-export interface MappingHelpers {
-  /** referenceId of a legacy key: `referenceId('klant', '1001')`, or of a sub-entity with a suffix. */
-  referenceId(scope: string, key: string, suffix?: string): string;
-  /** Rejects the row with a reason (the row is still mapped, then refused before upload). */
-  reject(field: string, code: string, message: string, value?: unknown): void;
-  /** Declares a relation to another legacy key so the missing-target check covers it. */
-  relation(field: string, scope: string, key: string): string;
-  initials: typeof initials;
-  titleCase: typeof titleCase;
-  normalisePhone: typeof normalisePhone;
-  normaliseEmail: typeof normaliseEmail;
-}
-export type MappingScript = (
-  row: Readonly<Values>,
-  record: Record<string, unknown>,
-  helpers: MappingHelpers,
-) => Record<string, unknown> | void;
 
 export interface CompiledMapping {
   /** Mapping file, as given (for messages). */
@@ -95,16 +77,8 @@ function describeValue(v: unknown): string {
   return `\`${s && s.length > 60 ? `${s.slice(0, 57)}…` : s}\``;
 }
 
-/**
- * What the row-time closures below use. They are factories copied per use (`ownCopy`: each
- * field's closures keep their own type feedback, the biggest single cost of mapping otherwise),
- * so they reach this module only through this object.
- */
-const H = { isEmpty, cellText, reject, describeValue, TransformFailure, MAX_FIELD_CHARS };
-type Helpers = typeof H;
-
-const readColumn = (column: string) => (values: Values) => values[column];
-const readPath = (column: string, parts: readonly string[]) => (values: Values) => {
+/** Reads a nested value by its path, when the row has no flat key of that name. */
+function readPath(values: Values, column: string, parts: readonly string[]): unknown {
   if (column in values) return values[column];
   let cur: unknown = values;
   for (const p of parts) {
@@ -112,34 +86,21 @@ const readPath = (column: string, parts: readonly string[]) => (values: Values) 
     cur = (cur as Values)[p];
   }
   return cur;
-};
+}
 
 /** Reads a column; dotted names reach into nested JSON objects when no such flat key exists. */
 function accessor(column: string): (values: Values) => unknown {
-  return column.includes('.') ? ownCopy(readPath)(column, column.split('.')) : ownCopy(readColumn)(column);
+  if (!column.includes('.')) return (values) => values[column];
+  const parts = column.split('.');
+  return (values) => readPath(values, column, parts);
 }
 
 /** Fills an object's fields from their expressions; true when a row-dependent field had a value. */
 type Filler = (values: Values, ctx: MapContext, out: Record<string, unknown>) => boolean;
 
-/**
- * The statements that fill an object, one per field, with the field's name written out
- * (generated-code.ts). A loop over names (`out[names[i]] = v`) is a keyed store that V8 cannot
- * specialise, and one call site for every field's function; written out, each store and each
- * call is monomorphic. The mapping's own strings only ever appear as JSON string literals. The
- * loop remains where code generation is disallowed.
- */
+/** Fills an object's fields in declaration order, leaving out fields whose value is undefined. */
 function fieldFiller(fields: ReadonlyArray<{ name: string } & Compiled>): Filler {
   const runs = fields.map((f) => f.run);
-  const consts = fields.map((_f, i) => `const r${i} = runs[${i}];`);
-  const body = fields.map(
-    (f, i) => `v = r${i}(values, ctx); if (v !== undefined) { out[${JSON.stringify(f.name)}] = v;${f.constant ? '' : ' any = true;'} }`,
-  );
-  const make = generated<(runs: Eval[]) => Filler>(
-    ['runs'],
-    `${consts.join('\n')}\nreturn function fill(values, ctx, out) { let v; let any = false;\n${body.join('\n')}\nreturn any; };`,
-  );
-  if (make) return make(runs);
   const names = fields.map((f) => f.name);
   const constants = fields.map((f) => f.constant);
   return (values, ctx, out) => {
@@ -172,22 +133,14 @@ class Compiler {
     const list = (Array.isArray(when) ? when : [when]).map((c) => {
       this.columns.add(c.column);
       const get = accessor(c.column);
-      if (c.notEmpty) return ownCopy((h: Helpers, get: (v: Values) => unknown) => (v: Values) => h.cellText(get(v)) !== '')(H, get);
-      if (c.empty) return ownCopy((h: Helpers, get: (v: Values) => unknown) => (v: Values) => h.cellText(get(v)) === '')(H, get);
+      if (c.notEmpty) return (v: Values) => cellText(get(v)) !== '';
+      if (c.empty) return (v: Values) => cellText(get(v)) === '';
       if (c.in) {
         const set = new Set(c.in.map(String));
-        return ownCopy((h: Helpers, get: (v: Values) => unknown, set: ReadonlySet<string>) => (v: Values) => set.has(h.cellText(get(v))))(
-          H,
-          get,
-          set,
-        );
+        return (v: Values) => set.has(cellText(get(v)));
       }
       const expected = String(c.equals);
-      return ownCopy((h: Helpers, get: (v: Values) => unknown, expected: string) => (v: Values) => h.cellText(get(v)) === expected)(
-        H,
-        get,
-        expected,
-      );
+      return (v: Values) => cellText(get(v)) === expected;
     });
     if (list.length === 1) return list[0];
     return (v) => list.every((f) => f(v));
@@ -202,60 +155,45 @@ class Compiler {
     } catch (err) {
       this.fail(field, (err as Error).message);
     }
-    const run = ownCopy(
-      (h: Helpers, fns: Step[], acceptsEmpty: boolean[], field: string, sourceLabel: string) =>
-        (input: unknown, ctx: MapContext): unknown => {
-          let v = input;
-          for (let i = 0; i < fns.length; i++) {
-            if (h.isEmpty(v) && !acceptsEmpty[i]) continue;
-            const out = fns[i]!(v);
-            if (out instanceof h.TransformFailure) {
-              h.reject(ctx, {
-                field,
-                value: input,
-                code: out.code,
-                message: `${field}: ${out.message}, got ${h.describeValue(input)}${sourceLabel}`,
-              });
-              return undefined;
-            }
-            v = out;
-          }
-          return v;
-        },
-    );
-    return run(
-      H,
-      steps.map((s) => s.step),
-      steps.map((s) => s.acceptsEmpty),
-      field,
-      sourceLabel,
-    );
+    const fns = steps.map((st) => st.step);
+    const acceptsEmpty = steps.map((st) => st.acceptsEmpty);
+    return (input: unknown, ctx: MapContext): unknown => {
+      let v = input;
+      for (let i = 0; i < fns.length; i++) {
+        if (isEmpty(v) && !acceptsEmpty[i]) continue;
+        const out = fns[i]!(v);
+        if (out instanceof TransformFailure) {
+          reject(ctx, {
+            field,
+            value: input,
+            code: out.code,
+            message: `${field}: ${out.message}, got ${describeValue(input)}${sourceLabel}`,
+          });
+          return undefined;
+        }
+        v = out;
+      }
+      return v;
+    };
   }
 
   expr(e: Expr, field: string): Compiled {
     const when = this.condition(e.when);
     const inner = this.exprInner(e, field);
     if (!when) return inner;
-    const run = ownCopy(
-      (when: (values: Values) => boolean, run: Eval): Eval =>
-        (values, ctx) =>
-          when(values) ? run(values, ctx) : undefined,
-    )(when, inner.run);
-    return { run, constant: false };
+    const run = inner.run;
+    return { run: (values, ctx) => (when(values) ? run(values, ctx) : undefined), constant: false };
   }
 
   private required(run: Eval, field: string, label: string, required: boolean): Eval {
     if (!required) return run;
-    return ownCopy(
-      (h: Helpers, run: Eval, field: string, label: string): Eval =>
-        (values, ctx) => {
-          const v = run(values, ctx);
-          // A value refused on the way (too long, a failed transform) is not also "missing".
-          if (h.isEmpty(v) && !ctx.reasons?.some((r) => r.field === field))
-            h.reject(ctx, { field, value: v ?? '', code: 'MISSING_REQUIRED_FIELD', message: `${field}: required, got nothing${label}` });
-          return v;
-        },
-    )(H, run, field, label);
+    return (values, ctx) => {
+      const v = run(values, ctx);
+      // A value refused on the way (too long, a failed transform) is not also "missing".
+      if (isEmpty(v) && !ctx.reasons?.some((r) => r.field === field))
+        reject(ctx, { field, value: v ?? '', code: 'MISSING_REQUIRED_FIELD', message: `${field}: required, got nothing${label}` });
+      return v;
+    };
   }
 
   private exprInner(e: Expr, field: string): Compiled {
@@ -264,30 +202,21 @@ class Compiler {
       const get = accessor(e.column);
       const label = ` in column ${e.column}`;
       const chain = this.chain(e.transforms, field, label);
-      const run = ownCopy(
-        (
-          h: Helpers,
-          get: (values: Values) => unknown,
-          chain: ((v: unknown, ctx: MapContext) => unknown) | undefined,
-          field: string,
-          label: string,
-        ): Eval =>
-          (values, ctx) => {
-            let raw = get(values);
-            if (typeof raw === 'string' && raw.length > h.MAX_FIELD_CHARS) {
-              // No staged field is this long; refusing it here keeps a runaway value (a 10 MB column of a
-              // broken export) out of the transforms, the reasons and the ledger.
-              h.reject(ctx, {
-                field,
-                value: `${raw.slice(0, 57)}…`,
-                code: 'INVALID_FIELD_VALUE',
-                message: `${field}: ${raw.length} characters, expected at most ${h.MAX_FIELD_CHARS}${label}`,
-              });
-              raw = undefined;
-            }
-            return chain ? chain(typeof raw === 'string' ? raw : (raw ?? ''), ctx) : raw;
-          },
-      )(H, get, chain, field, label);
+      const run: Eval = (values, ctx) => {
+        let raw = get(values);
+        if (typeof raw === 'string' && raw.length > MAX_FIELD_CHARS) {
+          // No staged field is this long; refusing it here keeps a runaway value (a 10 MB column of a
+          // broken export) out of the transforms, the reasons and the ledger.
+          reject(ctx, {
+            field,
+            value: `${raw.slice(0, 57)}…`,
+            code: 'INVALID_FIELD_VALUE',
+            message: `${field}: ${raw.length} characters, expected at most ${MAX_FIELD_CHARS}${label}`,
+          });
+          raw = undefined;
+        }
+        return chain ? chain(typeof raw === 'string' ? raw : (raw ?? ''), ctx) : raw;
+      };
       return { run: this.required(this.emptyToUndefined(run), field, label, e.required), constant: false };
     }
     if ('value' in e) {
@@ -299,61 +228,49 @@ class Compiler {
       const sep = e.separator;
       const label = '';
       const chain = this.chain(e.transforms, field, label);
-      const joined = ownCopy(
-        (h: Helpers, parts: Eval[], sep: string, chain: ((v: unknown, ctx: MapContext) => unknown) | undefined): Eval =>
-          (values, ctx) => {
-            let out = '';
-            for (const p of parts) {
-              const v = p(values, ctx);
-              if (h.isEmpty(v)) continue;
-              out = out ? out + sep + h.cellText(v) : h.cellText(v);
-            }
-            return chain ? chain(out, ctx) : out;
-          },
-      )(H, parts, sep, chain);
+      const joined: Eval = (values, ctx) => {
+        let out = '';
+        for (const p of parts) {
+          const v = p(values, ctx);
+          if (isEmpty(v)) continue;
+          out = out ? out + sep + cellText(v) : cellText(v);
+        }
+        return chain ? chain(out, ctx) : out;
+      };
       return { run: this.required(this.emptyToUndefined(joined), field, label, e.required), constant: false };
     }
     if ('first' in e) {
       const options = e.first.map((p) => this.expr(p, field).run);
       const chain = this.chain(e.transforms, field, '');
-      const first = ownCopy(
-        (h: Helpers, options: Eval[], chain: ((v: unknown, ctx: MapContext) => unknown) | undefined): Eval =>
-          (values, ctx) => {
-            for (const o of options) {
-              const v = o(values, ctx);
-              if (!h.isEmpty(v)) return chain ? chain(v, ctx) : v;
-            }
-            return undefined;
-          },
-      )(H, options, chain);
+      const first: Eval = (values, ctx) => {
+        for (const o of options) {
+          const v = o(values, ctx);
+          if (!isEmpty(v)) return chain ? chain(v, ctx) : v;
+        }
+        return undefined;
+      };
       return { run: this.required(this.emptyToUndefined(first), field, '', e.required), constant: false };
     }
     if ('object' in e) {
       const entries = Object.entries(e.object).map(([name, sub]) => ({ name, ...this.expr(sub, field ? `${field}.${name}` : name) }));
       const fill = fieldFiller(entries);
       // An object whose row-dependent fields are all empty is left out (an address with no data).
-      const run = ownCopy(
-        (fill: Filler): Eval =>
-          (values, ctx) => {
-            const out: Record<string, unknown> = {};
-            return fill(values, ctx, out) ? out : undefined;
-          },
-      )(fill);
+      const run: Eval = (values, ctx) => {
+        const out: Record<string, unknown> = {};
+        return fill(values, ctx, out) ? out : undefined;
+      };
       return { run, constant: false };
     }
     if ('list' in e) {
       const items = e.list.map((item, i) => this.expr(item, `${field}[${i}]`).run);
-      const run = ownCopy(
-        (items: Eval[]): Eval =>
-          (values, ctx) => {
-            let out: unknown[] | undefined;
-            for (const item of items) {
-              const v = item(values, ctx);
-              if (v !== undefined) (out ??= []).push(v);
-            }
-            return out;
-          },
-      )(items);
+      const run: Eval = (values, ctx) => {
+        let out: unknown[] | undefined;
+        for (const item of items) {
+          const v = item(values, ctx);
+          if (v !== undefined) (out ??= []).push(v);
+        }
+        return out;
+      };
       return { run, constant: false };
     }
     const { column, scope = this.scope, suffix, transforms } = e.referenceId;
@@ -361,47 +278,28 @@ class Compiler {
     if (column === undefined) {
       // The row's own id, or a sub-entity's (scope:key#suffix).
       return {
-        run: ownCopy(
-          (ids: ReferenceIds, scope: string, suffix: string | undefined): Eval =>
-            (_values, ctx) =>
-              ids.of(scope, ctx.key, suffix),
-        )(ids, scope, suffix),
+        run: (_values, ctx) => ids.of(scope, ctx.key, suffix),
         constant: true,
       };
     }
     this.columns.add(column);
     const get = accessor(column);
     const chain = this.chain(transforms, field, ` in column ${column}`);
-    const run = ownCopy(
-      (
-        h: Helpers,
-        ids: ReferenceIds,
-        get: (values: Values) => unknown,
-        chain: ((v: unknown, ctx: MapContext) => unknown) | undefined,
-        field: string,
-        column: string,
-        scope: string,
-        suffix: string | undefined,
-      ): Eval =>
-        (values, ctx) => {
-          const raw = h.cellText(get(values));
-          const key = chain ? h.cellText(chain(raw, ctx)) : raw;
-          if (key === '') return undefined;
-          ctx.refs.push({ field, column, scope, key });
-          return ids.of(scope, key, suffix);
-        },
-    )(H, ids, get, chain, field, column, scope, suffix);
+    const run: Eval = (values, ctx) => {
+      const raw = cellText(get(values));
+      const key = chain ? cellText(chain(raw, ctx)) : raw;
+      if (key === '') return undefined;
+      ctx.refs.push({ field, column, scope, key });
+      return ids.of(scope, key, suffix);
+    };
     return { run, constant: false };
   }
 
   private emptyToUndefined(run: Eval): Eval {
-    return ownCopy(
-      (run: Eval): Eval =>
-        (values, ctx) => {
-          const v = run(values, ctx);
-          return v === '' || v === null ? undefined : v;
-        },
-    )(run);
+    return (values, ctx) => {
+      const v = run(values, ctx);
+      return v === '' || v === null ? undefined : v;
+    };
   }
 }
 

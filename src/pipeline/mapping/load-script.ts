@@ -8,20 +8,56 @@
  */
 import { pathToFileURL } from 'node:url';
 import { dirname, resolve } from 'node:path';
-import type { MappingScript } from './compile.js';
+import type { initials, normaliseEmail, normalisePhone, titleCase } from './transforms.js';
+
+type Values = Record<string, unknown>;
+
+/** What a mapping script receives besides the row and the record. */
+export interface MappingHelpers {
+  /** referenceId of a legacy key: `referenceId('klant', '1001')`, or of a sub-entity with a suffix. */
+  referenceId(scope: string, key: string, suffix?: string): string;
+  /** Rejects the row with a reason (the row is still mapped, then refused before upload). */
+  reject(field: string, code: string, message: string, value?: unknown): void;
+  /** Declares a relation to another legacy key so the missing-target check covers it. */
+  relation(field: string, scope: string, key: string): string;
+  initials: typeof initials;
+  titleCase: typeof titleCase;
+  normalisePhone: typeof normalisePhone;
+  normaliseEmail: typeof normaliseEmail;
+}
+export type MappingScript = (
+  row: Readonly<Values>,
+  record: Record<string, unknown>,
+  helpers: MappingHelpers,
+) => Record<string, unknown> | void;
 
 const TYPESCRIPT = /\.m?ts$/;
+
+/** The part of tsx's API used here (injected in tests to play a machine without tsx). */
+export interface TsxApi {
+  tsImport(url: string, parent: string): Promise<unknown>;
+}
 
 /**
  * The default export of `script` (a path relative to the mapping file), checked to be a function.
  * @example const rule = await loadMappingScript('mappings/counterparties/crm-persons.yaml', './rules/split-surname-prefix.ts');
  */
-export async function loadMappingScript(mappingFile: string, script: string): Promise<MappingScript> {
+export async function loadMappingScript(
+  mappingFile: string,
+  script: string,
+  importTsx: () => Promise<TsxApi> = () => import('tsx/esm/api'),
+): Promise<MappingScript> {
   const url = pathToFileURL(resolve(dirname(mappingFile), script)).href;
   let mod: { default?: unknown };
   try {
     if (TYPESCRIPT.test(script)) {
-      const { tsImport } = await import('tsx/esm/api');
+      const { tsImport } = await importTsx().catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ERR_MODULE_NOT_FOUND') throw err;
+        // tsx is an optional peer: only TypeScript scripts need it, so it is not installed for everyone.
+        throw new Error(
+          `a TypeScript script needs tsx, which is not installed: run \`npm install tsx\` in your project, or write the script as .js/.mjs`,
+        );
+      });
       mod = (await tsImport(url, import.meta.url)) as { default?: unknown };
     } else {
       mod = (await import(url)) as { default?: unknown };
