@@ -3,5 +3,7 @@
  * logs show them (masked, hashed or revealed). See docs/privacy.md.
  */
 export { maskValue, hashValue } from './mask.js';
-export { Redactor, REVEAL_ALL, VALUES_MODES, type ValuesMode, type PersonalClass, type RedactorOptions } from './redact.js';
+export { Redactor, REVEAL_ALL, type RedactorOptions } from './redact.js';
+export { VALUES_MODES, type ValuesMode, type PersonalClass } from '../contract/classification.js';
+export { columnClassifier } from './columns.js';
 export { migrationKey, privacySecretFile } from './key.js';

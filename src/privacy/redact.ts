@@ -5,20 +5,14 @@
  * are masked (default) or hashed with a per-migration key; `revealed` shows them for a local
  * working copy. Legacy keys are shown unless the pipeline says they are personal (a BSN).
  */
+import { classOfField, type PersonalClass, type ValuesMode } from '../contract/classification.js';
 import { type MaskKind, hashValue, maskValue } from './mask.js';
-
-/** How values of personal fields are shown. */
-export type ValuesMode = 'masked' | 'hashed' | 'revealed';
-export const VALUES_MODES = ['masked', 'hashed', 'revealed'] as const;
-
-/** What the contract says of a staged field (see src/contract/classification.ts). */
-export type PersonalClass = 'direct' | 'quasi' | 'financial' | 'none';
 
 export interface RedactorOptions {
   mode: ValuesMode;
   /** The per-migration key of `hashed` mode. */
   key?: Buffer;
-  /** Class of a staged field path (`surname`, `addresses[0].postalCode`); unknown fields count as personal. */
+  /** Class of a staged field path (default: the contract's classification); unknown fields count as personal. */
   classOf?: (field: string) => PersonalClass | undefined;
   /** Legacy keys are personal data themselves (e.g. a citizen service number). */
   keyIsPersonal?: boolean;
@@ -39,7 +33,7 @@ export class Redactor {
   constructor(options: RedactorOptions) {
     this.mode = options.mode;
     this.key = options.key;
-    this.classOf = options.classOf ?? (() => undefined);
+    this.classOf = options.classOf ?? classOfField;
     this.keyIsPersonal = options.keyIsPersonal ?? false;
     if (this.mode === 'hashed' && !this.key) throw new TypeError('hashed values need a key');
   }

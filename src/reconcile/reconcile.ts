@@ -17,7 +17,7 @@ import { renderHtml } from './render-html.js';
 import { renderJson, renderMarkdown } from './render-markdown.js';
 import { buildReport, parseTolerance, type ReconciliationReport, type Tolerance } from './report-model.js';
 import { readRowAt } from './source-rows.js';
-import { Redactor, migrationKey, type ValuesMode } from '../privacy/index.js';
+import { Redactor, columnClassifier, migrationKey, type ValuesMode } from '../privacy/index.js';
 
 /** Default folder of reports: one subfolder per run. */
 export const REPORTS_DIR = join('.stagecoach', 'reports');
@@ -80,8 +80,8 @@ async function excerpt(rec: RecordRow, defs: PipelineDefinition[], redactor: Red
   if (!def || !source) return undefined;
   try {
     const row = await readRowAt(sourcePath(rec.provenance.file, def), rec.provenance.byteOffset, source);
-    const keyColumn = (source.mappingFile.spec as { key?: { column?: string } }).key?.column;
-    const shown = redactor.row(row.values, () => 'direct', keyColumn);
+    const spec = source.mappingFile.spec;
+    const shown = redactor.row(row.values, columnClassifier(spec), spec.key.column);
     const text = source.format === 'csv' ? row.columns.map((c) => shown[c] ?? '').join(source.csv.delimiter) : JSON.stringify(shown);
     // Cut before flattening: a 10 MB field full of line breaks made the replace take 100 MB.
     const flat = text.slice(0, 1000).replace(/\s*\r?\n\s*/g, ' ');

@@ -67,3 +67,23 @@ describe('the redactor', () => {
     });
   });
 });
+
+describe('the class of a legacy column', () => {
+  it('is the most careful class of the staged fields the mapping reads it into', async () => {
+    const { columnClassifier } = await import('../../src/privacy/index.js');
+    const classOf = columnClassifier({
+      key: { column: 'klantnr', scope: 'k', transforms: [] },
+      record: {
+        surname: { column: 'achternaam', transforms: [], required: false },
+        income: {
+          object: {
+            frequency: { column: 'freq', transforms: [], required: false },
+            amount: { column: 'bedrag', transforms: [], required: false },
+          },
+        },
+        addresses: { list: [{ object: { postalCode: { column: 'postcode', transforms: [], required: false } } }] },
+      },
+    } as never);
+    expect(['achternaam', 'freq', 'bedrag', 'postcode', 'unread'].map(classOf)).toEqual(['direct', 'none', 'financial', 'quasi', 'direct']);
+  });
+});

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { COMPONENTS } from '../../contract/migration.js';
-import { VALUES_MODES } from '../../privacy/redact.js';
+import { VALUES_MODES } from '../../contract/classification.js';
 
 export const ENCODINGS = ['utf-8', 'utf-8-bom', 'windows-1252', 'utf-16le', 'utf-16be', 'auto'] as const;
 export type SourceEncoding = (typeof ENCODINGS)[number];
