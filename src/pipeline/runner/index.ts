@@ -318,10 +318,7 @@ async function runWith(
 
     skip = new SkipUnchanged(ledger, scope, migrationNo);
     const toBatches = async (items: readonly BatchItem[]) => {
-      for (const item of items) {
-        const closed = batcher!.add(item);
-        if (closed) await submit(closed);
-      }
+      for (const item of items) await submit(batcher!.add(item));
     };
 
     // In batches, and an await only where a batch closed: a promise and a microtask turn per
@@ -343,8 +340,11 @@ async function runWith(
           if (rejects.length >= def.batching.records) flushRejects();
         } else {
           report.mapped++;
-          const pass = skip.take(prepareRecord(mappedInput(row), format));
-          if (pass.length > 0) await toBatches(pass);
+          // Inline, with an await only where a batch closed (the hot path: see above).
+          for (const item of skip.take(prepareRecord(mappedInput(row), format))) {
+            const closed = batcher.add(item);
+            if (closed) await submit(closed);
+          }
           report.skippedUnchanged = skip.report.skipped;
         }
         progress.row(row);
