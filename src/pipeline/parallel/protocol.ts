@@ -1,6 +1,6 @@
 /**
  * What the main thread and a parallel reader's workers say to each other. A worker reads one
- * byte range of a CSV file, maps and checks its rows (the half of the checks that needs only the
+ * byte range of a file, maps and checks its rows (the half of the checks that needs only the
  * row) and, when asked, frames the clean records for upload; the main thread settles the rest in
  * file order. Results travel as columns (one per field, numbers in typed arrays, frames in one
  * transferred buffer) because cloning one small object per row cost more than the work saved. A
@@ -9,7 +9,7 @@
  * waited its turn (a fifth of its time in `plan`).
  */
 import type { RefColumns } from './ref-columns.js';
-import type { CsvReadOutcome, CsvRange } from '../source/source-csv.js';
+import type { RangeOutcome, RecordRange } from './splittable.js';
 import type { MappedRow, RejectReason } from '../types.js';
 import type { StreamFormat, StringColumn } from '../../codec/index.js';
 
@@ -28,7 +28,7 @@ export interface ChunkJob {
   source: number;
   path: string;
   file: string;
-  range: CsvRange;
+  range: RecordRange;
 }
 
 /** Rows of a chunk, in file order. */
@@ -52,7 +52,7 @@ export interface ChunkPack {
   /** '' where the row has none. */
   entityTypes: StringColumn;
   frames: Uint8Array;
-  outcome: CsvReadOutcome;
+  outcome: RangeOutcome;
 }
 
 export type WorkerReply =

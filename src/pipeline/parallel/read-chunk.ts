@@ -1,17 +1,18 @@
 /**
- * Reads one range of a CSV file, maps and checks its rows, frames the clean ones when asked, and
+ * Reads one range of a file (splittable.ts), maps and checks its rows, frames the clean ones when asked, and
  * packs the lot as columns (protocol.ts). Runs on a worker, or on the main thread when it would
  * otherwise wait (read-parallel.ts).
  */
 import { encodeRecord } from '../batcher/index.js';
+import { StagecoachError } from '../../contract/errors.js';
 import { NumberColumnBuilder, StringColumnBuilder, Utf8Builder } from '../../codec/index.js';
 import type { MapContext } from '../mapping/compile.js';
 import { mapAndCheck, rejectUnreadable } from '../checks/index.js';
 import type { PreparedSource } from '../prepare-pipeline.js';
 import { isSourceRowError } from '../source/index.js';
-import { readCsvBatches, type CsvReadOutcome } from '../source/source-csv.js';
 import type { ChunkJob, ChunkPack, WorkerSetup } from './protocol.js';
 import { RefColumnsBuilder } from './ref-columns.js';
+import { splittableFor, type RangeOutcome } from './splittable.js';
 
 const ctx: MapContext = { reasons: null, refs: [], key: '' };
 
@@ -34,7 +35,9 @@ export async function readChunk(
   mode: Omit<WorkerSetup, 'pipelineFile'>,
 ): Promise<ChunkPack> {
   const { encode } = mode;
-  const outcome: CsvReadOutcome = { endLine: 0, endByte: 0, endedAtRecord: true };
+  const outcome: RangeOutcome = { endLine: 0, endByte: 0, endedAtRecord: true };
+  const splittable = splittableFor(s);
+  if (!splittable) throw new StagecoachError('INTERNAL_ERROR', `source ${s.def.name} is ${s.def.format}: it cannot be read in ranges`);
   // Columns, not arrays of numbers or objects: see number-column.ts and ref-columns.ts.
   const kinds = new NumberColumnBuilder(Uint8Array);
   const lines = new NumberColumnBuilder(Uint32Array);
@@ -49,17 +52,7 @@ export async function readChunk(
   const contentHashes = new StringColumnBuilder();
   const entityTypes = new StringColumnBuilder();
   const frames = new Utf8Builder();
-  const rows = readCsvBatches({
-    source: s.def.name,
-    path: job.path,
-    file: job.file,
-    encoding: s.def.encoding,
-    csv: s.def.csv,
-    requiredColumns: s.mapping.columns,
-    range: job.range,
-    outcome,
-    hashRows: mode.hashRows,
-  });
+  const rows = splittable.read(job, job.range, outcome, mode.hashRows);
   for await (const batch of rows) {
     for (const row of batch) {
       const i = kinds.length;

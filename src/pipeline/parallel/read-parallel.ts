@@ -1,8 +1,9 @@
 /**
- * The parallel reader: one CSV file read by several worker threads at once, its rows handed on
- * in file order exactly as the one-thread reader hands them on.
+ * The parallel reader: one file read by several worker threads at once, its rows handed on in
+ * file order exactly as the one-thread reader hands them on. It wraps any source whose format can
+ * be cut into ranges that start at records and read a range (splittable.ts: CSV today).
  *
- *   splitCsv ─▶ byte ranges ─▶ workers: read, map, check, frame ─▶ this thread, in order:
+ *   split ─▶ byte ranges ─▶ workers: read, map, check, frame ─▶ this thread, in order:
  *                                         duplicate keys, missing relation targets ─▶ rows
  *
  * What needs only the row runs on the workers; what needs every key (a duplicate is the later
@@ -12,7 +13,8 @@
  *
  * A range is used only when it is seen to line up with its neighbours: the range before it
  * ended exactly at its first byte, at a record, on the line before its first line. When one
- * does not (the splitter read a stray quote or a lone CR differently from csv-parse), the file
+ * does not (the splitter read a record boundary differently from the reader: for CSV a stray
+ * quote or a lone CR), the file
  * is read on from there on this thread, so the rows are the same either way.
  */
 import { availableParallelism } from 'node:os';
@@ -22,15 +24,13 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { StagecoachError, type ErrorCode } from '../../contract/errors.js';
 import { stringAt, type StreamFormat } from '../../codec/index.js';
-import { detectEncoding } from '../source/encoding.js';
-import { splitCsv, type CsvChunk, type CsvSplit, type SplitCsvOptions } from '../source/csv-chunks.js';
-import type { CsvRange } from '../source/source-csv.js';
 import type { FrontRow } from '../types.js';
 import { settleRow, type KeyChecks } from '../checks/index.js';
 import type { PreparedSource } from '../prepare-pipeline.js';
 import type { ChunkJob, ChunkPack, WorkerReply, WorkerSetup } from './protocol.js';
 import { readChunk } from './read-chunk.js';
 import { RefColumnsReader } from './ref-columns.js';
+import { splittableFor, type CsvSplitter, type FileSplit, type RecordChunk, type RecordRange } from './splittable.js';
 
 export interface ParallelOptions {
   /**
@@ -51,8 +51,8 @@ export interface ParallelOptions {
   chunkBytes?: number | undefined;
   /** Filled in as reading goes: how the files were read (for tests and diagnostics). */
   stats?: ParallelStats | undefined;
-  /** Cuts a file into ranges (default `splitCsv`); tests give a careless one to see ranges refused. */
-  split?: ((options: SplitCsvOptions) => Promise<CsvSplit | undefined>) | undefined;
+  /** Cuts a CSV file into ranges (default `splitCsv`); tests give a careless one to see ranges refused. */
+  split?: CsvSplitter | undefined;
   /** The worker script (default: the compiled worker.js); tests give one that dies. */
   workerUrl?: URL | undefined;
 }
@@ -87,11 +87,11 @@ export function workerCount(workers: number | 'auto', busyThreads = 0): number {
   return workers === 'auto' ? Math.min(AUTO_MAX_WORKERS, Math.max(0, availableParallelism() - 1 - busyThreads)) : workers;
 }
 
-/** Reads (the rest of) a file on this thread: where the split and csv-parse disagree, or cannot split. */
-export type ReadSequentially = (range: CsvRange | undefined) => AsyncGenerator<Iterable<FrontRow>>;
+/** Reads (the rest of) a file on this thread: where the split and the reader disagree, or cannot split. */
+export type ReadSequentially = (range: RecordRange | undefined) => AsyncGenerator<Iterable<FrontRow>>;
 
 interface Slot {
-  chunk: CsvChunk;
+  chunk: RecordChunk;
   job: Omit<ChunkJob, 'id'>;
   pack: Promise<ChunkPack> | undefined;
   done: boolean;
@@ -128,9 +128,9 @@ export class ParallelReader {
     this.chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
   }
 
-  /** Whether this file is worth reading in parallel (CSV, big enough, workers to be had). */
+  /** Whether this file is worth reading in parallel (a format that splits, big enough, workers to be had). */
   async takes(s: PreparedSource, path: string): Promise<boolean> {
-    if (this.count < 1 || s.def.format !== 'csv') return false;
+    if (this.count < 1 || !splittableFor(s)) return false;
     return (await stat(path)).size >= 2 * this.chunkBytes;
   }
 
@@ -179,15 +179,7 @@ export class ParallelReader {
     f: PreparedSource['files'][number],
     signal: AbortSignal | undefined,
   ): Promise<FileRead | undefined> {
-    const enc = await detectEncoding(f.path, f.file, s.def.encoding);
-    const split = await (this.options.split ?? splitCsv)({
-      path: f.path,
-      enc,
-      delimiter: s.def.csv.delimiter,
-      quote: s.def.csv.quote,
-      chunkBytes: this.chunkBytes,
-      signal,
-    });
+    const split = await splittableFor(s, this.options.split)?.split(f, this.chunkBytes, signal);
     if (!split) return undefined;
     if (this.closed) {
       await split.chunks.return(undefined);
@@ -335,10 +327,10 @@ class FileRead {
     private readonly sourceIndex: number,
     private readonly s: PreparedSource,
     private readonly f: PreparedSource['files'][number],
-    private readonly split: CsvSplit,
+    private readonly split: FileSplit,
     private readonly signal: AbortSignal | undefined,
   ) {
-    this.columns = s.def.csv.header ? undefined : s.def.csv.columns;
+    this.columns = split.columns;
     this.window = (reader.count + 1) * RANGES_PER_WORKER;
   }
 
@@ -382,24 +374,18 @@ class FileRead {
         const lined = chunk.line === expectLine;
         const ended = last || (pack.outcome.endedAtRecord && pack.outcome.endByte === chunk.end);
         if (!lined || !ended) {
-          // The split and csv-parse disagree here: read on from this range's start on this thread,
+          // The split and the reader disagree here: read on from this range's start on this thread,
           // with the columns this range was read with (none for the header's range, even when a
           // read-ahead has learnt them meanwhile: the header is read again).
           if (this.reader.options.stats) this.reader.options.stats.fallbacks++;
-          const columns = head.job.range.columns;
-          yield* sequential({
-            start: chunk.start,
-            line: expectLine,
-            recordDelimiter: split.recordDelimiter,
-            ...(columns ? { columns } : {}),
-          });
+          yield* sequential(split.range({ start: chunk.start, line: expectLine }, head.job.range.columns));
           return;
         }
         if (head.job.range.columns === undefined) {
           this.columns = pack.outcome.columns;
           if (this.columns === undefined && !last) {
             yield settle(pack, s, f, keys);
-            yield* sequential({ start: chunk.end!, line: pack.outcome.endLine + 1, recordDelimiter: split.recordDelimiter });
+            yield* sequential(split.range({ start: chunk.end!, line: pack.outcome.endLine + 1 }, undefined));
             return;
           }
         }
@@ -438,14 +424,7 @@ class FileRead {
         this.exhausted = true;
         return;
       }
-      const columns = this.columns;
-      const range: CsvRange = {
-        start: next.value.start,
-        line: next.value.line,
-        recordDelimiter: this.split.recordDelimiter,
-        ...(next.value.end !== undefined ? { end: next.value.end } : {}),
-        ...(columns ? { columns } : {}),
-      };
+      const range = this.split.range(next.value, this.columns);
       this.queue.push({
         chunk: next.value,
         job: { source: this.sourceIndex, path: this.f.path, file: this.f.file, range },
