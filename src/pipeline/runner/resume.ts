@@ -42,6 +42,8 @@ export type ResumePoint = RecordProvenance;
 interface RunSources {
   files: SourceFingerprint[];
   start?: ResumePoint;
+  /** The run read only a corrections file: its batches say nothing of where the sources were. */
+  corrections?: boolean;
 }
 
 /** What the run report says about where reading started. */
@@ -87,6 +89,7 @@ export class Resume {
     /** The previous run, when it ended without finishing with this same pipeline. */
     private readonly previous: RunRow | undefined,
     private readonly fullReason: string | undefined,
+    private readonly corrections: boolean,
   ) {}
 
   /**
@@ -101,12 +104,12 @@ export class Resume {
       .runs(def.name)
       .filter((r) => r.component === def.component)
       .at(-1);
-    const why = (reason: string) => new Resume(def, listed, fingerprints, undefined, reason);
+    const why = (reason: string) => new Resume(def, listed, fingerprints, undefined, reason, opts.corrections);
     if (opts.corrections) return why('a corrections run reads only its corrections');
     if (!previous) return why('first run of this pipeline');
     if (previous.status === 'completed') return why(`the previous run (${previous.id}) finished`);
     if (previous.pipelineHash !== pipelineHash) return why(`the pipeline or its mappings changed since run ${previous.id}`);
-    return new Resume(def, listed, fingerprints, previous, undefined);
+    return new Resume(def, listed, fingerprints, previous, undefined, false);
   }
 
   /** Whether this run may resume (decided for good by `decide`). */
@@ -125,6 +128,7 @@ export class Resume {
     if (prev.migrationId !== migrationId) return full(`run ${prev.id} staged into another migration (${prev.migrationId ?? 'none'})`);
     const stored = ledger.runSources(prev.id) as RunSources | undefined;
     if (!stored) return full(`run ${prev.id} kept no fingerprints of its source files`);
+    if (stored.corrections) return full(`run ${prev.id} read only a corrections file`);
     const point = this.lastOf(ledger.lastDoneBatchRows(prev.id)) ?? stored.start;
     if (!point) return full(`run ${prev.id} settled no batch`);
     const at = this.position(point);
@@ -161,7 +165,11 @@ export class Resume {
 
   /** What the ledger keeps of this run's sources. */
   record(start: ResumeStart | undefined): RunSources {
-    return start ? { files: this.fingerprints, start: start.point } : { files: this.fingerprints };
+    return {
+      files: this.fingerprints,
+      ...(start ? { start: start.point } : {}),
+      ...(this.corrections ? { corrections: true } : {}),
+    };
   }
 
   /** The row of `rows` that comes last in the pipeline's reading order. */
