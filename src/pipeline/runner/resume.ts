@@ -98,8 +98,14 @@ export class Resume {
    */
   static async look(def: PipelineDefinition, ledger: Ledger, pipelineHash: string, opts: { corrections: boolean }): Promise<Resume> {
     const listed: Listed[] = [];
-    for (const source of def.sources) for (const file of await listSourceFiles(def.dir, source)) listed.push({ source, file });
-    const fingerprints = await Promise.all(listed.map(fingerprint));
+    let fingerprints: SourceFingerprint[];
+    try {
+      for (const source of def.sources) for (const file of await listSourceFiles(def.dir, source)) listed.push({ source, file });
+      fingerprints = await Promise.all(listed.map(fingerprint));
+    } catch (err) {
+      // A source that cannot be listed or opened: reading reports it, at its place in the run.
+      return new Resume(def, [], [], undefined, `the sources cannot be read: ${(err as Error).message}`, opts.corrections);
+    }
     const previous = ledger
       .runs(def.name)
       .filter((r) => r.component === def.component)
