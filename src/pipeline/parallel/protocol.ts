@@ -9,7 +9,7 @@
  * waited its turn (a fifth of its time in `plan`).
  */
 import type { RefColumns } from './ref-columns.js';
-import type { CsvReadOutcome, CsvRange } from '../source/source-csv.js';
+import type { CsvReadOutcome, CsvRange } from '../source/csv/index.js';
 import type { MappedRow, RejectReason } from '../types.js';
 import type { StreamFormat, StringColumn } from '../../codec/index.js';
 

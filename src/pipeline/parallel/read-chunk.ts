@@ -9,7 +9,7 @@ import type { MapContext } from '../mapping/compile.js';
 import { mapAndCheck, rejectUnreadable } from '../checks/index.js';
 import type { PreparedSource } from '../prepare-pipeline.js';
 import { isSourceRowError } from '../source/index.js';
-import { readCsvBatches, type CsvReadOutcome } from '../source/source-csv.js';
+import { readCsvBatches, type CsvReadOutcome } from '../source/csv/index.js';
 import type { ChunkJob, ChunkPack, WorkerSetup } from './protocol.js';
 import { RefColumnsBuilder } from './ref-columns.js';
 
