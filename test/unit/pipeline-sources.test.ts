@@ -118,7 +118,7 @@ describe('CSV source', () => {
     ]);
     expect(await read('a;b\r\n1;x\r\n"open;\r\n2;x\r\n3;x\r\n')).toEqual([
       [2, '1'],
-      [3, 'f.csv:3–5: a quote opened on line 3 is not closed before the file ends; 2 following lines were read as part of this one'],
+      [3, 'f.csv:3–5: a quote opened on line 3 is not closed before the file ends; 2 following rows were read as part of this one'],
     ]);
   });
 

@@ -88,6 +88,11 @@ export interface CsvCoreOptions {
    * records of any width count, a record without that column gives none. No text checks.
    */
   keys?: { column: string; take: (value: string) => void } | undefined;
+  /**
+   * Records-only mode: each record after the header goes to `take` as its fields, whatever its
+   * width (the corrections file and the report re-read single rows so). No rows, no text checks.
+   */
+  records?: { take: (fields: string[]) => void; refused?: (error: SourceRowError) => void } | undefined;
 }
 
 const RAW_LIMIT = 200;
@@ -157,7 +162,7 @@ export class CsvCore {
     const d = (this.d = o.dialect);
     const range = o.range;
     this.wide = d.encoding.node === 'utf16le';
-    this.hashRows = o.hashRows !== false && !o.keys;
+    this.hashRows = o.hashRows !== false && !o.keys && !o.records;
     this.fromStart = range === undefined || range.start === 0;
     this.bom = d.encoding.node !== 'latin1' && this.fromStart;
     this.outcome = o.outcome ?? { endLine: 0, endByte: 0, endedAtRecord: true };
@@ -327,20 +332,25 @@ export class CsvCore {
       if (t) t.headerLines += endLine - line + 1;
       return;
     }
+    if (this.o.records) {
+      this.o.records.take(record);
+      return;
+    }
     if (this.keyAt >= 0) {
       if (this.keyAt < record.length) this.o.keys!.take(record[this.keyAt]!);
       return;
     }
     const width = this.width;
-    if (t) t.linesInRows += endLine - line + 1;
+    if (t) t.linesInRows += endLine - line + 1 - (endLine > line ? blankLinesInside(record) : 0);
+    if (endLine > line && (record.length !== width || this.quoteTookLines(record))) {
+      const why = record.length !== width ? `it came out with ${record.length} columns, expected ${width} as the header` : undefined;
+      this.swallowed(line, endLine, byteOffset, false, why);
+      return;
+    }
     const checked = text !== undefined && this.lineShowsDefects ? text : undefined;
     const joined = this.hashRows || checked === undefined ? record.join(FIELD_SEPARATOR) : '';
     const provenance = { file, line, byteOffset, hash: this.hashRows ? sha256Hex(joined) : '' };
     if (record.length !== width) {
-      if (endLine > line) {
-        this.swallowed(line, endLine, byteOffset, `it came out with ${record.length} columns, expected ${width} (as the header)`);
-        return;
-      }
       this.rowError({
         source,
         provenance,
@@ -370,18 +380,30 @@ export class CsvCore {
   }
 
   /**
+   * Whether a field holding a line break starts with a quote that csv-parse kept as text: the
+   * quote opened a field but did not close as one (`"J.;Johannes` … `"ab"cd`), and under
+   * `relax_quotes` csv-parse then reads the whole stretch as one unquoted field, whose line
+   * breaks are other rows' line ends. (A well-quoted field comes back without its quotes.)
+   */
+  private quoteTookLines(record: string[]): boolean {
+    const q = this.d.quote;
+    for (const f of record) if (f.startsWith(q) && (f.includes('\n') || f.includes('\r'))) return true;
+    return false;
+  }
+
+  /**
    * A record that took the lines after its first into itself and is not a row: one error naming
    * the whole span, and the span listed in the tally.
-   * @param why what was wrong with it, for a span csv-parse closed (at the end it did not)
+   * @param atEnd the file ended inside the record (the quote never closed)
+   * @param why what else was wrong with it
    */
-  private swallowed(line: number, endLine: number, byteOffset: number, why: string | undefined): void {
+  private swallowed(line: number, endLine: number, byteOffset: number, atEnd: boolean, why: string | undefined): void {
     const { file, source } = this.o;
     const n = endLine - line;
-    const following = `${n} following line${n === 1 ? ' was' : 's were'} read as part of this one`;
-    const message =
-      why === undefined
-        ? `${file}:${line}–${endLine}: a quote opened on line ${line} is not closed before the file ends; ${following}`
-        : `${file}:${line}–${endLine}: a quote opened on line ${line} closes on line ${endLine}; ${following} (${why})`;
+    const following = `${n} following row${n === 1 ? ' was' : 's were'} read as part of this one`;
+    const message = atEnd
+      ? `${file}:${line}–${endLine}: a quote opened on line ${line} is not closed before the file ends; ${following}`
+      : `${file}:${line}–${endLine}: a quote opened on line ${line} closes on line ${endLine}; ${following}${why ? ` (${why})` : ''}`;
     this.o.tally?.swallowed.push({ line, from: line + 1, to: endLine });
     this.rowError({
       source,
@@ -398,6 +420,7 @@ export class CsvCore {
       t.rowsRead++;
       t.rowErrors++;
     }
+    this.o.records?.refused?.(error);
     this.pending.push(error);
   }
 
@@ -608,8 +631,18 @@ export class CsvCore {
     const t = this.o.tally;
     if (t) t.linesInRows += endLine - at.line + 1;
     if (this.ending && t) t.truncated ??= `the file ends inside a quoted value opened on line ${at.line}`;
+    if (this.ending && endLine === at.line) {
+      const { file, source } = this.o;
+      this.rowError({
+        source,
+        provenance: { file, line: at.line, byteOffset: at.byteOffset, hash: '' },
+        code: 'SOURCE_ROW_INVALID',
+        message: `${file}:${at.line}: a quote opened on line ${at.line} is not closed before the file ends`,
+      } satisfies SourceRowError);
+      return;
+    }
     if (endLine > at.line) {
-      this.swallowed(at.line, endLine, at.byteOffset, this.ending ? undefined : this.csvParseMessage(err));
+      this.swallowed(at.line, endLine, at.byteOffset, this.ending, this.ending ? undefined : this.csvParseMessage(err));
       return;
     }
     const { file, source } = this.o;
@@ -679,4 +712,19 @@ export class CsvCore {
 function blankBytes(buf: Buffer, s: number, e: number): boolean {
   for (let i = s; i < e; i++) if (buf[i] !== 32 && buf[i] !== 9) return false;
   return true;
+}
+
+/**
+ * Physical lines inside a multi-line record's fields that hold nothing but blanks (a quoted field
+ * with an empty line in it). The independent count sees them as blank lines, so the row does not
+ * count them among its lines: each physical line is counted once.
+ */
+function blankLinesInside(record: readonly string[]): number {
+  let n = 0;
+  for (const f of record) {
+    if (f.indexOf('\n') < 0 && f.indexOf('\r') < 0) continue;
+    const parts = f.split(/\r\n|\r|\n/);
+    for (let i = 1; i < parts.length - 1; i++) if (/^[ \t]*$/.test(parts[i]!)) n++;
+  }
+  return n;
 }

@@ -7,3 +7,4 @@ export { csvDialect, type CsvDialect } from './dialect.js';
 export { readCsvBatches, readCsvFile, type CsvFileOptions } from './read-csv.js';
 export { scanCsvKeys, type ScanCsvKeysOptions } from './scan-keys.js';
 export { splitCsv, type CsvChunk, type CsvSplit, type SplitCsvOptions } from './chunks.js';
+export { csvHeader, csvRecordAt, type CsvRecordFormat } from './read-record.js';
