@@ -29,7 +29,7 @@ beforeAll(() => {
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('stagecoach where code generation from strings is disallowed', () => {
-  // The CSV reader and the mapping write a few functions as source text (src/pipeline/generated-code.ts);
+  // The mapping writes a few functions as source text (src/pipeline/generated-code.ts);
   // hardened deployments run node with --disallow-code-generation-from-strings, where they fall back to loops.
   it('maps every sample row to the same record, and plans the same, as with generated code', async () => {
     const hardened = { NODE_OPTIONS: '--disallow-code-generation-from-strings' };

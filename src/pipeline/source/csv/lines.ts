@@ -120,6 +120,7 @@ export class PhysicalLines {
     // Jumps from break to break; only a line's bytes are looked at when it starts with a blank.
     let s = 0;
     const n = bytes.length;
+    let nextCr = -1; // the next CR at or after s (n: none), looked for again only once passed
     while (s < n) {
       if (this.pendingCr) {
         this.pendingCr = false;
@@ -130,9 +131,11 @@ export class PhysicalLines {
       }
       let lf = bytes.indexOf(LF, s);
       if (lf < 0) lf = n;
-      let cr = bytes.indexOf(CR, s);
-      if (cr < 0 || cr > lf) cr = n;
-      const brk = Math.min(lf, cr);
+      if (nextCr < s) {
+        nextCr = bytes.indexOf(CR, s);
+        if (nextCr < 0) nextCr = n;
+      }
+      const brk = Math.min(lf, nextCr);
       if (brk > s) {
         this.lineEmpty = false;
         if (this.lineBlank) for (let i = s; i < brk && this.lineBlank; i++) this.lineBlank = bytes[i] === SPACE || bytes[i] === TAB;
