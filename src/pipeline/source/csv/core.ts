@@ -19,12 +19,25 @@
  *
  * Accounting (tally.ts): the physical and blank lines are counted from every byte pushed, apart
  * from both readers (lines.ts); the readers add the header's lines, the rows and row errors and
- * the lines each spans. A row spanning several lines *swallowed* the lines after its first when it
- * is an error: csv-parse refused it, or it came out with a column count other than the header's.
+ * the lines each spans (a blank line inside a quoted field counts as blank, not as the row's).
+ *
+ * Swallowed lines. Only csv-parse makes a record of several lines. Such a record *swallowed* the
+ * lines after its first when any of these holds:
+ * - csv-parse refused it (`on_skip`), or the file ended inside it (an unclosed quote);
+ * - it came out with a column count other than the header's;
+ * - a field holding a line break starts with the quote character: the quote opened the field but
+ *   did not close as a quote (`100009;"J.;Johannes;…` on line 11, a stray `"ab"cd` on line 21),
+ *   and under `relax_quotes` csv-parse then reads the whole stretch as one unquoted field of the
+ *   right width, whose line breaks are other rows' line ends. A well-quoted field comes back
+ *   without its quotes.
  * A quoted field over several lines in a row of the right width (a street over two lines) is a
- * legitimate row and swallows nothing. A swallowing row becomes one error naming its whole span
- * (`klanten.csv:11–21: a quote opened on line 11 closes on line 21; 10 following lines were read
- * as part of this one`) and is listed in `tally.swallowed`.
+ * row and swallows nothing. A swallowing record is one error naming its whole span
+ * (`klanten.csv:11–21: a quote opened on line 11 closes on line 21; 10 following rows were read
+ * as part of this one`) and is listed in `tally.swallowed`. The rule's blind spot: a well-quoted
+ * field over several lines whose text itself starts with a (doubled) quote reads as swallowing.
+ *
+ * A file with a header and no row sets `tally.truncated`; a file with nothing at all is also one
+ * SOURCE_READ_FAILED, as before.
  */
 import { parse, type CsvError, type Info, type Options, type Parser } from 'csv-parse';
 import type { SourceRow, SourceRowError } from '../../types.js';
