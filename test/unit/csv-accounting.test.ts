@@ -154,6 +154,25 @@ describe('CSV core (bytes in, rows out, no I/O)', () => {
     for (const size of [1, 2, 5]) expect(feed(text, size)).toEqual(whole);
   });
 
+  it('counts a one-column row of blanks once, as a blank line', () => {
+    const tally = newTally('s', 'f.csv', 'csv');
+    const core = new CsvCore({
+      source: 's',
+      file: 'f.csv',
+      dialect: { ...dialect, header: false, columns: ['a'] },
+      tally,
+      hashRows: false,
+    });
+    const rows = [...core.push(Buffer.from('1\n  \n2\n')), ...core.end()].map(seen);
+    expect(rows).toEqual([
+      [1, { a: '1' }],
+      [2, { a: '  ' }],
+      [3, { a: '2' }],
+    ]);
+    expect(tally).toMatchObject({ physicalLines: 3, blankLines: 1, linesInRows: 2, rowsRead: 3 });
+    expect(tallyDisagreement(tally)).toBeUndefined();
+  });
+
   it('counts physical lines from the bytes alone: LF, CRLF once, lone CR, a last line without a break', () => {
     const count = (text: string, wide = false) => {
       const p = new PhysicalLines(wide);

@@ -354,7 +354,11 @@ export class CsvCore {
       return;
     }
     const width = this.width;
-    if (t) t.linesInRows += endLine - line + 1 - (endLine > line ? blankLinesInside(record) : 0);
+    // Blank lines are the independent count's: one inside a quoted field, or a one-column row
+    // of blanks, is not also counted as the row's.
+    if (t)
+      t.linesInRows +=
+        endLine - line + 1 - (endLine > line ? blankLinesInside(record) : width === 1 && /^[ \t]*$/.test(record[0]!) ? 1 : 0);
     if (endLine > line && (record.length !== width || this.quoteTookLines(record))) {
       const why = record.length !== width ? `it came out with ${record.length} columns, expected ${width} as the header` : undefined;
       this.swallowed(line, endLine, byteOffset, false, why);
