@@ -39,7 +39,7 @@ export async function listSourceFiles(dir: string, source: Pick<SourceDefinition
 export async function* readSourceFile(
   source: SourceDefinition,
   file: SourceFile,
-  options: { requiredColumns?: ReadonlySet<string>; signal?: AbortSignal | undefined; hashRows?: boolean } = {},
+  options: { requiredColumns?: ReadonlySet<string>; signal?: AbortSignal | undefined; hashRows?: boolean; tally?: SourceTally } = {},
 ): AsyncGenerator<SourceRow | SourceRowError> {
   for await (const batch of readSourceBatches(source, file, options)) yield* batch;
 }

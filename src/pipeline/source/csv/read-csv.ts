@@ -8,7 +8,7 @@ import type { CsvOptions, SourceEncoding } from '../../definition/schema.js';
 import type { SourceTally } from '../tally.js';
 import { detectEncoding, swap16Stream, type ResolvedEncoding } from '../encoding.js';
 import { csvDialect } from './dialect.js';
-import { CsvCore, type CsvCoreOptions, type CsvItem, type CsvRange, type CsvReadOutcome } from './core.js';
+import { CsvCore, type CsvItem, type CsvRange, type CsvReadOutcome } from './core.js';
 
 export interface CsvFileOptions {
   /** Source name (pipeline file). */
@@ -100,5 +100,3 @@ export async function* feedFile(
     input.destroy();
   }
 }
-
-export type { CsvCoreOptions };

@@ -5,7 +5,7 @@
  */
 import type { CsvOptions, SourceEncoding } from '../../definition/schema.js';
 import { detectEncoding } from '../encoding.js';
-import { CsvCore } from './core.js';
+import { CsvCore, type CsvReadOutcome } from './core.js';
 import { feedFile } from './read-csv.js';
 
 /** The CSV options that matter for one record; the pipeline's defaults for the others. */
@@ -26,7 +26,7 @@ export async function csvHeader(path: string, format: CsvRecordFormat): Promise<
   if (format.csv?.columns?.length) return [...format.csv.columns];
   if (format.csv?.header === false) return [];
   const enc = await detectEncoding(path, path, format.encoding);
-  const outcome = { endLine: 0, endByte: 0, endedAtRecord: true, columns: undefined as string[] | undefined };
+  const outcome: CsvReadOutcome = { endLine: 0, endByte: 0, endedAtRecord: true };
   const core = new CsvCore({
     source: '',
     file: path,
