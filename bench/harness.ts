@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { parse } from 'csv-parse';
-import { readCsvBatches } from '../src/pipeline/source/source-csv.js';
+import { readCsvBatches } from '../src/pipeline/source/csv/index.js';
 
 export interface BenchRow {
   benchmark: string;
@@ -89,7 +89,7 @@ export function runChild(
 }
 
 /**
- * stagecoach's own CSV reader alone on the generated persons (src/pipeline/source/source-csv.ts:
+ * stagecoach's own CSV reader alone on the generated persons (src/pipeline/source/csv/:
  * plain lines split natively, csv-parse from a line that is not plain), without row hashes.
  */
 export async function csvReaderAlone(file: string): Promise<{ rows: number; ms: number }> {

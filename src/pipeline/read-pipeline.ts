@@ -15,14 +15,14 @@
  * occurrence always comes before its duplicates.
  */
 import type { FrontRow, MappedRow, SourceRow, SourceRowError } from './types.js';
-import type { CsvRange } from './source/source-csv.js';
+import type { CsvRange } from './source/csv/index.js';
 import { ParallelReader, type ParallelOptions } from './parallel/read-parallel.js';
 import type { PipelineDefinition } from './definition/load-pipeline.js';
 import type { MapContext } from './mapping/compile.js';
 import { isSourceRowError, readSourceBatches, readSourceFile } from './source/index.js';
 import { KeyIndex } from './checks/key-index.js';
 import { detectEncoding } from './source/encoding.js';
-import { scanCsvKeys } from './source/scan-csv-keys.js';
+import { scanCsvKeys } from './source/csv/index.js';
 import { mapAndCheck, rejectUnreadable, settleRow, type KeyChecks } from './checks/index.js';
 import { readCorrections, type CorrectionsIndex } from './checks/corrections.js';
 import { summariseRows, type PlanSummary } from './checks/plan-summary.js';

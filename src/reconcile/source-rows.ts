@@ -7,8 +7,8 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import iconv from 'iconv-lite';
-import { parse } from 'csv-parse';
 import type { SourceSpec } from '../pipeline/definition/schema.js';
+import { csvHeader, csvRecordAt } from '../pipeline/source/csv/index.js';
 
 /** The reading options of a source that matter for one row. */
 export type RowFormat = Pick<SourceSpec, 'format' | 'encoding'> & { csv?: Partial<SourceSpec['csv']> };
@@ -41,30 +41,15 @@ function textFrom(file: string, encoding: string, start: number): NodeJS.Readabl
 }
 
 /**
- * The first CSV record starting at `start`, as an array of strings, read as the pipeline's CSV
- * source reads it. A record that cannot be read as CSV (an unclosed quote: the row was refused
- * for it) comes back as one field, the text of its first line (cut at MAX_ROW_CHARS).
+ * The CSV record starting at `start`, as an array of strings, read by the pipeline's own CSV
+ * reader (source/csv/). A record the reader refuses there (an unclosed quote: the row was
+ * refused for it) comes back as one field, the text of its first line (cut at MAX_ROW_CHARS).
  */
-async function firstCsvRecord(file: string, encoding: string, start: number, csv: RowFormat['csv']): Promise<string[] | undefined> {
-  const source = createReadStream(file, { start });
-  const parser = source.pipe(iconv.decodeStream(encoding)).pipe(
-    parse({
-      delimiter: csv?.delimiter ?? ',',
-      quote: csv?.quote ?? '"',
-      relax_column_count: true,
-      relax_quotes: true,
-      skip_empty_lines: true,
-      to: 1,
-    }),
-  );
-  try {
-    for await (const record of parser) return record as string[];
-    return undefined;
-  } catch {
-    return [await firstLine(file, encoding, start)];
-  } finally {
-    source.destroy();
-  }
+async function firstCsvRecord(file: string, start: number, format: RowFormat): Promise<string[] | undefined> {
+  const record = await csvRecordAt(file, start, format);
+  if (record !== 'unreadable') return record;
+  const { encoding } = await encodingOf(file, format.encoding);
+  return [await firstLine(file, encoding, start)];
 }
 
 async function firstLine(file: string, encoding: string, start: number): Promise<string> {
@@ -82,12 +67,9 @@ async function firstLine(file: string, encoding: string, start: number): Promise
   return text.replace(/\r$/, '').slice(0, MAX_ROW_CHARS);
 }
 
-/** The header of a CSV source: its declared columns, or its first record. */
+/** The header of a CSV source: its declared columns, or its first record (as the pipeline's reader takes it). */
 export async function csvColumns(file: string, format: RowFormat): Promise<string[]> {
-  if (format.csv?.columns?.length) return [...format.csv.columns];
-  if (format.csv?.header === false) return [];
-  const { encoding, bomBytes } = await encodingOf(file, format.encoding);
-  return (await firstCsvRecord(file, encoding, bomBytes, format.csv)) ?? [];
+  return csvHeader(file, format);
 }
 
 /** Longest row text re-read, and deepest nesting parsed: a longer or deeper row is shown cut, as text. */
@@ -161,16 +143,16 @@ async function jsonValueAt(file: string, encoding: string, start: number): Promi
  *   row.values // { klantnr: '1014', voorletters: 'J.', … }
  */
 export async function readRowAt(file: string, byteOffset: number, format: RowFormat, columns?: string[]): Promise<RawRow> {
-  const { encoding } = await encodingOf(file, format.encoding);
   if (format.format === 'csv') {
     const cols = columns ?? (await csvColumns(file, format));
-    const record = (await firstCsvRecord(file, encoding, byteOffset, format.csv)) ?? [];
+    const record = (await firstCsvRecord(file, byteOffset, format)) ?? [];
     const names = cols.length ? [...cols] : record.map((_v, i) => `column_${i + 1}`);
     for (let i = names.length; i < record.length; i++) names.push(`column_${i + 1}`);
     const values: Record<string, unknown> = {};
     names.forEach((name, i) => (values[name] = record[i] ?? ''));
     return { columns: names, values };
   }
+  const { encoding } = await encodingOf(file, format.encoding);
   const value = await jsonValueAt(file, encoding, byteOffset);
   const values = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : { value };
   return { columns: Object.keys(values), values };

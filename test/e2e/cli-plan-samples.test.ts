@@ -29,8 +29,8 @@ beforeAll(() => {
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('stagecoach where code generation from strings is disallowed', () => {
-  // The CSV reader and the mapping write a few functions as source text (src/pipeline/generated-code.ts);
-  // hardened deployments run node with --disallow-code-generation-from-strings, where they fall back to loops.
+  // Hardened deployments run node with --disallow-code-generation-from-strings: nothing in stagecoach may
+  // depend on writing functions as source text (the CSV reader and the mapping build plain objects and closures).
   it('maps every sample row to the same record, and plans the same, as with generated code', async () => {
     const hardened = { NODE_OPTIONS: '--disallow-code-generation-from-strings' };
     const args = ['map', 'pipelines/crm.yaml', '--sample', '1000', '--json'];

@@ -76,7 +76,7 @@ const ROW_CASES: Array<Source & { rows: number; mapped: number; refused: Array<[
       [
         5,
         'SOURCE_ROW_INVALID',
-        'unbalanced-quotes.csv:5: unreadable CSV row (lines 5–6 read as one row): Quote Not Closed: the parsing is finished with an opening quote at line 6',
+        'unbalanced-quotes.csv:5–6: a quote opened on line 5 is not closed before the file ends; 1 following row was read as part of this one',
       ],
     ],
   },

@@ -14,7 +14,7 @@ import iconv from 'iconv-lite';
 import { loadPipeline, readPipeline } from '../../dist/src/pipeline/read-pipeline.js';
 import { encodeRecord } from '../../dist/src/pipeline/batcher/index.js';
 import { generateCrmSamples } from '../../dist/src/pipeline/samples/generate-crm.js';
-import { splitCsv, type SplitCsvOptions } from '../../dist/src/pipeline/source/csv-chunks.js';
+import { splitCsv, type SplitCsvOptions } from '../../dist/src/pipeline/source/csv/index.js';
 import type { FrontRow } from '../../dist/src/pipeline/types.js';
 import type { ParallelStats } from '../../dist/src/pipeline/parallel/read-parallel.js';
 

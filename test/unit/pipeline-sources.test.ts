@@ -3,9 +3,9 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readCsvFile, type CsvRange, type CsvReadOutcome } from '../../src/pipeline/source/source-csv.js';
+import { readCsvFile, type CsvRange, type CsvReadOutcome } from '../../src/pipeline/source/csv/index.js';
 import { readJsonArrayFile, readJsonLinesFile } from '../../src/pipeline/source/source-json.js';
-import { scanCsvKeys } from '../../src/pipeline/source/scan-csv-keys.js';
+import { scanCsvKeys } from '../../src/pipeline/source/csv/index.js';
 import { detectEncoding, repairWindows1252 } from '../../src/pipeline/source/encoding.js';
 import type { SourceEncoding } from '../../src/pipeline/definition/schema.js';
 import type { SourceRow, SourceRowError } from '../../src/pipeline/types.js';
@@ -118,10 +118,7 @@ describe('CSV source', () => {
     ]);
     expect(await read('a;b\r\n1;x\r\n"open;\r\n2;x\r\n3;x\r\n')).toEqual([
       [2, '1'],
-      [
-        3,
-        'f.csv:3: unreadable CSV row (lines 3–5 read as one row): Quote Not Closed: the parsing is finished with an opening quote at line 5',
-      ],
+      [3, 'f.csv:3–5: a quote opened on line 3 is not closed before the file ends; 2 following rows were read as part of this one'],
     ]);
   });
 
@@ -367,9 +364,9 @@ describe('CSV key scan', () => {
     expect(names).toEqual(['Zoë', 'Renée € Café']);
   });
 
-  it('jumps past the key to exactly the keys of the byte-by-byte scan, wherever the chunks end', async () => {
-    // Seeded random files built from the pieces that change the scanner's state, each scanned for
-    // its first, second and last column with and without the jumps, in chunks of 1 to 64 bytes
+  it('reads the keys of plain lines exactly as csv-parse reads them, wherever the chunks end', async () => {
+    // Seeded random files built from the pieces that change a CSV reader's state, each scanned for
+    // its first, second and last column with and without the plain-line path, in chunks of 1 to 64 bytes
     // and whole, so that every piece sometimes straddles a chunk's end.
     const pieces = ['a', 'bc', 'é', ';', ';;', '"', '""', '"x"', '"q;\n"', '\n', '\r\n', '\r', '\n\n', ' ', '1001'];
     let seed = 7;
@@ -397,7 +394,7 @@ describe('CSV key scan', () => {
               quote: '"',
               header: true,
               column,
-              everyByte,
+              plainLines: !everyByte,
               ...(chunkBytes ? { chunkBytes } : {}),
             },
             (k) => keys.push(k),

@@ -11,7 +11,7 @@ import { resolve } from 'node:path';
 import type { SourceRow, SourceRowError } from '../types.js';
 import type { PipelineDefinition } from '../definition/load-pipeline.js';
 import { displayPath } from '../definition/load-pipeline.js';
-import { readCsvFile } from '../source/source-csv.js';
+import { readCsvFile } from '../source/csv/index.js';
 import { readJsonLinesFile } from '../source/source-json.js';
 import { StagecoachError } from '../../contract/errors.js';
 

@@ -6,8 +6,7 @@
  * byte offset plugs in here.
  */
 import { detectEncoding } from '../source/encoding.js';
-import { splitCsv, type CsvSplit, type SplitCsvOptions } from '../source/csv-chunks.js';
-import { readCsvBatches, type CsvRange, type CsvReadOutcome } from '../source/source-csv.js';
+import { splitCsv, type CsvSplit, type SplitCsvOptions, readCsvBatches, type CsvRange, type CsvReadOutcome } from '../source/csv/index.js';
 import type { SourceRow, SourceRowError } from '../types.js';
 import type { PreparedSource } from '../prepare-pipeline.js';
 

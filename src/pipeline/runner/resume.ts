@@ -20,7 +20,7 @@ import { open, stat } from 'node:fs/promises';
 import type { Ledger, RecordProvenance, RunRow } from '../../ledger/index.js';
 import type { PipelineDefinition, SourceDefinition } from '../definition/load-pipeline.js';
 import { listSourceFiles, type SourceFile } from '../source/index.js';
-import { readCsvBatches, type CsvReadOutcome, type CsvRange } from '../source/source-csv.js';
+import { readCsvBatches, type CsvReadOutcome, type CsvRange } from '../source/csv/index.js';
 
 /** Bytes of a file's head that its fingerprint hashes. */
 const HEAD_BYTES = 64 * 1024;

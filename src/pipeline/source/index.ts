@@ -8,7 +8,8 @@ import { StagecoachError } from '../../contract/errors.js';
 import type { SourceRow, SourceRowError } from '../types.js';
 import type { SourceDefinition } from '../definition/load-pipeline.js';
 import { displayPath } from '../definition/load-pipeline.js';
-import { readCsvBatches, type CsvRange } from './source-csv.js';
+import { readCsvBatches, type CsvRange } from './csv/index.js';
+import type { SourceTally } from './tally.js';
 import { readJsonArrayBatches, readJsonLinesBatches } from './source-json.js';
 
 export interface SourceFile {
@@ -38,7 +39,7 @@ export async function listSourceFiles(dir: string, source: Pick<SourceDefinition
 export async function* readSourceFile(
   source: SourceDefinition,
   file: SourceFile,
-  options: { requiredColumns?: ReadonlySet<string>; signal?: AbortSignal | undefined; hashRows?: boolean } = {},
+  options: { requiredColumns?: ReadonlySet<string>; signal?: AbortSignal | undefined; hashRows?: boolean; tally?: SourceTally } = {},
 ): AsyncGenerator<SourceRow | SourceRowError> {
   for await (const batch of readSourceBatches(source, file, options)) yield* batch;
 }
@@ -52,6 +53,8 @@ export function readSourceBatches(
     signal?: AbortSignal | undefined;
     range?: CsvRange | undefined;
     hashRows?: boolean | undefined;
+    /** Filled in as the file is read (CSV): its two-way count, tally.ts. */
+    tally?: SourceTally | undefined;
   } = {},
 ): AsyncGenerator<(SourceRow | SourceRowError)[]> {
   const common = {
@@ -69,6 +72,7 @@ export function readSourceBatches(
         csv: source.csv,
         ...(options.requiredColumns ? { requiredColumns: options.requiredColumns } : {}),
         ...(options.range ? { range: options.range } : {}),
+        ...(options.tally ? { tally: options.tally } : {}),
       });
     case 'json':
       return readJsonArrayBatches({ ...common, arrayPath: source.json.path });

@@ -22,7 +22,7 @@ import type { SourceRow, SourceRowError } from '../types.js';
 import type { SourceEncoding } from '../definition/schema.js';
 import { StagecoachError } from '../../contract/errors.js';
 import { detectEncoding, repairWindows1252, swap16Stream, textDefect, textDefectHint, type ResolvedEncoding } from './encoding.js';
-import { sha256Hex } from './source-csv.js';
+import { sha256Hex } from './row-hash.js';
 
 export interface JsonFileOptions {
   source: string;

@@ -5,15 +5,15 @@
  * A record boundary is a line break outside quotes, and whether a line break is inside quotes
  * depends on everything before it, so the file is scanned once from its start. The scan only
  * jumps between quotes and line feeds with `Buffer.indexOf` (native), so it runs far ahead of
- * the parsers: it is not a parser, and it does not need to be exact. It reads CSV as
- * scan-csv-keys.ts does (a quote opens a field only at the field's start; a doubled quote inside
+ * the parsers: it is not a parser, and it does not need to be exact. It reads CSV simply
+ * (a quote opens a field only at the field's start; a doubled quote inside
  * one is a literal); where csv-parse would read a file otherwise (a stray quote it treats
  * differently, a lone CR), the range's reader notices that its range did not end at a record,
  * and the caller reads on from the last good boundary on one thread. A range is cut only between
  * two non-blank lines, so a range's last record ends exactly at its end.
  */
 import { createReadStream } from 'node:fs';
-import type { ResolvedEncoding } from './encoding.js';
+import type { ResolvedEncoding } from '../encoding.js';
 
 export interface CsvChunk {
   /** Byte range [start, end); `end` is absent for the file's last range. */

@@ -1,7 +1,7 @@
 /**
  * The CSV reader's fast path for plain lines: a line with no quote character and no line-break
  * byte other than its own record delimiter. Such a line is one record whose fields are its text
- * split at the delimiter, whatever csv-parse's options; so source-csv.ts splits it natively
+ * split at the delimiter, whatever csv-parse's options; so core.ts splits it natively
  * (`Buffer.indexOf` for the line end, one decode, `String.split`) instead of csv-parse's
  * byte-by-byte state machine (the whole reader: 1.9–2.8 instead of 5.7–7.5 µs a row of 18
  * columns). At a line that is not plain, the reader hands its input to csv-parse, which reads

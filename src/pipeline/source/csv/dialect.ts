@@ -1,0 +1,48 @@
+/**
+ * How a CSV file is written, in one object that both readers of the core take: the plain-line
+ * path (plain-lines.ts) and csv-parse (its options come from here, `csvParseOptions`).
+ */
+import type { Options } from 'csv-parse';
+import type { CsvOptions } from '../../definition/schema.js';
+import type { ResolvedEncoding } from '../encoding.js';
+
+export interface CsvDialect {
+  delimiter: string;
+  quote: string;
+  /** The first record names the columns. */
+  header: boolean;
+  /** Column names given in the pipeline (no header, or renamed). */
+  columns?: string[] | undefined;
+  /** LF or CRLF when known (a range after the file's start knows it); else found in the first line. */
+  recordDelimiter?: '\n' | '\r\n' | undefined;
+  encoding: ResolvedEncoding;
+}
+
+/** The dialect of a pipeline source's `csv` options in a resolved encoding. */
+export function csvDialect(csv: CsvOptions, encoding: ResolvedEncoding, recordDelimiter?: '\n' | '\r\n'): CsvDialect {
+  return { delimiter: csv.delimiter, quote: csv.quote, header: csv.header, columns: csv.columns, recordDelimiter, encoding };
+}
+
+/**
+ * csv-parse's options for the dialect. Records of any width come back (the core tells a wrong
+ * count itself, with the header's width); a record csv-parse cannot read goes to `on_skip` and
+ * the file goes on.
+ * @param bom the input starts at the file's first byte (csv-parse strips a UTF-8 BOM there)
+ */
+export function csvParseOptions(d: CsvDialect, bom: boolean): Options {
+  return {
+    delimiter: d.delimiter,
+    quote: d.quote,
+    escape: d.quote,
+    encoding: d.encoding.node,
+    bom,
+    ...(d.recordDelimiter ? { record_delimiter: d.recordDelimiter } : {}),
+    relax_column_count: true,
+    // A quote inside a field that does not start with one (Jan"sen, "Sm"it) is a literal, as
+    // spreadsheets read it. Without this, csv-parse stayed in quoting mode after skipping such a
+    // row and swallowed the valid rows after it, up to the next quote, into one error.
+    relax_quotes: true,
+    skip_empty_lines: true,
+    skip_records_with_error: true,
+  };
+}
