@@ -109,7 +109,7 @@ export const HEADER_ROLES: ReadonlyArray<[Role, readonly string[]]> = [
       'number',
     ],
   ],
-  ['initials', ['voorletters', 'initialen', 'initials', 'initial', 'vorletters']],
+  ['initials', ['voorletters', 'voorl', 'vrl', 'initialen', 'initials', 'initial', 'vorletters']],
   [
     'firstName',
     [

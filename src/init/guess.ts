@@ -68,9 +68,12 @@ export function guessMapping(sourceName: string, profile: FileProfile, context: 
     c.duplicates + c.empty === 0
       ? `unique and never empty over ${num(profile.rows)} rows`
       : `unique over ${num(profile.rows)} rows but for ${c.duplicates} repeated and ${c.empty} empty value(s), which plan rejects`;
-  if (isOrg && byRole.get('cocNumber')?.unique && !named?.unique) {
+  if (isOrg && byRole.get('cocNumber')?.unique) {
+    // An organisation is its KvK number: two rows with one number are one company, which the
+    // platform refuses twice over (a duplicate identity), so the number is the key that lets the
+    // first row stage and names the second as a duplicate.
     key = byRole.get('cocNumber');
-    notes.push(`key ${key!.name}: the KvK number, ${uniqueness(key!)}`);
+    notes.push(`key ${key!.name}: the KvK number (one company, one number), ${uniqueness(key!)}`);
   } else if (named?.unique) {
     key = named;
     notes.push(`key ${named.name}: named like a key, ${uniqueness(named)}`);

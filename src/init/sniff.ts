@@ -118,7 +118,9 @@ const looksLikeData = (v: string): boolean => /^[\d\s.,+\-/:]+$/.test(v.trim()) 
  * and no repeated names while later records do hold data-looking values.
  */
 export function sniffCsv(text: string, encoding: SourceEncoding, encodingReason: string): CsvDialect {
-  const quote = text.includes("'") && !text.includes('"') && /(^|[;,\t|])'/.test(text) ? "'" : '"';
+  // Single quotes only when fields are wrapped in them (a place like 's-Hertogenbosch starts with one).
+  const wrapped = (q: string) => (text.match(new RegExp(`(^|[;,\\t|])${q}[^${q}\\r\\n]*${q}(?=[;,\\t|]|\\r?$)`, 'gm')) ?? []).length;
+  const quote = wrapped("'") >= 5 && wrapped('"') === 0 ? "'" : '"';
   const records = headRecords(text, quote, 50);
   const complete = records.slice(0, Math.max(1, records.length - 1)); // the last may be cut off
   let best = { delimiter: ',', score: -1, fields: 1, consistent: 0 };
