@@ -7,6 +7,7 @@ import { registerServeCommands } from './commands/serve.js';
 import { registerClientCommands } from './commands/client-commands.js';
 import { registerPipelineCommands } from './commands/pipeline-commands.js';
 import { registerMigrateCommands } from './commands/migrate-commands.js';
+import { registerInitCommand } from './commands/init-command.js';
 import { runCli } from './run.js';
 
 export async function main(argv: readonly string[]): Promise<void> {
@@ -14,6 +15,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     .description('Carry legacy customer data into the lending platform through its migration API')
     .version('0.1.0');
 
+  registerInitCommand(program);
   registerServeCommands(program);
   registerClientCommands(program);
   registerPipelineCommands(program);

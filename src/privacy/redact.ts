@@ -21,8 +21,8 @@ export interface RedactorOptions {
 /** Reasons whose value is a legacy key (a duplicate, a relation's target), shown as legacy keys are. */
 const KEY_CODES: ReadonlySet<string> = new Set(['DUPLICATE_LEGACY_KEY', 'RELATION_TARGET_MISSING']);
 
-/** Quoted parts of a message (`…`, "…"): where messages echo values. */
-const QUOTED = /`([^`]*)`|"([^"]*)"/g;
+/** Values in messages stand in backticks (`got \`31-02-1980\``); double quotes name columns and fields. */
+const QUOTED = /`([^`]*)`/g;
 
 export class Redactor {
   readonly mode: ValuesMode;
@@ -64,15 +64,14 @@ export class Redactor {
 
   /**
    * A message about `field`, with the values it echoes shown as they would be: for a personal
-   * field every quoted part (`…`, "…": where messages echo values), then any other occurrence of
+   * field every part in backticks (where messages echo values), then any other occurrence of
    * the known value (three characters or more: a one-letter code would hit ordinary words).
    * @example r.message('dateOfBirth: no such day, got `31-02-1980`', 'dateOfBirth') // '… got `**-**-19**`'
    */
   message(message: string, field: string, value?: unknown, code?: string): string {
     const cls = code !== undefined && KEY_CODES.has(code) ? (this.keyIsPersonal ? 'direct' : 'none') : this.classify(field);
     if (this.mode === 'revealed' || cls === 'none') return message;
-    const out = message.replace(QUOTED, (whole, a: string | undefined, b: string | undefined) => {
-      const inner = a ?? b ?? '';
+    const out = message.replace(QUOTED, (whole, inner: string) => {
       if (inner === '') return whole;
       const q = whole[0]!;
       return `${q}${this.show(inner, cls)}${q}`;

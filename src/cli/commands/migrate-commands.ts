@@ -365,7 +365,7 @@ function registerMigrate(program: Command): void {
               signal,
               tolerance: opts.tolerance,
               onEvent: jobReporter(opts.json),
-              logger: commandLogger('migrate', opts.logLevel),
+              logger: commandLogger('migrate', opts.logLevel ?? 'warn'),
               ...(opts.reveal ? { values: 'revealed' as const } : {}),
               ...(opts.ledger ? { ledgerFile: opts.ledger } : {}),
               ...(opts.corrections ? { corrections: opts.corrections } : {}),

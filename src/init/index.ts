@@ -1,0 +1,239 @@
+/**
+ * `stagecoach init`: from a lender's own export files to a pipeline that `plan` accepts. Sniffs
+ * each file's dialect, profiles its columns, guesses the mapping of each to staged
+ * counterparties, writes `pipeline.yaml` and one mapping per source with every guess explained,
+ * and runs `plan` on the result. Nothing is sent anywhere. docs/init.md.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, open, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, extname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { StagecoachError } from '../contract/errors.js';
+import { loadPipeline } from '../pipeline/definition/load-pipeline.js';
+import { summarisePlan, type PlanSummary } from '../pipeline/read-pipeline.js';
+import { roleOf } from './dictionary.js';
+import { guessMapping, type GuessedMapping } from './guess.js';
+import { profileFile, type FileProfile } from './profile.js';
+import { type Dialect, SNIFF_BYTES, sniff } from './sniff.js';
+import { mappingYaml, pipelineYaml } from './write-yaml.js';
+
+export { sniff, sniffEncoding, sniffCsv, recordsPath, type Dialect, type CsvDialect, type JsonDialect } from './sniff.js';
+export { ColumnProfiler, profileFile, type FileProfile, type ColumnProfile } from './profile.js';
+export { guessMapping, type GuessedMapping } from './guess.js';
+
+/** Extensions `init` takes from a folder. */
+const EXPORT_EXTENSIONS = new Set(['.csv', '.txt', '.tsv', '.json', '.jsonl', '.ndjson']);
+/** A JSON document up to this size is parsed whole to find its array of records. */
+const JSON_PARSE_LIMIT = 256 * 1024 * 1024;
+
+export interface InitOptions {
+  /** Export files, or folders of them. */
+  inputs: string[];
+  /** Folder to write pipeline.yaml and mappings/ into (default: the working folder). */
+  outDir?: string;
+  /** Overwrite files that exist. */
+  force?: boolean;
+  /** Name of the pipeline (default: the out folder's name). */
+  name?: string;
+  /** Profile at most this many rows per file (default: all). */
+  maxRows?: number;
+  /** Run `plan` on what was written (default true). */
+  plan?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface InitSource {
+  name: string;
+  file: string;
+  dialect: Dialect;
+  profile: { rows: number; columns: number };
+  mapping: GuessedMapping;
+  mappingFile: string;
+}
+
+export interface InitResult {
+  pipelineFile: string;
+  sources: InitSource[];
+  /** Everything left to decide: the TODOs of every mapping. */
+  todos: string[];
+  plan?: PlanSummary;
+}
+
+/**
+ * @example const r = await initPipeline({ inputs: ['exports/'], outDir: 'migration' });
+ *          r.todos // ['klanten: dateOfBirth: …']
+ */
+export async function initPipeline(options: InitOptions): Promise<InitResult> {
+  const outDir = resolve(options.outDir ?? '.');
+  const files = await listInputs(options.inputs);
+  if (files.length === 0)
+    throw new StagecoachError(
+      'CONFIG_INVALID',
+      `init: no export files in ${options.inputs.join(', ')} (expected ${[...EXPORT_EXTENSIONS].join(' ')})`,
+    );
+  const pipelineFile = join(outDir, 'pipeline.yaml');
+  const names = uniqueNames(files);
+
+  const read: Array<{ name: string; path: string; dialect: Dialect; profile: FileProfile }> = [];
+  for (const [i, path] of files.entries()) {
+    const dialect = await sniffFile(path);
+    const source = {
+      name: names[i]!,
+      format: dialect.kind,
+      encoding: dialect.encoding,
+      csv:
+        dialect.kind === 'csv'
+          ? {
+              delimiter: dialect.delimiter,
+              quote: dialect.quote,
+              header: dialect.header,
+              ...(dialect.header ? {} : { columns: dialect.columns }),
+            }
+          : { delimiter: ',', quote: '"', header: true },
+      json: dialect.kind === 'json' && dialect.arrayPath ? { path: dialect.arrayPath } : {},
+    };
+    const profile = await profileFile(
+      source,
+      { path, file: relative(process.cwd(), path) || path },
+      {
+        keyHint: (c) => roleOf(c) === 'key' || roleOf(c) === 'cocNumber',
+        ...(options.maxRows !== undefined ? { maxRows: options.maxRows } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      },
+    );
+    read.push({ name: names[i]!, path, dialect, profile });
+  }
+
+  // Persons first, so organisations' director relations can point at their scope.
+  const guesses = read.map((r) => ({ ...r, mapping: guessMapping(r.name, r.profile) }));
+  const personScope = guesses.find((g) => g.mapping.type === 'person')?.mapping.scope;
+  const ordered = guesses
+    .map((g) =>
+      g.mapping.type === 'organisation' && personScope ? { ...g, mapping: guessMapping(g.name, g.profile, { personScope }) } : g,
+    )
+    .sort((a, b) => (a.mapping.type === b.mapping.type ? 0 : a.mapping.type === 'person' ? -1 : 1));
+
+  const schemas = schemaDir();
+  const writes: Array<[string, string]> = [];
+  const sources: InitSource[] = [];
+  for (const g of ordered) {
+    const mappingFile = join(outDir, 'mappings', `${g.name}.yaml`);
+    const schema =
+      schemas && existsSync(join(schemas, 'mapping.schema.json'))
+        ? relative(dirname(mappingFile), join(schemas, 'mapping.schema.json'))
+        : undefined;
+    writes.push([mappingFile, mappingYaml(g.mapping, { source: g.name, file: relative(outDir, g.path), ...(schema ? { schema } : {}) })]);
+    sources.push({
+      name: g.name,
+      file: g.path,
+      dialect: g.dialect,
+      profile: { rows: g.profile.rows, columns: g.profile.columns.length },
+      mapping: g.mapping,
+      mappingFile,
+    });
+  }
+  const pipelineSchema =
+    schemas && existsSync(join(schemas, 'pipeline.schema.json')) ? relative(outDir, join(schemas, 'pipeline.schema.json')) : undefined;
+  writes.unshift([
+    pipelineFile,
+    pipelineYaml({
+      name: options.name ?? (basename(outDir).replace(/[^A-Za-z0-9_-]/g, '-') || 'migration'),
+      namespace: randomUUID(),
+      files: files.map((f) => relative(outDir, f)),
+      sources: sources.map((s) => ({
+        name: s.name,
+        path: relative(outDir, s.file),
+        dialect: s.dialect,
+        mapping: relative(outDir, s.mappingFile),
+      })),
+      ...(pipelineSchema ? { schema: pipelineSchema } : {}),
+    }),
+  ]);
+
+  const existing = writes.filter(([f]) => existsSync(f)).map(([f]) => relative(process.cwd(), f) || f);
+  if (existing.length > 0 && !options.force)
+    throw new StagecoachError(
+      'CONFIG_INVALID',
+      `init: ${existing.join(', ')} exist${existing.length === 1 ? 's' : ''}; nothing was written (--force overwrites)`,
+    );
+  for (const [file, text] of writes) {
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, text);
+  }
+
+  const todos = sources.flatMap((s) => s.mapping.todos.map((t) => `${s.name}: ${t}`));
+  const result: InitResult = { pipelineFile, sources, todos };
+  if (options.plan !== false) {
+    const def = await loadPipeline(pipelineFile);
+    result.plan = await summarisePlan(def, { ...(options.signal ? { signal: options.signal } : {}) });
+  }
+  return result;
+}
+
+/** The package's JSON Schemas folder, when it ships one. */
+function schemaDir(): string | undefined {
+  const dir = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'schemas');
+  return existsSync(dir) ? dir : undefined;
+}
+
+async function listInputs(inputs: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const input of inputs) {
+    const path = resolve(input);
+    const s = await stat(path).catch(() => undefined);
+    if (!s) throw new StagecoachError('CONFIG_INVALID', `init: ${input} does not exist`, { file: input });
+    if (s.isDirectory()) {
+      const entries = (await readdir(path)).filter((f) => EXPORT_EXTENSIONS.has(extname(f).toLowerCase())).sort();
+      out.push(...entries.map((f) => join(path, f)));
+    } else out.push(path);
+  }
+  return out;
+}
+
+/** Source names from file names: letters, digits, _ and -, unique. */
+function uniqueNames(files: string[]): string[] {
+  const seen = new Map<string, number>();
+  return files.map((f) => {
+    const base =
+      basename(f, extname(f))
+        .replace(/[^A-Za-z0-9_-]+/g, '_')
+        .replace(/^_+|_+$/g, '') || 'source';
+    const n = (seen.get(base) ?? 0) + 1;
+    seen.set(base, n);
+    return n === 1 ? base : `${base}_${n}`;
+  });
+}
+
+/** Sniffs a file from its head; a JSON document small enough is parsed to find its records. */
+async function sniffFile(path: string): Promise<Dialect> {
+  const fh = await open(path, 'r');
+  let head: Buffer;
+  try {
+    const buf = Buffer.alloc(SNIFF_BYTES);
+    const { bytesRead } = await fh.read(buf, 0, SNIFF_BYTES, 0);
+    head = buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+  const size = (await stat(path)).size;
+  let whole: unknown;
+  const dialect = sniff(head, () => {
+    if (size > JSON_PARSE_LIMIT) return undefined;
+    return whole;
+  });
+  if (dialect.kind !== 'json' || size > JSON_PARSE_LIMIT) return dialect;
+  const bytes = await readFile(path);
+  const text =
+    dialect.encoding === 'utf-16le'
+      ? bytes.toString('utf16le')
+      : dialect.encoding === 'windows-1252'
+        ? bytes.toString('latin1')
+        : bytes.toString('utf8');
+  try {
+    whole = JSON.parse(text.replace(/^\ufeff/, ''));
+  } catch {
+    return dialect; // a broken document: plan names where it breaks
+  }
+  return sniff(head, () => whole);
+}
