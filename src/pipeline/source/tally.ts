@@ -80,3 +80,49 @@ export function tallyDisagreement(t: SourceTally): string | undefined {
     return `${t.file}: ${t.physicalLines} physical lines, but ${accounted} accounted for (header ${t.headerLines}, blank ${t.blankLines}, in rows ${t.linesInRows})`;
   return undefined;
 }
+
+/**
+ * The independent count of a line-oriented file: physical lines and blank lines, from the text
+ * alone (LF, CRLF and a lone CR each end a line; a last line without a break counts). Fed the
+ * same decoded text the parser gets, in any pieces; written apart from every parser on purpose.
+ * @example const c = new PhysicalLineCounter(); c.push('a\r\n\nb'); c.end(tally) // tally.physicalLines 3, blankLines 1
+ */
+export class PhysicalLineCounter {
+  private lines = 0;
+  private blanks = 0;
+  private open = false;
+  private content = false;
+  private afterCr = false;
+
+  push(text: string): void {
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 10 || c === 13) {
+        if (c === 10 && this.afterCr) {
+          this.afterCr = false;
+          continue; // the LF of a CRLF: the CR ended the line
+        }
+        this.lines++;
+        if (!this.content) this.blanks++;
+        this.open = false;
+        this.content = false;
+        this.afterCr = c === 13;
+        continue;
+      }
+      this.afterCr = false;
+      this.open = true;
+      if (c !== 32 && c !== 9) this.content = true;
+    }
+  }
+
+  /** Lines counted so far (the open last line included). */
+  get physicalLines(): number {
+    return this.lines + (this.open ? 1 : 0);
+  }
+
+  /** Writes the figures into the tally. */
+  end(tally: SourceTally): void {
+    tally.physicalLines = this.physicalLines;
+    tally.blankLines = this.blanks + (this.open && !this.content ? 1 : 0);
+  }
+}
