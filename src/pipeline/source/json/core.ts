@@ -260,6 +260,19 @@ export async function* jsonArrayBatches(chunks: Chunks, opts: JsonCoreOptions): 
       yield failed(line, byteOffset, cutMessage(file, cut, opts.arrayPath), cutWhy(cut));
       return;
     }
+    if (!counter.sawContent) {
+      const what =
+        tally.physicalLines === 0
+          ? 'the file is empty'
+          : `the file holds ${tally.physicalLines} blank line${tally.physicalLines === 1 ? '' : 's'} and no JSON`;
+      yield failed(
+        1,
+        0,
+        `${file}:1: ${what}, expected ${opts.arrayPath ? `an object holding an array at ${opts.arrayPath}` : 'a JSON array'}; an empty export is refused unless truncated files are allowed (--allow-truncated)`,
+        `${what}: no rows`,
+      );
+      return;
+    }
     const tail = tokenizer(none as never) as unknown;
     if (isMany(tail)) for (const t of getManyValues(tail) as Token[]) consume(t);
     if (out.length > 0) yield counted(tally, out.splice(0));

@@ -44,6 +44,8 @@ export class JsonItemCounter {
   private itemLine = 0;
   private line = 1;
   private afterCr = false;
+  /** Whether anything but blanks arrived. */
+  sawContent = false;
 
   constructor(private readonly target: readonly string[]) {}
 
@@ -77,6 +79,7 @@ export class JsonItemCounter {
       }
       switch (c) {
         case 34: {
+          this.sawContent = true;
           const top = this.frames[this.frames.length - 1];
           this.stringIsKey = top !== undefined && !top.array && top.expectKey;
           if (this.stringIsKey) {
@@ -87,11 +90,13 @@ export class JsonItemCounter {
           break;
         }
         case 123: // {
+          this.sawContent = true;
           this.startValue();
           this.frames.push({ array: false, key: null, expectKey: true, target: false });
           break;
         case 91: {
           // [
+          this.sawContent = true;
           this.startValue();
           const isTarget = !this.targetSeen && this.pathMatches();
           if (isTarget) this.targetSeen = true;
@@ -102,7 +107,9 @@ export class JsonItemCounter {
         case 93: {
           // ]
           const closed = this.frames.pop();
-          if (closed?.target && this.inItem) {
+          // An item is complete when its last character arrives: the brace or bracket that closes
+          // an object or array item, or (a scalar) the comma or bracket after it.
+          if ((closed?.target || this.atTargetLevel()) && this.inItem) {
             this.items++;
             this.inItem = false;
           }
@@ -124,6 +131,7 @@ export class JsonItemCounter {
         case 58: // :
           break;
         default:
+          this.sawContent = true;
           this.startValue(); // a number, true, false, null (or garbage the parser will name)
       }
     }
