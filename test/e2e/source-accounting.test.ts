@@ -123,4 +123,42 @@ describe('a JSON export cut off half way', () => {
       db.close();
     }
   });
+  it('migrate exits 1, names the file and its report does not balance; --allow-truncated imports and marks it accepted', async () => {
+    const ledger = join(dir, 'migrate.db');
+    const out = join(dir, 'report');
+    const refused = await runCli(['migrate', pipeline, '--drop-invalid', '--ledger', ledger, '--out', out, '--base-url', service.url]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(
+      /read failure .*bedrijven\.json: the file ends inside element 21 of the array .*\(accept it with --allow-truncated\)/,
+    );
+    const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as {
+      balanced: boolean;
+      problems: string[];
+      sourceFiles: { file: string; items?: number; disagreement?: string; accepted?: boolean }[];
+    };
+    expect(report.balanced).toBe(false);
+    expect(report.problems.filter((p) => p.startsWith('source file'))).toHaveLength(1);
+    expect(report.problems.find((p) => p.startsWith('source file'))).toMatch(
+      /^source file not accounted for: .*bedrijven\.json: the file ends inside element 21 of the array \(it starts on line 22\), after 20 complete elements/,
+    );
+    expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain('**NOT BALANCED**');
+    const accepted = await runCli([
+      'migrate',
+      pipeline,
+      '--drop-invalid',
+      '--ledger',
+      join(dir, 'accepted.db'),
+      '--out',
+      join(dir, 'accepted'),
+      '--base-url',
+      service.url,
+      '--allow-truncated',
+    ]);
+    const acceptedReport = JSON.parse(readFileSync(join(dir, 'accepted', 'report.json'), 'utf8')) as typeof report;
+    expect(acceptedReport.sourceFiles).toHaveLength(1);
+    expect(acceptedReport.sourceFiles[0]).toMatchObject({ items: 20, accepted: true });
+    expect(acceptedReport.problems.filter((p) => p.startsWith('source file'))).toEqual([]);
+    expect(acceptedReport.balanced).toBe(true);
+    expect(accepted.code).toBe(0);
+  });
 });
