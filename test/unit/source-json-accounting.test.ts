@@ -133,6 +133,15 @@ describe('JSON array accounting', () => {
     expect(blank.tally.truncated).toBe('the file holds 2 blank lines and no JSON: no rows');
   });
 
+  it('brackets, braces, commas and escaped quotes inside strings and keys do not fool the scanner, wherever the text is split', async () => {
+    const text = '{"ex\\"port": 1, "lijst": [{"naam": "a],\\"{b"}, {"n\\\\": "[x\\\\"}, {"naam": "c"}]}';
+    for (let cut = 0; cut <= text.length; cut++) {
+      const { shown, tally } = await read(jsonArrayBatches, 'a.json', [text.slice(0, cut), text.slice(cut)], 'lijst');
+      expect(shown).toHaveLength(3);
+      expect(counts(tally)).toEqual({ physicalLines: 1, blankLines: 0, items: 3, rowsRead: 3, rowErrors: 0, truncated: undefined });
+    }
+  });
+
   it('a scalar element is a row error and still an item: the counts agree', async () => {
     const { shown, tally } = await read(jsonArrayBatches, 'a.json', ['[{"nr": "1"}, 7, "x"]']);
     expect(shown).toEqual([

@@ -6,6 +6,8 @@
  * That is how a cut-off export is told from a short one.
  */
 
+const STRING_STOP = /["\\\r\n]/g;
+
 interface Frame {
   array: boolean;
   /** Object: the last key seen (raw text between the quotes); arrays: null. */
@@ -63,6 +65,18 @@ export class JsonItemCounter {
 
   push(text: string): void {
     for (let i = 0; i < text.length; i++) {
+      if (this.inString && !this.escape) {
+        // Inside a string only a quote, a backslash or a line break matters: jump to the next one.
+        STRING_STOP.lastIndex = i;
+        const stop = STRING_STOP.exec(text);
+        const at = stop ? stop.index : text.length;
+        if (at > i) {
+          this.afterCr = false;
+          if (this.stringIsKey) this.key += text.slice(i, at);
+        }
+        if (!stop) break;
+        i = at;
+      }
       const c = text.charCodeAt(i);
       if (c === 10 || c === 13) {
         if (!(c === 10 && this.afterCr)) this.line++;
@@ -74,7 +88,7 @@ export class JsonItemCounter {
         else if (c === 34 /* " */) {
           this.inString = false;
           if (this.stringIsKey) this.frames[this.frames.length - 1]!.key = this.key;
-        } else if (this.stringIsKey) this.key += text[i];
+        } else if (this.stringIsKey) this.key += text[i]; // a line break inside a key (invalid JSON; the parser names it)
         continue;
       }
       switch (c) {
