@@ -81,9 +81,23 @@ export function tallyDisagreement(t: SourceTally): string | undefined {
   return undefined;
 }
 
+/** Whitespace as `String.prototype.trim` sees it: a line of only these is blank. */
+const WHITESPACE = /\s/;
+function isSpace(c: number, text: string, i: number): boolean {
+  if (c === 32 || c === 9 || c === 13) return true;
+  if (c < 128 && c !== 11 && c !== 12) return false;
+  return WHITESPACE.test(text[i]!);
+}
+
+/** Whether a line holds nothing but whitespace (the readers' and the counter's one definition). */
+export function isBlankLine(text: string): boolean {
+  return text.trim() === '';
+}
+
 /**
  * The independent count of a line-oriented file: physical lines and blank lines, from the text
- * alone (LF, CRLF and a lone CR each end a line; a last line without a break counts). Fed the
+ * alone. LF and CRLF end a line; so does a lone CR unless the format says otherwise (JSON Lines:
+ * only LF separates lines; a CR is part of the line); a last line without a break counts. Fed the
  * same decoded text the parser gets, in any pieces; written apart from every parser on purpose.
  * @example const c = new PhysicalLineCounter(); c.push('a\r\n\nb'); c.end(tally) // tally.physicalLines 3, blankLines 1
  */
@@ -93,11 +107,16 @@ export class PhysicalLineCounter {
   private open = false;
   private content = false;
   private afterCr = false;
+  private readonly loneCr: boolean;
+
+  constructor(options: { loneCr?: boolean } = {}) {
+    this.loneCr = options.loneCr !== false;
+  }
 
   push(text: string): void {
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i);
-      if (c === 10 || c === 13) {
+      if (c === 10 || (c === 13 && this.loneCr)) {
         if (c === 10 && this.afterCr) {
           this.afterCr = false;
           continue; // the LF of a CRLF: the CR ended the line
@@ -111,7 +130,7 @@ export class PhysicalLineCounter {
       }
       this.afterCr = false;
       this.open = true;
-      if (c !== 32 && c !== 9) this.content = true;
+      if (!this.content && !isSpace(c, text, i)) this.content = true;
     }
   }
 

@@ -14,7 +14,7 @@ import { StagecoachError } from '../../../contract/errors.js';
 import { textDefect, textDefectHint } from '../encoding.js';
 import { sha256Hex } from '../source-csv.js';
 import { byteLength, type DecodedChunk } from '../decoded-text.js';
-import { newTally, PhysicalLineCounter, type SourceTally } from '../tally.js';
+import { isBlankLine, newTally, PhysicalLineCounter, type SourceTally } from '../tally.js';
 
 export interface FixedWidthCoreOptions {
   source: string;
@@ -69,7 +69,7 @@ export async function* fixedWidthBatches(
       tally.headerLines++;
       return undefined;
     }
-    if (/^[ \t]*$/.test(text)) return undefined;
+    if (isBlankLine(text)) return undefined;
     const provenance = { file, line: at, byteOffset: offset, hash: hashRows ? sha256Hex(text) : '' };
     tally.rowsRead++;
     tally.linesInRows++;

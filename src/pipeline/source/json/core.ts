@@ -28,7 +28,7 @@ import { StagecoachError } from '../../../contract/errors.js';
 import { textDefect, textDefectHint, type ResolvedEncoding } from '../encoding.js';
 import { sha256Hex } from '../source-csv.js';
 import { byteLength, type DecodedChunk } from '../decoded-text.js';
-import { newTally, PhysicalLineCounter, type SourceTally } from '../tally.js';
+import { isBlankLine, newTally, PhysicalLineCounter, type SourceTally } from '../tally.js';
 import { JsonItemCounter, type JsonCut } from './count-items.js';
 
 export interface JsonCoreOptions {
@@ -352,7 +352,7 @@ function cutMessage(file: string, cut: JsonCut, arrayPath: string | undefined): 
 export async function* jsonLinesBatches(chunks: Chunks, opts: JsonCoreOptions): AsyncGenerator<(SourceRow | SourceRowError)[]> {
   const { source, file } = opts;
   const tally = opts.tally ?? newTally(source, file, 'jsonl');
-  const lines = new PhysicalLineCounter();
+  const lines = new PhysicalLineCounter({ loneCr: false });
   const hashRows = opts.hashRows !== false;
   let line = 1;
   let byteOffset = -1;
@@ -360,7 +360,7 @@ export async function* jsonLinesBatches(chunks: Chunks, opts: JsonCoreOptions): 
 
   const rowOf = (text: string, at: number, offset: number): SourceRow | SourceRowError | undefined => {
     const body = text.endsWith('\r') ? text.slice(0, -1) : text;
-    if (body.trim() === '') return undefined;
+    if (isBlankLine(body)) return undefined;
     const provenance = { file, line: at, byteOffset: offset, hash: hashRows ? hashText(body) : '' };
     let value: unknown;
     try {
