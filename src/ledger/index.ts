@@ -4,6 +4,7 @@
  */
 export { openLedger, Ledger, LedgerJobs, keylessKey, type Scope, type StartRunInput } from './ledger.js';
 export { openLedgerWriter, type LedgerWriter } from './writer.js';
+export { recordTallies, tallies, type StoredTally } from './ledger-tallies.js';
 export { LEDGER_SCHEMA_VERSION, WAL_AUTOCHECKPOINT_PAGES } from './schema.js';
 export {
   DEFAULT_LEDGER_FILE,

@@ -19,13 +19,13 @@ import type { CsvRange } from './source/csv/index.js';
 import { ParallelReader, type ParallelOptions } from './parallel/read-parallel.js';
 import type { PipelineDefinition } from './definition/load-pipeline.js';
 import type { MapContext } from './mapping/compile.js';
-import { isSourceRowError, readSourceBatches, readSourceFile } from './source/index.js';
+import { formatTallies, isSourceRowError, newTally, readSourceBatches, readSourceFile, type SourceTally } from './source/index.js';
 import { KeyIndex } from './checks/key-index.js';
 import { detectEncoding } from './source/encoding.js';
 import { scanCsvKeys } from './source/csv/index.js';
 import { mapAndCheck, rejectUnreadable, settleRow, type KeyChecks } from './checks/index.js';
 import { readCorrections, type CorrectionsIndex } from './checks/corrections.js';
-import { summariseRows, type PlanSummary } from './checks/plan-summary.js';
+import { summariseRows, withTallies, type PlanSummary } from './checks/plan-summary.js';
 import { preparePipeline, type PreparedSource } from './prepare-pipeline.js';
 
 /** Where a resumed run starts reading (runner/resume.ts ResumeStart). */
@@ -50,6 +50,11 @@ export interface ReadPipelineOptions {
    * a changed row; `plan` keeps no ledger and skips it (about 0.5 µs a row).
    */
   hashRows?: boolean;
+  /**
+   * Collects each file's two-way count (source/tally.ts) for the formats that keep one: a tally
+   * is pushed as its file starts and is final when the file's rows are all yielded.
+   */
+  tallies?: SourceTally[];
 }
 
 /** What `readPipelineBatches` takes besides: */
@@ -188,15 +193,21 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
         function* mapEach(batch: readonly (SourceRow | SourceRowError)[]): Generator<FrontRow> {
           for (const row of batch) yield isSourceRowError(row) ? rejectUnreadable(row) : mapRow(s, row, f.index, keyChecks);
         }
+        // A file read from a resume point is not read whole: its count would be partial. A file
+        // the parallel reader takes is read in ranges on workers, which keep no tally (yet).
+        const byWorkers = at !== resumeAt && parallel !== undefined && (await parallel.takes(s, f.path));
+        const whole = at !== resumeAt && !byWorkers;
+        const tally = whole && options.tallies && formatTallies(s.def.format) ? newTally(s.def.name, f.file, s.def.format) : undefined;
+        if (tally) options.tallies!.push(tally);
         async function* onThisThread(range: CsvRange | undefined): AsyncGenerator<Iterable<FrontRow>> {
-          for await (const batch of readSourceBatches(s.def, f, { requiredColumns: s.mapping.columns, signal, range, hashRows }))
+          for await (const batch of readSourceBatches(s.def, f, { requiredColumns: s.mapping.columns, signal, range, hashRows, tally }))
             yield mapEach(batch);
         }
         const rows =
           at === resumeAt
             ? onThisThread(resume!.range)
-            : parallel && (await parallel.takes(s, f.path))
-              ? parallel.readFile(sourceIndex, s, f, keyChecks, onThisThread, signal)
+            : byWorkers
+              ? parallel!.readFile(sourceIndex, s, f, keyChecks, onThisThread, signal)
               : onThisThread(undefined);
         yield* rows;
       }
@@ -279,9 +290,11 @@ export async function summarisePlan(
   def: PipelineDefinition,
   options: ReadPipelineOptions & { samplesPerReason?: number } = {},
 ): Promise<PlanSummary> {
-  return summariseRows(
+  const tallies: SourceTally[] = [];
+  const summary = await summariseRows(
     readPipelineBatches(def, {
       ...options,
+      tallies,
       hashRows: false,
       keepRecords: false,
       parallel: { workers: def.concurrency.workers },
@@ -292,6 +305,7 @@ export async function summarisePlan(
       ...(options.samplesPerReason !== undefined ? { samplesPerReason: options.samplesPerReason } : {}),
     },
   );
+  return withTallies(summary, tallies);
 }
 
 export { loadPipeline, type PipelineDefinition, type SourceDefinition } from './definition/load-pipeline.js';

@@ -27,6 +27,8 @@ export interface MigrateOptions {
   ledgerFile?: string;
   /** Stage only the rows of this corrections file (see docs/reconciliation.md). */
   corrections?: string;
+  /** Accept a source file that was cut off or holds no rows (`--allow-truncated`); default: exit 1, named in the report. */
+  allowTruncated?: boolean;
   /** Delete records refused by validation from staging, validate again and import the rest. */
   dropInvalid?: boolean;
   /** `3` or `0.5%`: unaccounted records the report accepts (default 0). */
@@ -48,7 +50,7 @@ export interface MigrateResult {
   /** Undefined when staging did not complete (nothing validated). */
   chain?: ChainOutcome;
   reconcile: ReconcileResult;
-  /** 0 when the records were imported and the report balances, else 1. */
+  /** 0 when the records were imported, the report balances and no source file was cut off (or it was accepted), else 1. */
   exitCode: 0 | 1;
 }
 
@@ -73,6 +75,7 @@ export async function migrate(options: MigrateOptions): Promise<MigrateResult> {
         ledgerFile,
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.corrections ? { corrections: options.corrections } : {}),
+        ...(options.allowTruncated ? { allowTruncated: true } : {}),
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
         ...(options.logger ? { logger: options.logger } : {}),
       }));
@@ -114,7 +117,9 @@ export async function migrate(options: MigrateOptions): Promise<MigrateResult> {
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.values ? { values: options.values } : {}),
       });
-      const exitCode = chain?.status === 'imported' && result.report.balanced ? 0 : 1;
+      // A source file cut off or without rows fails the migration unless accepted (the report names it too).
+      const readFailed = (run.readFailures?.length ?? 0) > 0;
+      const exitCode = chain?.status === 'imported' && result.report.balanced && !readFailed ? 0 : 1;
       return { run, ...(chain ? { chain } : {}), reconcile: result, exitCode };
     } finally {
       ledger.close();

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import type { Ledger, RecordRow } from '../ledger/index.js';
+import { tallies, type Ledger, type RecordRow } from '../ledger/index.js';
 import type { PipelineDefinition } from '../pipeline/definition/load-pipeline.js';
 import { loadPipeline } from '../pipeline/definition/load-pipeline.js';
 import type { MigrationRecord } from '../client/index.js';
@@ -154,6 +154,10 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
     },
     errorCodes: facts.errorCodes,
     tolerance,
+    sourceFiles: tallies(
+      ledger.db,
+      runs.map((r) => r.id),
+    ),
   });
   report.privacy = { values: redactor.mode, note: redactor.describe() };
 

@@ -139,6 +139,20 @@ export function renderHtml(report: ReconciliationReport): string {
     `<div class="jobs meta"><span>Validation: <b>${report.jobs.validation}</b></span><span>Import: <b>${report.jobs.import}</b></span><span>Counts: <b>${report.jobs.counts}</b></span>${totals.removedFromStaging ? `<span>Removed from staging: <b>${fmt(totals.removedFromStaging)}</b></span>` : ''}</div>`,
   );
 
+  if (report.sourceFiles.length > 0) {
+    h.push(
+      '<h2>Source files</h2>',
+      '<table><thead><tr><th>File</th><th>Source</th><th>Physical lines</th><th>Blank</th><th>Header</th><th>Items</th><th>Rows</th><th>Row errors</th><th>Accounted for</th></tr></thead><tbody>',
+    );
+    for (const f of report.sourceFiles)
+      h.push(
+        `<tr><td>${esc(f.file)}</td><td>${esc(f.source)}</td><td>${fmt(f.physicalLines)}</td><td>${fmt(f.blankLines)}</td><td>${fmt(f.headerLines)}</td><td>${f.items === undefined ? '' : fmt(f.items)}</td><td>${fmt(f.rowsRead)}</td><td>${fmt(f.rowErrors)}</td><td${f.disagreement !== undefined && !f.accepted ? ' class="bad"' : ''}>${
+          f.disagreement === undefined ? 'yes' : esc(`${f.accepted ? 'accepted (--allow-truncated): ' : 'no: '}${f.disagreement}`)
+        }</td></tr>`,
+      );
+    h.push('</tbody></table>');
+  }
+
   h.push('<h2>Funnel</h2>', '<div class="panel">', renderFunnelSvg(funnel, { title: 'All components' }), '</div>');
 
   h.push('<h2>Chain per component and entity type</h2>');

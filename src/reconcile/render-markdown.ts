@@ -63,6 +63,22 @@ export function renderMarkdown(report: ReconciliationReport): string {
   );
   out.push(`Jobs: validation ${report.jobs.validation} · import ${report.jobs.import} · counts ${report.jobs.counts}`, '');
 
+  if (report.sourceFiles.length > 0) {
+    // Each file counted apart from the parser (src/pipeline/source/tally.ts).
+    out.push('## Source files', '');
+    out.push('| File | Source | Physical lines | Blank | Header | Items | Rows | Row errors | Accounted for |');
+    out.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
+    for (const f of report.sourceFiles)
+      out.push(
+        `| ${f.file} | ${f.source} | ${f.physicalLines} | ${f.blankLines} | ${f.headerLines} | ${f.items ?? ''} | ${f.rowsRead} | ${f.rowErrors} | ${
+          f.disagreement === undefined
+            ? 'yes'
+            : `${f.accepted ? 'accepted (--allow-truncated): ' : 'NO: '}${f.disagreement.replaceAll('|', '\\|')}`
+        } |`,
+      );
+    out.push('');
+  }
+
   for (const g of report.groups) {
     out.push(`## ${g.component} / ${g.entityType}${g.balanced ? '' : ' (not balanced)'}`, '');
     out.push('| Step | Records | Change | Explained by | Unaccounted |');

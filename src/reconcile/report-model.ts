@@ -10,6 +10,7 @@
  * unaccounted, and set the platform's counts against the ledger's. Pure: no I/O, so every rule
  * is tested on plain numbers; the renderers only print what this returns.
  */
+import { tallyDisagreement, type SourceTally } from '../pipeline/source/tally.js';
 
 /** What the ledger knows about one component and entity type (records by their current state). */
 export interface GroupFacts {
@@ -85,6 +86,31 @@ export interface ReconcileInput {
   platform: PlatformFacts;
   errorCodes: ErrorCodeFacts[];
   tolerance: Tolerance;
+  /** Each source file's two-way count as the runs kept it (ledger source_tallies); none for older ledgers. */
+  sourceFiles?: SourceFileFacts[];
+}
+
+/** A source file counted two ways (src/pipeline/source/tally.ts); `accepted`: read with --allow-truncated. */
+export interface SourceFileFacts {
+  tally: SourceTally;
+  accepted: boolean;
+}
+
+/** A source file in the report: its counts and, when they disagree or it was cut off, why. */
+export interface SourceFileReport {
+  source: string;
+  file: string;
+  format: string;
+  physicalLines: number;
+  blankLines: number;
+  headerLines: number;
+  items?: number;
+  rowsRead: number;
+  rowErrors: number;
+  /** tallyDisagreement in words; absent when the file is accounted for. */
+  disagreement?: string;
+  /** The disagreement is a cut-off or empty file the run was told to accept (--allow-truncated). */
+  accepted?: boolean;
 }
 
 export type Tolerance = { kind: 'absolute'; value: number } | { kind: 'percent'; value: number };
@@ -191,6 +217,12 @@ export interface ReconciliationReport {
   groups: GroupReport[];
   components: ComponentReport[];
   topErrors: ErrorCodeFacts[];
+  /**
+   * Every source file with its two-way count. A file whose counts disagree, or that was cut off,
+   * is a problem: the report does not balance while any file is not accounted for, except a
+   * cut-off or empty file accepted with --allow-truncated (listed, marked accepted).
+   */
+  sourceFiles: SourceFileReport[];
   /** One line per reason the report does not balance; empty when it does. */
   problems: string[];
   /** How the report shows values of personal fields (set when it is written; see docs/privacy.md). */
@@ -416,6 +448,24 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
     totals.unaccounted += g.gaps.reduce((a, x) => a + Math.abs(x.unaccounted), 0);
     totals.removedFromStaging += g.removedFromStaging;
   }
+  const sourceFiles = (input.sourceFiles ?? []).map(({ tally: t, accepted }): SourceFileReport => {
+    const disagreement = tallyDisagreement(t);
+    const isAccepted = accepted && disagreement !== undefined && t.truncated !== undefined && t.swallowed.length === 0;
+    if (disagreement !== undefined && !isAccepted) problems.push(`source file not accounted for: ${disagreement}`);
+    return {
+      source: t.source,
+      file: t.file,
+      format: t.format,
+      physicalLines: t.physicalLines,
+      blankLines: t.blankLines,
+      headerLines: t.headerLines,
+      ...(t.items !== undefined ? { items: t.items } : {}),
+      rowsRead: t.rowsRead,
+      rowErrors: t.rowErrors,
+      ...(disagreement !== undefined ? { disagreement } : {}),
+      ...(isAccepted ? { accepted: true } : {}),
+    };
+  });
   const topErrors = [...input.errorCodes].sort(
     (a, b) => b.records - a.records || a.code.localeCompare(b.code) || a.stage.localeCompare(b.stage),
   );
@@ -430,6 +480,7 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
     groups,
     components,
     topErrors,
+    sourceFiles,
     problems,
   };
 }

@@ -82,7 +82,7 @@ describe('pipeline definition', () => {
     expect(err.message).toBe(
       [
         `Invalid ${f}: 4 problems`,
-        `  ${f}:4:13: sources[0].format: expected one of "csv" | "json" | "jsonl", got "xml"`,
+        `  ${f}:4:13: sources[0].format: expected one of "csv" | "json" | "jsonl" | "fixed-width", got "xml"`,
         `  ${f}:7:23: sources[0].csv.delimiter: expected a single character (delimiter), got ";;"`,
         `  ${f}:7:29: sources[0].csv: unknown option "quoute"`,
         `  ${f}:9:23: target.referenceNamespace: expected a UUID, got "not-a-uuid"`,

@@ -4,7 +4,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readCsvFile, type CsvRange, type CsvReadOutcome } from '../../src/pipeline/source/csv/index.js';
-import { readJsonArrayFile, readJsonLinesFile } from '../../src/pipeline/source/source-json.js';
+import { readJsonArrayFile, readJsonLinesFile } from '../../src/pipeline/source/json/stream.js';
+import { jsonArrayBatches } from '../../src/pipeline/source/json/core.js';
+import { textChunks } from '../../src/pipeline/source/decoded-text.js';
 import { scanCsvKeys } from '../../src/pipeline/source/csv/index.js';
 import { detectEncoding, repairWindows1252 } from '../../src/pipeline/source/encoding.js';
 import type { SourceEncoding } from '../../src/pipeline/definition/schema.js';
@@ -471,17 +473,30 @@ describe('JSON sources', () => {
         source: 'j',
         provenance: { file: 'a.json', line: 1, byteOffset: 0, hash: '' },
         code: 'SOURCE_READ_FAILED',
-        message: 'a.json: no array at export.nergens, expected an object holding an array there',
+        message: 'a.json:1: no array at export.nergens, expected an object holding an array at export.nergens',
       },
     ]);
   });
 
-  it('yields the elements before a syntax error, then one error where reading stopped', async () => {
+  it('yields the elements before the file is cut off, then one read failure where it stopped', async () => {
     const rows = await all(readJsonArrayFile({ source: 'j', path: join(CASES, 'truncated.json'), file: 't.json', encoding: 'utf-8' }));
     expect(rows).toHaveLength(2);
     expect((rows[0] as SourceRow).values).toEqual({ nr: '1' });
     expect(rows[1]).toMatchObject({ code: 'SOURCE_READ_FAILED', provenance: { line: 1 } });
-    expect((rows[1] as SourceRowError).message).toMatch(/^t\.json:1: the rest of the file cannot be read: /);
+    expect((rows[1] as SourceRowError).message).toBe(
+      't.json:1: the file ends inside element 2 of the array, which starts on line 1, expected the element and the array to close; 1 complete element read, the export looks cut off',
+    );
+  });
+
+  it('yields the elements before a syntax error, then one error where reading stopped', async () => {
+    const rows = await all(
+      jsonArrayBatches(textChunks('[{"nr": "1"},\n{"nr": "2" "naam": "x"}]'), { source: 'j', file: 's.json', hashRows: false }),
+    );
+    const flat = rows.flat();
+    expect(flat).toHaveLength(2);
+    expect((flat[0] as SourceRow).values).toEqual({ nr: '1' });
+    expect(flat[1]).toMatchObject({ code: 'SOURCE_READ_FAILED', provenance: { line: 2 } });
+    expect((flat[1] as SourceRowError).message).toMatch(/^s\.json:2: the rest of the file cannot be read: /);
   });
 
   it('reads JSON Lines: blank lines skipped, a broken line and a non-object are row errors, the file goes on', async () => {

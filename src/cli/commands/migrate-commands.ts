@@ -331,6 +331,7 @@ function registerMigrate(program: Command): void {
       '0',
     )
     .option('--out <dir>', 'folder of the report (default ./.stagecoach/reports/run-<id>)')
+    .option('--allow-truncated', 'accept a source file that was cut off or holds no rows (default: exit 1, named in the report)')
     .option(
       '--deadline <seconds>',
       'longest wait for each job (it keeps running on the service; run again to resume)',
@@ -353,6 +354,7 @@ function registerMigrate(program: Command): void {
           deadline?: number;
           reveal?: boolean;
           logLevel?: string;
+          allowTruncated?: boolean;
         },
       ) => {
         const client = await clientFromOptions(opts);
@@ -370,6 +372,7 @@ function registerMigrate(program: Command): void {
               ...(opts.ledger ? { ledgerFile: opts.ledger } : {}),
               ...(opts.corrections ? { corrections: opts.corrections } : {}),
               ...(opts.dropInvalid ? { dropInvalid: true } : {}),
+              ...(opts.allowTruncated ? { allowTruncated: true } : {}),
               ...(opts.out ? { outDir: opts.out } : {}),
               ...(opts.deadline ? { jobDeadlineMs: opts.deadline * 1000 } : {}),
             }),
@@ -387,6 +390,8 @@ function registerMigrate(program: Command): void {
             process.stdout.write(
               `${pc.bold(`Run ${r.runId}`)} of ${r.pipeline} into migration ${r.migrationId}: ${r.rowsRead} rows read, ${r.staged} staged, ${r.skippedUnchanged} unchanged, ${r.rejected} rejected, ${r.failed} refused by staging\n`,
             );
+            for (const f of r.readFailures ?? [])
+              process.stdout.write(`${pc.red('read failure')} ${f} (accept it with --allow-truncated)\n`);
             if (!r.complete)
               process.stdout.write(
                 `${pc.yellow('staging is not complete')} (records left in flight or unsent): run migrate again before validating\n`,

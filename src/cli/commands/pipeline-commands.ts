@@ -73,6 +73,14 @@ function printPlan(s: PlanSummary, note: string): void {
       out.push(`      ${x.message}`);
     }
   }
+  if (s.files.length > 0) {
+    out.push('', pc.bold('Files, counted apart from the parser (physical lines / blank / header / rows / errors)'));
+    for (const f of s.files)
+      out.push(
+        `  ${pc.cyan(f.file)}  ${f.physicalLines} / ${f.blankLines} / ${f.headerLines} / ${f.rowsRead} / ${f.rowErrors}${f.items !== undefined ? `  (${f.items} array items)` : ''}`,
+      );
+    for (const d of s.disagreements) out.push(pc.red(`  not accounted for: ${d}`));
+  }
   out.push('', `${s.rowsRead} rows in ${(s.elapsedMs / 1000).toFixed(1)} s`);
   if (s.samples.length > 0) out.push(pc.dim(note));
   process.stdout.write(`${out.join('\n')}\n`);
@@ -284,7 +292,14 @@ function printRunReport(r: RunReport): void {
         .join(', ') || 'empty'
     }`,
   );
+  for (const d of r.disagreements) out.push(pc.red(`  not accounted for: ${d}`));
   out.push('');
+  if (r.readFailures.length > 0)
+    out.push(
+      pc.red(
+        `Read failure: ${r.readFailures.join('; ')}. The rows before it are staged; fix the export (or accept it with --allow-truncated).`,
+      ),
+    );
   const refused = r.ledger.rejected + r.ledger.failed + r.ledger.invalid;
   if (r.status === 'completed' && r.complete) {
     out.push(
@@ -307,12 +322,14 @@ function printRunReport(r: RunReport): void {
 /**
  * Exit code of `run`: 0 when everything that could be staged is staged (refused records are
  * data to fix, reported, not a failure of the run — unless --strict), 1 when records are left
- * without a confirmed result (or refused, with --strict), 130 interrupted, else by the error.
+ * without a confirmed result, a source file was cut off or held no rows (unless --allow-truncated)
+ * or records were refused with --strict, 130 interrupted, else by the error.
  */
 export function runExitCode(r: RunReport, strict = false): number {
   if (r.status === 'interrupted') return EXIT.interrupted;
   if (r.status === 'failed') return exitCodeFor(new StagecoachError(r.error?.code ?? 'INTERNAL_ERROR', r.error?.message ?? 'failed'));
   if (!r.complete) return EXIT.failed;
+  if (r.readFailures.length > 0) return EXIT.failed;
   if (strict && r.ledger.rejected + r.ledger.failed + r.ledger.invalid > 0) return EXIT.failed;
   return EXIT.ok;
 }
@@ -328,11 +345,19 @@ export function registerRunCommand(program: Command): void {
     .option('--corrections <file>', 'send only the rows of this corrections file')
     .option('--json', 'print the report as JSON')
     .option('--strict', 'exit 1 when any record was rejected or refused by staging')
+    .option('--allow-truncated', 'accept a source file that was cut off or holds no rows (default: exit 1 and name it)')
     .option('--log-level <level>', 'pino log level (default warn on a terminal, info otherwise)');
   addConnectionOptions(cmd).action(
     async (
       file: string,
-      opts: ConnectionFlags & { ledger?: string; corrections?: string; json?: boolean; strict?: boolean; logLevel?: string },
+      opts: ConnectionFlags & {
+        ledger?: string;
+        corrections?: string;
+        json?: boolean;
+        strict?: boolean;
+        allowTruncated?: boolean;
+        logLevel?: string;
+      },
     ) => {
       const { sources: _sources, configFile: _configFile, ...connection } = resolveConnection(opts);
       const [{ runPipeline }, { runDisplay }] = await Promise.all([import('../../pipeline/runner/index.js'), import('../progress.js')]);
@@ -356,6 +381,7 @@ export function registerRunCommand(program: Command): void {
           connection: { ...connection, logger: display.logger },
           ...(opts.ledger ? { ledgerFile: opts.ledger } : {}),
           ...(opts.corrections ? { corrections: opts.corrections } : {}),
+          ...(opts.allowTruncated ? { allowTruncated: true } : {}),
           signal: abort.signal,
           stop: stop.signal,
           logger: display.logger,

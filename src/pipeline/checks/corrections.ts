@@ -12,7 +12,7 @@ import type { SourceRow, SourceRowError } from '../types.js';
 import type { PipelineDefinition } from '../definition/load-pipeline.js';
 import { displayPath } from '../definition/load-pipeline.js';
 import { readCsvFile } from '../source/csv/index.js';
-import { readJsonLinesFile } from '../source/source-json.js';
+import { readJsonLinesFile } from '../source/json/stream.js';
 import { StagecoachError } from '../../contract/errors.js';
 
 export interface CorrectionsIndex {

@@ -4,6 +4,7 @@
  * counters and a bounded set of examples only.
  */
 import type { FrontRow } from '../types.js';
+import { tallyDisagreement, type SourceTally } from '../source/tally.js';
 
 export interface RejectSample {
   source: string;
@@ -29,7 +30,24 @@ export interface PlanSummary {
   bySource: Record<string, { rowsRead: number; mapped: number; rejected: number }>;
   /** Up to `samplesPerReason` examples of each reason code, in source order. */
   samples: RejectSample[];
+  /**
+   * Each file's two-way count (source/tally.ts), for the formats that keep one: physical lines,
+   * blank and header lines, rows and row errors as the parser saw them, items for JSON arrays.
+   */
+  files: SourceTally[];
+  /** Every file whose counts disagree, was cut off or held no rows, in words (tallyDisagreement). */
+  disagreements: string[];
   elapsedMs: number;
+}
+
+/**
+ * Adds the files' tallies to a summary, and every disagreement among them.
+ * @example withTallies(summary, tallies).disagreements // ['b.json: the file ends inside element 101 of the array (…)']
+ */
+export function withTallies(summary: PlanSummary, tallies: readonly SourceTally[]): PlanSummary {
+  summary.files = [...tallies];
+  summary.disagreements = tallies.flatMap((t) => tallyDisagreement(t) ?? []);
+  return summary;
 }
 
 /**
@@ -52,6 +70,8 @@ export async function summariseRows(
     reasons: {},
     bySource: {},
     samples: [],
+    files: [],
+    disagreements: [],
     elapsedMs: 0,
   };
   const sampled: Record<string, number> = {};

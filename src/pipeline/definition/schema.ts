@@ -8,7 +8,7 @@ import { VALUES_MODES } from '../../contract/classification.js';
 
 export const ENCODINGS = ['utf-8', 'utf-8-bom', 'windows-1252', 'utf-16le', 'utf-16be', 'auto'] as const;
 export type SourceEncoding = (typeof ENCODINGS)[number];
-export const FORMATS = ['csv', 'json', 'jsonl'] as const;
+export const FORMATS = ['csv', 'json', 'jsonl', 'fixed-width'] as const;
 export type SourceFormat = (typeof FORMATS)[number];
 
 /** A retention period: a number of days (`30d`), hours (`12h`), or `0` (remove at once). */
@@ -50,13 +50,56 @@ export const jsonOptionsSchema = z
   .describe('JSON reading options (format json)');
 export type JsonOptions = z.output<typeof jsonOptionsSchema>;
 
+export const fixedWidthColumnSchema = z
+  .strictObject({
+    name: z.string().min(1).describe('column name, as the mapping reads it'),
+    start: z.number().int().min(1).describe('position of its first character on the line, 1-based (as record layouts give it)'),
+    length: z.number().int().min(1).describe('number of characters'),
+  })
+  .describe('one column of a fixed-width record');
+
+export const fixedWidthOptionsSchema = z
+  .strictObject({
+    columns: z.array(fixedWidthColumnSchema).min(1).describe('the columns, by position; they may leave filler between them'),
+    header: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('lines at the top of each file that are not records (a title, a run date); default 0'),
+    trim: z.boolean().default(true).describe('strip the padding blanks around each value; default true'),
+    length: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('characters in a record; a line of another length is a row error; default: where the last column ends'),
+  })
+  .superRefine((o, ctx) => {
+    const names = new Set<string>();
+    const end = Math.max(...o.columns.map((c) => c.start + c.length - 1));
+    o.columns.forEach((c, i) => {
+      if (names.has(c.name))
+        ctx.addIssue({ code: 'custom', path: ['columns', i, 'name'], message: `duplicate column ${JSON.stringify(c.name)}` });
+      names.add(c.name);
+    });
+    if (o.length !== undefined && o.length < end)
+      ctx.addIssue({ code: 'custom', path: ['length'], message: `expected at least ${end} (where the last column ends), got ${o.length}` });
+  })
+  .describe('fixed-width reading options (format fixed-width): one record a line, columns by position');
+export type FixedWidthOptions = z.output<typeof fixedWidthOptionsSchema>;
+
 export const sourceSchema = z
   .strictObject({
     name: z
       .string()
       .regex(/^[A-Za-z0-9_-]+$/, { message: 'expected letters, digits, _ or -' })
       .describe('name of the source, unique in the pipeline; shown in provenance and reports'),
-    format: z.enum(FORMATS).describe('csv, json (an array, or an array at json.path) or jsonl (one object a line)'),
+    format: z
+      .enum(FORMATS)
+      .describe(
+        'csv, json (an array, or an array at json.path), jsonl (one object a line) or fixed-width (columns by position, see fixedWidth)',
+      ),
     path: z.string().min(1).describe('file or glob, relative to the pipeline file; several files are read in sorted order'),
     encoding: z
       .enum(ENCODINGS)
@@ -64,7 +107,22 @@ export const sourceSchema = z
       .describe('text encoding; auto: a BOM decides (UTF-8/UTF-16), otherwise UTF-8; default auto'),
     csv: csvOptionsSchema.default({ delimiter: ',', quote: '"', header: true }).describe('CSV options (format csv)'),
     json: jsonOptionsSchema.default({}).describe('JSON options (format json)'),
+    fixedWidth: fixedWidthOptionsSchema.optional().describe('fixed-width options (format fixed-width, where they are required)'),
     mapping: z.string().min(1).describe('mapping file for this source, relative to the pipeline file'),
+  })
+  .superRefine((s, ctx) => {
+    if (s.format === 'fixed-width' && !s.fixedWidth)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fixedWidth'],
+        message: 'format fixed-width needs fixedWidth.columns (name, start, length of each column)',
+      });
+    if (s.format !== 'fixed-width' && s.fixedWidth)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fixedWidth'],
+        message: `fixedWidth applies to format fixed-width only, got format ${s.format}`,
+      });
   })
   .describe('one legacy export');
 export type SourceSpec = z.output<typeof sourceSchema>;

@@ -19,6 +19,7 @@ import {
   DEFAULT_LEDGER_FILE,
   openLedger,
   openLedgerWriter,
+  recordTallies,
   type Ledger,
   type LedgerRejectInput,
   type LedgerWriter,
@@ -26,7 +27,7 @@ import {
 } from '../../ledger/index.js';
 import { Batcher, prepareRecord, type Batch, type BatchItem } from '../batcher/index.js';
 import { loadPipeline, readPipelineBatches, type PipelineDefinition } from '../read-pipeline.js';
-import { listSourceFiles } from '../source/index.js';
+import { listSourceFiles, tallyDisagreement, type SourceTally } from '../source/index.js';
 import type { FrontRow } from '../types.js';
 import { clientSink, Uploader, type BatchEvent, type StagingSink } from '../uploader/index.js';
 import { rejectInput, uploadLedger } from './run-ledger.js';
@@ -79,6 +80,12 @@ export interface RunPipelineOptions {
   stop?: AbortSignal;
   /** Send only the rows of this corrections file (see docs/running.md). */
   corrections?: string;
+  /**
+   * Accept a source file that was cut off or holds no rows (`--allow-truncated`): its rows are
+   * staged and it is listed, but it does not make the run fail. Default: such a file is a read
+   * failure and the run does not count as complete for the exit code.
+   */
+  allowTruncated?: boolean;
   /** Called at most every `progressEveryMs` while the run goes, and once at the end. */
   onProgress?: (progress: RunProgress) => void;
   progressEveryMs?: number;
@@ -162,6 +169,12 @@ export interface RunReport {
   recoveredRuns: number[];
   /** Where reading started: after the rows an unfinished run settled (`resumed`), or everywhere (`full`), and why. */
   resume: ResumeReport;
+  /** Each file's two-way count (source/tally.ts), for the formats that keep one; also in the ledger. */
+  files: SourceTally[];
+  /** Every file whose counts disagree, was cut off or held no rows, in words. */
+  disagreements: string[];
+  /** The files cut off or without rows, unless accepted (allowTruncated): the run's exit is then not 0. */
+  readFailures: string[];
   error?: { code: ErrorCode; message: string };
 }
 
@@ -247,7 +260,11 @@ async function runWith(
     ledger: ledger.counts(def.name, def.component),
     recoveredRuns: crashed.map((c) => c.id),
     resume: { mode: 'full', reason: 'the run stopped before it read anything' },
+    files: [],
+    disagreements: [],
+    readFailures: [],
   };
+  const tallies: SourceTally[] = [];
 
   const readAbort = new AbortController();
   const stopReading = () => readAbort.abort();
@@ -325,6 +342,7 @@ async function runWith(
     // row cost about 0.3 µs each (read-pipeline.ts).
     const batchesOfRows = readPipelineBatches(def, {
       signal: readAbort.signal,
+      tallies,
       ...(options.corrections ? { corrections: options.corrections } : {}),
       ...(start ? { resume: start } : {}),
       parallel: { workers: def.concurrency.workers, busyThreads: RUN_BUSY_THREADS, encode: format },
@@ -414,6 +432,13 @@ async function runWith(
     (report.failedByCode.NO_STAGING_RESULT ?? 0) === 0 &&
     report.ledger.in_flight === 0 &&
     report.ledger.mapped === 0;
+  if (report.status === 'completed' && tallies.length > 0) {
+    // Only a whole read gives final counts; the tallies go into the ledger for the report.
+    recordTallies(ledger.db, run.id, tallies, { accepted: options.allowTruncated === true });
+    report.files = tallies;
+    report.disagreements = tallies.flatMap((t) => tallyDisagreement(t) ?? []);
+    if (!options.allowTruncated) report.readFailures = tallies.flatMap((t) => (t.truncated ? [`${t.file}: ${t.truncated}`] : []));
+  }
   ledger.finishRun(run.id, report.status, report);
   progress.finish();
   log?.info(

@@ -1,6 +1,10 @@
 /**
- * Sources: the files a pipeline source names (a glob, read in sorted order) and one reader per
- * format. Each yields `SourceRow`s and `SourceRowError`s with provenance, streamed.
+ * Sources: the files a pipeline source names (a glob, read in sorted order) and the format
+ * registry, the one place a format is plugged in. A format is a folder (`<format>/core.ts`, pure:
+ * text in, rows and row errors out, plus an independent count into the file's tally;
+ * `<format>/stream.ts`, the thin file wrapper) and one entry in `SOURCE_FORMATS` below, plus its options
+ * in the pipeline schema. Everything downstream (mapping, checks, runner, plan) reads rows
+ * through `readSourceBatches` and never asks which format it is. docs/pipelines.md: "Adding a format".
  */
 import { resolve } from 'node:path';
 import { glob } from 'tinyglobby';
@@ -8,9 +12,13 @@ import { StagecoachError } from '../../contract/errors.js';
 import type { SourceRow, SourceRowError } from '../types.js';
 import type { SourceDefinition } from '../definition/load-pipeline.js';
 import { displayPath } from '../definition/load-pipeline.js';
+import type { SourceFormat } from '../definition/schema.js';
 import { readCsvBatches, type CsvRange } from './csv/index.js';
+import { readJsonArrayBatches, readJsonLinesBatches } from './json/stream.js';
+import { readFixedWidthBatches } from './fixed-width/stream.js';
 import type { SourceTally } from './tally.js';
-import { readJsonArrayBatches, readJsonLinesBatches } from './source-json.js';
+
+export { newTally, tallyDisagreement, type SourceTally } from './tally.js';
 
 export interface SourceFile {
   /** Absolute path. */
@@ -18,6 +26,91 @@ export interface SourceFile {
   /** Path for provenance and messages (relative to the working folder when below it). */
   file: string;
 }
+
+/** Where to start reading when not at the file's start (a record boundary the format found before). */
+export interface SourceStart {
+  byteOffset: number;
+  /** Line of that byte (1-based). */
+  line: number;
+  /** The columns, when the header that names them lies before the start. */
+  columns?: string[];
+  /** Exclusive end byte (a parallel range); the file's end when absent. */
+  end?: number;
+  /** CSV: the record delimiter found at the file's start, so every range splits records alike. */
+  recordDelimiter?: '\n' | '\r\n';
+}
+
+/** What every format's `read` takes. */
+export interface ReadOptions {
+  signal?: AbortSignal | undefined;
+  /** Hash each row into its provenance (default true); `plan`, which keeps no ledger, skips it. */
+  hashRows?: boolean | undefined;
+  /** Columns the mapping reads: a header without one of them is a configuration error. */
+  requiredColumns?: ReadonlySet<string> | undefined;
+  /** Start at a record boundary instead of byte 0 (formats with `canSplit`). */
+  from?: SourceStart | undefined;
+  /** The file's two-way count, filled in as the read goes (formats with `tallies`). */
+  tally?: SourceTally | undefined;
+}
+
+/** One format: how to read a file of it, and what it can do besides. */
+export interface Format {
+  read(source: SourceDefinition, file: SourceFile, options: ReadOptions): AsyncGenerator<(SourceRow | SourceRowError)[]>;
+  /** The format can start at a byte offset that begins a record (parallel reading, resume). */
+  canSplit?: boolean;
+  /** The reader fills in the tally it is given (the independent count of docs/pipelines.md). */
+  tallies?: boolean;
+}
+
+const common = (source: SourceDefinition, file: SourceFile, options: ReadOptions) => ({
+  source: source.name,
+  path: file.path,
+  file: file.file,
+  encoding: source.encoding,
+  ...(options.signal ? { signal: options.signal } : {}),
+  ...(options.hashRows === false ? { hashRows: false } : {}),
+  ...(options.tally ? { tally: options.tally } : {}),
+});
+
+const csvRange = (from: SourceStart): CsvRange => ({
+  start: from.byteOffset,
+  line: from.line,
+  ...(from.end !== undefined ? { end: from.end } : {}),
+  ...(from.columns ? { columns: from.columns } : {}),
+  ...(from.recordDelimiter ? { recordDelimiter: from.recordDelimiter } : {}),
+});
+
+/** The format registry: format name (schema.ts FORMATS) → its reader. */
+export const SOURCE_FORMATS: Record<SourceFormat, Format> = {
+  csv: {
+    canSplit: true,
+    tallies: true,
+    read: (source, file, options) =>
+      readCsvBatches({
+        ...common(source, file, options),
+        csv: source.csv,
+        ...(options.requiredColumns ? { requiredColumns: options.requiredColumns } : {}),
+        ...(options.from ? { range: csvRange(options.from) } : {}),
+      }),
+  },
+  json: {
+    tallies: true,
+    read: (source, file, options) => readJsonArrayBatches({ ...common(source, file, options), arrayPath: source.json.path }),
+  },
+  jsonl: {
+    tallies: true,
+    read: (source, file, options) => readJsonLinesBatches(common(source, file, options)),
+  },
+  'fixed-width': {
+    tallies: true,
+    read: (source, file, options) =>
+      readFixedWidthBatches({
+        ...common(source, file, options),
+        fixedWidth: source.fixedWidth!,
+        ...(options.requiredColumns ? { requiredColumns: options.requiredColumns } : {}),
+      }),
+  },
+};
 
 /**
  * The files of a source, sorted; a glob that matches nothing is a configuration error.
@@ -39,46 +132,28 @@ export async function listSourceFiles(dir: string, source: Pick<SourceDefinition
 export async function* readSourceFile(
   source: SourceDefinition,
   file: SourceFile,
-  options: { requiredColumns?: ReadonlySet<string>; signal?: AbortSignal | undefined; hashRows?: boolean; tally?: SourceTally } = {},
+  options: ReadOptions = {},
 ): AsyncGenerator<SourceRow | SourceRowError> {
   for await (const batch of readSourceBatches(source, file, options)) yield* batch;
 }
 
-/** Reads one file of a source in batches of rows (one await per batch: the hot path). */
+/**
+ * Reads one file of a source in batches of rows (one await per batch: the hot path).
+ * `range` is the parallel CSV reader's name for `from` (kept while the runner moves to `from`).
+ */
 export function readSourceBatches(
   source: SourceDefinition,
   file: SourceFile,
-  options: {
-    requiredColumns?: ReadonlySet<string>;
-    signal?: AbortSignal | undefined;
-    range?: CsvRange | undefined;
-    hashRows?: boolean | undefined;
-    /** Filled in as the file is read (CSV): its two-way count, tally.ts. */
-    tally?: SourceTally | undefined;
-  } = {},
+  options: ReadOptions & { range?: CsvRange | undefined } = {},
 ): AsyncGenerator<(SourceRow | SourceRowError)[]> {
-  const common = {
-    source: source.name,
-    path: file.path,
-    file: file.file,
-    encoding: source.encoding,
-    ...(options.signal ? { signal: options.signal } : {}),
-    ...(options.hashRows === false ? { hashRows: false } : {}),
-  };
-  switch (source.format) {
-    case 'csv':
-      return readCsvBatches({
-        ...common,
-        csv: source.csv,
-        ...(options.requiredColumns ? { requiredColumns: options.requiredColumns } : {}),
-        ...(options.range ? { range: options.range } : {}),
-        ...(options.tally ? { tally: options.tally } : {}),
-      });
-    case 'json':
-      return readJsonArrayBatches({ ...common, arrayPath: source.json.path });
-    case 'jsonl':
-      return readJsonLinesBatches(common);
-  }
+  const { range, ...rest } = options;
+  const from = rest.from ?? (range ? { byteOffset: range.start, ...range } : undefined);
+  return SOURCE_FORMATS[source.format].read(source, file, { ...rest, from });
+}
+
+/** Whether the format fills in a tally (so plan, ledger and report can show its count). */
+export function formatTallies(format: SourceFormat): boolean {
+  return SOURCE_FORMATS[format].tallies === true;
 }
 
 export function isSourceRowError(row: SourceRow | SourceRowError): row is SourceRowError {

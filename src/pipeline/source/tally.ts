@@ -80,3 +80,68 @@ export function tallyDisagreement(t: SourceTally): string | undefined {
     return `${t.file}: ${t.physicalLines} physical lines, but ${accounted} accounted for (header ${t.headerLines}, blank ${t.blankLines}, in rows ${t.linesInRows})`;
   return undefined;
 }
+
+/** Whitespace as `String.prototype.trim` sees it: a line of only these is blank. */
+const WHITESPACE = /\s/;
+function isSpace(c: number, text: string, i: number): boolean {
+  if (c === 32 || c === 9 || c === 13) return true;
+  if (c < 128 && c !== 11 && c !== 12) return false;
+  return WHITESPACE.test(text[i]!);
+}
+
+/** Whether a line holds nothing but whitespace (the readers' and the counter's one definition). */
+export function isBlankLine(text: string): boolean {
+  return text.trim() === '';
+}
+
+/**
+ * The independent count of a line-oriented file: physical lines and blank lines, from the text
+ * alone. LF and CRLF end a line; so does a lone CR unless the format says otherwise (JSON Lines:
+ * only LF separates lines; a CR is part of the line); a last line without a break counts. Fed the
+ * same decoded text the parser gets, in any pieces; written apart from every parser on purpose.
+ * @example const c = new PhysicalLineCounter(); c.push('a\r\n\nb'); c.end(tally) // tally.physicalLines 3, blankLines 1
+ */
+export class PhysicalLineCounter {
+  private lines = 0;
+  private blanks = 0;
+  private open = false;
+  private content = false;
+  private afterCr = false;
+  private readonly loneCr: boolean;
+
+  constructor(options: { loneCr?: boolean } = {}) {
+    this.loneCr = options.loneCr !== false;
+  }
+
+  push(text: string): void {
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 10 || (c === 13 && this.loneCr)) {
+        if (c === 10 && this.afterCr) {
+          this.afterCr = false;
+          continue; // the LF of a CRLF: the CR ended the line
+        }
+        this.lines++;
+        if (!this.content) this.blanks++;
+        this.open = false;
+        this.content = false;
+        this.afterCr = c === 13;
+        continue;
+      }
+      this.afterCr = false;
+      this.open = true;
+      if (!this.content && !isSpace(c, text, i)) this.content = true;
+    }
+  }
+
+  /** Lines counted so far (the open last line included). */
+  get physicalLines(): number {
+    return this.lines + (this.open ? 1 : 0);
+  }
+
+  /** Writes the figures into the tally. */
+  end(tally: SourceTally): void {
+    tally.physicalLines = this.physicalLines;
+    tally.blankLines = this.blanks + (this.open && !this.content ? 1 : 0);
+  }
+}

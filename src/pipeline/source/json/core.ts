@@ -1,6 +1,7 @@
 /**
- * JSON sources: a top-level array of objects, an array at a dotted path inside an object
- * (`export.bedrijven`), and JSON Lines. Streamed: neither the document nor the array is held.
+ * JSON cores, pure (decoded text in, rows and row errors out, no I/O): a top-level array of
+ * objects, an array at a dotted path inside an object (`export.bedrijven`), and JSON Lines.
+ * The file side is `stream.ts`; tests feed strings (`textChunks`).
  *
  * Arrays go through stream-json's tokenizer, fed by hand in pieces cut just before each `{`.
  * The tokenizer emits a token as soon as its first character arrives, so the piece in which an
@@ -8,33 +9,41 @@
  * and byte offset of every element are exact (the position of its opening brace). An element's
  * hash is the sha256 of its JSON text as re-serialised (`JSON.stringify`), so whitespace and
  * key spacing do not count as a change. A syntax error ends the file: the error is reported
- * where the tokenizer stopped and the next file goes on.
+ * where the tokenizer stopped.
+ *
+ * Every array is also counted by a scanner of its own (count-items.ts) into the file's tally: a
+ * text that ends inside the array (an export cut off half way) or an array with no items is a
+ * read failure (SOURCE_READ_FAILED at file:line, `tally.truncated`), not a short success.
  *
  * JSON Lines are split on line feeds and parsed line by line with `JSON.parse`, so a broken
- * line is a row error and the file goes on; a line's hash is the sha256 of its text.
+ * line is a row error and the file goes on; a line's hash is the sha256 of its text. Physical
+ * and blank lines are counted apart (PhysicalLineCounter); a last line without a line feed that
+ * does not parse is an export cut off inside a value, and a file with no object no export.
  */
-import { createReadStream } from 'node:fs';
-import { StringDecoder } from 'node:string_decoder';
 import { jsonParser } from 'stream-json/core/parser.js';
 import Assembler from 'stream-json/assembler.js';
 import { getManyValues, isMany, none } from 'stream-chain/defs.js';
-import type { SourceRow, SourceRowError } from '../types.js';
-import type { SourceEncoding } from '../definition/schema.js';
-import { StagecoachError } from '../../contract/errors.js';
-import { detectEncoding, repairWindows1252, swap16Stream, textDefect, textDefectHint, type ResolvedEncoding } from './encoding.js';
-import { sha256Hex } from './row-hash.js';
+import type { SourceRow, SourceRowError } from '../../types.js';
+import { StagecoachError } from '../../../contract/errors.js';
+import { textDefect, textDefectHint, type ResolvedEncoding } from '../encoding.js';
+import { sha256Hex } from '../row-hash.js';
+import { byteLength, type DecodedChunk } from '../decoded-text.js';
+import { isBlankLine, newTally, PhysicalLineCounter, type SourceTally } from '../tally.js';
+import { JsonItemCounter, type JsonCut } from './count-items.js';
 
-export interface JsonFileOptions {
+export interface JsonCoreOptions {
   source: string;
-  path: string;
+  /** The file as shown in provenance and messages. */
   file: string;
-  encoding: SourceEncoding;
   /** Dotted path of the array inside the top-level object; none: the document is the array. */
   arrayPath?: string | undefined;
-  signal?: AbortSignal;
   /** Hash each row's text into its provenance (default true); `plan`, which keeps no ledger, skips it. */
   hashRows?: boolean;
+  /** Filled in as the text is read; final when the batches end. */
+  tally?: SourceTally;
 }
+
+type Chunks = Iterable<DecodedChunk> | AsyncIterable<DecodedChunk>;
 
 const RAW_LIMIT = 200;
 /** Deepest nesting of an element: deeper ones are refused (re-serialising them would overflow the stack). */
@@ -70,43 +79,11 @@ function defectMessage(file: string, line: number, found: { path: string; defect
   return `${file}:${line}: field ${JSON.stringify(found.path)} holds ${found.defect}, expected text in ${name}; ${textDefectHint(found.defect, name)}`;
 }
 
-export const hashText = sha256Hex;
+const hashText = sha256Hex;
 
 interface Token {
   name: string;
   value?: unknown;
-}
-
-/** Opens a file and yields decoded text chunks with the encoding resolved from its first bytes. */
-async function* decodedChunks(
-  path: string,
-  file: string,
-  declared: SourceEncoding,
-  signal?: AbortSignal,
-): AsyncGenerator<{ text: string; enc: ResolvedEncoding }> {
-  const enc = await detectEncoding(path, file, declared);
-  const input = createReadStream(path, { highWaterMark: 256 * 1024, signal, start: enc.bomLength });
-  const body = enc.swap16 ? input.pipe(swap16Stream()) : input;
-  const decoder = new StringDecoder(enc.node);
-  try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      const text = decoder.write(chunk);
-      if (text) yield { text: enc.repair1252 ? repairWindows1252(text) : text, enc };
-    }
-    const rest = decoder.end();
-    if (rest) yield { text: rest, enc };
-  } catch (err) {
-    if ((err as Error).name === 'AbortError') throw new StagecoachError('ABORTED', 'Reading stopped', { file }, { cause: err });
-    throw new StagecoachError('SOURCE_READ_FAILED', `Cannot read ${file}: ${(err as Error).message}`, { file }, { cause: err });
-  } finally {
-    input.destroy();
-  }
-}
-
-/** Bytes a piece of decoded text took in the file. */
-function byteLength(text: string, enc: ResolvedEncoding): number {
-  if (enc.node === 'utf8') return Buffer.byteLength(text, 'utf8');
-  return enc.node === 'utf16le' ? text.length * 2 : text.length;
 }
 
 function countLines(text: string): number {
@@ -116,19 +93,23 @@ function countLines(text: string): number {
 }
 
 /**
- * Reads the objects of a JSON array (at the top level, or at `arrayPath`).
- * @example for await (const row of readJsonArrayFile({ source: 'bedrijven', path, file, encoding: 'auto', arrayPath: 'export.bedrijven' })) …
+ * The objects of a JSON array (at the top level, or at `arrayPath`), in batches (the rows each
+ * piece of input completes).
+ * @example for await (const batch of jsonArrayBatches(textChunks('[{"id":1},'), { source: 'bedrijven', file: 'b.json' })) …
+ *          // [{ values: { id: 1 }, … }], then SOURCE_READ_FAILED 'b.json:1: the file ends inside the array after 1 complete element …'
  */
-export async function* readJsonArrayFile(opts: JsonFileOptions): AsyncGenerator<SourceRow | SourceRowError> {
-  for await (const batch of readJsonArrayBatches(opts)) yield* batch;
-}
-
-/** Same as `readJsonArrayFile`, in batches (the rows each piece of input completes). */
-export async function* readJsonArrayBatches(opts: JsonFileOptions): AsyncGenerator<(SourceRow | SourceRowError)[]> {
+export async function* jsonArrayBatches(chunks: Chunks, opts: JsonCoreOptions): AsyncGenerator<(SourceRow | SourceRowError)[]> {
   const { source, file } = opts;
+  const tally = opts.tally ?? newTally(source, file, 'json');
+  const lines = new PhysicalLineCounter();
   const hashRows = opts.hashRows !== false;
   const target = opts.arrayPath ? opts.arrayPath.split('.') : [];
   const tokenizer = jsonParser({ streamValues: false });
+  const counter = new JsonItemCounter(target);
+  const failed = (at: number, offset: number, message: string, why: string): SourceRowError[] => {
+    tally.truncated = why;
+    return [{ source, provenance: { file, line: at, byteOffset: offset, hash: '' }, code: 'SOURCE_READ_FAILED', message }];
+  };
 
   // Where the tokenizer is in the document: one frame per open container.
   const frames: { array: boolean; key: string | null; target: boolean }[] = [];
@@ -241,6 +222,8 @@ export async function* readJsonArrayBatches(opts: JsonFileOptions): AsyncGenerat
 
   const feed = (piece: string, enc: ResolvedEncoding) => {
     pieceStart = { line, byteOffset };
+    counter.push(piece);
+    lines.push(piece);
     const tokens = tokenizer(piece) as unknown;
     if (isMany(tokens)) for (const t of getManyValues(tokens) as Token[]) consume(t);
     else if (tokens !== none && tokens !== undefined) consume(tokens as Token);
@@ -249,7 +232,7 @@ export async function* readJsonArrayBatches(opts: JsonFileOptions): AsyncGenerat
   };
 
   try {
-    for await (const { text: chunk, enc } of decodedChunks(opts.path, file, opts.encoding, opts.signal)) {
+    for await (const { text: chunk, enc } of chunks) {
       currentEnc = enc;
       if (bomBytes < 0) {
         bomBytes = enc.bomLength;
@@ -265,51 +248,111 @@ export async function* readJsonArrayBatches(opts: JsonFileOptions): AsyncGenerat
       for (let i = text.indexOf('{', 1); i !== -1; i = text.indexOf('{', i + 1)) {
         feed(text.slice(from, i), enc);
         from = i;
-        if (out.length > 0) yield out.splice(0);
+        if (out.length > 0) yield counted(tally, out.splice(0));
       }
       feed(text.slice(from), enc);
-      if (out.length > 0) yield out.splice(0);
+      if (out.length > 0) yield counted(tally, out.splice(0));
+    }
+    lines.end(tally);
+    const cut = counter.end();
+    tally.items = counter.items;
+    if (cut) {
+      yield failed(line, byteOffset, cutMessage(file, cut, opts.arrayPath), cutWhy(cut));
+      return;
+    }
+    if (!counter.sawContent) {
+      const what =
+        tally.physicalLines === 0
+          ? 'the file is empty'
+          : `the file holds ${tally.physicalLines} blank line${tally.physicalLines === 1 ? '' : 's'} and no JSON`;
+      yield failed(
+        1,
+        0,
+        `${file}:1: ${what}, expected ${opts.arrayPath ? `an object holding an array at ${opts.arrayPath}` : 'a JSON array'}; an empty export is refused unless truncated files are allowed (--allow-truncated)`,
+        `${what}: no rows`,
+      );
+      return;
     }
     const tail = tokenizer(none as never) as unknown;
     if (isMany(tail)) for (const t of getManyValues(tail) as Token[]) consume(t);
-    if (out.length > 0) yield out.splice(0);
+    if (out.length > 0) yield counted(tally, out.splice(0));
     if (!targetSeen) {
-      yield [
-        {
-          source,
-          provenance: { file, line: 1, byteOffset: 0, hash: '' },
-          code: 'SOURCE_READ_FAILED',
-          message: opts.arrayPath
-            ? `${file}: no array at ${opts.arrayPath}, expected an object holding an array there`
-            : `${file}: expected a JSON array at the top level`,
-        } satisfies SourceRowError,
-      ];
+      const what =
+        byteOffset <= Math.max(bomBytes, 0)
+          ? 'the file is empty'
+          : opts.arrayPath
+            ? `no array at ${opts.arrayPath}`
+            : 'no array at the top level';
+      yield failed(
+        1,
+        0,
+        opts.arrayPath
+          ? `${file}:1: ${what}, expected an object holding an array at ${opts.arrayPath}`
+          : `${file}:1: ${what}, expected a JSON array at the top level`,
+        `${what}: no rows`,
+      );
+    } else if (tally.rowsRead === 0) {
+      yield failed(
+        1,
+        0,
+        `${file}:1: the array${opts.arrayPath ? ` at ${opts.arrayPath}` : ''} is empty, expected at least one record; an empty export is refused unless truncated files are allowed (--allow-truncated)`,
+        'the array is empty: no rows',
+      );
     }
   } catch (err) {
     if (err instanceof StagecoachError) throw err;
-    if (out.length > 0) yield out.splice(0);
-    yield [
-      {
-        source,
-        provenance: { file, line, byteOffset, hash: '' },
-        code: 'SOURCE_READ_FAILED',
-        message: `${file}:${line}: the rest of the file cannot be read: ${(err as Error).message}`,
-      } satisfies SourceRowError,
-    ];
+    if (out.length > 0) yield counted(tally, out.splice(0));
+    lines.end(tally);
+    tally.items = counter.items;
+    yield failed(
+      line,
+      byteOffset,
+      `${file}:${line}: the rest of the file cannot be read: ${(err as Error).message}`,
+      `the rest of the file cannot be read from line ${line}: ${(err as Error).message}`,
+    );
   }
 }
 
-/**
- * Reads JSON Lines: one object a line; blank lines are skipped; a broken line is a row error.
- * @example for await (const row of readJsonLinesFile({ source: 'contacten', path, file, encoding: 'utf-8' })) …
- */
-export async function* readJsonLinesFile(opts: JsonFileOptions): AsyncGenerator<SourceRow | SourceRowError> {
-  for await (const batch of readJsonLinesBatches(opts)) yield* batch;
+/** Counts what a batch holds into the tally (rows and row errors; a file's read failure is not a row). */
+function counted(tally: SourceTally, batch: (SourceRow | SourceRowError)[], linesEach = 0): (SourceRow | SourceRowError)[] {
+  for (const r of batch) {
+    if ('code' in r) {
+      if (r.code === 'SOURCE_READ_FAILED') continue;
+      tally.rowErrors++;
+    }
+    tally.rowsRead++;
+    tally.linesInRows += linesEach;
+  }
+  return batch;
 }
 
-/** Same as `readJsonLinesFile`, in batches (the lines each chunk completes). */
-export async function* readJsonLinesBatches(opts: JsonFileOptions): AsyncGenerator<(SourceRow | SourceRowError)[]> {
+const plural = (n: number, word: string) => `${n} complete ${word}${n === 1 ? '' : 's'}`;
+
+function cutWhy(cut: JsonCut): string {
+  if (cut.itemLine !== undefined)
+    return `the file ends inside element ${cut.items + 1} of the array (it starts on line ${cut.itemLine}), after ${plural(cut.items, 'element')}: the export looks cut off`;
+  if (cut.inArray) return `the file ends inside the array after ${plural(cut.items, 'element')}: the export looks cut off`;
+  return 'the file ends before the document closes: the export looks cut off';
+}
+
+function cutMessage(file: string, cut: JsonCut, arrayPath: string | undefined): string {
+  const array = arrayPath ? `the array at ${arrayPath}` : 'the array';
+  if (cut.itemLine !== undefined)
+    return `${file}:${cut.line}: the file ends inside element ${cut.items + 1} of ${array}, which starts on line ${cut.itemLine}, expected the element and the array to close; ${plural(cut.items, 'element')} read, the export looks cut off`;
+  if (cut.inArray)
+    return `${file}:${cut.line}: the file ends inside ${array} after ${plural(cut.items, 'element')}, expected "]"; the export looks cut off`;
+  return `${file}:${cut.line}: the file ends before the document closes, expected ${array} and the objects around it to close; the export looks cut off`;
+}
+
+/**
+ * JSON Lines, in batches (the lines each chunk completes): one object a line; blank lines are
+ * skipped; a broken line is a row error.
+ * @example for await (const batch of jsonLinesBatches(textChunks('{"id":1}\n{"id":'), { source: 'contacten', file: 'c.jsonl' })) …
+ */
+export async function* jsonLinesBatches(chunks: Chunks, opts: JsonCoreOptions): AsyncGenerator<(SourceRow | SourceRowError)[]> {
   const { source, file } = opts;
+  const tally = opts.tally ?? newTally(source, file, 'jsonl');
+  const lines = new PhysicalLineCounter({ loneCr: false });
   const hashRows = opts.hashRows !== false;
   let line = 1;
   let byteOffset = -1;
@@ -317,7 +360,7 @@ export async function* readJsonLinesBatches(opts: JsonFileOptions): AsyncGenerat
 
   const rowOf = (text: string, at: number, offset: number): SourceRow | SourceRowError | undefined => {
     const body = text.endsWith('\r') ? text.slice(0, -1) : text;
-    if (body.trim() === '') return undefined;
+    if (isBlankLine(body)) return undefined;
     const provenance = { file, line: at, byteOffset: offset, hash: hashRows ? hashText(body) : '' };
     let value: unknown;
     try {
@@ -365,7 +408,7 @@ export async function* readJsonLinesBatches(opts: JsonFileOptions): AsyncGenerat
     raw: head.slice(0, RAW_LIMIT),
   });
 
-  for await (const chunk of decodedChunks(opts.path, file, opts.encoding, opts.signal)) {
+  for await (const chunk of chunks) {
     enc = chunk.enc;
     let text = chunk.text;
     if (byteOffset < 0) {
@@ -375,6 +418,7 @@ export async function* readJsonLinesBatches(opts: JsonFileOptions): AsyncGenerat
         text = text.slice(1);
       }
     }
+    lines.push(text);
     let from = 0;
     const batch: (SourceRow | SourceRowError)[] = [];
     for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', from)) {
@@ -405,11 +449,53 @@ export async function* readJsonLinesBatches(opts: JsonFileOptions): AsyncGenerat
         partsLength = 0;
       }
     }
-    if (batch.length > 0) yield batch;
+    if (batch.length > 0) yield counted(tally, batch, 1);
   }
-  if (oversized) yield [tooLong(line, byteOffset, oversized.head)];
+  lines.end(tally);
+  if (oversized) yield counted(tally, [tooLong(line, byteOffset, oversized.head)], 1);
   else if (enc && parts.length > 0) {
-    const row = rowOf(parts.join(''), line, byteOffset);
-    if (row) yield [row];
+    const text = parts.join('');
+    const row = rowOf(text, line, byteOffset);
+    if (row && 'code' in row && !parses(text)) {
+      // The last line has no line feed and does not parse: the export stops inside a value.
+      const why = `the file ends inside the JSON object on its last line (${line}): the export looks cut off`;
+      tally.truncated = why;
+      tally.rowsRead++;
+      tally.rowErrors++;
+      tally.linesInRows++;
+      yield [
+        {
+          ...row,
+          code: 'SOURCE_READ_FAILED',
+          message: `${file}:${line}: the file ends inside the JSON object on its last line, expected a complete object and a line feed; the export looks cut off`,
+        },
+      ];
+      return;
+    }
+    if (row) yield counted(tally, [row], 1);
+  }
+  if (tally.rowsRead === 0) {
+    const what =
+      tally.physicalLines === 0
+        ? 'the file is empty'
+        : `the file holds ${tally.physicalLines} blank line${tally.physicalLines === 1 ? '' : 's'} and no object`;
+    tally.truncated = `${what}: no rows`;
+    yield [
+      {
+        source,
+        provenance: { file, line: 1, byteOffset: 0, hash: '' },
+        code: 'SOURCE_READ_FAILED',
+        message: `${file}:1: ${what}, expected one JSON object a line; an empty export is refused unless truncated files are allowed (--allow-truncated)`,
+      },
+    ];
+  }
+}
+
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
   }
 }

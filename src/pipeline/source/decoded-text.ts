@@ -1,0 +1,60 @@
+/**
+ * The file side shared by the text formats that read whole files in order (JSON, JSON Lines,
+ * fixed-width): open the file, resolve its encoding from its first bytes (encoding.ts), and
+ * yield decoded text pieces. Each format's pure core takes these pieces; only this module and
+ * the formats' `stream.ts` wrappers touch the file system.
+ */
+import { createReadStream } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
+import { StagecoachError } from '../../contract/errors.js';
+import type { SourceEncoding } from '../definition/schema.js';
+import { detectEncoding, repairWindows1252, swap16Stream, type ResolvedEncoding } from './encoding.js';
+
+/** A piece of decoded text and the encoding it was decoded with. */
+export interface DecodedChunk {
+  text: string;
+  enc: ResolvedEncoding;
+}
+
+/** The encoding a core assumes when given plain strings (tests): UTF-8 without a byte-order mark. */
+export const UTF8: ResolvedEncoding = { name: 'utf-8', node: 'utf8', bomLength: 0, swap16: false, repair1252: false };
+
+/**
+ * Opens a file and yields decoded text chunks with the encoding resolved from its first bytes.
+ * @example for await (const { text } of decodedChunks(path, 'samples/crm/bedrijven.json', 'auto')) …
+ */
+export async function* decodedChunks(
+  path: string,
+  file: string,
+  declared: SourceEncoding,
+  signal?: AbortSignal,
+): AsyncGenerator<DecodedChunk> {
+  const enc = await detectEncoding(path, file, declared);
+  const input = createReadStream(path, { highWaterMark: 256 * 1024, signal, start: enc.bomLength });
+  const body = enc.swap16 ? input.pipe(swap16Stream()) : input;
+  const decoder = new StringDecoder(enc.node);
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      const text = decoder.write(chunk);
+      if (text) yield { text: enc.repair1252 ? repairWindows1252(text) : text, enc };
+    }
+    const rest = decoder.end();
+    if (rest) yield { text: rest, enc };
+  } catch (err) {
+    if ((err as Error).name === 'AbortError') throw new StagecoachError('ABORTED', 'Reading stopped', { file }, { cause: err });
+    throw new StagecoachError('SOURCE_READ_FAILED', `Cannot read ${file}: ${(err as Error).message}`, { file }, { cause: err });
+  } finally {
+    input.destroy();
+  }
+}
+
+/** Bytes a piece of decoded text took in the file. */
+export function byteLength(text: string, enc: ResolvedEncoding): number {
+  if (enc.node === 'utf8') return Buffer.byteLength(text, 'utf8');
+  return enc.node === 'utf16le' ? text.length * 2 : text.length;
+}
+
+/** Strings as decoded chunks (UTF-8): how tests and other in-memory callers feed a core. */
+export function* textChunks(...texts: string[]): Generator<DecodedChunk> {
+  for (const text of texts) yield { text, enc: UTF8 };
+}

@@ -1,0 +1,172 @@
+/**
+ * Fixed-width core, pure (decoded text in, rows and row errors out, no I/O): one record a line,
+ * each column at a declared position (1-based start, length), as mainframe and core-banking
+ * exports come. The first `header` lines are not records; blank lines are skipped; a line of
+ * another length than the record's is a row error naming file:line and both lengths, and the
+ * file goes on. Lines end at LF, CRLF or a lone CR, exactly as the tally's line counter sees
+ * them, so the independent count (physical and blank lines) is comparable line for line.
+ * A file with no record, or whose last line stops short without a line break, is a read failure
+ * (the export was cut off), named at file:line and set in `tally.truncated`.
+ */
+import type { SourceRow, SourceRowError } from '../../types.js';
+import type { FixedWidthOptions } from '../../definition/schema.js';
+import { StagecoachError } from '../../../contract/errors.js';
+import { textDefect, textDefectHint } from '../encoding.js';
+import { sha256Hex } from '../row-hash.js';
+import { byteLength, type DecodedChunk } from '../decoded-text.js';
+import { isBlankLine, newTally, PhysicalLineCounter, type SourceTally } from '../tally.js';
+
+export interface FixedWidthCoreOptions {
+  source: string;
+  /** The file as shown in provenance and messages. */
+  file: string;
+  fixedWidth: FixedWidthOptions;
+  /** Columns the mapping reads: one the layout does not declare is a configuration error. */
+  requiredColumns?: ReadonlySet<string>;
+  /** Hash each line into its provenance (default true). */
+  hashRows?: boolean;
+  tally?: SourceTally;
+}
+
+const RAW_LIMIT = 200;
+
+/** Characters in a record: declared, or where the last column ends. */
+export function recordLength(o: FixedWidthOptions): number {
+  return o.length ?? Math.max(...o.columns.map((c) => c.start + c.length - 1));
+}
+
+/**
+ * The records of a fixed-width text, in batches (the lines each chunk completes).
+ * @example for await (const batch of fixedWidthBatches(textChunks('0001Jan \n0002Piet\n'), { source: 'klanten', file: 'k.txt',
+ *            fixedWidth: { columns: [{ name: 'nr', start: 1, length: 4 }, { name: 'naam', start: 5, length: 4 }], header: 0, trim: true } })) …
+ *          // [{ values: { nr: '0001', naam: 'Jan' } }, { values: { nr: '0002', naam: 'Piet' } }]
+ */
+export async function* fixedWidthBatches(
+  chunks: Iterable<DecodedChunk> | AsyncIterable<DecodedChunk>,
+  opts: FixedWidthCoreOptions,
+): AsyncGenerator<(SourceRow | SourceRowError)[]> {
+  const { source, file, fixedWidth } = opts;
+  const tally = opts.tally ?? newTally(source, file, 'fixed-width');
+  const hashRows = opts.hashRows !== false;
+  const expected = recordLength(fixedWidth);
+  const columns = fixedWidth.columns.map((c) => ({ name: c.name, from: c.start - 1, to: c.start - 1 + c.length }));
+  for (const name of opts.requiredColumns ?? []) {
+    if (!columns.some((c) => c.name === name))
+      throw new StagecoachError(
+        'CONFIG_INVALID',
+        `${file}: the mapping reads column ${JSON.stringify(name)}, expected it among fixedWidth.columns (${columns.map((c) => c.name).join(', ')})`,
+        { file, field: name },
+      );
+  }
+  const counter = new PhysicalLineCounter();
+  let line = 1;
+  let byteOffset = -1;
+  let carry = '';
+  let enc: DecodedChunk['enc'] | undefined;
+
+  const record = (text: string, at: number, offset: number): SourceRow | SourceRowError | undefined => {
+    if (at <= fixedWidth.header) {
+      tally.headerLines++;
+      return undefined;
+    }
+    if (isBlankLine(text)) return undefined;
+    const provenance = { file, line: at, byteOffset: offset, hash: hashRows ? sha256Hex(text) : '' };
+    tally.rowsRead++;
+    tally.linesInRows++;
+    if (text.length !== expected) {
+      tally.rowErrors++;
+      return {
+        source,
+        provenance,
+        code: 'SOURCE_ROW_INVALID',
+        message: `${file}:${at}: the record is ${text.length} characters long, expected ${expected} (the fixed-width layout)`,
+        raw: text.slice(0, RAW_LIMIT),
+      };
+    }
+    const defect = textDefect(text);
+    if (defect) {
+      tally.rowErrors++;
+      const name = enc?.name ?? 'utf-8';
+      return {
+        source,
+        provenance,
+        code: 'SOURCE_ROW_INVALID',
+        message: `${file}:${at}: the record holds ${defect}, expected text in ${name}; ${textDefectHint(defect, name)}`,
+        raw: text.slice(0, RAW_LIMIT),
+      };
+    }
+    const values: Record<string, string> = {};
+    for (const c of columns) {
+      const v = text.slice(c.from, c.to);
+      values[c.name] = fixedWidth.trim ? v.trim() : v;
+    }
+    return { source, values, provenance };
+  };
+
+  for await (const chunk of chunks) {
+    enc = chunk.enc;
+    let text = chunk.text;
+    if (byteOffset < 0) {
+      byteOffset = enc.bomLength;
+      if (text.charCodeAt(0) === 0xfeff) {
+        byteOffset += byteLength('\ufeff', enc);
+        text = text.slice(1);
+      }
+    }
+    counter.push(text);
+    text = carry + text;
+    carry = '';
+    const batch: (SourceRow | SourceRowError)[] = [];
+    let from = 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c !== 10 && c !== 13) continue;
+      if (c === 13 && i === text.length - 1) break; // a CR at the chunk's end: its LF may follow
+      const end = c === 13 && text.charCodeAt(i + 1) === 10 ? i + 2 : i + 1;
+      const body = text.slice(from, i);
+      const row = record(body, line, byteOffset);
+      if (row) batch.push(row);
+      byteOffset += byteLength(text.slice(from, end), enc);
+      line++;
+      from = end;
+      i = end - 1;
+    }
+    carry = text.slice(from);
+    if (batch.length > 0) yield batch;
+  }
+  counter.end(tally);
+  if (carry.endsWith('\r')) {
+    const row = record(carry.slice(0, -1), line, byteOffset);
+    if (row) yield [row];
+  } else if (carry !== '') {
+    const row = record(carry, line, byteOffset);
+    if (row && 'code' in row && carry.length < expected && line > fixedWidth.header) {
+      const why = `the file ends inside the record on its last line (${line}), ${carry.length} of ${expected} characters: the export looks cut off`;
+      tally.truncated = why;
+      yield [
+        {
+          ...row,
+          code: 'SOURCE_READ_FAILED',
+          message: `${file}:${line}: the file ends inside a record, ${carry.length} characters long, expected ${expected} and a line break; the export looks cut off`,
+        },
+      ];
+      return;
+    }
+    if (row) yield [row];
+  }
+  if (tally.rowsRead === 0) {
+    const what =
+      tally.physicalLines === 0
+        ? 'the file is empty'
+        : `the file holds ${tally.physicalLines} line${tally.physicalLines === 1 ? '' : 's'} and no record`;
+    tally.truncated = `${what}: no rows`;
+    yield [
+      {
+        source,
+        provenance: { file, line: 1, byteOffset: 0, hash: '' },
+        code: 'SOURCE_READ_FAILED',
+        message: `${file}:1: ${what}, expected one record a line after ${fixedWidth.header} header line${fixedWidth.header === 1 ? '' : 's'}; an empty export is refused unless truncated files are allowed (--allow-truncated)`,
+      },
+    ];
+  }
+}
