@@ -450,7 +450,7 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
   }
   const sourceFiles = (input.sourceFiles ?? []).map(({ tally: t, accepted }): SourceFileReport => {
     const disagreement = tallyDisagreement(t);
-    const isAccepted = accepted && disagreement !== undefined && t.truncated !== undefined && t.swallowed.length === 0;
+    const isAccepted = accepted && disagreement !== undefined && t.truncated !== undefined;
     if (disagreement !== undefined && !isAccepted) problems.push(`source file not accounted for: ${disagreement}`);
     return {
       source: t.source,
