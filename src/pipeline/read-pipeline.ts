@@ -40,11 +40,13 @@ export interface ReadPipelineOptions {
   /** Stops reading (the generator throws an ABORTED StagecoachError). */
   signal?: AbortSignal;
   /**
-   * A corrections file (CSV or JSON Lines, see docs/pipelines.md): the refused rows, fixed.
-   * Only the rows it holds are yielded, mapped and checked like any other; the other rows of
-   * the sources still count as relation targets.
+   * Corrections files, or folders of them (CSV or JSON Lines, docs/corrections.md): the refused
+   * rows, fixed. Only the rows they hold are yielded, mapped and checked like any other; the other
+   * rows of the sources still count as relation targets and as holders of their keys.
    */
-  corrections?: string;
+  corrections?: string | readonly string[];
+  /** Filled in while corrections are read: the files, and the duplicates that came back unedited (not yielded). */
+  correctionsSummary?: CorrectionsSummary;
   /**
    * Hash each row into its provenance (default true). The hash is what the ledger keeps to tell
    * a changed row; `plan` keeps no ledger and skips it (about 0.5 µs a row).
@@ -55,6 +57,13 @@ export interface ReadPipelineOptions {
    * is pushed as its file starts and is final when the file's rows are all yielded.
    */
   tallies?: SourceTally[];
+}
+
+/** What a read of corrections files did besides yielding rows. */
+export interface CorrectionsSummary {
+  files: string[];
+  /** Rows refused as duplicate keys that came back as they were written: left refused, not re-staged. */
+  unchangedDuplicates: number;
 }
 
 /** What `readPipelineBatches` takes besides: */
@@ -166,18 +175,56 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
     };
 
     if (corrections) {
-      // Only the corrected rows; their originals' keys are in the index already, so a corrected
-      // row is a duplicate only of another corrected row.
+      // Only the corrected rows. Their originals' keys are in the index already: a corrected row
+      // is a duplicate of another corrected row, or of a source row that holds its key and was not
+      // itself refused (a row refused as a duplicate never replaces the row that staged).
       const amongThemselves: KeyChecks = { ...keyChecks, duplicates: new KeyIndex() };
-      for await (const { row, sourceName } of corrections.rows()) {
+      const released = new Set<string>(); // keys whose holder is itself a refused row being corrected
+      for await (const c of corrections.rows()) {
+        if (isSourceRowError(c.row) || c.codes.includes('DUPLICATE_LEGACY_KEY')) continue;
+        const s = sources.find((x) => x.def.name === c.sourceName)!;
+        const key = s.mapping.key(c.row.values);
+        if (key !== undefined) released.add(`${s.mapping.scope}\u0000${key}`);
+      }
+      const summary = options.correctionsSummary;
+      if (summary) summary.files = corrections.files;
+      for await (const { row, sourceName, codes, unchanged } of corrections.rows()) {
         const s = sources.find((x) => x.def.name === sourceName)!;
         if (isSourceRowError(row)) {
           yield [rejectUnreadable(row)];
           continue;
         }
+        const fileIndex = corrections.fileIndex(files, row.provenance.file);
         const key = s.mapping.key(row.values);
+        if (codes.includes('DUPLICATE_LEGACY_KEY')) {
+          if (unchanged) {
+            if (summary) summary.unchangedDuplicates++;
+            continue;
+          }
+          const holder = key === undefined ? undefined : index.get(s.mapping.scope, key);
+          if (key !== undefined && holder && !released.has(`${s.mapping.scope}\u0000${key}`)) {
+            const at = holder.line > 0 ? `the row at ${files[holder.fileIndex] ?? '?'}:${holder.line}` : `a row of ${s.def.name}`;
+            yield [
+              {
+                kind: 'rejected',
+                component: 'Counterparties',
+                legacyKey: key,
+                reasons: [
+                  {
+                    field: s.mapping.keyColumn,
+                    value: key,
+                    code: 'DUPLICATE_LEGACY_KEY',
+                    message: `${s.mapping.keyColumn}: duplicate legacy key ${s.mapping.scope} ${key}, still held by ${at}, which staged; give this row its own key if it is another counterparty, or leave it out`,
+                  },
+                ],
+                row,
+              },
+            ];
+            continue;
+          }
+        }
         if (key !== undefined) index.mark(s.mapping.scope, key);
-        yield [mapRow(s, row, corrections.fileIndex(files), amongThemselves)];
+        yield [mapRow(s, row, fileIndex, amongThemselves)];
       }
       return;
     }

@@ -2,9 +2,14 @@
  * Corrections files: the legacy rows the migration refused (rejected before upload, refused by
  * staging, invalid in validation), one file per pipeline source, in the source's ORIGINAL
  * columns re-read from the legacy file by provenance, with four columns added:
- * `error_field, error_code, error_message, error_stage`. The engineer fixes the values in a
+ * `error_field, error_code, error_message, error_stage`, and `_row_hash` (the row's fingerprint
+ * as written, so an unedited row can be told apart). The engineer fixes the values in a
  * spreadsheet or editor and hands the file back to `stagecoach run <pipeline> --corrections
- * <file>`, which re-stages only those rows (same legacy keys, so the same referenceIds).
+ * <file>`, which re-stages only those rows (same legacy keys, so the same referenceIds). The
+ * dialect is shared with the reader (src/pipeline/checks/corrections.ts); a row that was itself
+ * re-staged from a corrections file is re-read in that dialect, not the original source's.
+ * A row refused for its number of columns is written with the cells it has, so it stays refused
+ * until it is fixed. Files are written owner-only (0600): they hold the refused rows' personal data.
  *
  * The files are what `readCorrections` (src/pipeline/checks/corrections.ts) reads back:
  * - CSV sources: `<source>.corrections.csv`, UTF-8 with a byte-order mark (spreadsheet programs
@@ -15,12 +20,23 @@
  *   starting with `_` never reach the mapping).
  */
 import { createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { once } from 'node:events';
-import { cellText, csvColumns, readRowAt, type RowFormat } from './source-rows.js';
+import {
+  CODE_SEPARATOR,
+  cellText,
+  correctionsDialect,
+  correctionsFormatOf,
+  ERROR_COLUMNS,
+  isMetaColumn,
+  ROW_HASH_COLUMN,
+  rowFingerprint,
+  SOURCE_COLUMN,
+} from '../pipeline/checks/corrections.js';
+import { csvColumns, readRowAt, type RowFormat } from './source-rows.js';
 
-export const ERROR_COLUMNS = ['error_field', 'error_code', 'error_message', 'error_stage'] as const;
+export { ERROR_COLUMNS };
 
 /** A refused record as the ledger knows it. */
 export interface RefusedRecord {
@@ -49,6 +65,19 @@ export function csvField(value: string, delimiter = ',', quote = '"'): string {
   return needs ? `${quote}${value.split(quote).join(quote + quote)}${quote}` : value;
 }
 
+/** A refused row's message as the corrections file shows it: what is wrong, and what to do. */
+function advice(e: RefusedRecord['errors'][number]): string {
+  const what = e.message.includes(e.code) && e.message.trim() === e.code ? `${e.field || 'the row'} was refused (${e.code})` : e.message;
+  const todo: Record<string, string> = {
+    DUPLICATE_LEGACY_KEY: 'give this row its own key if it is another counterparty, or leave the row out',
+    SOURCE_ROW_INVALID: 'make the row hold exactly the columns of the header',
+    MISSING_REQUIRED_FIELD: 'fill in the value',
+    RELATION_TARGET_MISSING: 'correct the key it points at, or empty it',
+  };
+  const hint = todo[e.code] ?? 'correct the value';
+  return `${what} — ${hint}`;
+}
+
 /**
  * Writes one corrections file per source that has refused records, in `outDir`. `baseDir`
  * resolves the provenance paths (the pipeline's folder). Records may come in any order; one
@@ -64,36 +93,50 @@ export async function writeCorrections(
 ): Promise<CorrectionsFile[]> {
   await mkdir(outDir, { recursive: true });
   const multi = sources.length > 1;
-  type Open = { out: ReturnType<typeof createWriteStream>; columns: string[]; rows: number; file: string; delimiter: string };
+  type Open = { out: ReturnType<typeof createWriteStream>; columns: string[]; rows: number; file: string; delimiter: string; csv: boolean };
   const open = new Map<string, Open>();
+  const formats = new Map<string, RowFormat | undefined>(); // provenance file → its corrections dialect, if it is one
   const write = async (o: Open, text: string) => {
     if (!o.out.write(text)) await once(o.out, 'drain');
   };
   const line = (fields: string[], delimiter: string) => `${fields.map((v) => csvField(v, delimiter)).join(delimiter)}\r\n`;
   try {
     for await (const rec of records) {
-      const format = sources.find((s) => s.name === rec.source);
-      if (!format) continue;
+      const source = sources.find((s) => s.name === rec.source);
+      if (!source) continue;
       const path = isAbsolute(rec.provenance.file) ? rec.provenance.file : resolve(baseDir, rec.provenance.file);
-      const csv = format.format === 'csv';
+      if (!formats.has(path)) formats.set(path, await correctionsFormatOf(path));
+      const fromCorrections = formats.get(path);
+      const dialect = correctionsDialect(source);
       let o = open.get(rec.source);
       if (!o) {
-        const file = join(outDir, `${rec.source}.corrections.${csv ? 'csv' : 'jsonl'}`);
-        const delimiter = format.csv?.delimiter === ';' ? ';' : ',';
-        o = { out: createWriteStream(file), columns: csv ? await csvColumns(path, format) : [], rows: 0, file, delimiter };
+        const file = join(outDir, `${rec.source}.corrections.${dialect.extension}`);
+        const csv = dialect.format === 'csv';
+        const columns = csv ? (await csvColumns(path, fromCorrections ?? source)).filter((c) => !isMetaColumn(c)) : [];
+        o = { out: createWriteStream(file, { mode: 0o600 }), columns, rows: 0, file, delimiter: dialect.delimiter, csv };
+        await once(o.out, 'open');
+        await chmod(file, 0o600); // an existing file keeps its mode on open
         open.set(rec.source, o);
-        if (csv) await write(o, '\uFEFF' + line([...(multi ? ['_source'] : []), ...o.columns, ...ERROR_COLUMNS], delimiter));
+        if (csv)
+          await write(
+            o,
+            `\uFEFF${line([...(multi ? [SOURCE_COLUMN] : []), ...o.columns, ...ERROR_COLUMNS, ROW_HASH_COLUMN], o.delimiter)}`,
+          );
       }
-      const row = await readRowAt(path, rec.provenance.byteOffset, format, csv ? o.columns : undefined);
-      const joined = (pick: (e: RefusedRecord['errors'][number]) => string) => rec.errors.map(pick).join(' | ');
-      const errors = [joined((e) => e.field), joined((e) => e.code), joined((e) => e.message), joined((e) => e.stage)];
-      if (csv) {
-        const cells = o.columns.map((c) => cellText(row.values[c]));
-        await write(o, line([...(multi ? [rec.source] : []), ...cells, ...errors], o.delimiter));
+      const row = await readRowAt(path, rec.provenance.byteOffset, fromCorrections ?? source);
+      const own = row.columns.filter((c) => !isMetaColumn(c));
+      const joined = (pick: (e: RefusedRecord['errors'][number]) => string) => rec.errors.map(pick).join(CODE_SEPARATOR);
+      const errors = [joined((e) => e.field), joined((e) => e.code), joined(advice), joined((e) => e.stage)];
+      if (o.csv) {
+        // The cells the row has, in order: a row with a column too many or too few keeps it.
+        const cells = own.slice(0, Math.max(row.width ?? own.length, 0)).map((c) => cellText(row.values[c]));
+        const values = Object.fromEntries(own.map((c) => [c, row.values[c]]));
+        await write(o, line([...(multi ? [rec.source] : []), ...cells, ...errors, rowFingerprint(values)], o.delimiter));
       } else {
-        const object: Record<string, unknown> = multi ? { _source: rec.source } : {};
-        Object.assign(object, row.values);
+        const values = Object.fromEntries(own.map((c) => [c, row.values[c]]));
+        const object: Record<string, unknown> = multi ? { [SOURCE_COLUMN]: rec.source, ...values } : { ...values };
         ERROR_COLUMNS.forEach((c, i) => (object[c] = errors[i]));
+        object[ROW_HASH_COLUMN] = rowFingerprint(values);
         await write(o, `${JSON.stringify(object)}\n`);
       }
       o.rows++;

@@ -25,8 +25,8 @@ export interface MigrateOptions {
   connection?: ClientOptions;
   /** The ledger file (default .stagecoach/ledger.db). */
   ledgerFile?: string;
-  /** Stage only the rows of this corrections file (see docs/reconciliation.md). */
-  corrections?: string;
+  /** Stage only the rows of these corrections files, or folders of them (docs/corrections.md). */
+  corrections?: string | readonly string[];
   /** Accept a source file that was cut off or holds no rows (`--allow-truncated`); default: exit 1, named in the report. */
   allowTruncated?: boolean;
   /** Delete records refused by validation from staging, validate again and import the rest. */

@@ -17,6 +17,7 @@ import { renderHtml } from './render-html.js';
 import { renderJson, renderMarkdown } from './render-markdown.js';
 import { buildReport, parseTolerance, type ReconciliationReport, type Tolerance } from './report-model.js';
 import { readRowAt } from './source-rows.js';
+import { correctionsFormatOf } from '../pipeline/checks/corrections.js';
 import { Redactor, columnClassifier, migrationKey, type ValuesMode } from '../privacy/index.js';
 
 /** Default folder of reports: one subfolder per run. */
@@ -79,7 +80,8 @@ async function excerpt(rec: RecordRow, defs: PipelineDefinition[], redactor: Red
   const source = def?.sources.find((s) => s.name === rec.provenance.source);
   if (!def || !source) return undefined;
   try {
-    const row = await readRowAt(sourcePath(rec.provenance.file, def), rec.provenance.byteOffset, source);
+    const path = sourcePath(rec.provenance.file, def);
+    const row = await readRowAt(path, rec.provenance.byteOffset, (await correctionsFormatOf(path)) ?? source);
     const spec = source.mappingFile.spec;
     const shown = redactor.row(row.values, columnClassifier(spec), spec.key.column);
     const text = source.format === 'csv' ? row.columns.map((c) => shown[c] ?? '').join(source.csv.delimiter) : JSON.stringify(shown);

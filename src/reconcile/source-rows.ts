@@ -17,6 +17,8 @@ export type RowFormat = Pick<SourceSpec, 'format' | 'encoding'> & { csv?: Partia
 export interface RawRow {
   columns: string[];
   values: Record<string, unknown>;
+  /** CSV: the number of fields the record has (more or fewer than the header for a refused row). */
+  width?: number;
 }
 
 /** Decides the text encoding of a file: the declared one, or its byte-order mark under `auto`. */
@@ -150,7 +152,7 @@ export async function readRowAt(file: string, byteOffset: number, format: RowFor
     for (let i = names.length; i < record.length; i++) names.push(`column_${i + 1}`);
     const values: Record<string, unknown> = {};
     names.forEach((name, i) => (values[name] = record[i] ?? ''));
-    return { columns: names, values };
+    return { columns: names, values, width: record.length };
   }
   const { encoding } = await encodingOf(file, format.encoding);
   const value = await jsonValueAt(file, encoding, byteOffset);
@@ -158,10 +160,4 @@ export async function readRowAt(file: string, byteOffset: number, format: RowFor
   return { columns: Object.keys(values), values };
 }
 
-/** A cell of a corrections file: strings as they are, anything nested as JSON. */
-export function cellText(value: unknown): string {
-  if (value === undefined || value === null) return '';
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return JSON.stringify(value);
-}
+export { cellText } from '../pipeline/checks/corrections.js';

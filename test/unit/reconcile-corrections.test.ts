@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { csvField, writeCorrections } from '../../src/reconcile/corrections.js';
@@ -46,14 +46,26 @@ describe('corrections file', () => {
       { source: 'persons', file: join(out, 'persons.corrections.csv'), rows: 2 },
       { source: 'organisations', file: join(out, 'organisations.corrections.jsonl'), rows: 1 },
     ]);
-    expect(readFileSync(join(out, 'persons.corrections.csv'), 'utf8')).toBe(
-      '\uFEFF_source;klantnr;voorletters;achternaam;land;error_field;error_code;error_message;error_stage\r\n' +
-        'persons;1002;;"de Vries; jr";NL;initials;MISSING_REQUIRED_FIELD;initials is required;mapping\r\n' +
-        'persons;1003;P.;Bakker;XX;countryCode | nationalities.0;UNKNOWN_CODE | UNKNOWN_CODE;XX is not a configured country | XX is not a configured nationality;validation | validation\r\n',
+    const persons = readFileSync(join(out, 'persons.corrections.csv'), 'utf8').split('\r\n');
+    expect(persons[0]).toBe('\uFEFF_source;klantnr;voorletters;achternaam;land;error_field;error_code;error_message;error_stage;_row_hash');
+    expect(persons[1]).toMatch(/^persons;1002;;"de Vries; jr";NL;initials;MISSING_REQUIRED_FIELD;initials is required — fill in the value;mapping;[0-9a-f]{16}$/);
+    expect(persons[2]).toMatch(
+      /^persons;1003;P\.;Bakker;XX;countryCode \| nationalities\.0;UNKNOWN_CODE \| UNKNOWN_CODE;XX is not a configured country — correct the value \| XX is not a configured nationality — correct the value;validation \| validation;[0-9a-f]{16}$/,
     );
-    expect(readFileSync(join(out, 'organisations.corrections.jsonl'), 'utf8')).toBe(
-      '{"_source":"organisations","kvk":"","naam":"Nameless","error_field":"cocNumber","error_code":"MISSING_REQUIRED_FIELD","error_message":"cocNumber is required","error_stage":"staging"}\n',
-    );
+    expect(persons.slice(3)).toEqual(['']);
+    const orgs = JSON.parse(readFileSync(join(out, 'organisations.corrections.jsonl'), 'utf8')) as Record<string, unknown>;
+    expect(orgs).toEqual({
+      _source: 'organisations',
+      kvk: '',
+      naam: 'Nameless',
+      error_field: 'cocNumber',
+      error_code: 'MISSING_REQUIRED_FIELD',
+      error_message: 'cocNumber is required — fill in the value',
+      error_stage: 'staging',
+      _row_hash: expect.stringMatching(/^[0-9a-f]{16}$/),
+    });
+    // written owner-only: the rows are personal data
+    expect(statSync(join(out, 'persons.corrections.csv')).mode & 0o777).toBe(0o600);
   });
 
   it('quotes a field only when the delimiter, a quote, a line break or edge blanks need it', () => {

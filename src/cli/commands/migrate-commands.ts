@@ -319,7 +319,11 @@ function registerMigrate(program: Command): void {
     )
     .argument('<pipeline>', 'pipeline file, e.g. pipelines/crm.yaml');
   addConnectionOptions(withLedgerOption(cmd))
-    .option('--corrections <file>', 'stage only the rows of this corrections file (as run --corrections), then validate and import')
+    .option(
+      '--corrections <path>',
+      'stage only the rows of a corrections file or folder (repeatable; as run --corrections), then validate and import',
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
     .option(
       '--drop-invalid',
       'delete records refused by validation from staging, validate again and import the rest (they stay invalid in the report and the corrections file)',
@@ -347,7 +351,7 @@ function registerMigrate(program: Command): void {
       async (
         file: string,
         opts: CommonFlags & {
-          corrections?: string;
+          corrections?: string[];
           dropInvalid?: boolean;
           tolerance: string;
           out?: string;

@@ -95,9 +95,12 @@ export function registerPlanCommand(program: Command): void {
     .argument('<pipeline>', 'pipeline file, e.g. pipelines/crm.yaml')
     .option('--json', 'print the summary as JSON')
     .option('--samples <n>', 'examples per reason code', positiveInt('--samples'), 5)
-    .option('--corrections <file>', 'plan only the rows of a corrections file')
+    .option('--corrections <path>', 'plan only the rows of a corrections file or folder (repeatable)', (v: string, prev: string[] = []) => [
+      ...prev,
+      v,
+    ])
     .option('--reveal', "show the examples' personal values in the clear (default: masked, docs/privacy.md)")
-    .action(async (file: string, opts: { json?: boolean; samples: number; corrections?: string; reveal?: boolean }) => {
+    .action(async (file: string, opts: { json?: boolean; samples: number; corrections?: string[]; reveal?: boolean }) => {
       const def = await loadPipeline(file);
       const ac = new AbortController();
       const stop = () => ac.abort();
@@ -273,6 +276,11 @@ function printRunReport(r: RunReport): void {
         ? `  resumed at ${r.resume.file}:${r.resume.line} (byte ${num(r.resume.byteOffset ?? 0)}): ${r.resume.reason}`
         : `  read from the start: ${r.resume.reason}`,
     );
+  if (r.corrections) {
+    out.push(`  corrections from ${r.corrections.files.join(', ')}`);
+    if (r.corrections.unchangedDuplicates > 0)
+      out.push(`  ${num(r.corrections.unchangedDuplicates)} duplicate-key row(s) came back unedited: left refused, not sent`);
+  }
   row('rows read', r.rowsRead);
   row('mapped', r.mapped);
   row('rejected', r.rejected, r.rejected ? byCode(r.rejectedByReason) : '');
@@ -342,7 +350,10 @@ export function registerRunCommand(program: Command): void {
     )
     .argument('<pipeline>', 'pipeline file, e.g. pipelines/crm.yaml')
     .option('--ledger <file>', `ledger file (default ${DEFAULT_LEDGER_FILE})`)
-    .option('--corrections <file>', 'send only the rows of this corrections file')
+    .option('--corrections <path>', 'send only the rows of a corrections file or folder (repeatable)', (v: string, prev: string[] = []) => [
+      ...prev,
+      v,
+    ])
     .option('--json', 'print the report as JSON')
     .option('--strict', 'exit 1 when any record was rejected or refused by staging')
     .option('--allow-truncated', 'accept a source file that was cut off or holds no rows (default: exit 1 and name it)')
@@ -352,7 +363,7 @@ export function registerRunCommand(program: Command): void {
       file: string,
       opts: ConnectionFlags & {
         ledger?: string;
-        corrections?: string;
+        corrections?: string[];
         json?: boolean;
         strict?: boolean;
         allowTruncated?: boolean;

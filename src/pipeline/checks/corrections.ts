@@ -1,81 +1,207 @@
 /**
- * Reading a corrections file: the rows a previous run refused, fixed by the engineer, in their
- * original columns. Columns whose name starts with `_` are metadata and never reach the
- * mapping: `_source` names the pipeline source the row belongs to (needed when the pipeline has
- * several), and the rest (`_file`, `_line`, `_field`, `_code`, `_message`, `_stage`…) are the
- * error columns the report wrote. CSV (comma or semicolon, UTF-8, header) or JSON Lines
- * (`.jsonl`, `.ndjson`).
+ * Corrections files: the rows a migration refused, written by the report in their original
+ * columns for an engineer to fix, and read back as just another source with its own dialect —
+ * UTF-8 as written, its own header (`_source`, the original columns, the error columns, and
+ * `_row_hash`), `,` or `;` as written; JSON Lines for JSON sources. The writer
+ * (src/reconcile/corrections.ts) and this reader share the dialect below, so a file written by
+ * one is read by the other whatever the original source's encoding or delimiter.
+ *
+ * Columns whose name starts with `_`, and the error columns, are metadata and never reach the
+ * mapping. `_row_hash` is the fingerprint of the row as written: a row that comes back
+ * unchanged can be told from one the engineer fixed (a duplicate returned unedited must not
+ * replace the row that staged).
  */
-import { open } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import type { SourceRow, SourceRowError } from '../types.js';
-import type { PipelineDefinition } from '../definition/load-pipeline.js';
-import { displayPath } from '../definition/load-pipeline.js';
-import { readCsvFile } from '../source/csv/index.js';
-import { readJsonLinesFile } from '../source/json/stream.js';
+import { open, readdir, stat } from 'node:fs/promises';
+import { extname, join, resolve } from 'node:path';
 import { StagecoachError } from '../../contract/errors.js';
+import type { PipelineDefinition, SourceDefinition } from '../definition/load-pipeline.js';
+import { displayPath } from '../definition/load-pipeline.js';
+import { readSourceFile } from '../source/index.js';
+import { sha256Hex } from '../source/row-hash.js';
+import type { SourceRow, SourceRowError } from '../types.js';
 
-export interface CorrectionsIndex {
-  file: string;
-  rows(): AsyncGenerator<{ row: SourceRow | SourceRowError; sourceName: string }>;
-  /** Index of the corrections file in the run's file list (added on first use). */
-  fileIndex(files: string[]): number;
+/** The error columns a corrections file adds after the original columns. */
+export const ERROR_COLUMNS = ['error_field', 'error_code', 'error_message', 'error_stage'] as const;
+/** The source a row belongs to (first column), and the row's fingerprint as written (last column). */
+export const SOURCE_COLUMN = '_source';
+export const ROW_HASH_COLUMN = '_row_hash';
+/** Codes in `error_code` are joined by this when a row has several. */
+export const CODE_SEPARATOR = ' | ';
+
+const ERROR_SET: ReadonlySet<string> = new Set(ERROR_COLUMNS);
+/** Metadata: never mapped, never part of the row's fingerprint. */
+export const isMetaColumn = (column: string): boolean => column.startsWith('_') || ERROR_SET.has(column);
+
+/** How a corrections file of a source is written and read: CSV sources as CSV, the others as JSON Lines. */
+export function correctionsDialect(source: { format: string; csv?: { delimiter?: string } }): {
+  format: 'csv' | 'jsonl';
+  extension: 'csv' | 'jsonl';
+  delimiter: ',' | ';';
+} {
+  const csv = source.format === 'csv' || source.format === 'fixed-width';
+  return { format: csv ? 'csv' : 'jsonl', extension: csv ? 'csv' : 'jsonl', delimiter: source.csv?.delimiter === ';' ? ';' : ',' };
 }
 
-export async function readCorrections(path: string, def: PipelineDefinition, signal?: AbortSignal): Promise<CorrectionsIndex> {
+/** A cell as a corrections file holds it: strings as they are, anything nested as JSON. */
+export function cellText(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return JSON.stringify(value);
+}
+
+/**
+ * The fingerprint of a row's own values (metadata left out), as the writer and the reader both
+ * compute it: equal when the engineer left the row as it was written.
+ */
+export function rowFingerprint(values: Record<string, unknown>): string {
+  const own = Object.entries(values)
+    .filter(([k]) => !isMetaColumn(k))
+    .map(([k, v]) => [k, cellText(v)]);
+  return sha256Hex(JSON.stringify(own)).slice(0, 16);
+}
+
+/** One row of a corrections file, with what the report said of it. */
+export interface CorrectionRow {
+  row: SourceRow | SourceRowError;
+  sourceName: string;
+  /** The codes the row was refused with when the file was written. */
+  codes: string[];
+  /** The row is as the file was written (its `_row_hash` matches). */
+  unchanged: boolean;
+}
+
+export interface CorrectionsIndex {
+  /** The files, as shown. */
+  files: string[];
+  rows(): AsyncGenerator<CorrectionRow>;
+  /** Index of a corrections file in the run's file list (added on first use). */
+  fileIndex(files: string[], file: string): number;
+}
+
+/** The corrections files a path names: a file, or every `*.corrections.csv|jsonl` of a folder. */
+async function filesOf(path: string): Promise<string[]> {
   const abs = resolve(path);
-  const file = displayPath(abs);
-  const jsonl = /\.(jsonl|ndjson)$/i.test(abs);
-  let delimiter = ',';
-  try {
-    const fh = await open(abs, 'r');
-    try {
-      const buf = Buffer.alloc(4096);
-      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-      const first = buf.subarray(0, bytesRead).toString('utf8').split('\n')[0] ?? '';
-      if (!jsonl && first.includes(';') && !first.includes(',')) delimiter = ';';
-    } finally {
-      await fh.close();
-    }
-  } catch (err) {
+  const s = await stat(abs).catch((err: NodeJS.ErrnoException) => {
+    throw new StagecoachError('CONFIG_INVALID', `Cannot read the corrections file ${displayPath(abs)}: ${err.code ?? err.message}`, {
+      file: path,
+    });
+  });
+  if (!s.isDirectory()) return [abs];
+  const names = (await readdir(abs)).filter((f) => /\.corrections\.(csv|jsonl)$/i.test(f)).sort();
+  if (names.length === 0)
     throw new StagecoachError(
       'CONFIG_INVALID',
-      `Cannot read the corrections file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-      { file },
+      `${displayPath(abs)} holds no corrections file (*.corrections.csv or *.corrections.jsonl)`,
+      { file: path },
     );
+  return names.map((n) => join(abs, n));
+}
+
+/** The reading options of a corrections file: JSON Lines by extension, else CSV with the delimiter its header uses. */
+async function dialectOf(abs: string): Promise<Pick<SourceDefinition, 'format' | 'encoding' | 'csv' | 'json'>> {
+  if (/\.(jsonl|ndjson)$/i.test(extname(abs)))
+    return { format: 'jsonl', encoding: 'auto', csv: { delimiter: ',', quote: '"', header: true }, json: {} };
+  const fh = await open(abs, 'r');
+  try {
+    const buf = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    const first = buf.subarray(0, bytesRead).toString('utf8').split('\n')[0] ?? '';
+    const delimiter = first.includes(';') && !first.includes(',') ? ';' : ',';
+    return { format: 'csv', encoding: 'auto', csv: { delimiter, quote: '"', header: true }, json: {} };
+  } finally {
+    await fh.close();
   }
+}
+
+/**
+ * The corrections files of `paths` (files or folders), read in their own dialect. Given the same
+ * file twice, it is read once.
+ * @example const c = await readCorrections(['.stagecoach/reports/run-1'], def);
+ *          for await (const { row, unchanged } of c.rows()) …
+ */
+export async function readCorrections(
+  paths: string | readonly string[],
+  def: PipelineDefinition,
+  signal?: AbortSignal,
+): Promise<CorrectionsIndex> {
+  const all = [...new Set((await Promise.all((typeof paths === 'string' ? [paths] : paths).map(filesOf))).flat())];
   const names = new Set(def.sources.map((s) => s.name));
   const only = def.sources.length === 1 ? def.sources[0]!.name : undefined;
-  let index = -1;
+  const indexes = new Map<string, number>();
+  const shown = all.map((f) => displayPath(f));
   return {
-    file,
-    fileIndex(files) {
-      if (index < 0) index = files.push(file) - 1;
-      return index;
+    files: shown,
+    fileIndex(files, file) {
+      let i = indexes.get(file);
+      if (i === undefined) indexes.set(file, (i = files.push(file) - 1));
+      return i;
     },
     async *rows() {
-      const common = { source: '_corrections', path: abs, file, encoding: 'auto' as const, ...(signal ? { signal } : {}) };
-      const reader = jsonl ? readJsonLinesFile(common) : readCsvFile({ ...common, csv: { delimiter, quote: '"', header: true } });
-      for await (const row of reader) {
-        if ('code' in row) {
-          yield { row: { ...row, source: only ?? '_corrections' }, sourceName: only ?? def.sources[0]!.name };
-          continue;
+      for (const [i, abs] of all.entries()) {
+        const file = shown[i]!;
+        const dialect = await dialectOf(abs);
+        const source = { ...dialect, name: '_corrections', path: abs, mapping: '' } as unknown as SourceDefinition;
+        for await (const row of readSourceFile(source, { path: abs, file }, { ...(signal ? { signal } : {}) })) {
+          if ('code' in row) {
+            yield {
+              row: { ...row, source: only ?? '_corrections' },
+              sourceName: only ?? def.sources[0]!.name,
+              codes: [],
+              unchanged: false,
+            };
+            continue;
+          }
+          const sourceName = String(row.values[SOURCE_COLUMN] ?? only ?? '');
+          if (!names.has(sourceName)) {
+            const error: SourceRowError = {
+              source: '_corrections',
+              provenance: row.provenance,
+              code: 'SOURCE_ROW_INVALID',
+              message: `${file}:${row.provenance.line}: ${SOURCE_COLUMN} must name a source of ${def.file} (${[...names].join(', ')}), got ${JSON.stringify(row.values[SOURCE_COLUMN] ?? '')}`,
+            };
+            yield { row: error, sourceName: def.sources[0]!.name, codes: [], unchanged: false };
+            continue;
+          }
+          const written = row.values[ROW_HASH_COLUMN];
+          const codes = String(row.values.error_code ?? '')
+            .split(CODE_SEPARATOR)
+            .map((c) => c.trim())
+            .filter(Boolean);
+          const unchanged = typeof written === 'string' && written !== '' && written === rowFingerprint(row.values);
+          const values: Record<string, unknown> = {};
+          for (const [k, v] of Object.entries(row.values)) if (!isMetaColumn(k)) values[k] = v;
+          yield { row: { source: sourceName, values, provenance: row.provenance }, sourceName, codes, unchanged };
         }
-        const sourceName = String(row.values._source ?? only ?? '');
-        if (!names.has(sourceName)) {
-          const error: SourceRowError = {
-            source: '_corrections',
-            provenance: row.provenance,
-            code: 'SOURCE_ROW_INVALID',
-            message: `${file}:${row.provenance.line}: _source must name a source of ${def.file} (${[...names].join(', ')}), got ${JSON.stringify(row.values._source ?? '')}`,
-          };
-          yield { row: error, sourceName: def.sources[0]!.name };
-          continue;
-        }
-        const values: Record<string, unknown> = {};
-        for (const [k, v] of Object.entries(row.values)) if (!k.startsWith('_')) values[k] = v;
-        yield { row: { source: sourceName, values, provenance: row.provenance }, sourceName };
       }
     },
   };
+}
+
+/**
+ * Whether a file is a corrections file (written by the report), and then how to read one row of
+ * it: the rows re-staged from a corrections file carry it as their provenance, and a later
+ * report must re-read them in the corrections dialect, not the original source's.
+ */
+export async function correctionsFormatOf(path: string): Promise<Pick<SourceDefinition, 'format' | 'encoding' | 'csv'> | undefined> {
+  try {
+    const fh = await open(path, 'r');
+    try {
+      const buf = Buffer.alloc(64 * 1024);
+      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+      const first =
+        buf
+          .subarray(0, bytesRead)
+          .toString('utf8')
+          .replace(/^\ufeff/, '')
+          .split('\n')[0] ?? '';
+      if (!first.includes('error_code')) return undefined;
+      const d = await dialectOf(path);
+      return { format: d.format, encoding: d.encoding, csv: d.csv };
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    return undefined;
+  }
 }

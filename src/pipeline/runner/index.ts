@@ -26,7 +26,7 @@ import {
   type RecordState,
 } from '../../ledger/index.js';
 import { Batcher, prepareRecord, type Batch, type BatchItem } from '../batcher/index.js';
-import { loadPipeline, readPipelineBatches, type PipelineDefinition } from '../read-pipeline.js';
+import { type CorrectionsSummary, loadPipeline, readPipelineBatches, type PipelineDefinition } from '../read-pipeline.js';
 import { listSourceFiles, tallyDisagreement, type SourceTally } from '../source/index.js';
 import type { FrontRow } from '../types.js';
 import { clientSink, Uploader, type BatchEvent, type StagingSink } from '../uploader/index.js';
@@ -78,8 +78,8 @@ export interface RunPipelineOptions {
   signal?: AbortSignal;
   /** Stops gently: reading stops, uploads in flight finish and their results are recorded. */
   stop?: AbortSignal;
-  /** Send only the rows of this corrections file (see docs/running.md). */
-  corrections?: string;
+  /** Send only the rows of these corrections files, or folders of them (docs/corrections.md). */
+  corrections?: string | readonly string[];
   /**
    * Accept a source file that was cut off or holds no rows (`--allow-truncated`): its rows are
    * staged and it is listed, but it does not make the run fail. Default: such a file is a read
@@ -133,6 +133,8 @@ export interface RunReport {
   /** Whether the migration was created by this run. */
   migrationCreated: boolean;
   status: RunOutcome;
+  /** A corrections run: the files it read, and the duplicates that came back unedited (left refused, not sent). */
+  corrections?: CorrectionsSummary;
   /**
    * True when nothing is left that running again would send: every row read is staged (now or
    * before, unchanged), rejected before upload, or refused by staging — each with its reasons in
@@ -265,6 +267,7 @@ async function runWith(
     readFailures: [],
   };
   const tallies: SourceTally[] = [];
+  const correctionsSummary: CorrectionsSummary = { files: [], unchangedDuplicates: 0 };
 
   const readAbort = new AbortController();
   const stopReading = () => readAbort.abort();
@@ -343,7 +346,7 @@ async function runWith(
     const batchesOfRows = readPipelineBatches(def, {
       signal: readAbort.signal,
       tallies,
-      ...(options.corrections ? { corrections: options.corrections } : {}),
+      ...(options.corrections ? { corrections: options.corrections, correctionsSummary } : {}),
       ...(start ? { resume: start } : {}),
       parallel: { workers: def.concurrency.workers, busyThreads: RUN_BUSY_THREADS, encode: format },
     });
@@ -432,6 +435,7 @@ async function runWith(
     (report.failedByCode.NO_STAGING_RESULT ?? 0) === 0 &&
     report.ledger.in_flight === 0 &&
     report.ledger.mapped === 0;
+  if (options.corrections) report.corrections = correctionsSummary;
   if (report.status === 'completed' && tallies.length > 0) {
     // Only a whole read gives final counts; the tallies go into the ledger for the report.
     recordTallies(ledger.db, run.id, tallies, { accepted: options.allowTruncated === true });
