@@ -8,6 +8,7 @@ import { registerClientCommands } from './commands/client-commands.js';
 import { registerPipelineCommands } from './commands/pipeline-commands.js';
 import { registerMigrateCommands } from './commands/migrate-commands.js';
 import { registerInitCommand } from './commands/init-command.js';
+import { registerPrivacyCommands } from './commands/privacy-commands.js';
 import { runCli } from './run.js';
 
 export async function main(argv: readonly string[]): Promise<void> {
@@ -20,6 +21,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   registerClientCommands(program);
   registerPipelineCommands(program);
   registerMigrateCommands(program);
+  registerPrivacyCommands(program);
 
   await runCli(program, argv);
 }

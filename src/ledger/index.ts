@@ -5,6 +5,16 @@
 export { openLedger, Ledger, LedgerJobs, keylessKey, type Scope, type StartRunInput } from './ledger.js';
 export { openLedgerWriter, type LedgerWriter } from './writer.js';
 export { recordTallies, tallies, type StoredTally } from './ledger-tallies.js';
+export {
+  recordWrittenFile,
+  heldFiles,
+  markFileRemoved,
+  recordsWithValues,
+  scrubRecordValues,
+  importFinishedAt,
+  type WrittenFile,
+  type WrittenFileKind,
+} from './ledger-files.js';
 export { LEDGER_SCHEMA_VERSION, WAL_AUTOCHECKPOINT_PAGES } from './schema.js';
 export {
   DEFAULT_LEDGER_FILE,

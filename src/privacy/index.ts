@@ -7,3 +7,4 @@ export { Redactor, REVEAL_ALL, type RedactorOptions } from './redact.js';
 export { VALUES_MODES, type ValuesMode, type PersonalClass } from '../contract/classification.js';
 export { columnClassifier } from './columns.js';
 export { migrationKey, privacySecretFile } from './key.js';
+export { personalDataHeld, purge, type HeldData, type PurgeResult } from './retention.js';

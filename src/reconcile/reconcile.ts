@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { tallies, type Ledger, type RecordRow } from '../ledger/index.js';
+import { recordWrittenFile, tallies, type Ledger, type RecordRow } from '../ledger/index.js';
 import type { PipelineDefinition } from '../pipeline/definition/load-pipeline.js';
 import { loadPipeline } from '../pipeline/definition/load-pipeline.js';
 import type { MigrationRecord } from '../client/index.js';
@@ -173,7 +173,14 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
   const corrections: CorrectionsFile[] = [];
   for (const def of defs) {
     const sources: CorrectionSource[] = def.sources.map((s) => ({ name: s.name, format: s.format, encoding: s.encoding, csv: s.csv }));
-    corrections.push(...(await writeCorrections(ledger.refused({ pipeline: def.name }), sources, dir, process.cwd())));
+    const written = await writeCorrections(ledger.refused({ pipeline: def.name }), sources, dir, process.cwd());
+    // They hold the refused rows' personal data: the ledger keeps where, for status and purge.
+    for (const c of written)
+      recordWrittenFile(ledger.db, { path: resolve(c.file), kind: 'corrections', pipeline: def.name, migrationId, rows: c.rows });
+    corrections.push(...written);
   }
+  if (redactor.mode === 'revealed')
+    for (const f of Object.values(files))
+      recordWrittenFile(ledger.db, { path: resolve(f), kind: 'report', pipeline: pipelines.join(', '), migrationId, rows: 0 });
   return { report, dir, files, corrections };
 }

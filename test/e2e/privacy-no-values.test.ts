@@ -5,7 +5,8 @@
  * or in the report files (default mode). `--reveal` writes them, and says so.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { ROOT, runCli } from '../support/cli.js';
 import { startTestService, tempDir, type TestService } from '../support/service.js';
@@ -56,6 +57,20 @@ function leaks(text: string, secrets: readonly string[]): string[] {
 }
 
 describe('privacy of what stagecoach writes', () => {
+  it('refuses to purge before the migration is complete (exit 2), unless --force', async () => {
+    const svc = await startTestService();
+    services.push(svc);
+    const dir = tempDir('stagecoach-privacy-');
+    dirs.push(dir);
+    plantedCopy(dir);
+    const ledgerArgs = ['--ledger', join(dir, 'ledger.db')];
+    expect((await runCli(['run', 'pipelines/crm.yaml', ...ledgerArgs, '--base-url', svc.url], { cwd: dir })).code).toBe(0);
+    const early = await runCli(['purge', 'crm', ...ledgerArgs], { cwd: dir });
+    expect(early.code).toBe(2);
+    expect(early.stdout).toContain('nothing removed: the migration');
+    expect((await runCli(['purge', 'crm', '--force', ...ledgerArgs], { cwd: dir })).code).toBe(0);
+  });
+
   it('prints, logs and reports no value of a personal field in a migration at log level trace', async () => {
     const svc = await startTestService();
     services.push(svc);
@@ -93,6 +108,24 @@ describe('privacy of what stagecoach writes', () => {
     const md = readFileSync(join(out, 'report.md'), 'utf8');
     expect(md).toContain('klanten.csv:46');
     expect(md).toContain('**-**-19**');
+
+    // `status` lists the corrections files (they hold the refused rows); `purge` removes them and
+    // the refused rows' values in the ledger, after which the ledger file holds none of the values.
+    const ledgerArgs = ['--ledger', join(dir, 'ledger.db')];
+    const status = await runCli(['status', ...ledgerArgs], { cwd: dir });
+    expect(status.stdout).toContain('personal data held locally');
+    expect(status.stdout).toContain('corrections file report/klanten.corrections.csv');
+    const purged = await runCli(['purge', 'crm', ...ledgerArgs], { cwd: dir });
+    expect(purged.code, purged.stderr).toBe(0);
+    expect(purged.stdout).toContain('removed report/klanten.corrections.csv');
+    expect(existsSync(join(out, 'klanten.corrections.csv'))).toBe(false);
+    const checkpoint = new Database(join(dir, 'ledger.db'));
+    checkpoint.pragma('wal_checkpoint(TRUNCATE)');
+    checkpoint.exec('VACUUM');
+    checkpoint.close();
+    const ledgerBytes = readFileSync(join(dir, 'ledger.db')).toString('latin1') + readFileSync(join(dir, 'ledger.db'), 'utf8');
+    expect(leaks(ledgerBytes, secrets)).toEqual([]);
+    expect((await runCli(['status', ...ledgerArgs], { cwd: dir })).stdout).not.toContain('personal data held locally');
 
     // `plan` shows its reject samples masked too.
     const plan = await runCli(['plan', 'pipelines/crm.yaml'], { cwd: dir });

@@ -48,7 +48,9 @@ describe('corrections file', () => {
     ]);
     const persons = readFileSync(join(out, 'persons.corrections.csv'), 'utf8').split('\r\n');
     expect(persons[0]).toBe('\uFEFF_source;klantnr;voorletters;achternaam;land;error_field;error_code;error_message;error_stage;_row_hash');
-    expect(persons[1]).toMatch(/^persons;1002;;"de Vries; jr";NL;initials;MISSING_REQUIRED_FIELD;initials is required — fill in the value;mapping;[0-9a-f]{16}$/);
+    expect(persons[1]).toMatch(
+      /^persons;1002;;"de Vries; jr";NL;initials;MISSING_REQUIRED_FIELD;initials is required — fill in the value;mapping;[0-9a-f]{16}$/,
+    );
     expect(persons[2]).toMatch(
       /^persons;1003;P\.;Bakker;XX;countryCode \| nationalities\.0;UNKNOWN_CODE \| UNKNOWN_CODE;XX is not a configured country — correct the value \| XX is not a configured nationality — correct the value;validation \| validation;[0-9a-f]{16}$/,
     );

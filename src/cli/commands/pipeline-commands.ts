@@ -478,8 +478,22 @@ export function registerStatusCommand(program: Command): void {
       try {
         const pipelines = ledger.status();
         const runs = ledger.runs().slice(-opts.runs);
-        if (opts.json) printJson({ ledger: ledgerFile, pipelines, runs });
-        else printStatus(ledgerFile, pipelines, runs);
+        const { personalDataHeld } = await import('../../privacy/index.js');
+        const { heldLines, lastDefinition } = await import('./privacy-commands.js');
+        const held = [];
+        for (const p of pipelines) {
+          const def = await lastDefinition(ledger, p.pipeline);
+          held.push(personalDataHeld(ledger, p.pipeline, def));
+        }
+        if (opts.json) printJson({ ledger: ledgerFile, pipelines, runs, personalData: held });
+        else {
+          printStatus(ledgerFile, pipelines, runs);
+          const lines = held.flatMap((h) => {
+            const l = heldLines(h);
+            return l.length > 0 ? [`${h.pipeline}:`, ...l] : [];
+          });
+          if (lines.length > 0) process.stdout.write(`\n${lines.join('\n')}\n`);
+        }
       } finally {
         ledger.close();
       }
