@@ -40,7 +40,7 @@ export interface ReadPipelineOptions {
   /** Stops reading (the generator throws an ABORTED StagecoachError). */
   signal?: AbortSignal;
   /**
-   * Corrections files, or folders of them (CSV or JSON Lines, docs/corrections.md): the refused
+   * Corrections files, or folders of them (CSV or JSON Lines, docs/reconciliation.md): the refused
    * rows, fixed. Only the rows they hold are yielded, mapped and checked like any other; the other
    * rows of the sources still count as relation targets and as holders of their keys.
    */

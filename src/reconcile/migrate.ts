@@ -25,7 +25,7 @@ export interface MigrateOptions {
   connection?: ClientOptions;
   /** The ledger file (default .stagecoach/ledger.db). */
   ledgerFile?: string;
-  /** Stage only the rows of these corrections files, or folders of them (docs/corrections.md). */
+  /** Stage only the rows of these corrections files, or folders of them (docs/reconciliation.md). */
   corrections?: string | readonly string[];
   /** Accept a source file that was cut off or holds no rows (`--allow-truncated`); default: exit 1, named in the report. */
   allowTruncated?: boolean;

@@ -78,7 +78,7 @@ export interface RunPipelineOptions {
   signal?: AbortSignal;
   /** Stops gently: reading stops, uploads in flight finish and their results are recorded. */
   stop?: AbortSignal;
-  /** Send only the rows of these corrections files, or folders of them (docs/corrections.md). */
+  /** Send only the rows of these corrections files, or folders of them (docs/reconciliation.md). */
   corrections?: string | readonly string[];
   /**
    * Accept a source file that was cut off or holds no rows (`--allow-truncated`): its rows are
