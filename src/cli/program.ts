@@ -14,7 +14,10 @@ import { runCli } from './run.js';
 export async function main(argv: readonly string[]): Promise<void> {
   const program = new Command('stagecoach')
     .description('Carry legacy customer data into the lending platform through its migration API')
-    .version('0.1.0');
+    .version('0.1.0')
+    // Before any command is registered: commander copies it into each subcommand as it is made,
+    // so a usage error inside a subcommand exits 2 like one at the top.
+    .exitOverride();
 
   registerInitCommand(program);
   registerServeCommands(program);

@@ -1,16 +1,25 @@
 /** `stagecoach serve`: runs the embedded lending service until SIGINT or SIGTERM. */
 import type { Command } from 'commander';
+import { StagecoachError } from '../../contract/errors.js';
+
+/** A whole-number flag in [min, max], or a clear usage error (exit 2) naming the flag and the value. */
+const wholeNumber = (flag: string, min: number, max: number) => (v: string) => {
+  const n = Number(v);
+  if (!/^\d+$/.test(v.trim()) || n < min || n > max)
+    throw new StagecoachError('CONFIG_INVALID', `${flag} expects a whole number from ${min} to ${max}, got ${JSON.stringify(v)}`);
+  return n;
+};
 
 export function registerServeCommands(program: Command): void {
   program
     .command('serve')
     .description('Run the embedded lending service on 127.0.0.1, state kept in SQLite under --data')
-    .option('--port <n>', 'port on 127.0.0.1 (0 picks a free one)', (v) => Number.parseInt(v, 10), 8787)
+    .option('--port <n>', 'port on 127.0.0.1 (0 picks a free one)', wholeNumber('--port', 0, 65535), 8787)
     .option('--data <dir>', 'folder for the SQLite database and keys', './.stagecoach/service')
-    .option('--token-ttl <seconds>', 'access token lifetime in seconds', (v) => Number.parseInt(v, 10), 300)
+    .option('--token-ttl <seconds>', 'access token lifetime in seconds', wholeNumber('--token-ttl', 1, 86_400), 300)
     .option('--log-level <level>', 'pino log level (fatal…trace, silent)', 'info')
     .option('--faults <spec>', 'fault injection, e.g. "*:status=503:p=0.1" (docs/fault-injection.md)')
-    .option('--fault-seed <n>', 'seed of the fault-injection generator', (v) => Number.parseInt(v, 10), 1)
+    .option('--fault-seed <n>', 'seed of the fault-injection generator', wholeNumber('--fault-seed', 0, 2 ** 31), 1)
     .option('--job-rate <records/s>', 'slow background jobs down to this many records per second', Number)
     .option('--allow-private-webhooks', 'allow webhook uris on private networks', false)
     // Loopback receivers stay allowed by default (demos and tests receive on loopback); a
