@@ -336,7 +336,12 @@ async function runWith(
       await uploader!.submit(batch);
     };
 
-    skip = new SkipUnchanged(ledger, scope, migrationNo);
+    skip = new SkipUnchanged(
+      ledger,
+      scope,
+      migrationNo,
+      start ? { file: start.file, line: ledger.lastLineOf(scope, start.file) } : undefined,
+    );
     const toBatches = async (items: readonly BatchItem[]) => {
       for (const item of items) await submit(batcher!.add(item));
     };

@@ -4,7 +4,9 @@
  * ledger read transaction each; records that pass come out in the order they went in.
  *
  * A ledger with nothing settled in the migration (a first run) cannot have a hit, so the stage
- * then passes every record straight through without a lookup.
+ * then passes every record straight through without a lookup. Neither can a row of a resumed
+ * file past the last line the ledger holds of that file (the file is unchanged since: resume.ts
+ * checked it), so those pass straight through too: a resume looks up only what it may skip.
  */
 import type { Ledger, Scope } from '../../ledger/index.js';
 import type { BatchItem } from '../batcher/index.js';
@@ -19,6 +21,12 @@ export interface SkipUnchangedReport {
   skipped: number;
 }
 
+/** A resumed file and the last of its lines the ledger holds a record of. */
+export interface LookupHorizon {
+  file: string;
+  line: number;
+}
+
 export class SkipUnchanged {
   readonly report: SkipUnchangedReport = { lookedUp: 0, skipped: 0 };
   private group: BatchItem[] = [];
@@ -28,6 +36,7 @@ export class SkipUnchanged {
     private readonly ledger: Ledger,
     private readonly scope: Scope,
     private readonly migrationNo: number,
+    private readonly horizon?: LookupHorizon,
   ) {
     this.active = ledger.hasSettled(scope, migrationNo);
   }
@@ -38,6 +47,8 @@ export class SkipUnchanged {
    */
   take(item: BatchItem): readonly BatchItem[] {
     if (!this.active) return [item];
+    const p = item.record.provenance;
+    if (this.horizon && p.line > this.horizon.line && p.file === this.horizon.file) return this.group.length > 0 ? [...this.flush(), item] : [item];
     if (this.group.push(item) < LOOKUP_GROUP) return NONE;
     return this.flush();
   }
