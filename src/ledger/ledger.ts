@@ -348,7 +348,9 @@ export class Ledger {
   /** Whether any record of the scope is settled in the migration (if none, no lookup can hit). */
   /** The last line of a file the ledger holds a record of, in a scope (0: none). */
   lastLineOf(scope: Scope, file: string): number {
-    const row = this.db.prepare('SELECT max(line) AS m FROM records WHERE scope = ? AND file = ?').get(scope.id, file) as { m: number | null };
+    const row = this.db.prepare('SELECT max(line) AS m FROM records WHERE scope = ? AND file = ?').get(scope.id, file) as {
+      m: number | null;
+    };
     return row.m ?? 0;
   }
 

@@ -37,8 +37,8 @@ export async function startService(options: ServiceOptions & { logger?: Logger }
   mkdirSync(config.dataDir, { recursive: true });
   const unlock = lockDataDir(config.dataDir);
   let db: ReturnType<typeof openDatabase> | undefined;
-  let ctx: ServiceContext;
-  let app: Awaited<ReturnType<typeof buildApp>>;
+  let ctx: ServiceContext | undefined;
+  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   try {
     db = openDatabase(config.dataDir);
     createIdentityTables(db);
@@ -49,24 +49,29 @@ export async function startService(options: ServiceOptions & { logger?: Logger }
     app = await buildApp(ctx);
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
+    // Background work (the webhook dispatcher) started with the app: stop it before the database
+    // closes, or it fails on a closed connection and that, not the cause, is what gets logged.
+    await app?.close().catch(() => undefined);
+    await ctx?.background.stop().catch(() => undefined);
     db?.close();
     unlock();
     throw err;
   }
-  const address = app.server.address();
+  const running = { app, ctx, db };
+  const address = running.app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  ctx.baseUrl = `http://${config.host}:${port}`;
-  logger.info({ url: ctx.baseUrl, dataDir: config.dataDir }, 'embedded lending service listening');
+  running.ctx.baseUrl = `http://${config.host}:${port}`;
+  logger.info({ url: running.ctx.baseUrl, dataDir: config.dataDir }, 'embedded lending service listening');
 
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
-      await app.close();
-      await ctx.background.stop();
-      db.pragma('wal_checkpoint(TRUNCATE)');
-      db.close();
+      await running.app.close();
+      await running.ctx.background.stop();
+      running.db.pragma('wal_checkpoint(TRUNCATE)');
+      running.db.close();
       unlock();
       logger.info('embedded lending service stopped');
     })());
-  return { url: ctx.baseUrl, port, dataDir: config.dataDir, close };
+  return { url: running.ctx.baseUrl, port, dataDir: config.dataDir, close };
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
-import { startCli } from '../support/cli.js';
+import { runCli, startCli } from '../support/cli.js';
 import { call, getToken, tempDir } from '../support/service.js';
 
 const dirs: string[] = [];
@@ -57,6 +57,31 @@ describe('stagecoach serve', () => {
         });
       }
       expect((await call(served.firstLine, token, 'GET', base)).body).toEqual([]);
+    } finally {
+      served.child.kill('SIGTERM');
+      await waitExit(served.child);
+    }
+  });
+
+  it('writes its log to stderr (JSON off a terminal) and only the address to stdout; a port in use is one line and exit 2', async () => {
+    const data = tempDir();
+    dirs.push(data);
+    const served = await startCli(['serve', '--port', '0', '--data', data]);
+    try {
+      expect(served.firstLine).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      await new Promise((r) => setTimeout(r, 200));
+      const log = served
+        .stderr()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { msg: string });
+      expect(log.map((l) => l.msg)).toContain('embedded lending service listening');
+      const port = served.firstLine.split(':').pop()!;
+      const busy = await runCli(['serve', '--port', port, '--data', tempDir()]);
+      expect(busy.code).toBe(2);
+      expect(busy.stderr.trim().split('\n')).toEqual([
+        `stagecoach: port ${port} on 127.0.0.1 is in use (another service?): stop what holds it, or choose another with --port (0 picks a free one)`,
+      ]);
     } finally {
       served.child.kill('SIGTERM');
       await waitExit(served.child);

@@ -10,6 +10,18 @@ const wholeNumber = (flag: string, min: number, max: number) => (v: string) => {
   return n;
 };
 
+/**
+ * The service's log on stderr — stdout carries only the address, as its first line — as JSON
+ * lines when stderr is not a terminal (log shippers), readable lines on a terminal.
+ */
+async function serviceLogger(level: string) {
+  const { default: pino } = await import('pino');
+  const base = { level, base: { service: 'embedded-lending-service' } };
+  if (!process.stderr.isTTY) return pino(base, pino.destination({ dest: 2, sync: true }));
+  const { default: pretty } = await import('pino-pretty');
+  return pino(base, pretty({ destination: 2, sync: true, ignore: 'pid,hostname,service' }));
+}
+
 export function registerServeCommands(program: Command): void {
   program
     .command('serve')
@@ -32,6 +44,7 @@ export function registerServeCommands(program: Command): void {
       // `serve` and `demo` need it, so every other command starts lighter.
       const { startService } = await import('../../service/index.js');
       const service = await startService({
+        logger: await serviceLogger(opts.logLevel),
         port: opts.port,
         dataDir: opts.data,
         tokenTtlSeconds: opts.tokenTtl,
@@ -43,6 +56,12 @@ export function registerServeCommands(program: Command): void {
         allowLoopbackWebhooks: opts.loopbackWebhooks,
         maxStagingBytes: opts.maxStagingBytes,
         maxRecordBytes: opts.maxRecordBytes,
+      }).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EADDRINUSE') throw err;
+        throw new StagecoachError(
+          'CONFIG_INVALID',
+          `port ${opts.port} on 127.0.0.1 is in use (another service?): stop what holds it, or choose another with --port (0 picks a free one)`,
+        );
       });
       // The first line on stdout is the base URL: scripts and tests read it.
       process.stdout.write(`${service.url}\n`);

@@ -48,7 +48,8 @@ export class SkipUnchanged {
   take(item: BatchItem): readonly BatchItem[] {
     if (!this.active) return [item];
     const p = item.record.provenance;
-    if (this.horizon && p.line > this.horizon.line && p.file === this.horizon.file) return this.group.length > 0 ? [...this.flush(), item] : [item];
+    if (this.horizon && p.line > this.horizon.line && p.file === this.horizon.file)
+      return this.group.length > 0 ? [...this.flush(), item] : [item];
     if (this.group.push(item) < LOOKUP_GROUP) return NONE;
     return this.flush();
   }
