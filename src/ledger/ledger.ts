@@ -10,6 +10,7 @@
  * content are skipped.
  */
 import { hostname } from 'node:os';
+import Database from 'better-sqlite3';
 import { StagecoachError } from '../contract/errors.js';
 import { openLedgerDb, type Db, type OpenOptions } from './schema.js';
 import {
@@ -146,6 +147,8 @@ export function openLedger(file: string, options: OpenOptions = {}): Ledger {
 
 export class Ledger {
   private readonly s;
+  /** Run locks this ledger holds, by scope id (see takeRunLock). */
+  private readonly runLocks = new Map<number, Database.Database>();
   /** Jobs of the migration (validate-staging, import, counts): the store the jobs driver uses. */
   readonly jobs: LedgerJobs;
 
@@ -190,6 +193,7 @@ export class Ledger {
   }
 
   close(): void {
+    for (const id of [...this.runLocks.keys()]) this.releaseRunLock(id);
     if (this.db.open) this.db.close();
   }
 
@@ -230,10 +234,24 @@ export class Ledger {
     const scope = this.scope(input.pipeline, input.component);
     const now = new Date().toISOString();
     const host = hostname();
+    const lock = this.takeRunLock(scope);
     const tx = this.db.transaction(() => {
       const crashed: RunRow[] = [];
-      for (const r of this.db.prepare<[number], RunDbRow>(`${RUN_SELECT} WHERE r.scope = ? AND r.status = 'running'`).all(scope.id)) {
-        if (r.host === host && r.pid !== null && r.pid !== process.pid && processAlive(r.pid)) {
+      const running = this.db.prepare<[number], RunDbRow>(`${RUN_SELECT} WHERE r.scope = ? AND r.status = 'running'`).all(scope.id);
+      if (lock === 'busy') {
+        const r = running[running.length - 1];
+        throw new StagecoachError(
+          'LEDGER_ERROR',
+          r
+            ? `pipeline ${input.pipeline} is already running in process ${r.pid} (run ${r.id}, started ${r.started_at}) on the ledger ${this.file}; wait for it or stop it first`
+            : `pipeline ${input.pipeline} is already running in another process on the ledger ${this.file}; wait for it or stop it first`,
+          { file: this.file },
+        );
+      }
+      for (const r of running) {
+        // A fresh lock means no process holds the pipeline: every 'running' row is a run that died.
+        // Held already by this process, the row's own process decides (a run started here earlier).
+        if (lock === 'held' && r.host === host && r.pid !== null && r.pid !== process.pid && processAlive(r.pid)) {
           throw new StagecoachError(
             'LEDGER_ERROR',
             `pipeline ${input.pipeline} is already running in process ${r.pid} (run ${r.id}, started ${r.started_at}) on the ledger ${this.file}; wait for it or stop it first`,
@@ -256,8 +274,39 @@ export class Ledger {
         .run(scope.id, input.pipelineFile, input.pipelineHash, process.pid, host, now);
       return { run: this.run(Number(lastInsertRowid))!, crashed };
     });
-    const { run, crashed } = tx();
-    return { run, scope, crashed };
+    try {
+      const { run, crashed } = tx();
+      return { run, scope, crashed };
+    } catch (err) {
+      if (lock === 'taken') this.releaseRunLock(scope.id);
+      throw err;
+    }
+  }
+
+  /**
+   * The run lock of a pipeline: an exclusive SQLite lock on a file beside the ledger, held by an
+   * open connection for as long as the run goes. The operating system releases it when the
+   * process dies — killed, not yet reaped, whatever became of its pid — so a dead run never
+   * blocks the next, and a live one always does.
+   */
+  private takeRunLock(scope: Scope): 'taken' | 'held' | 'busy' {
+    if (this.runLocks.has(scope.id)) return 'held';
+    const lock = new Database(`${this.file}.run-${scope.id}.lock`, { timeout: 0 });
+    try {
+      lock.pragma('locking_mode = EXCLUSIVE');
+      lock.exec('BEGIN EXCLUSIVE');
+    } catch (err) {
+      lock.close();
+      if ((err as { code?: string }).code === 'SQLITE_BUSY') return 'busy';
+      throw err;
+    }
+    this.runLocks.set(scope.id, lock);
+    return 'taken';
+  }
+
+  private releaseRunLock(scopeId: number): void {
+    this.runLocks.get(scopeId)?.close();
+    this.runLocks.delete(scopeId);
   }
 
   /** Records the platform migration a run attached to. */
@@ -270,6 +319,8 @@ export class Ledger {
     this.db
       .prepare('UPDATE runs SET status = ?, finished_at = ?, report = ? WHERE id = ?')
       .run(status, new Date().toISOString(), report === undefined ? null : JSON.stringify(report), runId);
+    const scope = this.db.prepare('SELECT scope FROM runs WHERE id = ?').get(runId) as { scope: number } | undefined;
+    if (scope && !this.db.prepare("SELECT 1 FROM runs WHERE scope = ? AND status = 'running'").get(scope.scope)) this.releaseRunLock(scope.scope);
   }
 
   run(id: number): RunRow | undefined {

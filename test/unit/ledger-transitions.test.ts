@@ -327,6 +327,32 @@ describe('ledger runs', () => {
     ledger.close();
   });
 
+  it('holds a run lock the operating system releases when the process dies: refused while a live process runs, taken at once after SIGKILL', async () => {
+    const { spawn } = await import('node:child_process');
+    const { fileURLToPath } = await import('node:url');
+    const ledgerModule = fileURLToPath(new URL('../../dist/src/ledger/index.js', import.meta.url));
+    const script = `const { openLedger } = await import(${JSON.stringify(ledgerModule)});
+      openLedger(${JSON.stringify(file)}).startRun(${JSON.stringify(input)});
+      process.stdout.write('started\\n');
+      setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+    const ledger = openLedger(file);
+    try {
+      expect(() => ledger.startRun(input)).toThrow(`pipeline crm is already running in process ${child.pid} (run 1,`);
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+      // The lock went with the process, reaped or not, and whatever now has its pid (here a live
+      // process, as after a supervisor's restart or a container whose pid 1 does not reap): the
+      // run it left is recovered as crashed.
+      ledger.db.prepare('UPDATE runs SET pid = ? WHERE id = 1').run(process.ppid);
+      const { crashed } = ledger.startRun(input);
+      expect(crashed.map((r) => [r.id, r.status])).toEqual([[1, 'crashed']]);
+    } finally {
+      ledger.close();
+    }
+  });
+
   it('clears keyless rejects when a full run starts, since the run reports them afresh, but not for a corrections run', () => {
     const ledger = openLedger(file);
     const { run, scope } = ledger.startRun(input);
