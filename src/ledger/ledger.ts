@@ -320,7 +320,8 @@ export class Ledger {
       .prepare('UPDATE runs SET status = ?, finished_at = ?, report = ? WHERE id = ?')
       .run(status, new Date().toISOString(), report === undefined ? null : JSON.stringify(report), runId);
     const scope = this.db.prepare('SELECT scope FROM runs WHERE id = ?').get(runId) as { scope: number } | undefined;
-    if (scope && !this.db.prepare("SELECT 1 FROM runs WHERE scope = ? AND status = 'running'").get(scope.scope)) this.releaseRunLock(scope.scope);
+    if (scope && !this.db.prepare("SELECT 1 FROM runs WHERE scope = ? AND status = 'running'").get(scope.scope))
+      this.releaseRunLock(scope.scope);
   }
 
   run(id: number): RunRow | undefined {

@@ -349,7 +349,22 @@ interface Person {
   fields: string[];
 }
 
-function person(rng: Rng, i: number, partner: string): Person {
+/** The identity the platform checks (surname with prefix, initials, birth date), as its validation compares it. */
+const comparable = (text: string) =>
+  text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '');
+const identityOf = (prefix: string, surname: string, voornamen: string, year: number, month: number, day: number) =>
+  `${comparable(`${prefix}${surname}`)}|${comparable(initialsOf(voornamen))}|${year}-${month}-${day}`;
+
+/**
+ * One person. `taken` holds the identities drawn so far: generated people are distinct, so a
+ * clash (a few hundred in 200,000 random names and birth dates) gets another birth date; only a
+ * planted defect makes two rows one person.
+ */
+function person(rng: Rng, i: number, partner: string, taken: Set<string>): Person {
   const male = rng.chance(0.5);
   const names = Array.from({ length: rng.chance(0.35) ? 2 : rng.chance(0.1) ? 3 : 1 }, () => rng.pick(male ? MALE : FEMALE));
   const voornamen = names.join(' ');
@@ -363,9 +378,15 @@ function person(rng: Rng, i: number, partner: string): Person {
     land === 'NL'
       ? `${pc}${pad(rng.int(10, 99), 2)}${rng.chance(0.7) ? ' ' : ''}${rng.pick(LETTERS)}${rng.pick(LETTERS)}`
       : String(Number(pc) + rng.int(0, 99));
-  const year = rng.int(1935, 2004);
-  const month = rng.int(1, 12);
-  const day = rng.int(1, 28);
+  let year = rng.int(1935, 2004);
+  let month = rng.int(1, 12);
+  let day = rng.int(1, 28);
+  while (taken.has(identityOf(prefix, surname, voornamen, year, month, day))) {
+    year = rng.int(1935, 2004);
+    month = rng.int(1, 12);
+    day = rng.int(1, 28);
+  }
+  taken.add(identityOf(prefix, surname, voornamen, year, month, day));
   const date = rng.chance(0.85) ? `${pad(day, 2)}-${pad(month, 2)}-${year}` : `${day}-${month}-${year}`;
   const phone = rng.chance(0.15)
     ? ''
@@ -503,8 +524,9 @@ export async function generateCrmSamples(options: GenerateCrmOptions): Promise<G
   csv.line = 2;
   const cleanKeys: string[] = [];
   const multilineAt = options.everyDefectOnce ? Math.floor(n / 3) + 1 : -1;
+  const identities = new Set<string>();
   for (let i = 0; i < n; i++) {
-    const p = person(rng, i, partnerOf(i));
+    const p = person(rng, i, partnerOf(i), identities);
     let fields = p.fields;
     const kind = personDefectAt.get(i);
     const line = csv.line;

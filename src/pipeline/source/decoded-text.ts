@@ -49,6 +49,15 @@ export async function* decodedChunks(
 }
 
 /** Bytes a piece of decoded text took in the file. */
+/**
+ * The first chunk of a file without its byte-order mark, and the byte offset in the file of its
+ * first character (past a BOM the decoder kept as U+FEFF, or one it had already skipped).
+ */
+export function afterBom(text: string, enc: ResolvedEncoding): { text: string; byteOffset: number } {
+  if (text.charCodeAt(0) !== 0xfeff) return { text, byteOffset: enc.bomLength };
+  return { text: text.slice(1), byteOffset: enc.bomLength + byteLength('\ufeff', enc) };
+}
+
 export function byteLength(text: string, enc: ResolvedEncoding): number {
   if (enc.node === 'utf8') return Buffer.byteLength(text, 'utf8');
   return enc.node === 'utf16le' ? text.length * 2 : text.length;

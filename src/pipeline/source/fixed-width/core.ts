@@ -13,7 +13,7 @@ import type { FixedWidthOptions } from '../../definition/schema.js';
 import { StagecoachError } from '../../../contract/errors.js';
 import { textDefect, textDefectHint } from '../encoding.js';
 import { sha256Hex } from '../row-hash.js';
-import { byteLength, type DecodedChunk } from '../decoded-text.js';
+import { afterBom, byteLength, type DecodedChunk } from '../decoded-text.js';
 import { isBlankLine, newTally, PhysicalLineCounter, type SourceTally } from '../tally.js';
 
 export interface FixedWidthCoreOptions {
@@ -106,13 +106,7 @@ export async function* fixedWidthBatches(
   for await (const chunk of chunks) {
     enc = chunk.enc;
     let text = chunk.text;
-    if (byteOffset < 0) {
-      byteOffset = enc.bomLength;
-      if (text.charCodeAt(0) === 0xfeff) {
-        byteOffset += byteLength('\ufeff', enc);
-        text = text.slice(1);
-      }
-    }
+    if (byteOffset < 0) ({ text, byteOffset } = afterBom(text, enc));
     counter.push(text);
     text = carry + text;
     carry = '';

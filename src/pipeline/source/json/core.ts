@@ -27,7 +27,7 @@ import type { SourceRow, SourceRowError } from '../../types.js';
 import { StagecoachError } from '../../../contract/errors.js';
 import { textDefect, textDefectHint, type ResolvedEncoding } from '../encoding.js';
 import { sha256Hex } from '../row-hash.js';
-import { byteLength, type DecodedChunk } from '../decoded-text.js';
+import { afterBom, byteLength, type DecodedChunk } from '../decoded-text.js';
 import { isBlankLine, newTally, PhysicalLineCounter, type SourceTally } from '../tally.js';
 import { JsonItemCounter, type JsonCut } from './count-items.js';
 
@@ -411,13 +411,7 @@ export async function* jsonLinesBatches(chunks: Chunks, opts: JsonCoreOptions): 
   for await (const chunk of chunks) {
     enc = chunk.enc;
     let text = chunk.text;
-    if (byteOffset < 0) {
-      byteOffset = enc.bomLength;
-      if (text.charCodeAt(0) === 0xfeff) {
-        byteOffset += byteLength('\ufeff', enc);
-        text = text.slice(1);
-      }
-    }
+    if (byteOffset < 0) ({ text, byteOffset } = afterBom(text, enc));
     lines.push(text);
     let from = 0;
     const batch: (SourceRow | SourceRowError)[] = [];
