@@ -84,7 +84,7 @@ describe('pipeline definition', () => {
         `Invalid ${f}: 4 problems`,
         `  ${f}:4:13: sources[0].format: expected one of "csv" | "json" | "jsonl" | "fixed-width", got "xml"`,
         `  ${f}:7:23: sources[0].csv.delimiter: expected a single character (delimiter), got ";;"`,
-        `  ${f}:7:29: sources[0].csv: unknown option "quoute"`,
+        `  ${f}:7:29: sources[0].csv: unknown option "quoute"; did you mean "quote"?`,
         `  ${f}:9:23: target.referenceNamespace: expected a UUID, got "not-a-uuid"`,
       ].join('\n'),
     );
@@ -150,7 +150,7 @@ describe('pipeline definition', () => {
       'name: x\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/bad-mapping.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n',
     );
     const m = join(shown, 'mappings', 'bad-mapping.yaml');
-    expect((await loadError(pipeline)).message).toBe(`Invalid ${m}: ${m}:9:17: record.relations[0].object.type: unknown option "vaule"`);
+    expect((await loadError(pipeline)).message).toBe(`Invalid ${m}: ${m}:9:17: record.relations[0].object.type: unknown option "vaule"; did you mean "value"?`);
     write('mappings/bad-mapping.yaml', mapping.replace('vaule', 'value'));
     expect((await loadError(pipeline)).message).toBe(
       [

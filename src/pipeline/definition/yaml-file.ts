@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { isMap, isNode, isPair, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import { StagecoachError } from '../../contract/errors.js';
+import { suggestKey } from './json-schemas.js';
 
 /** One problem in a declaration file, located. */
 export interface DeclarationProblem {
@@ -76,7 +77,9 @@ export function parseYamlText<S extends z.ZodType>(
     if (extra.length === 0) return parsed.data;
     problems = extra.map((p) => locatePath(doc, lineCounter, displayName, p.path, p.message));
   } else {
-    problems = parsed.error.issues.flatMap(resolveUnion).map((issue) => locateIssue(doc, lineCounter, displayName, issue, data));
+    problems = parsed.error.issues
+      .flatMap(resolveUnion)
+      .map((issue) => locateIssue(doc, lineCounter, displayName, issue, data, (path, key) => suggestKey(schema, path, key)));
   }
   problems.sort((a, b) => a.line - b.line || a.column - b.column);
   throw declarationError(displayName, problems);
@@ -110,7 +113,14 @@ function resolveUnion(issue: Issue): Issue[] {
   return (unknown.length > 0 ? unknown : best).flatMap((i) => resolveUnion({ ...i, path: [...issue.path, ...i.path] } as Issue));
 }
 
-function locateIssue(doc: Document, lc: LineCounter, file: string, issue: Issue, data: unknown): DeclarationProblem {
+function locateIssue(
+  doc: Document,
+  lc: LineCounter,
+  file: string,
+  issue: Issue,
+  data: unknown,
+  suggest: (path: (string | number)[], key: string) => string | undefined,
+): DeclarationProblem {
   const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
   let offset = 0;
   if (issue.code === 'unrecognized_keys') {
@@ -131,7 +141,16 @@ function locateIssue(doc: Document, lc: LineCounter, file: string, issue: Issue,
     }
   }
   const at = lc.linePos(offset);
-  return { file, line: at.line, column: at.col, path: formatPath(path), message: describeIssue(issue, valueAt(data, path)) };
+  let message = describeIssue(issue, valueAt(data, path));
+  if (issue.code === 'unrecognized_keys') {
+    const hints = issue.keys.flatMap((k) => {
+      const s = suggest(path, k);
+      if (!s) return [];
+      return [issue.keys.length === 1 ? JSON.stringify(s) : `${JSON.stringify(s)} for ${JSON.stringify(k)}`];
+    });
+    if (hints.length > 0) message += `; did you mean ${hints.join(', ')}?`;
+  }
+  return { file, line: at.line, column: at.col, path: formatPath(path), message };
 }
 
 function locatePath(doc: Document, lc: LineCounter, file: string, path: (string | number)[], message: string): DeclarationProblem {
