@@ -150,7 +150,9 @@ describe('pipeline definition', () => {
       'name: x\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/bad-mapping.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n',
     );
     const m = join(shown, 'mappings', 'bad-mapping.yaml');
-    expect((await loadError(pipeline)).message).toBe(`Invalid ${m}: ${m}:9:17: record.relations[0].object.type: unknown option "vaule"; did you mean "value"?`);
+    expect((await loadError(pipeline)).message).toBe(
+      `Invalid ${m}: ${m}:9:17: record.relations[0].object.type: unknown option "vaule"; did you mean "value"?`,
+    );
     write('mappings/bad-mapping.yaml', mapping.replace('vaule', 'value'));
     expect((await loadError(pipeline)).message).toBe(
       [
