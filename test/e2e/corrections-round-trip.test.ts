@@ -51,6 +51,9 @@ describe('corrections round trip', () => {
     expect(run1.code, run1.stderr).toBe(0);
     const rep1 = await runCli(['report', 'crm', '--out', 'r1', ...common], { cwd: dir });
     expect(rep1.stdout).toContain('corrections: r1/klanten.corrections.csv');
+    expect(rep1.stdout.split('\n')[0]).toBe(
+      'Reconciliation balanced (tolerance 0): every row accounted for, but nothing imported yet (the import has not run)',
+    );
     const first = readFileSync(join(dir, 'r1/klanten.corrections.csv'), 'utf8');
     expect(statSync(join(dir, 'r1/klanten.corrections.csv')).mode & 0o777).toBe(0o600);
     expect(first).toContain('Boër');

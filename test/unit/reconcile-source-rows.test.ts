@@ -19,10 +19,12 @@ describe('re-reading a legacy row by its byte offset', () => {
     expect(await readRowAt(file, 22, format)).toEqual({
       columns: ['klantnr', 'naam', 'notitie'],
       values: { klantnr: '1', naam: 'Jansen', notitie: 'twee\r\nregels' },
+      width: 3,
     });
     expect(await readRowAt(file, second, format)).toEqual({
       columns: ['klantnr', 'naam', 'notitie'],
       values: { klantnr: '2', naam: 'Müller €', notitie: 'zegt "ja"' },
+      width: 3,
     });
   });
 

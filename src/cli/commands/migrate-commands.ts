@@ -106,11 +106,23 @@ function jobReporter(json: boolean | undefined): (e: ChainEvent) => void {
   };
 }
 
+/** Why a balanced report has nothing imported: where the jobs stand. */
+function importState(r: ReconciliationReport): string {
+  if (r.jobs.validation === 'invalid') return 'validation refused records: fix them or use --drop-invalid';
+  if (r.jobs.import === 'not-run') return 'the import has not run';
+  return `import ${r.jobs.import}`;
+}
+
 function printReportSummary(result: ReconcileResult): void {
   const r: ReconciliationReport = result.report;
   const t = r.totals;
   const lines = [
-    `${pc.bold('Reconciliation')} ${r.balanced ? pc.green('balanced') : pc.red('NOT BALANCED')} (tolerance ${r.tolerance})`,
+    // Balanced says every row is accounted for; with nothing imported yet, say that too.
+    `${pc.bold('Reconciliation')} ${r.balanced ? pc.green('balanced') : pc.red('NOT BALANCED')} (tolerance ${r.tolerance})${
+      r.balanced && t.imported === 0 && t.mapped > 0
+        ? pc.yellow(`: every row accounted for, but nothing imported yet (${importState(r)})`)
+        : ''
+    }`,
     `  source rows ${t.sourceRows} → mapped ${t.mapped} → accepted by staging ${t.staged} → valid ${t.valid} → imported ${t.imported}; unaccounted ${t.unaccounted}`,
   ];
   for (const p of r.problems) lines.push(`  ${pc.red('!')} ${p}`);
