@@ -14,7 +14,7 @@ import { markImportOutcome } from '../ledger/ledger-jobs.js';
 import type { CountsResult, ImportResult, JobResult, ValidationResult } from '../contract/migration.js';
 import { StagecoachError } from '../contract/errors.js';
 import { driveJob, type JobEvent, type JobKind, type JobsApi } from './jobs-driver.js';
-import { activeRemovals, recordRemoval } from './store-removals.js';
+import { activeRemovals, recordRemoval } from '../ledger/index.js';
 
 /** Rounds of remove-and-validate-again before giving up (each round removes what the last refused). */
 const MAX_DROP_ROUNDS = 5;

@@ -8,7 +8,7 @@ export { migrate, type MigrateOptions, type MigrateResult } from './migrate.js';
 export { reconcile, REPORTS_DIR, type ReconcileOptions, type ReconcileResult } from './reconcile.js';
 export { runChain, type ChainOptions, type ChainOutcome, type ChainEvent } from './chain.js';
 export { driveJob, type JobKind, type JobEvent } from './jobs-driver.js';
-export { followLogs, storedLogs, type FollowOptions } from './logs-follow.js';
+export { followLogs, type FollowOptions } from './logs-follow.js';
 export { writeCorrections, type CorrectionsFile } from './corrections.js';
 export { runDemo, type DemoOptions, type DemoResult } from './demo.js';
 export { buildReport, parseTolerance, type ReconciliationReport, type Tolerance } from './report-model.js';

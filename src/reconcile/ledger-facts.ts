@@ -16,7 +16,7 @@ import {
   type PlatformFacts,
   type Stage,
 } from './report-model.js';
-import { activeRemovals } from './store-removals.js';
+import { activeRemovals } from '../ledger/index.js';
 
 const EXAMPLES_PER_CODE = 3;
 

@@ -1,12 +1,12 @@
 /**
- * Follows a migration's log stream into the ledger. Each entry is stored in `migration_logs`
- * keyed by (migration, sequenceNumber) and the ledger's `log_cursor` moves to the next
- * sequence number in the same transaction, so a disconnect, Ctrl-C or crash resumes with
+ * Follows a migration's log stream into the ledger. Each entry is stored (src/ledger/ledger-logs.ts)
+ * with the ledger's log cursor moved to the next sequence number in the same transaction, so a disconnect, Ctrl-C or crash resumes with
  * `continue-from` exactly after the last stored entry: nothing repeated, nothing missed.
  * The client's iterator already resumes after a dropped connection; this module adds the
  * persistence and, with `follow`, reopens the stream when it ends to wait for new entries.
  */
 import type { Database } from 'better-sqlite3';
+import { migrationLog } from '../ledger/index.js';
 import type { LogEntry, LogQuery } from '../contract/migration.js';
 import { readCounter } from '../contract/shared.js';
 import type { StreamFormat } from '../contract/media.js';
@@ -18,42 +18,6 @@ export interface LogsApi {
     query: LogQuery,
     options: { format?: StreamFormat; continueFrom?: number; signal?: AbortSignal },
   ): AsyncIterable<LogEntry>;
-}
-
-export function createLogTables(db: Database): void {
-  db.exec(`
-    CREATE TABLE IF NOT EXISTS migration_logs (
-      migration_id TEXT NOT NULL,
-      sequence_number INTEGER NOT NULL,
-      timestamp TEXT NOT NULL,
-      component TEXT NOT NULL,
-      action TEXT NOT NULL,
-      log_level TEXT NOT NULL,
-      message TEXT NOT NULL,
-      entry TEXT NOT NULL,
-      PRIMARY KEY (migration_id, sequence_number)) WITHOUT ROWID;
-    CREATE TABLE IF NOT EXISTS log_cursor (
-      migration_id TEXT PRIMARY KEY,
-      continue_from INTEGER NOT NULL);
-  `);
-}
-
-/** Where the next read of the migration's log starts, from the ledger (undefined: the beginning). */
-export function logCursor(db: Database, migrationId: string): number | undefined {
-  const row = db
-    .prepare<[string], { continue_from: number }>('SELECT continue_from FROM log_cursor WHERE migration_id = ?')
-    .get(migrationId);
-  return row?.continue_from;
-}
-
-/** The stored entries of a migration, in order. */
-export function storedLogs(db: Database, migrationId: string, fromSequence = 1): Array<LogEntry & { sequenceNumber: number }> {
-  return db
-    .prepare<[string, number], { entry: string }>(
-      'SELECT entry FROM migration_logs WHERE migration_id = ? AND sequence_number >= ? ORDER BY sequence_number',
-    )
-    .all(migrationId, fromSequence)
-    .map((r) => JSON.parse(r.entry) as LogEntry & { sequenceNumber: number });
 }
 
 export interface FollowOptions {
@@ -100,28 +64,10 @@ export async function followLogs(
   migrationId: string,
   options: FollowOptions = {},
 ): Promise<{ received: number; continueFrom: number }> {
-  createLogTables(db);
   const useCursor = !filtered(options.query) && options.continueFrom === undefined;
-  let next = options.continueFrom ?? (useCursor ? logCursor(db, migrationId) : undefined) ?? 1;
-  const insert = db.prepare(
-    'INSERT OR IGNORE INTO migration_logs (migration_id, sequence_number, timestamp, component, action, log_level, message, entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-  );
-  const moveCursor = db.prepare(
-    'INSERT INTO log_cursor (migration_id, continue_from) VALUES (?, ?) ON CONFLICT (migration_id) DO UPDATE SET continue_from = MAX(continue_from, excluded.continue_from)',
-  );
-  const store = db.transaction((entry: LogEntry, seq: number) => {
-    insert.run(
-      migrationId,
-      seq,
-      entry.timestamp,
-      entry.component,
-      entry.action,
-      entry.logLevel,
-      entry.message,
-      JSON.stringify({ ...entry, sequenceNumber: seq }),
-    );
-    if (useCursor) moveCursor.run(migrationId, seq + 1);
-  });
+  const log = migrationLog(db, migrationId);
+  let next = options.continueFrom ?? (useCursor ? log.cursor() : undefined) ?? 1;
+  const store = (entry: LogEntry, seq: number) => log.store(entry, seq, useCursor);
   let received = 0;
   let idle = options.idleMs ?? 1000;
   for (;;) {

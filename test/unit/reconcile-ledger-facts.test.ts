@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { openLedger, type Ledger } from '../../src/ledger/index.js';
 import { markImportOutcome } from '../../src/ledger/ledger-jobs.js';
 import { gatherLedgerFacts } from '../../src/reconcile/ledger-facts.js';
-import { activeRemovals, recordRemoval } from '../../src/reconcile/store-removals.js';
+import { activeRemovals, recordRemoval } from '../../src/ledger/index.js';
 import { buildReport } from '../../src/reconcile/report-model.js';
 import { tempDir } from '../support/service.js';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
-import { followLogs, logCursor, storedLogs, type LogsApi } from '../../src/reconcile/logs-follow.js';
+import { followLogs, type LogsApi } from '../../src/reconcile/logs-follow.js';
+import { logCursor, storedLogs } from '../../src/ledger/index.js';
 import type { LogEntry } from '../../src/contract/migration.js';
 
 const M = '22222222-2222-4222-8222-222222222222';

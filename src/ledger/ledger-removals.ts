@@ -8,7 +8,8 @@
  * again (a new batch), the removal no longer applies and the record counts as staged again.
  */
 import type { Database } from 'better-sqlite3';
-import type { Ledger, RecordError } from '../ledger/index.js';
+import type { Ledger } from './ledger.js';
+import type { RecordError } from './types.js';
 
 export function createRemovalTables(db: Database): void {
   db.exec(`
