@@ -31,7 +31,6 @@ import type { ChunkJob, ChunkPack, WorkerReply, WorkerSetup } from './protocol.j
 import { readChunk } from './read-chunk.js';
 import { RefColumnsReader } from './ref-columns.js';
 import { splittableFor, type CsvSplitter, type FileSplit, type RecordChunk, type RecordRange } from './splittable.js';
-import { addTally, type SourceTally } from '../source/tally.js';
 
 export interface ParallelOptions {
   /**
@@ -162,7 +161,6 @@ export class ParallelReader {
     keys: KeyChecks,
     sequential: ReadSequentially,
     signal?: AbortSignal,
-    tally?: SourceTally,
   ): AsyncGenerator<Iterable<FrontRow>> {
     const opening = this.prefetched.get(f.path) ?? this.openFile(sourceIndex, s, f, signal);
     this.prefetched.delete(f.path);
@@ -171,7 +169,7 @@ export class ParallelReader {
       yield* sequential(undefined);
       return;
     }
-    yield* file.rows(keys, sequential, tally);
+    yield* file.rows(keys, sequential);
   }
 
   /** A file cut into ranges, ready to hand them out; undefined when it cannot be split. */
@@ -349,8 +347,7 @@ class FileRead {
   }
 
   /** The rows, range by range, settled in file order. */
-  /** `tally`: the file's count, to which each settled range adds its own (a range read again on this thread counts there). */
-  async *rows(keys: KeyChecks, sequential: ReadSequentially, tally?: SourceTally): AsyncGenerator<Iterable<FrontRow>> {
+  async *rows(keys: KeyChecks, sequential: ReadSequentially): AsyncGenerator<Iterable<FrontRow>> {
     const { queue, split, s, f, signal } = this;
     this.prefetching = false;
     this.window = (this.reader.count + 1) * RANGES_PER_WORKER;
@@ -387,7 +384,6 @@ class FileRead {
         if (head.job.range.columns === undefined) {
           this.columns = pack.outcome.columns;
           if (this.columns === undefined && !last) {
-            if (tally) addTally(tally, pack.tally);
             yield settle(pack, s, f, keys);
             yield* sequential(split.range({ start: chunk.end!, line: pack.outcome.endLine + 1 }, undefined));
             return;
@@ -396,7 +392,6 @@ class FileRead {
         expectLine = pack.outcome.endLine + 1;
         await this.fill();
         this.dispatch();
-        if (tally) addTally(tally, pack.tally);
         yield settle(pack, s, f, keys);
       }
     } finally {
