@@ -37,6 +37,8 @@ export const FIELD_CLASSES: Readonly<Record<string, PersonalClass>> = {
   'telephoneNumbers[].number': 'direct',
   'telephoneNumbers[].countryCode': 'none',
   'externalReferences[]': 'direct',
+  'externalReferences[].origin': 'none',
+  'externalReferences[].referenceId': 'direct',
   'ratings[]': 'financial',
   'associatedParties[]': 'direct',
   'addresses[]': 'direct',
