@@ -241,9 +241,9 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
           for (const row of batch) yield isSourceRowError(row) ? rejectUnreadable(row) : mapRow(s, row, f.index, keyChecks);
         }
         // A file read from a resume point is not read whole: its count would be partial. A file
-        // the parallel reader takes is read in ranges on workers, which keep no tally (yet).
+        // the parallel reader takes is read in ranges, each counted where it is read and added up.
         const byWorkers = at !== resumeAt && parallel !== undefined && (await parallel.takes(s, f.path));
-        const whole = at !== resumeAt && !byWorkers;
+        const whole = at !== resumeAt;
         const tally = whole && options.tallies && formatTallies(s.def.format) ? newTally(s.def.name, f.file, s.def.format) : undefined;
         if (tally) options.tallies!.push(tally);
         async function* onThisThread(range: CsvRange | undefined): AsyncGenerator<Iterable<FrontRow>> {
@@ -254,7 +254,7 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
           at === resumeAt
             ? onThisThread(resume!.range)
             : byWorkers
-              ? parallel!.readFile(sourceIndex, s, f, keyChecks, onThisThread, signal)
+              ? parallel!.readFile(sourceIndex, s, f, keyChecks, onThisThread, signal, tally)
               : onThisThread(undefined);
         yield* rows;
       }

@@ -12,6 +12,7 @@ import type { RefColumns } from './ref-columns.js';
 import type { RangeOutcome, RecordRange } from './splittable.js';
 import type { MappedRow, RejectReason } from '../types.js';
 import type { StreamFormat, StringColumn } from '../../codec/index.js';
+import type { SourceTally } from '../source/tally.js';
 
 export interface WorkerSetup {
   /** The pipeline file: each worker loads it and compiles its mappings itself. */
@@ -53,6 +54,8 @@ export interface ChunkPack {
   entityTypes: StringColumn;
   frames: Uint8Array;
   outcome: RangeOutcome;
+  /** The range's two-way count (source/tally.ts), added to its file's when the range is settled. */
+  tally: SourceTally;
 }
 
 export type WorkerReply =

@@ -10,6 +10,7 @@ import type { MapContext } from '../mapping/compile.js';
 import { mapAndCheck, rejectUnreadable } from '../checks/index.js';
 import type { PreparedSource } from '../prepare-pipeline.js';
 import { isSourceRowError } from '../source/index.js';
+import { newTally } from '../source/tally.js';
 import type { ChunkJob, ChunkPack, WorkerSetup } from './protocol.js';
 import { RefColumnsBuilder } from './ref-columns.js';
 import { splittableFor, type RangeOutcome } from './splittable.js';
@@ -52,7 +53,8 @@ export async function readChunk(
   const contentHashes = new StringColumnBuilder();
   const entityTypes = new StringColumnBuilder();
   const frames = new Utf8Builder();
-  const rows = splittable.read(job, job.range, outcome, mode.hashRows);
+  const tally = newTally(s.def.name, job.file, s.def.format);
+  const rows = splittable.read(job, job.range, outcome, mode.hashRows, tally);
   for await (const batch of rows) {
     for (const row of batch) {
       const i = kinds.length;
@@ -117,5 +119,6 @@ export async function readChunk(
     entityTypes: entityTypes.build(),
     frames: frames.build(),
     outcome,
+    tally,
   };
 }

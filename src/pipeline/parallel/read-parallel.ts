@@ -31,6 +31,7 @@ import type { ChunkJob, ChunkPack, WorkerReply, WorkerSetup } from './protocol.j
 import { readChunk } from './read-chunk.js';
 import { RefColumnsReader } from './ref-columns.js';
 import { splittableFor, type CsvSplitter, type FileSplit, type RecordChunk, type RecordRange } from './splittable.js';
+import { addTally, type SourceTally } from '../source/tally.js';
 
 export interface ParallelOptions {
   /**
@@ -161,6 +162,7 @@ export class ParallelReader {
     keys: KeyChecks,
     sequential: ReadSequentially,
     signal?: AbortSignal,
+    tally?: SourceTally,
   ): AsyncGenerator<Iterable<FrontRow>> {
     const opening = this.prefetched.get(f.path) ?? this.openFile(sourceIndex, s, f, signal);
     this.prefetched.delete(f.path);
@@ -169,7 +171,7 @@ export class ParallelReader {
       yield* sequential(undefined);
       return;
     }
-    yield* file.rows(keys, sequential);
+    yield* file.rows(keys, sequential, tally);
   }
 
   /** A file cut into ranges, ready to hand them out; undefined when it cannot be split. */
@@ -347,7 +349,8 @@ class FileRead {
   }
 
   /** The rows, range by range, settled in file order. */
-  async *rows(keys: KeyChecks, sequential: ReadSequentially): AsyncGenerator<Iterable<FrontRow>> {
+  /** `tally`: the file's count, to which each settled range adds its own (a range read again on this thread counts there). */
+  async *rows(keys: KeyChecks, sequential: ReadSequentially, tally?: SourceTally): AsyncGenerator<Iterable<FrontRow>> {
     const { queue, split, s, f, signal } = this;
     this.prefetching = false;
     this.window = (this.reader.count + 1) * RANGES_PER_WORKER;
@@ -384,6 +387,7 @@ class FileRead {
         if (head.job.range.columns === undefined) {
           this.columns = pack.outcome.columns;
           if (this.columns === undefined && !last) {
+            if (tally) addTally(tally, pack.tally);
             yield settle(pack, s, f, keys);
             yield* sequential(split.range({ start: chunk.end!, line: pack.outcome.endLine + 1 }, undefined));
             return;
@@ -392,6 +396,7 @@ class FileRead {
         expectLine = pack.outcome.endLine + 1;
         await this.fill();
         this.dispatch();
+        if (tally) addTally(tally, pack.tally);
         yield settle(pack, s, f, keys);
       }
     } finally {

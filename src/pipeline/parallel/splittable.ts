@@ -9,6 +9,7 @@ import { detectEncoding } from '../source/encoding.js';
 import { splitCsv, type CsvSplit, type SplitCsvOptions, readCsvBatches, type CsvRange, type CsvReadOutcome } from '../source/csv/index.js';
 import type { SourceRow, SourceRowError } from '../types.js';
 import type { PreparedSource } from '../prepare-pipeline.js';
+import type { SourceTally } from '../source/tally.js';
 
 /** A byte range that starts at a record, with what its reader must know beforehand (the columns). */
 export type RecordRange = CsvRange;
@@ -40,6 +41,7 @@ export interface Splittable {
     range: RecordRange,
     outcome: RangeOutcome,
     hashRows: boolean,
+    tally?: SourceTally,
   ): AsyncGenerator<(SourceRow | SourceRowError)[]>;
 }
 
@@ -70,8 +72,9 @@ export function splittableFor(s: PreparedSource, splitter: CsvSplitter = splitCs
         }),
       };
     },
-    read(f, range, outcome, hashRows) {
+    read(f, range, outcome, hashRows, tally) {
       return readCsvBatches({
+        ...(tally ? { tally } : {}),
         source: name,
         path: f.path,
         file: f.file,

@@ -145,3 +145,19 @@ export class PhysicalLineCounter {
     tally.blankLines = this.blanks + (this.open && !this.content ? 1 : 0);
   }
 }
+
+/**
+ * Adds the count of one part of a file (a range read on a worker) to the file's tally: the parts
+ * partition the file at record boundaries, so their counts add up to the whole file's.
+ */
+export function addTally(into: SourceTally, part: SourceTally): void {
+  into.physicalLines += part.physicalLines;
+  into.blankLines += part.blankLines;
+  into.headerLines += part.headerLines;
+  into.rowsRead += part.rowsRead;
+  into.rowErrors += part.rowErrors;
+  into.linesInRows += part.linesInRows;
+  if (part.items !== undefined) into.items = (into.items ?? 0) + part.items;
+  into.swallowed.push(...part.swallowed);
+  if (part.truncated !== undefined) into.truncated ??= part.truncated;
+}
