@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { CsvCore, readCsvFile } from '../../src/pipeline/source/csv/index.js';
 import { PhysicalLines } from '../../src/pipeline/source/csv/lines.js';
-import { newTally, tallyDisagreement, type SourceTally } from '../../src/pipeline/source/tally.js';
+import { addTally, newTally, SWALLOWED_LISTED, tallyDisagreement, type SourceTally } from '../../src/pipeline/source/tally.js';
 import { resolveEncoding } from '../../src/pipeline/source/encoding.js';
 import type { SourceRow, SourceRowError } from '../../src/pipeline/types.js';
 
@@ -171,6 +171,26 @@ describe('CSV core (bytes in, rows out, no I/O)', () => {
     ]);
     expect(tally).toMatchObject({ physicalLines: 3, blankLines: 1, linesInRows: 2, rowsRead: 3 });
     expect(tallyDisagreement(tally)).toBeUndefined();
+  });
+
+  it('lists a bounded number of swallowed spans and counts the rest, in a file and across the ranges of one', () => {
+    // Each `n;"open` opens a quote that the `"q"` two lines on closes: every such row swallows two lines.
+    const broken = (from: number, n: number) => Array.from({ length: n }, (_, i) => `${from + i};"open\n1;z\n2;"q"\n`).join('');
+    const rows = SWALLOWED_LISTED + 50;
+    const whole = feed(`a;b\n${broken(0, rows)}`);
+    expect(whole.tally.swallowed).toHaveLength(SWALLOWED_LISTED);
+    expect(whole.tally.unlisted).toEqual({ spans: 50, lines: 100 });
+    const said = tallyDisagreement(whole.tally)!;
+    expect(said).toMatch(/^f\.csv: 2100 lines read as part of another row: 3–4 \(in the row at line 2\), 6–7 \(in the row at line 5\), /);
+    expect(said).toMatch(/ and 1030 more spans$/);
+    // Two ranges' tallies add up to the whole file's, the listed spans still bounded.
+    const file = newTally('s', 'f.csv', 'csv');
+    const half = feed(`a;b\n${broken(0, rows)}`).tally;
+    addTally(file, half);
+    addTally(file, half);
+    expect(file.swallowed).toHaveLength(SWALLOWED_LISTED);
+    expect(file.unlisted).toEqual({ spans: 2 * rows - SWALLOWED_LISTED, lines: 2 * (2 * rows - SWALLOWED_LISTED) });
+    expect(file.physicalLines).toBe(2 * whole.tally.physicalLines);
   });
 
   it('counts physical lines from the bytes alone: LF, CRLF once, lone CR, a last line without a break', () => {

@@ -36,11 +36,18 @@ export interface SourceTally {
   rowErrors: number;
   /** Sum of the line spans of everything yielded (a row over three lines counts three). */
   linesInRows: number;
-  /** Rows that swallowed the lines after them (each listed). */
+  /** Rows that swallowed the lines after them: the first `SWALLOWED_LISTED` listed… */
   swallowed: SwallowedSpan[];
+  /** …and the rest only counted, so that a file of broken quotes cannot fill the memory. */
+  unlisted?: { spans: number; lines: number };
   /** The file ended inside a value, or held no rows at all: why, when it did. */
   truncated?: string;
 }
+
+/** How many swallowed spans a tally lists; past these it only counts them. */
+export const SWALLOWED_LISTED = 1000;
+/** How many spans a disagreement message names. */
+const SPANS_NAMED = 20;
 
 /** A fresh tally for one file. */
 export function newTally(source: string, file: string, format: string): SourceTally {
@@ -67,8 +74,10 @@ export function newTally(source: string, file: string, format: string): SourceTa
 export function tallyDisagreement(t: SourceTally): string | undefined {
   if (t.truncated) return `${t.file}: ${t.truncated}`;
   if (t.swallowed.length > 0) {
-    const lines = t.swallowed.reduce((n, s) => n + (s.to - s.from + 1), 0);
-    const spans = t.swallowed.map((s) => `${s.from}–${s.to} (in the row at line ${s.line})`).join(', ');
+    const lines = t.swallowed.reduce((n, s) => n + (s.to - s.from + 1), 0) + (t.unlisted?.lines ?? 0);
+    const more = t.swallowed.length - SPANS_NAMED + (t.unlisted?.spans ?? 0);
+    const named = t.swallowed.slice(0, SPANS_NAMED).map((s) => `${s.from}–${s.to} (in the row at line ${s.line})`);
+    const spans = named.join(', ') + (more > 0 ? ` and ${more} more span${more === 1 ? '' : 's'}` : '');
     return `${t.file}: ${lines} line${lines === 1 ? '' : 's'} read as part of another row: ${spans}`;
   }
   if (t.items !== undefined) {
@@ -79,6 +88,38 @@ export function tallyDisagreement(t: SourceTally): string | undefined {
   if (accounted !== t.physicalLines)
     return `${t.file}: ${t.physicalLines} physical lines, but ${accounted} accounted for (header ${t.headerLines}, blank ${t.blankLines}, in rows ${t.linesInRows})`;
   return undefined;
+}
+
+/** Lists a swallowed span, or only counts it once the tally lists `SWALLOWED_LISTED`. */
+export function addSwallowed(tally: SourceTally, span: SwallowedSpan): void {
+  if (tally.swallowed.length < SWALLOWED_LISTED) {
+    tally.swallowed.push(span);
+    return;
+  }
+  tally.unlisted ??= { spans: 0, lines: 0 };
+  tally.unlisted.spans++;
+  tally.unlisted.lines += span.to - span.from + 1;
+}
+
+/**
+ * Adds the count of one part of a file (a range read on a worker) to the file's tally: the parts
+ * partition the file at record boundaries, so their counts add up to the whole file's.
+ */
+export function addTally(into: SourceTally, part: SourceTally): void {
+  into.physicalLines += part.physicalLines;
+  into.blankLines += part.blankLines;
+  into.headerLines += part.headerLines;
+  into.rowsRead += part.rowsRead;
+  into.rowErrors += part.rowErrors;
+  into.linesInRows += part.linesInRows;
+  if (part.items !== undefined) into.items = (into.items ?? 0) + part.items;
+  for (const span of part.swallowed) addSwallowed(into, span);
+  if (part.unlisted) {
+    into.unlisted ??= { spans: 0, lines: 0 };
+    into.unlisted.spans += part.unlisted.spans;
+    into.unlisted.lines += part.unlisted.lines;
+  }
+  if (part.truncated !== undefined) into.truncated ??= part.truncated;
 }
 
 /** Whitespace as `String.prototype.trim` sees it: a line of only these is blank. */
@@ -144,20 +185,4 @@ export class PhysicalLineCounter {
     tally.physicalLines = this.physicalLines;
     tally.blankLines = this.blanks + (this.open && !this.content ? 1 : 0);
   }
-}
-
-/**
- * Adds the count of one part of a file (a range read on a worker) to the file's tally: the parts
- * partition the file at record boundaries, so their counts add up to the whole file's.
- */
-export function addTally(into: SourceTally, part: SourceTally): void {
-  into.physicalLines += part.physicalLines;
-  into.blankLines += part.blankLines;
-  into.headerLines += part.headerLines;
-  into.rowsRead += part.rowsRead;
-  into.rowErrors += part.rowErrors;
-  into.linesInRows += part.linesInRows;
-  if (part.items !== undefined) into.items = (into.items ?? 0) + part.items;
-  into.swallowed.push(...part.swallowed);
-  if (part.truncated !== undefined) into.truncated ??= part.truncated;
 }

@@ -41,7 +41,7 @@
  */
 import { parse, type CsvError, type Info, type Options, type Parser } from 'csv-parse';
 import type { SourceRow, SourceRowError } from '../../types.js';
-import type { SourceTally } from '../tally.js';
+import { addSwallowed, type SourceTally } from '../tally.js';
 import { StagecoachError } from '../../../contract/errors.js';
 import { repairWindows1252, textDefect, textDefectHint } from '../encoding.js';
 import { sha256Hex } from '../row-hash.js';
@@ -421,7 +421,7 @@ export class CsvCore {
     const message = atEnd
       ? `${file}:${line}–${endLine}: a quote opened on line ${line} is not closed before the file ends; ${following}`
       : `${file}:${line}–${endLine}: a quote opened on line ${line} closes on line ${endLine}; ${following}${why ? ` (${why})` : ''}`;
-    this.o.tally?.swallowed.push({ line, from: line + 1, to: endLine });
+    if (this.o.tally) addSwallowed(this.o.tally, { line, from: line + 1, to: endLine });
     this.rowError({
       source,
       provenance: { file, line, byteOffset, hash: '' },
@@ -740,8 +740,18 @@ function blankLinesInside(record: readonly string[]): number {
   let n = 0;
   for (const f of record) {
     if (f.indexOf('\n') < 0 && f.indexOf('\r') < 0) continue;
-    const parts = f.split(/\r\n|\r|\n/);
-    for (let i = 1; i < parts.length - 1; i++) if (/^[ \t]*$/.test(parts[i]!)) n++;
+    // Scanned in place, not split: a quoted field of a million lines must not become a million strings.
+    let inner = false; // past the field's first line break: the current line is an inner one
+    let blank = true;
+    for (let i = 0; i < f.length; i++) {
+      const c = f.charCodeAt(i);
+      if (c === 10 || c === 13) {
+        if (c === 13 && f.charCodeAt(i + 1) === 10) i++;
+        if (inner && blank) n++;
+        inner = true;
+        blank = true;
+      } else if (c !== 32 && c !== 9) blank = false;
+    }
   }
   return n;
 }
