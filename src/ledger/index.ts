@@ -21,6 +21,7 @@ export { LEDGER_SCHEMA_VERSION, WAL_AUTOCHECKPOINT_PAGES } from './schema.js';
 export {
   DEFAULT_LEDGER_FILE,
   RECORD_STATES,
+  noRecords,
   BATCH_STATES,
   RUN_STATUSES,
   type RecordState,

@@ -14,7 +14,6 @@ import Database from 'better-sqlite3';
 import { StagecoachError } from '../contract/errors.js';
 import { openLedgerDb, type Db, type OpenOptions } from './schema.js';
 import {
-  RECORD_STATES,
   type BatchRow,
   type BatchState,
   type JobKind,
@@ -31,6 +30,7 @@ import {
   type RecordState,
   type RunRow,
   type RunStatus,
+  noRecords,
 } from './types.js';
 
 /** Identifies one pipeline's records for one component (records are keyed within it). */
@@ -371,13 +371,19 @@ export class Ledger {
       .all(last);
   }
 
-  /** Every keyed record of the scope with where its row was (a resumed run's key index before its start). */
-  *keyedProvenance(scope: Scope): Generator<RecordProvenance & { legacyKey: string }> {
-    yield* this.db
-      .prepare<[number], RecordProvenance & { legacyKey: string }>(
-        'SELECT legacy_key AS legacyKey, source, file, line, byte_offset AS byteOffset, row_hash AS rowHash FROM records WHERE scope = ? AND keyed = 1',
+  /**
+   * The keys of a file's keyed records whose rows start before `beforeByte`, with their lines, as
+   * `[legacyKey, line]` (a resumed run's key index for the rows it does not read). Raw rows and only
+   * the two columns: a resume at a million rows must not build a million objects first.
+   * @example for (const [key, line] of ledger.keysBefore(scope, 'klanten', 'klanten.csv', 51_507_103)) index.add(…)
+   */
+  keysBefore(scope: Scope, source: string, file: string, beforeByte: number): IterableIterator<[string, number]> {
+    return this.db
+      .prepare<[number, string, string, number], [string, number]>(
+        'SELECT legacy_key, line FROM records WHERE scope = ? AND keyed = 1 AND source = ? AND file = ? AND byte_offset < ?',
       )
-      .iterate(scope.id);
+      .raw(true)
+      .iterate(scope.id, source, file, beforeByte);
   }
 
   /** Drops the scope's keyless rejects (a run that reads everything reports them afresh). */
@@ -577,17 +583,14 @@ export class Ledger {
         'SELECT id, pipeline, component FROM scopes ORDER BY pipeline, component',
       )
       .all();
-    const count = this.db.prepare<[number], { state: RecordState; n: number }>(
-      'SELECT state, count(*) AS n FROM records WHERE scope = ? GROUP BY state',
-    );
     const lastRun = this.db.prepare<[number], RunDbRow>(`${RUN_SELECT} WHERE r.scope = ? ORDER BY r.id DESC LIMIT 1`);
     const lastBatch = this.db.prepare<[number], BatchDbRow>(
       'SELECT b.* FROM batches b JOIN runs r ON r.id = b.run WHERE r.scope = ? ORDER BY b.id DESC LIMIT 1',
     );
     return scopes.map((sc) => {
-      const byState = Object.fromEntries(RECORD_STATES.map((st) => [st, 0])) as Record<RecordState, number>;
+      const byState = noRecords();
       let records = 0;
-      for (const { state, n } of count.all(sc.id)) {
+      for (const { state, n } of this.countByState(sc.id)) {
         byState[state] = n;
         records += n;
       }
@@ -606,11 +609,19 @@ export class Ledger {
 
   /** Counts per state for one pipeline (all components when none is named). */
   counts(pipeline: string, component?: string): Record<RecordState, number> {
-    const byState = Object.fromEntries(RECORD_STATES.map((st) => [st, 0])) as Record<RecordState, number>;
-    for (const p of this.status())
-      if (p.pipeline === pipeline && (component === undefined || p.component === component))
-        for (const st of RECORD_STATES) byState[st] += p.byState[st];
+    const byState = noRecords();
+    const scopes = this.db
+      .prepare<[string], { id: number; component: string }>('SELECT id, component FROM scopes WHERE pipeline = ?')
+      .all(pipeline);
+    for (const sc of scopes)
+      if (component === undefined || sc.component === component) for (const { state, n } of this.countByState(sc.id)) byState[state] += n;
     return byState;
+  }
+
+  private countByState(scopeId: number): { state: RecordState; n: number }[] {
+    return this.db
+      .prepare<[number], { state: RecordState; n: number }>('SELECT state, count(*) AS n FROM records WHERE scope = ? GROUP BY state')
+      .all(scopeId);
   }
 
   /**

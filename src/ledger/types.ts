@@ -16,6 +16,11 @@
 export const DEFAULT_LEDGER_FILE = '.stagecoach/ledger.db';
 
 export const RECORD_STATES = ['mapped', 'rejected', 'in_flight', 'staged', 'failed', 'invalid', 'imported'] as const;
+
+/** Zero records in every state (counts to add to). */
+export function noRecords(): Record<(typeof RECORD_STATES)[number], number> {
+  return Object.fromEntries(RECORD_STATES.map((st) => [st, 0])) as Record<(typeof RECORD_STATES)[number], number>;
+}
 export type RecordState = (typeof RECORD_STATES)[number];
 
 /** A batch is `building` while its records are chosen, `in_flight` once sent, then `done` or `failed`. */

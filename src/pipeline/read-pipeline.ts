@@ -33,7 +33,8 @@ export interface ReadResume {
   source: string;
   file: string;
   range: CsvRange;
-  keyed: () => Iterable<{ source: string; file: string; legacyKey: string; line: number; byteOffset: number }>;
+  /** The keys and lines the ledger holds of a file's rows before `beforeByte`. */
+  keysBefore: (source: string, file: string, beforeByte: number) => Iterable<[legacyKey: string, line: number]>;
 }
 
 export interface ReadPipelineOptions {
@@ -229,7 +230,7 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
       return;
     }
 
-    if (resume && resumeAt >= 0) indexSkipped(sources, order, resumeAt, resume, index);
+    if (resume && resumeAt >= 0) indexSkipped(sources, resume, index);
 
     let at = -1;
     for (const [sourceIndex, s] of sources.entries()) {
@@ -268,21 +269,14 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
  * A resumed run's key index for the rows it does not read: every keyed row the ledger holds before
  * the start, at its file and line, as pass 2 would have added it.
  */
-function indexSkipped(
-  sources: readonly PreparedSource[],
-  order: readonly string[],
-  resumeAt: number,
-  resume: ReadResume,
-  index: KeyIndex,
-): void {
-  const scopes = new Map(sources.map((s) => [s.def.name, s.mapping.scope]));
-  const fileIndex = new Map<string, number>(sources.flatMap((s) => s.files.map((f) => [`${s.def.name}\u0000${f.file}`, f.index] as const)));
-  const position = new Map(order.map((k, i) => [k, i]));
-  for (const r of resume.keyed()) {
-    const k = `${r.source}\u0000${r.file}`;
-    const at = position.get(k);
-    if (at === undefined || at > resumeAt || (at === resumeAt && r.byteOffset >= resume.range.start)) continue;
-    index.add(scopes.get(r.source)!, r.legacyKey, fileIndex.get(k)!, r.line);
+function indexSkipped(sources: readonly PreparedSource[], resume: ReadResume, index: KeyIndex): void {
+  for (const s of sources) {
+    for (const f of s.files) {
+      const atStart = s.def.name === resume.source && f.file === resume.file;
+      for (const [key, line] of resume.keysBefore(s.def.name, f.file, atStart ? resume.range.start : Number.MAX_SAFE_INTEGER))
+        index.add(s.mapping.scope, key, f.index, line);
+      if (atStart) return;
+    }
   }
 }
 

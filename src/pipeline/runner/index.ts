@@ -24,6 +24,7 @@ import {
   type LedgerRejectInput,
   type LedgerWriter,
   type RecordState,
+  noRecords,
 } from '../../ledger/index.js';
 import { Batcher, prepareRecord, type Batch, type BatchItem } from '../batcher/index.js';
 import { type CorrectionsSummary, loadPipeline, readPipelineBatches, type PipelineDefinition } from '../read-pipeline.js';
@@ -259,7 +260,7 @@ async function runWith(
     bytesSent: 0,
     durationMs: 0,
     recordsPerSecond: 0,
-    ledger: ledger.counts(def.name, def.component),
+    ledger: noRecords(), // counted when the run ends
     recoveredRuns: crashed.map((c) => c.id),
     resume: { mode: 'full', reason: 'the run stopped before it read anything' },
     files: [],

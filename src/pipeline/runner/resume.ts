@@ -67,8 +67,8 @@ export interface ResumeStart {
   range: CsvRange;
   /** The checkpoint row as the ledger has it. */
   point: ResumePoint;
-  /** The keyed rows of the ledger (those before the start stand in for the rows not read). */
-  keyed: () => Iterable<RecordProvenance & { legacyKey: string }>;
+  /** The keys, with their lines, of a file's rows before `beforeByte` as the ledger has them (they stand in for the rows not read). */
+  keysBefore: (source: string, file: string, beforeByte: number) => Iterable<[legacyKey: string, line: number]>;
 }
 
 interface Listed {
@@ -164,7 +164,8 @@ export class Resume {
         file: point.file,
         range,
         point,
-        keyed: () => ledger.keyedProvenance(ledger.scope(this.def.name, this.def.component)),
+        keysBefore: (source, file, beforeByte) =>
+          ledger.keysBefore(ledger.scope(this.def.name, this.def.component), source, file, beforeByte),
       },
     };
   }
