@@ -5,6 +5,7 @@
 export { openLedger, Ledger, LedgerJobs, keylessKey, type Scope, type StartRunInput } from './ledger.js';
 export { openLedgerWriter, type LedgerWriter } from './writer.js';
 export { recordTallies, tallies, type StoredTally } from './ledger-tallies.js';
+export { rowStories, type RowStory, type StoryStep } from './ledger-stories.js';
 export { activeRemovals, recordRemoval } from './ledger-removals.js';
 export { logCursor, migrationLog, storedLogs } from './ledger-logs.js';
 export {

@@ -108,6 +108,34 @@ const DDL = `
   CREATE TABLE IF NOT EXISTS log_cursor (
     migration_id TEXT PRIMARY KEY,
     continue_from INTEGER NOT NULL);
+
+  -- Each record's story (src/ledger/ledger-stories.ts): when a record refused in one run (rejected
+  -- before upload, invalid at validation, failed at upload) is read and sent again by a later run
+  -- (from a corrections file, or from a fixed export), its refusal is kept here before the record
+  -- row takes its new state. A trigger, so that no write path can forget it; it fires only on
+  -- those rare changes, never on the rows of a first run (nor on a refused row read again unchanged).
+  CREATE TABLE IF NOT EXISTS record_history (
+    scope INTEGER NOT NULL,
+    keyed INTEGER NOT NULL,
+    legacy_key TEXT NOT NULL,
+    state TEXT NOT NULL,
+    errors TEXT,
+    run INTEGER NOT NULL,
+    file TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    next_run INTEGER NOT NULL,
+    next_file TEXT NOT NULL,
+    next_line INTEGER NOT NULL,
+    at TEXT NOT NULL);
+  CREATE INDEX IF NOT EXISTS record_history_by_key ON record_history (scope, keyed, legacy_key);
+  CREATE TRIGGER IF NOT EXISTS record_refusal_kept AFTER UPDATE OF state ON records
+    WHEN OLD.state IN ('rejected', 'invalid', 'failed') AND NEW.last_run <> OLD.last_run
+      AND (NEW.state <> OLD.state OR NEW.row_hash <> OLD.row_hash OR NEW.file <> OLD.file)
+  BEGIN
+    INSERT INTO record_history (scope, keyed, legacy_key, state, errors, run, file, line, next_run, next_file, next_line, at)
+    VALUES (OLD.scope, OLD.keyed, OLD.legacy_key, OLD.state, OLD.errors, OLD.last_run, OLD.file, OLD.line,
+      NEW.last_run, NEW.file, NEW.line, NEW.updated_at);
+  END;
 `;
 
 export interface OpenOptions {

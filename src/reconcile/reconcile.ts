@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { recordWrittenFile, tallies, type Ledger, type RecordRow } from '../ledger/index.js';
+import { recordWrittenFile, rowStories, tallies, type Ledger, type RecordRow, type RowStory } from '../ledger/index.js';
 import type { PipelineDefinition } from '../pipeline/definition/load-pipeline.js';
 import { loadPipeline } from '../pipeline/definition/load-pipeline.js';
 import type { MigrationRecord } from '../client/index.js';
@@ -93,6 +93,21 @@ async function excerpt(rec: RecordRow, defs: PipelineDefinition[], redactor: Red
   }
 }
 
+/** How many row stories a report lists (the JSON report and `total` say how many there are). */
+const STORIES_LISTED = 500;
+
+/** The row stories of the pipelines, their legacy keys shown as the report shows keys. */
+function storiesOf(ledger: Ledger, pipelines: readonly string[], redactor: Redactor): { total: number; stories: RowStory[] } {
+  let total = 0;
+  const stories: RowStory[] = [];
+  for (const p of pipelines) {
+    const found = rowStories(ledger.db, p, STORIES_LISTED - stories.length);
+    total += found.total;
+    stories.push(...found.stories.map((s) => ({ ...s, legacyKey: redactor.legacyKey(s.legacyKey) })));
+  }
+  return { total, stories };
+}
+
 /** The report's redactor: `values` given, else the pipelines' setting (the most careful of them), else masked. */
 function reportRedactor(options: ReconcileOptions, defs: PipelineDefinition[], ledgerFile: string, migrationId: string): Redactor {
   const order: ValuesMode[] = ['masked', 'hashed', 'revealed'];
@@ -160,6 +175,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
       ledger.db,
       runs.map((r) => r.id),
     ),
+    rowStories: storiesOf(ledger, pipelines, redactor),
   });
   report.privacy = { values: redactor.mode, note: redactor.describe() };
 

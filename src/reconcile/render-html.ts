@@ -6,7 +6,7 @@
  */
 import { renderFunnelSvg, type FunnelStep } from './funnel-svg.js';
 import { describeExplanation } from './render-markdown.js';
-import { STEP_LABELS, type Explanation, type PlatformCheck, type ReconciliationReport, type StepName } from './report-model.js';
+import { STEP_LABELS, storyText, type Explanation, type PlatformCheck, type ReconciliationReport, type StepName } from './report-model.js';
 
 const STEPS: StepName[] = ['sourceRows', 'mapped', 'staged', 'valid', 'imported'];
 
@@ -150,6 +150,17 @@ export function renderHtml(report: ReconciliationReport): string {
           f.disagreement === undefined ? 'yes' : esc(`${f.accepted ? 'accepted (--allow-truncated): ' : 'no: '}${f.disagreement}`)
         }</td></tr>`,
       );
+    h.push('</tbody></table>');
+  }
+
+  if (report.rowStories.total > 0) {
+    const { total, stories } = report.rowStories;
+    h.push(
+      '<h2>Rows refused and read again</h2>',
+      `<p>${fmt(total)} record${total === 1 ? ' was' : 's were'} refused once and read again since${stories.length < total ? ` (the first ${fmt(stories.length)} listed)` : ''}.</p>`,
+      '<table><thead><tr><th>Component</th><th>Legacy key</th><th>Story</th></tr></thead><tbody>',
+    );
+    for (const st of stories) h.push(`<tr><td>${esc(st.component)}</td><td>${esc(st.legacyKey)}</td><td>${esc(storyText(st))}</td></tr>`);
     h.push('</tbody></table>');
   }
 

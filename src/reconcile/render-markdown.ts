@@ -2,7 +2,15 @@
  * The reconciliation report as Markdown (for a pull request, a ticket, a terminal) and as JSON
  * (for other tools). Both print the model of report-model.ts and decide nothing themselves.
  */
-import { STEP_LABELS, type Explanation, type Gap, type PlatformCheck, type ReconciliationReport, type StepName } from './report-model.js';
+import {
+  STEP_LABELS,
+  storyText,
+  type Explanation,
+  type Gap,
+  type PlatformCheck,
+  type ReconciliationReport,
+  type StepName,
+} from './report-model.js';
 
 const STEPS: StepName[] = ['sourceRows', 'mapped', 'staged', 'valid', 'imported'];
 
@@ -76,6 +84,19 @@ export function renderMarkdown(report: ReconciliationReport): string {
             : `${f.accepted ? 'accepted (--allow-truncated): ' : 'NO: '}${f.disagreement.replaceAll('|', '\\|')}`
         } |`,
       );
+    out.push('');
+  }
+
+  if (report.rowStories.total > 0) {
+    const { total, stories } = report.rowStories;
+    out.push('## Rows refused and read again', '');
+    out.push(
+      `${total} record${total === 1 ? ' was' : 's were'} refused once and read again since${stories.length < total ? ` (the first ${stories.length} listed; all in report.json's rowStories total)` : ''}.`,
+      '',
+    );
+    out.push('| Component | Legacy key | Story |', '| --- | --- | --- |');
+    for (const st of stories)
+      out.push(`| ${st.component} | ${st.legacyKey.replaceAll('|', '\\|')} | ${storyText(st).replaceAll('|', '\\|')} |`);
     out.push('');
   }
 

@@ -11,6 +11,7 @@
  * is tested on plain numbers; the renderers only print what this returns.
  */
 import { tallyDisagreement, type SourceTally } from '../pipeline/source/tally.js';
+import type { RowStory } from '../ledger/index.js';
 
 /** What the ledger knows about one component and entity type (records by their current state). */
 export interface GroupFacts {
@@ -88,6 +89,8 @@ export interface ReconcileInput {
   tolerance: Tolerance;
   /** Each source file's two-way count as the runs kept it (ledger source_tallies); none for older ledgers. */
   sourceFiles?: SourceFileFacts[];
+  /** Records refused once and read again since (ledger record_history), the first of them and how many. */
+  rowStories?: { total: number; stories: RowStory[] };
 }
 
 /** A source file counted two ways (src/pipeline/source/tally.ts); `accepted`: read with --allow-truncated. */
@@ -223,6 +226,11 @@ export interface ReconciliationReport {
    * cut-off or empty file accepted with --allow-truncated (listed, marked accepted).
    */
   sourceFiles: SourceFileReport[];
+  /**
+   * Each record refused once and read again since (from a corrections file or a fixed export):
+   * its refusals, then where it stands now. `total` may exceed the stories listed.
+   */
+  rowStories: { total: number; stories: RowStory[] };
   /** One line per reason the report does not balance; empty when it does. */
   problems: string[];
   /** How the report shows values of personal fields (set when it is written; see docs/privacy.md). */
@@ -481,8 +489,24 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
     components,
     topErrors,
     sourceFiles,
+    rowStories: input.rowStories ?? { total: 0, stories: [] },
     problems,
   };
+}
+
+/**
+ * A row's story in one line, for the Markdown and HTML reports.
+ * @example storyText(story) // 'rejected in run 1 at klanten.csv:11 (INVALID_FIELD_VALUE) → imported, read in run 2 from corrections/klanten.corrections.csv:2'
+ */
+export function storyText(story: RowStory): string {
+  return story.steps
+    .map((s, i) => {
+      const codes = s.codes.length > 0 ? ` (${s.codes.join(', ')})` : '';
+      return i === 0
+        ? `${s.state} in run ${s.run} at ${s.file}:${s.line}${codes}`
+        : `${s.state}${codes}, read in run ${s.run} from ${s.file}:${s.line}`;
+    })
+    .join(' → ');
 }
 
 function signed(n: number): string {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ROOT, runCli } from '../support/cli.js';
 import { startTestService, tempDir, type TestService } from '../support/service.js';
+import type { ReconciliationReport } from '../../src/reconcile/index.js';
 
 const services: TestService[] = [];
 const dirs: string[] = [];
@@ -100,6 +101,23 @@ describe('corrections round trip', () => {
     expect(record(ledger, String(nameless.kvk_nummer))[0]?.state).toBe('staged');
     // The first occurrence of 100081 still holds its key and its row.
     expect(record(ledger, '100081').find((r) => r.state === 'staged')).toMatchObject({ line: 84 });
+    // The report tells each such row's story: refused, read again (unedited, still refused), fixed and staged.
+    const rep3 = await runCli(['report', 'crm', '--out', 'r3', ...common], { cwd: dir });
+    expect(rep3.code, rep3.stderr).not.toBe(2);
+    const stories = (JSON.parse(readFileSync(join(dir, 'r3/report.json'), 'utf8')) as ReconciliationReport).rowStories;
+    const story = stories.stories.find((s) => s.legacyKey === '100044');
+    expect(story?.steps.map((s) => [s.state, s.run, s.file])).toEqual([
+      ['rejected', 1, 'samples/crm/klanten.csv'],
+      ['rejected', 2, 'r1/klanten.corrections.csv'],
+      ['staged', 3, 'klanten-fixed.csv'],
+    ]);
+    expect(story?.steps[0]?.codes.length).toBeGreaterThan(0);
+    expect(story?.steps[2]?.codes).toEqual([]);
+    expect(readFileSync(join(dir, 'r3/report.md'), 'utf8')).toMatch(
+      /\| 100044 \| rejected in run 1 at samples\/crm\/klanten\.csv:\d+ \(\w+.*\) → .* → staged, read in run 3 from klanten-fixed\.csv:\d+ \|/,
+    );
+    // The duplicate returned unedited never changed state or row: it has no story.
+    expect(stories.stories.some((s) => s.legacyKey === '100081')).toBe(false);
     expect(
       readdirSync(join(dir, 'r2'))
         .filter((f) => f.endsWith('.corrections.csv') || f.endsWith('.corrections.jsonl'))

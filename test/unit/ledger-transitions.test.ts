@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { openLedger, type Ledger, type LedgerRecordInput, type Scope } from '../../src/ledger/index.js';
+import { openLedger, rowStories, type Ledger, type LedgerRecordInput, type Scope } from '../../src/ledger/index.js';
 import { tempDir } from '../support/service.js';
 
 const MIGRATION = '11111111-1111-4111-8111-111111111111';
@@ -48,7 +48,7 @@ describe('ledger transitions', () => {
     expect(ledger.db.pragma('wal_autocheckpoint', { simple: true })).toBe(100000);
     expect(ledger.db.pragma('user_version', { simple: true })).toBe(1);
     const tables = ledger.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
-    expect(tables).toEqual(['batches', 'jobs', 'log_cursor', 'migrations', 'records', 'run_sources', 'runs', 'scopes']);
+    expect(tables).toEqual(['batches', 'jobs', 'log_cursor', 'migrations', 'record_history', 'records', 'run_sources', 'runs', 'scopes']);
   });
 
   it('moves a batch of records to in_flight before the upload and to staged or failed with the results', () => {
@@ -229,6 +229,39 @@ describe('ledger transitions', () => {
     ]);
     ledger.beginBatch(runId, scope, mig, [rec(1)], 100);
     expect([...ledger.records()].map((r) => [r.legacyKey, r.state, r.errors])).toEqual([['K0001', 'in_flight', []]]);
+  });
+
+  it("keeps a refused record's story when a later run reads it again from another row, and only then", () => {
+    const refusal = (n: number) => ({
+      legacyKey: rec(n).legacyKey,
+      referenceId: undefined,
+      errors: [{ stage: 'check' as const, field: 'initials', code: 'MISSING_REQUIRED_FIELD', message: 'm' }],
+      provenance: rec(n).provenance,
+    });
+    ledger.recordRejects(runId, scope, [refusal(1), refusal(2)]);
+    ledger.finishRun(runId, 'completed');
+    expect(rowStories(ledger.db, 'crm', 10)).toEqual({ total: 0, stories: [] });
+
+    const run2 = ledger.startRun({ pipeline: 'crm', component: 'Counterparties', pipelineFile: 'pipelines/crm.yaml', pipelineHash: 'abc' })
+      .run.id;
+    ledger.recordRejects(run2, scope, [refusal(2)]); // the same row, still refused: no story
+    const fixed = { ...rec(1), provenance: { ...rec(1).provenance, file: 'fixed.corrections.csv', line: 3, rowHash: 'fixed' } };
+    const batch = ledger.beginBatch(run2, scope, mig, [fixed], 100);
+    ledger.finishBatch(scope, batch, [{ legacyKey: 'K0001', state: 'staged' }]);
+    expect(rowStories(ledger.db, 'crm', 10)).toEqual({
+      total: 1,
+      stories: [
+        {
+          component: 'Counterparties',
+          legacyKey: 'K0001',
+          steps: [
+            { state: 'rejected', run: runId, file: 'samples/persons.csv', line: 2, codes: ['MISSING_REQUIRED_FIELD'] },
+            { state: 'staged', run: run2, file: 'fixed.corrections.csv', line: 3, codes: [] },
+          ],
+        },
+      ],
+    });
+    expect(rowStories(ledger.db, 'other-pipeline', 10).total).toBe(0);
   });
 
   it('writes a batch all or nothing: a record that cannot be stored leaves neither batch nor records', () => {

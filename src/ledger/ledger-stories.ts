@@ -1,0 +1,72 @@
+/**
+ * Each refused row's story, read back from the ledger: where it was refused and why, where it was
+ * read again (a corrections file, or the fixed export), and where it stands now. The refusals are
+ * kept by a trigger on the records table (`record_history`, src/ledger/schema.ts) when a later run
+ * sends or refuses the record again, so the story needs no write of its own on the hot path.
+ * The reconciliation report lists the stories of the pipeline's records.
+ */
+import type { Db } from './schema.js';
+import type { RecordError, RecordState } from './types.js';
+
+/** One step of a row's story: the state a run left the record in, with the row it read. */
+export interface StoryStep {
+  state: RecordState;
+  run: number;
+  file: string;
+  line: number;
+  /** The codes it was refused with (none for a state that is not a refusal). */
+  codes: string[];
+}
+
+/** A record refused at least once and read again since: its refusals in order, then where it is now. */
+export interface RowStory {
+  component: string;
+  /** The legacy key, or `file:line` for a row refused before it had one. */
+  legacyKey: string;
+  steps: StoryStep[];
+}
+
+function codesOf(errors: string | null): string[] {
+  if (!errors) return [];
+  try {
+    return [...new Set((JSON.parse(errors) as RecordError[]).map((e) => e.code))];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The stories of a pipeline's records, the first `limit` of them by legacy key, and how many there are.
+ * @example rowStories(ledger.db, 'crm', 100) // { total: 2, stories: [{ legacyKey: '100009', steps: [{ state: 'rejected', run: 1, file: 'klanten.csv', line: 11, codes: ['INVALID_FIELD_VALUE'] }, { state: 'imported', run: 2, file: 'corrections/klanten.corrections.csv', line: 2, codes: [] }] }] }
+ */
+export function rowStories(db: Db, pipeline: string, limit: number): { total: number; stories: RowStory[] } {
+  const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'record_history'").get();
+  if (!exists) return { total: 0, stories: [] };
+  const keys = db
+    .prepare<[string], { scope: number; keyed: number; legacyKey: string; component: string }>(
+      `SELECT DISTINCT h.scope, h.keyed, h.legacy_key AS legacyKey, s.component FROM record_history h JOIN scopes s ON s.id = h.scope
+       WHERE s.pipeline = ? ORDER BY s.component, h.keyed DESC, h.legacy_key`,
+    )
+    .all(pipeline);
+  const history = db.prepare<
+    [number, number, string],
+    { state: RecordState; errors: string | null; run: number; file: string; line: number }
+  >('SELECT state, errors, run, file, line FROM record_history WHERE scope = ? AND keyed = ? AND legacy_key = ? ORDER BY rowid');
+  const now = db.prepare<[number, number, string], { state: RecordState; errors: string | null; run: number; file: string; line: number }>(
+    'SELECT state, errors, last_run AS run, file, line FROM records WHERE scope = ? AND keyed = ? AND legacy_key = ?',
+  );
+  const step = (r: { state: RecordState; errors: string | null; run: number; file: string; line: number }): StoryStep => ({
+    state: r.state,
+    run: r.run,
+    file: r.file,
+    line: r.line,
+    codes: codesOf(r.errors),
+  });
+  const stories = keys.slice(0, limit).map((k): RowStory => {
+    const steps = history.all(k.scope, k.keyed, k.legacyKey).map(step);
+    const current = now.get(k.scope, k.keyed, k.legacyKey);
+    if (current) steps.push(step(current));
+    return { component: k.component, legacyKey: k.legacyKey, steps };
+  });
+  return { total: keys.length, stories };
+}
