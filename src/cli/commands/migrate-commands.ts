@@ -10,13 +10,13 @@ import { existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import { addConnectionOptions, clientFromOptions, type ConnectionFlags } from '../connection.js';
 import { printJson } from '../output.js';
+import { jobDisplay } from '../job-progress.js';
 import { commandLogger } from '../progress.js';
 import { StagecoachError } from '../../contract/errors.js';
 import type { StreamFormat } from '../../contract/media.js';
 import type { StagecoachClient } from '../../client/index.js';
 import type { Ledger } from '../../ledger/index.js';
 import { DEFAULT_LEDGER_FILE, type RunRow } from '../../ledger/types.js';
-import type { ChainEvent } from '../../reconcile/chain.js';
 import type { ReconcileResult } from '../../reconcile/reconcile.js';
 import { parseTolerance, type ReconciliationReport } from '../../reconcile/report-model.js';
 import { EXIT } from '../run.js';
@@ -134,18 +134,6 @@ async function withClientAndLedger<T>(
   }
 }
 
-/** One line per job event on stderr: which job, started or resumed, still running. */
-function jobReporter(json: boolean | undefined): (e: ChainEvent) => void {
-  return (e) => {
-    if (json) return;
-    const w = (t: string) => process.stderr.write(`${t}\n`);
-    if (e.type === 'started') w(`${e.kind} job ${e.jobId} started`);
-    else if (e.type === 'resumed') w(`${e.kind} job ${e.jobId} was running: polling it again`);
-    else if (e.type === 'reused') w(`${e.kind} job ${e.jobId} already finished: using its result`);
-    else if (e.type === 'removed') w(`removed ${e.count} invalid record(s) from staging`);
-  };
-}
-
 /** Why a balanced report has nothing imported: where the jobs stand. */
 function importState(r: ReconciliationReport): string {
   if (r.jobs.validation === 'invalid') return 'validation refused records: fix them or use --drop-invalid';
@@ -207,9 +195,10 @@ function registerJobCommands(program: Command): void {
         await withClientAndLedger(opts, async (client, ledger, signal) => {
           const migrationId = await migrationOf(client, ledger, given, opts.pipeline, signal);
           const { validateStep, importStep, countsStep } = await import('../../reconcile/chain.js');
-          const step = { signal, onEvent: jobReporter(opts.json), ...(opts.deadline ? { jobDeadlineMs: opts.deadline * 1000 } : {}) };
+          const display = jobDisplay({ migrations: client.migrations, json: opts.json });
+          const step = { signal, onEvent: display.onEvent, ...(opts.deadline ? { jobDeadlineMs: opts.deadline * 1000 } : {}) };
           if (job.name === 'validate') {
-            const v = await validateStep(client, ledger, migrationId, step);
+            const v = await validateStep(client, ledger, migrationId, step).finally(display.done);
             if (opts.json) printJson(v);
             else {
               process.stdout.write(
@@ -226,7 +215,7 @@ function registerJobCommands(program: Command): void {
             }
             if (!v.isValid) process.exitCode = EXIT.failed;
           } else if (job.name === 'import') {
-            const r = await importStep(client, ledger, migrationId, step);
+            const r = await importStep(client, ledger, migrationId, step).finally(display.done);
             if (opts.json) printJson(r);
             else {
               process.stdout.write(
@@ -236,7 +225,7 @@ function registerJobCommands(program: Command): void {
             }
             if (r.errors.length > 0) process.exitCode = EXIT.failed;
           } else {
-            const r = await countsStep(client, ledger, migrationId, step);
+            const r = await countsStep(client, ledger, migrationId, step).finally(display.done);
             if (opts.json) printJson(r);
             else {
               for (const t of r.counts) {
@@ -426,6 +415,11 @@ function registerMigrate(program: Command): void {
       ) => {
         const client = await clientFromOptions(opts);
         const { migrate } = await import('../../reconcile/migrate.js');
+        const display = jobDisplay({
+          migrations: client.migrations,
+          json: opts.json,
+          ...(opts.logLevel ? { logger: commandLogger('migrate', opts.logLevel) } : {}),
+        });
         try {
           const result = await interruptible((signal) =>
             migrate({
@@ -433,7 +427,7 @@ function registerMigrate(program: Command): void {
               client,
               signal,
               tolerance: opts.tolerance,
-              onEvent: jobReporter(opts.json),
+              onEvent: display.onEvent,
               logger: commandLogger('migrate', opts.logLevel ?? 'warn'),
               ...(opts.reveal ? { values: 'revealed' as const } : {}),
               ...(opts.ledger ? { ledgerFile: opts.ledger } : {}),
@@ -443,7 +437,7 @@ function registerMigrate(program: Command): void {
               ...(opts.out ? { outDir: opts.out } : {}),
               ...(opts.deadline ? { jobDeadlineMs: opts.deadline * 1000 } : {}),
             }),
-          );
+          ).finally(display.done);
           if (opts.json) {
             printJson({
               run: result.run,
