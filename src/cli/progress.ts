@@ -103,7 +103,8 @@ export function formatProgress(label: string, p: RunProgress): string {
   return parts.join('  ');
 }
 
-function clock(ms: number): string {
+/** `0:35`, `12:04`, `1:02:03` */
+export function clock(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
   const h = Math.floor(s / 3600);
   const m = Math.floor((s % 3600) / 60);

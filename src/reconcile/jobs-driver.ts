@@ -55,8 +55,8 @@ export interface DriveJobOptions {
 }
 
 export type JobEvent =
-  | { type: 'started'; kind: JobKind; jobId: string }
-  | { type: 'resumed'; kind: JobKind; jobId: string }
+  | { type: 'started'; kind: JobKind; jobId: string; migrationId: string }
+  | { type: 'resumed'; kind: JobKind; jobId: string; migrationId: string }
   | { type: 'reused'; kind: JobKind; jobId: string }
   | { type: 'poll'; kind: JobKind; jobId: string; poll: unknown }
   | { type: 'done'; kind: JobKind; jobId: string; result: JobResult };
@@ -87,7 +87,7 @@ export async function driveJob(
   if (last && last.state === 'running') {
     jobId = last.jobId;
     resumed = true;
-    emit({ type: 'resumed', kind, jobId });
+    emit({ type: 'resumed', kind, jobId, migrationId });
   } else if (last && last.state === 'done' && last.result && (options.whenDone ?? 'reuse') === 'reuse') {
     emit({ type: 'reused', kind, jobId: last.jobId });
     return { jobId: last.jobId, result: last.result, resumed: true };
@@ -96,7 +96,7 @@ export async function driveJob(
     jobId = await START[kind](api, migrationId);
     // durable before the first poll: a crash from here on resumes this job
     store.started(migrationId, kind, jobId);
-    emit({ type: 'started', kind, jobId });
+    emit({ type: 'started', kind, jobId, migrationId });
   }
   let result: JobResult;
   try {

@@ -6,16 +6,17 @@
  */
 import type { Command } from 'commander';
 import pc from 'picocolors';
+import { existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import { addConnectionOptions, clientFromOptions, type ConnectionFlags } from '../connection.js';
 import { printJson } from '../output.js';
+import { jobDisplay } from '../job-progress.js';
 import { commandLogger } from '../progress.js';
 import { StagecoachError } from '../../contract/errors.js';
 import type { StreamFormat } from '../../contract/media.js';
 import type { StagecoachClient } from '../../client/index.js';
 import type { Ledger } from '../../ledger/index.js';
-import { DEFAULT_LEDGER_FILE } from '../../ledger/types.js';
-import type { ChainEvent } from '../../reconcile/chain.js';
+import { DEFAULT_LEDGER_FILE, type RunRow } from '../../ledger/types.js';
 import type { ReconcileResult } from '../../reconcile/reconcile.js';
 import { parseTolerance, type ReconciliationReport } from '../../reconcile/report-model.js';
 import { EXIT } from '../run.js';
@@ -26,6 +27,7 @@ import { EXIT } from '../run.js';
 interface CommonFlags extends ConnectionFlags {
   ledger?: string;
   json?: boolean;
+  pipeline?: string;
 }
 
 const seconds = (name: string) => (v: string) => {
@@ -67,16 +69,54 @@ function withLedgerOption(command: Command): Command {
   return command.option('--ledger <file>', `ledger file (default ${DEFAULT_LEDGER_FILE})`);
 }
 
-/** The migration a command works on: the argument, else the tenant's current one. */
-async function migrationOf(client: StagecoachClient, given: string | undefined, signal: AbortSignal): Promise<string> {
+/** The ledger's latest run attached to a migration; of one pipeline (its name or its file) when given. */
+function latestRunWithMigration(ledger: Ledger, pipeline: string | undefined): RunRow | undefined {
+  const same = (a: string, b: string) => relative(process.cwd(), a) === relative(process.cwd(), b);
+  return ledger
+    .runs()
+    .filter((r) => r.migrationId && (!pipeline || r.pipeline === pipeline || same(r.pipelineFile, pipeline)))
+    .at(-1);
+}
+
+/**
+ * The migration a step command works on: the argument; else the ledger's latest migration (of
+ * `--pipeline` when given), which is what `run`/`migrate` last worked on here even once the
+ * platform no longer calls it active; else the tenant's current one. Says which on stderr.
+ */
+async function migrationOf(
+  client: StagecoachClient,
+  ledger: Ledger | undefined,
+  given: string | undefined,
+  pipeline: string | undefined,
+  signal: AbortSignal,
+): Promise<string> {
   if (given) return given;
+  const say = (text: string) => process.stderr.write(`${text}\n`);
+  const run = ledger && latestRunWithMigration(ledger, pipeline);
+  if (run) {
+    say(`migration ${run.migrationId} (the latest in the ledger ${ledger.file}: run ${run.id} of ${run.pipeline})`);
+    return run.migrationId!;
+  }
+  if (pipeline)
+    throw new StagecoachError(
+      'CONFIG_INVALID',
+      `No migration given and the ledger ${ledger?.file ?? DEFAULT_LEDGER_FILE} has no run of ${pipeline} attached to a migration; pass the migration reference id`,
+    );
   const current = await client.migrations.current({ signal });
   if (!current)
     throw new StagecoachError(
       'MIGRATION_NOT_ACTIVE',
-      'No migration given and the tenant has no active migration; pass the migration reference id',
+      `No migration given, the ledger ${ledger?.file ?? DEFAULT_LEDGER_FILE} has no run attached to a migration, and the tenant has no active migration; pass the migration reference id`,
     );
+  say(`migration ${current.referenceId} (the tenant's current one; the ledger has none)`);
   return current.referenceId;
+}
+
+/** `[migration]` and `--pipeline` of the step commands: which migration when none is given. */
+function withMigrationArgument(command: Command): Command {
+  return command
+    .argument('[migration]', "migration reference id (default: the ledger's latest migration, else the tenant's current one)")
+    .option('--pipeline <name|file>', 'without a migration id: the latest migration of this pipeline in the ledger');
 }
 
 async function withClientAndLedger<T>(
@@ -92,18 +132,6 @@ async function withClientAndLedger<T>(
     ledger.close();
     await client.close();
   }
-}
-
-/** One line per job event on stderr: which job, started or resumed, still running. */
-function jobReporter(json: boolean | undefined): (e: ChainEvent) => void {
-  return (e) => {
-    if (json) return;
-    const w = (t: string) => process.stderr.write(`${t}\n`);
-    if (e.type === 'started') w(`${e.kind} job ${e.jobId} started`);
-    else if (e.type === 'resumed') w(`${e.kind} job ${e.jobId} was running: polling it again`);
-    else if (e.type === 'reused') w(`${e.kind} job ${e.jobId} already finished: using its result`);
-    else if (e.type === 'removed') w(`removed ${e.count} invalid record(s) from staging`);
-  };
 }
 
 /** Why a balanced report has nothing imported: where the jobs stand. */
@@ -155,10 +183,7 @@ function registerJobCommands(program: Command): void {
     { name: 'counts', describe: 'Run a counts job: staged against imported, per entity type' },
   ] as const;
   for (const job of jobs) {
-    const cmd = program
-      .command(job.name)
-      .description(job.describe)
-      .argument('[migration]', "migration reference id (default: the tenant's current migration)");
+    const cmd = withMigrationArgument(program.command(job.name).description(job.describe));
     addConnectionOptions(withLedgerOption(cmd))
       .option(
         '--deadline <seconds>',
@@ -168,11 +193,12 @@ function registerJobCommands(program: Command): void {
       .option('--json', 'print the job result as JSON')
       .action(async (given: string | undefined, opts: CommonFlags & { deadline?: number }) => {
         await withClientAndLedger(opts, async (client, ledger, signal) => {
-          const migrationId = await migrationOf(client, given, signal);
+          const migrationId = await migrationOf(client, ledger, given, opts.pipeline, signal);
           const { validateStep, importStep, countsStep } = await import('../../reconcile/chain.js');
-          const step = { signal, onEvent: jobReporter(opts.json), ...(opts.deadline ? { jobDeadlineMs: opts.deadline * 1000 } : {}) };
+          const display = jobDisplay({ migrations: client.migrations, json: opts.json });
+          const step = { signal, onEvent: display.onEvent, ...(opts.deadline ? { jobDeadlineMs: opts.deadline * 1000 } : {}) };
           if (job.name === 'validate') {
-            const v = await validateStep(client, ledger, migrationId, step);
+            const v = await validateStep(client, ledger, migrationId, step).finally(display.done);
             if (opts.json) printJson(v);
             else {
               process.stdout.write(
@@ -189,7 +215,7 @@ function registerJobCommands(program: Command): void {
             }
             if (!v.isValid) process.exitCode = EXIT.failed;
           } else if (job.name === 'import') {
-            const r = await importStep(client, ledger, migrationId, step);
+            const r = await importStep(client, ledger, migrationId, step).finally(display.done);
             if (opts.json) printJson(r);
             else {
               process.stdout.write(
@@ -199,7 +225,7 @@ function registerJobCommands(program: Command): void {
             }
             if (r.errors.length > 0) process.exitCode = EXIT.failed;
           } else {
-            const r = await countsStep(client, ledger, migrationId, step);
+            const r = await countsStep(client, ledger, migrationId, step).finally(display.done);
             if (opts.json) printJson(r);
             else {
               for (const t of r.counts) {
@@ -218,22 +244,26 @@ function registerJobCommands(program: Command): void {
 }
 
 function registerCancel(program: Command): void {
-  const cmd = program
-    .command('cancel')
-    .description('Cancel a migration (final: it cannot be reactivated, no job can run on it any more)')
-    .argument('[migration]', 'migration reference id (default: the current one)');
-  addConnectionOptions(cmd)
+  const cmd = withMigrationArgument(
+    program.command('cancel').description('Cancel a migration (final: it cannot be reactivated, no job can run on it any more)'),
+  );
+  addConnectionOptions(withLedgerOption(cmd))
     .option('--json', 'print the migration as JSON')
     .action(async (given: string | undefined, opts: CommonFlags) => {
       const client = await clientFromOptions(opts);
+      // Only read, and only when it exists: cancel must not leave a new empty ledger behind.
+      const ledgerFile = opts.ledger ?? DEFAULT_LEDGER_FILE;
+      const ledger =
+        given || !existsSync(ledgerFile) ? undefined : (await import('../../ledger/index.js')).openLedger(ledgerFile, { readonly: true });
       try {
         await interruptible(async (signal) => {
-          const migrationId = await migrationOf(client, given, signal);
+          const migrationId = await migrationOf(client, ledger, given, opts.pipeline, signal);
           const m = (await client.migrations.cancel(migrationId, { signal })) ?? (await client.migrations.get(migrationId, { signal }));
           if (opts.json) printJson(m);
           else process.stdout.write(`migration ${migrationId} canceled (activity ${m.activity ?? 'unknown'})\n`);
         });
       } finally {
+        ledger?.close();
         await client.close();
       }
     });
@@ -247,14 +277,16 @@ function registerLogs(program: Command): void {
       .map((s) => s.trim())
       .filter(Boolean),
   ];
-  const cmd = program
-    .command('logs')
-    .description(
-      'Read the migration log into the ledger and print it; --follow keeps waiting for new entries and resumes where it stopped, without repeats or gaps',
-    )
-    .argument('[migration]', 'migration reference id (default: the current one)');
+  const cmd = withMigrationArgument(
+    program
+      .command('logs')
+      .description(
+        'Read the migration log into the ledger and print it; --follow keeps waiting for new entries and resumes where it stopped, without repeats or gaps',
+      ),
+  );
   addConnectionOptions(withLedgerOption(cmd))
     .option('-f, --follow', 'keep following until Ctrl-C')
+    .option('--from-start', 'print the whole log from its first entry (e.g. of a finished migration whose log was already read)')
     .option('--format <format>', 'stream format: json-seq or jsonl', 'json-seq')
     .option('--level <levels>', 'only these log levels (comma-separated: DEBUG, INFO, WARN, ERROR)', list)
     .option('--component <names>', 'only these components (comma-separated)', list)
@@ -280,12 +312,16 @@ function registerLogs(program: Command): void {
           after?: string;
           before?: string;
           continueFrom?: number;
+          fromStart?: boolean;
         },
       ) => {
+        if (opts.fromStart && opts.continueFrom)
+          throw new StagecoachError('CONFIG_INVALID', '--from-start and --continue-from both say where to start: give one');
         if (opts.format !== 'json-seq' && opts.format !== 'jsonl')
           throw new StagecoachError('CONFIG_INVALID', `--format expects json-seq or jsonl, got ${JSON.stringify(opts.format)}`);
         await withClientAndLedger(opts, async (client, ledger, signal) => {
-          const migrationId = await migrationOf(client, given, signal);
+          const migrationId = await migrationOf(client, ledger, given, opts.pipeline, signal);
+          const continueFrom = opts.fromStart ? 1 : opts.continueFrom;
           const query = {
             ...(opts.level ? { LogLevels: opts.level } : {}),
             ...(opts.component ? { Components: opts.component } : {}),
@@ -301,7 +337,7 @@ function registerLogs(program: Command): void {
             signal,
             format: opts.format as StreamFormat,
             query,
-            ...(opts.continueFrom ? { continueFrom: opts.continueFrom } : {}),
+            ...(continueFrom ? { continueFrom } : {}),
             onEntry: (e) => {
               if (opts.json) process.stdout.write(`${JSON.stringify(e)}\n`);
               else
@@ -310,9 +346,13 @@ function registerLogs(program: Command): void {
                 );
             },
           });
-          if (!opts.json)
+          if (opts.json) return;
+          if (continueFrom) process.stderr.write(`${out.received} entr${out.received === 1 ? 'y' : 'ies'} from ${continueFrom} on\n`);
+          else
             process.stderr.write(
-              `${out.received} new entr${out.received === 1 ? 'y' : 'ies'}; next read continues from ${out.continueFrom}\n`,
+              `${out.received} new entr${out.received === 1 ? 'y' : 'ies'}; next read continues from ${out.continueFrom}${
+                out.received === 0 && out.continueFrom > 1 ? ' (--from-start prints the whole log)' : ''
+              }\n`,
             );
         }).catch((err) => {
           // Ctrl-C is how --follow ends: not a failure
@@ -375,6 +415,11 @@ function registerMigrate(program: Command): void {
       ) => {
         const client = await clientFromOptions(opts);
         const { migrate } = await import('../../reconcile/migrate.js');
+        const display = jobDisplay({
+          migrations: client.migrations,
+          json: opts.json,
+          ...(opts.logLevel ? { logger: commandLogger('migrate', opts.logLevel) } : {}),
+        });
         try {
           const result = await interruptible((signal) =>
             migrate({
@@ -382,7 +427,7 @@ function registerMigrate(program: Command): void {
               client,
               signal,
               tolerance: opts.tolerance,
-              onEvent: jobReporter(opts.json),
+              onEvent: display.onEvent,
               logger: commandLogger('migrate', opts.logLevel ?? 'warn'),
               ...(opts.reveal ? { values: 'revealed' as const } : {}),
               ...(opts.ledger ? { ledgerFile: opts.ledger } : {}),
@@ -392,7 +437,7 @@ function registerMigrate(program: Command): void {
               ...(opts.out ? { outDir: opts.out } : {}),
               ...(opts.deadline ? { jobDeadlineMs: opts.deadline * 1000 } : {}),
             }),
-          );
+          ).finally(display.done);
           if (opts.json) {
             printJson({
               run: result.run,
@@ -469,17 +514,7 @@ function registerReport(program: Command): void {
         try {
           let migrationId = opts.migration;
           if (!migrationId) {
-            const runs = ledger
-              .runs()
-              .filter(
-                (r) =>
-                  r.migrationId &&
-                  (!pipeline ||
-                    r.pipeline === pipeline ||
-                    r.pipelineFile === pipeline ||
-                    relative(process.cwd(), r.pipelineFile) === relative(process.cwd(), pipeline)),
-              );
-            const last = runs[runs.length - 1];
+            const last = latestRunWithMigration(ledger, pipeline);
             if (!last)
               throw new StagecoachError(
                 'CONFIG_INVALID',
