@@ -75,7 +75,7 @@ describe('coercion to what staging takes', () => {
         value: true,
         code: 'INVALID_FIELD_VALUE',
         message:
-          'organisationName: expected a string, got the boolean `true` (a { code: … } table with keys true and false says what it stands for) in column naam',
+          'organisationName: expected a string, got the boolean `true` (a { code: … } table can say what it stands for) in column naam',
         trace: 'column "naam" `true` → string: refused',
       },
       {

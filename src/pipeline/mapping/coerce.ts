@@ -42,7 +42,7 @@ export function coerceTo(kind: TargetKind, v: unknown): unknown {
     if (typeof v === 'number' && Number.isFinite(v)) return String(v);
     return new TransformFailure(
       'INVALID_FIELD_VALUE',
-      `expected a string, got ${kindOf(v)}${typeof v === 'boolean' ? ' (a { code: … } table with keys true and false says what it stands for)' : ''}`,
+      `expected a string, got ${kindOf(v)}${typeof v === 'boolean' ? ' (a { code: … } table can say what it stands for)' : ''}`,
     );
   }
   if (kind === 'number') {
