@@ -41,6 +41,12 @@ export interface RejectReason {
   /** A stable code: MISSING_REQUIRED_FIELD, INVALID_FIELD_VALUE, UNKNOWN_CODE, DUPLICATE_LEGACY_KEY, RELATION_TARGET_MISSING, MAPPING_FAILED, SOURCE_ROW_INVALID … */
   code: string;
   message: string;
+  /**
+   * How the mapping made the refused value, for `plan`'s examples: the column and each transform
+   * with the value after it, values in backticks (masked like the message), e.g.
+   * column "geboortedatum" `31-02-1980` → date(dd-mm-yyyy) → refused. Not kept in the ledger.
+   */
+  trace?: string;
 }
 
 export type MappedRow =

@@ -391,18 +391,26 @@ record:
     const m = await mapping();
     const r = run(m, { nr: '7', voornamen: 'Jan', achternaam: '', geslacht: 'M', mobiel: 'bel me', postcode: '123 AB' });
     expect(r.reasons).toEqual([
-      { field: 'surname', value: '', code: 'MISSING_REQUIRED_FIELD', message: 'surname: required, got nothing in column achternaam' },
+      {
+        field: 'surname',
+        value: '',
+        code: 'MISSING_REQUIRED_FIELD',
+        message: 'surname: required, got nothing in column achternaam',
+        trace: 'column "achternaam" → nothing',
+      },
       {
         field: 'telephoneNumbers[0].number',
         value: 'bel me',
         code: 'INVALID_FIELD_VALUE',
         message: 'telephoneNumbers[0].number: not a phone number, expected a NL or international number, got `bel me` in column mobiel',
+        trace: 'column "mobiel" `bel me` → phone → refused',
       },
       {
         field: 'addresses[0].postalCode',
         value: '123 AB',
         code: 'INVALID_FIELD_VALUE',
         message: 'addresses[0].postalCode: not a Dutch postcode, expected 1234 AB, got `123 AB` in column postcode',
+        trace: 'column "postcode" `123 AB` → postcode-nl → refused',
       },
     ]);
     expect((r.record as StagedPerson).sex).toBe('male');

@@ -46,6 +46,7 @@ function redactSamples(s: PlanSummary, redactor: Redactor): PlanSummary {
       ...(x.value !== undefined ? { value: redactor.value(x.field, x.value, x.code) } : {}),
       ...(x.legacyKey !== undefined ? { legacyKey: redactor.legacyKey(x.legacyKey) } : {}),
       message: redactor.message(x.message, x.field, x.value, x.code),
+      ...(x.trace !== undefined ? { trace: redactor.message(x.trace, x.field, x.value, x.code) } : {}),
     })),
   };
 }
@@ -71,6 +72,7 @@ function printPlan(s: PlanSummary, note: string): void {
         `  ${pc.cyan(`${x.file}:${x.line}`)}  ${x.code}  ${x.field || '(row)'}${x.value !== undefined ? ` = ${JSON.stringify(x.value).slice(0, 60)}` : ''}`,
       );
       out.push(`      ${x.message}`);
+      if (x.trace !== undefined) out.push(pc.dim(`      made by: ${x.trace}`));
     }
   }
   if (s.files.length > 0) {

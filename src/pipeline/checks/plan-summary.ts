@@ -15,6 +15,8 @@ export interface RejectSample {
   value?: unknown;
   code: string;
   message: string;
+  /** How the mapping made the refused value: column, transforms, values (RejectReason.trace). */
+  trace?: string;
 }
 
 export interface PlanSummary {
@@ -103,6 +105,7 @@ export async function summariseRows(
           ...(reason.value !== undefined ? { value: reason.value } : {}),
           code: reason.code,
           message: reason.message,
+          ...(reason.trace !== undefined ? { trace: reason.trace } : {}),
         });
       }
     }

@@ -59,14 +59,21 @@ export function mapAndCheck(mapping: CompiledMapping, row: SourceRow, ctx: MapCo
     };
   }
   const mappingReasons = ctx.reasons;
+  const check = checkRecord(mapped.record, mappingReasons, keepRecord);
   return {
     kind: 'checked',
     legacyKey: key,
     referenceId: mapped.referenceId,
     mappingReasons,
     refs: ctx.refs.length > 0 ? ctx.refs.slice() : [],
-    check: checkRecord(mapped.record, mappingReasons, keepRecord),
+    check: check.ok ? check : { ok: false, reasons: check.reasons.map((r) => withTrace(mapping, r)) },
   };
+}
+
+/** A staging refusal with how the mapping made the refused value (a rejected row only: the rare path). */
+function withTrace(mapping: CompiledMapping, r: RejectReason): RejectReason {
+  const trace = mapping.explain(r.field, r.value);
+  return trace === undefined ? r : { ...r, trace };
 }
 
 /** What the second half of the checks consults: every legacy key, and where each first appeared. */

@@ -22,15 +22,18 @@ export function columnFields(spec: Pick<MappingFile, 'key' | 'record' | 'script'
     set.add(field);
   };
   add(spec.key.column, 'referenceId');
-  const walk = (e: Expr, field: string): void => {
+  /** `within`: the array column of the `each` around `e`, which feeds whatever its items do (their columns are inside it). */
+  const walk = (e: Expr, field: string, within?: string): void => {
+    const feed = (column: string, f: string) => add(within ?? column, f);
     const when = e.when === undefined ? [] : Array.isArray(e.when) ? e.when : [e.when];
-    for (const c of when) add(c.column, CONDITION_FIELD);
-    if ('column' in e) add(e.column, field);
-    else if ('concat' in e) for (const p of e.concat) walk(p, field);
-    else if ('first' in e) for (const p of e.first) walk(p, field);
-    else if ('object' in e) for (const [name, sub] of Object.entries(e.object)) walk(sub, field ? `${field}.${name}` : name);
-    else if ('list' in e) e.list.forEach((item, i) => walk(item, `${field}[${i}]`));
-    else if ('referenceId' in e && e.referenceId.column !== undefined) add(e.referenceId.column, field);
+    for (const c of when) feed(c.column, CONDITION_FIELD);
+    if ('column' in e) feed(e.column, field);
+    else if ('concat' in e) for (const p of e.concat) walk(p, field, within);
+    else if ('first' in e) for (const p of e.first) walk(p, field, within);
+    else if ('object' in e) for (const [name, sub] of Object.entries(e.object)) walk(sub, field ? `${field}.${name}` : name, within);
+    else if ('list' in e) e.list.forEach((item, i) => walk(item, 'each' in item ? field : `${field}[${i}]`, within));
+    else if ('each' in e) walk(e.item, `${field}[0]`, within ?? e.each);
+    else if ('referenceId' in e && e.referenceId.column !== undefined) feed(e.referenceId.column, field);
   };
   for (const [name, e] of Object.entries(spec.record)) walk(e, name);
   return { fields, script: spec.script !== undefined };

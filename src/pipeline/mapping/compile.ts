@@ -6,9 +6,23 @@
  */
 import type { RejectReason } from '../types.js';
 import type { StagedCounterparty } from '../../contract/migration.js';
-import type { Condition, Expr, MappingFile, Transform } from './schema.js';
+import type { z } from 'zod';
+import {
+  fieldSchema,
+  itemSchema,
+  stagedSchema,
+  targetKind,
+  type Condition,
+  type EachExpr,
+  type Expr,
+  type MappingFile,
+  type TargetKind,
+  type Transform,
+} from './schema.js';
+import { coerceTo, describeValue } from './coerce.js';
 import {
   compileTransform,
+  transformLabel,
   initials,
   normaliseEmail,
   normalisePhone,
@@ -38,6 +52,8 @@ export interface MapContext {
   refs: RelationRef[];
   /** The row's own legacy key (set before the record is built). */
   key: string;
+  /** Index of the array item an `each` is reading (for `{index}` in a suffix). */
+  item?: number;
 }
 
 type Eval = (values: Values, ctx: MapContext) => unknown;
@@ -60,6 +76,12 @@ export interface CompiledMapping {
   /** Builds the staged record. Reasons and relations land in `ctx`. */
   map(values: Values, ctx: MapContext): { referenceId: string; record: StagedCounterparty };
   ids: ReferenceIds;
+  /**
+   * How a refused field's value was made, for `plan`: the field's declared chain and the value
+   * staging refused (`addresses[1].postalCode` finds `addresses[*].postalCode` of an `each`).
+   * @example m.explain('addresses[0].houseNumber', 3) // 'column "adres.huisnummer" → `3` → refused by staging'
+   */
+  explain(field: string, value: unknown): string | undefined;
 }
 
 const isEmpty = (v: unknown): boolean => v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0);
@@ -72,11 +94,6 @@ function reject(ctx: MapContext, reason: RejectReason): void {
 /** Longest text a mapped column may hold (the service refuses a whole record over 1 MiB). */
 export const MAX_FIELD_CHARS = 65_536;
 
-function describeValue(v: unknown): string {
-  const s = typeof v === 'string' ? v : JSON.stringify(v);
-  return `\`${s && s.length > 60 ? `${s.slice(0, 57)}…` : s}\``;
-}
-
 /** Reads a nested value by its path, when the row has no flat key of that name. */
 function readPath(values: Values, column: string, parts: readonly string[]): unknown {
   if (column in values) return values[column];
@@ -88,11 +105,37 @@ function readPath(values: Values, column: string, parts: readonly string[]): unk
   return cur;
 }
 
-/** Reads a column; dotted names reach into nested JSON objects when no such flat key exists. */
+/**
+ * Reads a column; dotted names reach into nested JSON objects when no such flat key exists, a
+ * number into an array (`adressen.0.straat`, also written `adressen[0].straat`). Inside an
+ * `each`, `.` is the array item itself (an array of plain values).
+ */
 function accessor(column: string): (values: Values) => unknown {
-  if (!column.includes('.')) return (values) => values[column];
-  const parts = column.split('.');
+  if (column === '.' || !/[.[]/.test(column)) return (values) => values[column];
+  const parts = column.replace(/\[(\d+)\]/g, '.$1').split('.');
   return (values) => readPath(values, column, parts);
+}
+
+/** Stands, in an `each`'s field names, for the index of the output item, and in its column names for the array item's. */
+const ITEM_FIELD = '[*]';
+const ITEM_COLUMN = '[#]';
+
+/** `s` with the last `token` replaced by `[n]` (the innermost `each` fills its own). */
+function fillLast(s: string, token: string, n: number): string {
+  const at = s.lastIndexOf(token);
+  return at < 0 ? s : `${s.slice(0, at)}[${n}]${s.slice(at + token.length)}`;
+}
+
+/** How a value was made, step by step, for a refusal's trace: `column "x" \`a\` → trim → \`b\` → …`. */
+function traceSteps(origin: string, input: unknown, labels: readonly string[], values: readonly unknown[], last: string): string {
+  let out = `${origin} ${describeValue(input)}`;
+  let shown = input;
+  for (let i = 0; i < labels.length; i++) {
+    out += ` → ${labels[i]}`;
+    // a value is shown where a step changed it
+    if (i < values.length && values[i] !== shown) out += ` → ${describeValue((shown = values[i]))}`;
+  }
+  return `${out} → ${last}`;
 }
 
 /** Fills an object's fields from their expressions; true when a row-dependent field had a value. */
@@ -115,8 +158,19 @@ function fieldFiller(fields: ReadonlyArray<{ name: string } & Compiled>): Filler
   };
 }
 
+/** What an expression compiles to, besides its function: how the declaration reads in a trace. */
+interface CompiledExpr extends Compiled {
+  /** `column "achternaam" → collapse-spaces`, for the trace of a value staging refuses. */
+  origin?: string;
+}
+
 class Compiler {
   readonly columns = new Set<string>();
+  /** Declared chain of each field path (`addresses[0].postalCode`, `relations[*].to` in an `each`). */
+  readonly origins = new Map<string, string>();
+  /** `each` levels around the expression being compiled: its columns are inside the array's items. */
+  private within: string[] = [];
+
   constructor(
     private readonly codes: CodeTables,
     private readonly ids: ReferenceIds,
@@ -128,11 +182,18 @@ class Compiler {
     throw new Error(`${this.file}: field ${field}: ${message}`);
   }
 
+  /** A column of the row, or inside an `each` of the array item (not a column a CSV header must hold). */
+  private read(column: string): { get: (values: Values) => unknown; name: string } {
+    if (this.within.length === 0) this.columns.add(column);
+    const name = `${this.within.join('')}${column}`;
+    // `.`, the item itself, is named as the array item: `telefoons[1]`
+    return { get: accessor(column), name: column === '.' ? name.slice(0, -2) : name };
+  }
+
   condition(when: Condition | Condition[] | undefined): ((values: Values) => boolean) | undefined {
     if (when === undefined) return undefined;
     const list = (Array.isArray(when) ? when : [when]).map((c) => {
-      this.columns.add(c.column);
-      const get = accessor(c.column);
+      const { get } = this.read(c.column);
       if (c.notEmpty) return (v: Values) => cellText(get(v)) !== '';
       if (c.empty) return (v: Values) => cellText(get(v)) === '';
       if (c.in) {
@@ -146,8 +207,16 @@ class Compiler {
     return (v) => list.every((f) => f(v));
   }
 
-  /** Runs transforms in order; empty values skip them, failures become reasons. */
-  chain(transforms: Transform[], field: string, sourceLabel: string): ((v: unknown, ctx: MapContext) => unknown) | undefined {
+  /**
+   * Runs transforms in order; empty values skip them, failures become reasons. `origin` names
+   * where the value came from (`column "x"`) in the trace a refusal carries.
+   */
+  chain(
+    transforms: Transform[],
+    field: string,
+    sourceLabel: string,
+    origin: string,
+  ): ((v: unknown, ctx: MapContext) => unknown) | undefined {
     if (transforms.length === 0) return undefined;
     let steps: { step: Step; acceptsEmpty: boolean }[];
     try {
@@ -157,6 +226,17 @@ class Compiler {
     }
     const fns = steps.map((st) => st.step);
     const acceptsEmpty = steps.map((st) => st.acceptsEmpty);
+    const labels = transforms.map(transformLabel);
+    /** The trace of a refusal at step `failed`: the steps before it are pure, so they are run again for their values. */
+    const trace = (input: unknown, failed: number): string => {
+      const values: unknown[] = [];
+      let v = input;
+      for (let i = 0; i < failed; i++) {
+        if (!(isEmpty(v) && !acceptsEmpty[i])) v = fns[i]!(v);
+        values.push(v);
+      }
+      return traceSteps(origin, input, labels.slice(0, failed + 1), values, 'refused');
+    };
     return (input: unknown, ctx: MapContext): unknown => {
       let v = input;
       for (let i = 0; i < fns.length; i++) {
@@ -168,6 +248,7 @@ class Compiler {
             value: input,
             code: out.code,
             message: `${field}: ${out.message}, got ${describeValue(input)}${sourceLabel}`,
+            trace: trace(input, i),
           });
           return undefined;
         }
@@ -177,34 +258,71 @@ class Compiler {
     };
   }
 
-  expr(e: Expr, field: string): Compiled {
+  /**
+   * The value as staging takes it at a place of kind `kind` (coerce.ts), or a reason and
+   * undefined. `input`: the column's value, for the message and the trace.
+   */
+  private settle(kind: TargetKind, field: string, label: string, origin: string) {
+    return (v: unknown, input: unknown, ctx: MapContext): unknown => {
+      if (isEmpty(v)) return v;
+      const out = coerceTo(kind, v);
+      if (!(out instanceof TransformFailure)) return out;
+      const last = `${kind}: refused`;
+      reject(ctx, {
+        field,
+        value: input,
+        code: out.code,
+        message: `${field}: ${out.message}${label}`,
+        trace:
+          v === input
+            ? `${origin} ${describeValue(input)} → ${last}`
+            : `${origin} ${describeValue(input)} → … → ${describeValue(v)} → ${last}`,
+      });
+      return undefined;
+    };
+  }
+
+  /** `target`: what staging takes at this place, when known (for coercion and the field names of objects). */
+  expr(e: Expr, field: string, target: z.ZodType | undefined): CompiledExpr {
     const when = this.condition(e.when);
-    const inner = this.exprInner(e, field);
+    const inner = this.exprInner(e, field, target);
+    if (inner.origin !== undefined) this.origins.set(field, inner.origin);
     if (!when) return inner;
     const run = inner.run;
     return { run: (values, ctx) => (when(values) ? run(values, ctx) : undefined), constant: false };
   }
 
-  private required(run: Eval, field: string, label: string, required: boolean): Eval {
+  private required(run: Eval, field: string, label: string, required: boolean, origin: string): Eval {
     if (!required) return run;
     return (values, ctx) => {
       const v = run(values, ctx);
       // A value refused on the way (too long, a failed transform) is not also "missing".
       if (isEmpty(v) && !ctx.reasons?.some((r) => r.field === field))
-        reject(ctx, { field, value: v ?? '', code: 'MISSING_REQUIRED_FIELD', message: `${field}: required, got nothing${label}` });
+        reject(ctx, {
+          field,
+          value: v ?? '',
+          code: 'MISSING_REQUIRED_FIELD',
+          message: `${field}: required, got nothing${label}`,
+          trace: `${origin} → nothing`,
+        });
       return v;
     };
   }
 
-  private exprInner(e: Expr, field: string): Compiled {
-    if ('column' in e) {
-      this.columns.add(e.column);
-      const get = accessor(e.column);
-      const label = ` in column ${e.column}`;
-      const chain = this.chain(e.transforms, field, label);
-      const run: Eval = (values, ctx) => {
-        let raw = get(values);
-        if (typeof raw === 'string' && raw.length > MAX_FIELD_CHARS) {
+  private column(e: Extract<Expr, { column: string }>, field: string, target: z.ZodType | undefined): CompiledExpr {
+    const { get, name } = this.read(e.column);
+    const label = ` in column ${name}`;
+    const origin = `column "${name}"`;
+    const chain = this.chain(e.transforms, field, label, origin);
+    const kind = targetKind(target);
+    const settle = kind ? this.settle(kind, field, label, origin) : undefined;
+    // Text read where staging takes a number or a boolean, with no transform that makes one.
+    const converts = e.transforms.some((t) => t === 'boolean' || (typeof t === 'object' && 'number' in t));
+    const settleText = kind !== undefined && kind !== 'string' && !converts ? settle : undefined;
+    const run: Eval = (values, ctx) => {
+      let raw = get(values);
+      if (typeof raw === 'string') {
+        if (raw.length > MAX_FIELD_CHARS) {
           // No staged field is this long; refusing it here keeps a runaway value (a 10 MB column of a
           // broken export) out of the transforms, the reasons and the ledger.
           reject(ctx, {
@@ -214,45 +332,64 @@ class Compiler {
             message: `${field}: ${raw.length} characters, expected at most ${MAX_FIELD_CHARS}${label}`,
           });
           raw = undefined;
-        }
-        return chain ? chain(typeof raw === 'string' ? raw : (raw ?? ''), ctx) : raw;
-      };
-      return { run: this.required(this.emptyToUndefined(run), field, label, e.required), constant: false };
-    }
+        } else if (settleText) return settleText(chain ? chain(raw, ctx) : raw, raw, ctx);
+      } else if (settle && raw !== undefined && raw !== null) {
+        // A JSON number, boolean, list or object (a CSV cell is always text: this path costs it nothing).
+        // A number where staging takes text is its digits before the transforms, which read text.
+        const input = kind === 'string' && typeof raw === 'number' ? String(raw) : raw;
+        return settle(chain ? chain(input, ctx) : input, raw, ctx);
+      }
+      return chain ? chain(typeof raw === 'string' ? raw : (raw ?? ''), ctx) : raw;
+    };
+    const declared = [origin, ...e.transforms.map(transformLabel)].join(' → ');
+    return { run: this.required(this.emptyToUndefined(run), field, label, e.required, declared), constant: false, origin: declared };
+  }
+
+  private exprInner(e: Expr, field: string, target: z.ZodType | undefined): CompiledExpr {
+    if ('column' in e) return this.column(e, field, target);
     if ('value' in e) {
-      const value = e.value;
-      return { run: () => value, constant: true };
+      // A constant where staging takes text is text (`{ value: 3 }` for a house number).
+      const value = targetKind(target) === 'string' && typeof e.value === 'number' ? String(e.value) : e.value;
+      return { run: () => value, constant: true, origin: `value ${describeValue(value)}` };
     }
     if ('concat' in e) {
-      const parts = e.concat.map((p) => this.expr(p, field).run);
+      const parts = e.concat.map((p) => this.expr(p, field, undefined));
+      const runs = parts.map((p) => p.run);
       const sep = e.separator;
-      const label = '';
-      const chain = this.chain(e.transforms, field, label);
+      const origin = `concat(${parts.map((p) => p.origin ?? '…').join(', ')})`;
+      const chain = this.chain(e.transforms, field, '', origin);
       const joined: Eval = (values, ctx) => {
         let out = '';
-        for (const p of parts) {
+        for (const p of runs) {
           const v = p(values, ctx);
           if (isEmpty(v)) continue;
           out = out ? out + sep + cellText(v) : cellText(v);
         }
         return chain ? chain(out, ctx) : out;
       };
-      return { run: this.required(this.emptyToUndefined(joined), field, label, e.required), constant: false };
+      const declared = [origin, ...e.transforms.map(transformLabel)].join(' → ');
+      return { run: this.required(this.emptyToUndefined(joined), field, '', e.required, declared), constant: false, origin: declared };
     }
     if ('first' in e) {
-      const options = e.first.map((p) => this.expr(p, field).run);
-      const chain = this.chain(e.transforms, field, '');
+      const options = e.first.map((p) => this.expr(p, field, target));
+      const runs = options.map((o) => o.run);
+      const origin = `first of (${options.map((o) => o.origin ?? '…').join(' | ')})`;
+      const chain = this.chain(e.transforms, field, '', origin);
       const first: Eval = (values, ctx) => {
-        for (const o of options) {
+        for (const o of runs) {
           const v = o(values, ctx);
           if (!isEmpty(v)) return chain ? chain(v, ctx) : v;
         }
         return undefined;
       };
-      return { run: this.required(this.emptyToUndefined(first), field, '', e.required), constant: false };
+      const declared = [origin, ...e.transforms.map(transformLabel)].join(' → ');
+      return { run: this.required(this.emptyToUndefined(first), field, '', e.required, declared), constant: false, origin: declared };
     }
     if ('object' in e) {
-      const entries = Object.entries(e.object).map(([name, sub]) => ({ name, ...this.expr(sub, field ? `${field}.${name}` : name) }));
+      const entries = Object.entries(e.object).map(([name, sub]) => ({
+        name,
+        ...this.expr(sub, field ? `${field}.${name}` : name, fieldSchema(target, name)),
+      }));
       const fill = fieldFiller(entries);
       // An object whose row-dependent fields are all empty is left out (an address with no data).
       const run: Eval = (values, ctx) => {
@@ -262,37 +399,99 @@ class Compiler {
       return { run, constant: false };
     }
     if ('list' in e) {
-      const items = e.list.map((item, i) => this.expr(item, `${field}[${i}]`).run);
+      const element = itemSchema(target);
+      // An `each` among the items adds one item per array item, where it stands.
+      const items = e.list.map((item, i) =>
+        'each' in item
+          ? { kind: 'each' as const, spread: this.each(item, field, element), when: this.condition(item.when) }
+          : { kind: 'one' as const, run: this.expr(item, `${field}[${i}]`, element).run },
+      );
       const run: Eval = (values, ctx) => {
         let out: unknown[] | undefined;
         for (const item of items) {
-          const v = item(values, ctx);
+          if (item.kind === 'each') {
+            if (!item.when || item.when(values)) item.spread(values, ctx, (out ??= []));
+            continue;
+          }
+          const v = item.run(values, ctx);
           if (v !== undefined) (out ??= []).push(v);
         }
-        return out;
+        return out !== undefined && out.length > 0 ? out : undefined;
       };
       return { run, constant: false };
     }
+    if ('each' in e) {
+      const spread = this.each(e, field, itemSchema(target));
+      const run: Eval = (values, ctx) => {
+        const out: unknown[] = [];
+        spread(values, ctx, out);
+        return out.length > 0 ? out : undefined;
+      };
+      return { run, constant: false };
+    }
+    return this.referenceId(e, field);
+  }
+
+  /**
+   * An `each`: appends what each item of the array at `e.each` becomes to `out`. The item's
+   * expression is compiled once, its field names holding `[*]` for the output index and its
+   * column names `[#]` for the array item's; a reason or relation made while item i is read has
+   * them filled in (`relations[1].to … in column bestuurders[2].klantnr`). Items that become
+   * nothing are left out.
+   */
+  private each(e: EachExpr, field: string, element: z.ZodType | undefined): (values: Values, ctx: MapContext, out: unknown[]) => void {
+    const { get, name } = this.read(e.each);
+    const label = ` in column ${name}`;
+    this.within.push(`${e.each}${ITEM_COLUMN}.`);
+    const item = this.expr(e.item, `${field}${ITEM_FIELD}`, element).run;
+    this.within.pop();
+    return (values, ctx, out) => {
+      const list = get(values);
+      if (isEmpty(list)) return;
+      if (!Array.isArray(list)) {
+        reject(ctx, {
+          field,
+          value: list,
+          code: 'INVALID_FIELD_VALUE',
+          message: `${field}: each reads a list, got ${describeValue(list)}${label}`,
+        });
+        return;
+      }
+      const outer = ctx.item;
+      for (let i = 0; i < list.length; i++) {
+        const it = list[i];
+        const reasonsBefore = ctx.reasons?.length ?? 0;
+        const refsBefore = ctx.refs.length;
+        ctx.item = i;
+        const v = item(it !== null && typeof it === 'object' && !Array.isArray(it) ? (it as Values) : { '.': it }, ctx);
+        numberItem(ctx, reasonsBefore, refsBefore, out.length, i);
+        if (v !== undefined) out.push(v);
+      }
+      ctx.item = outer;
+    };
+  }
+
+  private referenceId(e: Extract<Expr, { referenceId: unknown }>, field: string): CompiledExpr {
     const { column, scope = this.scope, suffix, transforms } = e.referenceId;
     const ids = this.ids;
     if (column === undefined) {
-      // The row's own id, or a sub-entity's (scope:key#suffix).
-      return {
-        run: (_values, ctx) => ids.of(scope, ctx.key, suffix),
-        constant: true,
-      };
+      // The row's own id, or a sub-entity's (scope:key#suffix); in an `each`, {index} is the item's.
+      if (suffix?.includes('{index}')) {
+        if (this.within.length === 0) this.fail(field, "a suffix with {index} needs an each around it: {index} is the array item's index");
+        return { run: (_values, ctx) => ids.of(scope, ctx.key, suffix.replaceAll('{index}', String(ctx.item))), constant: true };
+      }
+      return { run: (_values, ctx) => ids.of(scope, ctx.key, suffix), constant: true };
     }
-    this.columns.add(column);
-    const get = accessor(column);
-    const chain = this.chain(transforms, field, ` in column ${column}`);
+    const { get, name } = this.read(column);
+    const chain = this.chain(transforms, field, ` in column ${name}`, `column "${name}"`);
     const run: Eval = (values, ctx) => {
       const raw = cellText(get(values));
       const key = chain ? cellText(chain(raw, ctx)) : raw;
       if (key === '') return undefined;
-      ctx.refs.push({ field, column, scope, key });
+      ctx.refs.push({ field, column: name, scope, key });
       return ids.of(scope, key, suffix);
     };
-    return { run, constant: false };
+    return { run, constant: false, origin: `referenceId of ${scope} in column "${name}"` };
   }
 
   private emptyToUndefined(run: Eval): Eval {
@@ -300,6 +499,21 @@ class Compiler {
       const v = run(values, ctx);
       return v === '' || v === null ? undefined : v;
     };
+  }
+}
+
+/** Fills in the item's indices in the reasons and relations made while one `each` item was read. */
+function numberItem(ctx: MapContext, reasonsFrom: number, refsFrom: number, at: number, i: number): void {
+  const reasons = ctx.reasons;
+  if (reasons)
+    for (let k = reasonsFrom; k < reasons.length; k++) {
+      const r = reasons[k]!;
+      const named = (s: string) => fillLast(fillLast(s, ITEM_FIELD, at), ITEM_COLUMN, i);
+      reasons[k] = { ...r, field: named(r.field), message: named(r.message), ...(r.trace !== undefined ? { trace: named(r.trace) } : {}) };
+    }
+  for (let k = refsFrom; k < ctx.refs.length; k++) {
+    const r = ctx.refs[k]!;
+    ctx.refs[k] = { ...r, field: fillLast(r.field, ITEM_FIELD, at), column: fillLast(r.column, ITEM_COLUMN, i) };
   }
 }
 
@@ -313,7 +527,7 @@ export async function compileMapping(spec: MappingFile, file: string, ids: Refer
   const keyColumn = spec.key.column;
   compiler.columns.add(keyColumn);
   const getKey = accessor(keyColumn);
-  const keyChain = compiler.chain(spec.key.transforms, 'key', ` in column ${keyColumn}`);
+  const keyChain = compiler.chain(spec.key.transforms, 'key', ` in column ${keyColumn}`, `column "${keyColumn}"`);
   const scratch: MapContext = { reasons: null, refs: [], key: '' };
   const key = (values: Values): string | undefined => {
     const raw = cellText(getKey(values));
@@ -322,9 +536,13 @@ export async function compileMapping(spec: MappingFile, file: string, ids: Refer
     return k === '' ? undefined : k;
   };
 
-  const fill = fieldFiller(Object.entries(spec.record).map(([name, e]) => ({ name, ...compiler.expr(e, name) })));
+  const staged = stagedSchema(spec.type);
+  const fill = fieldFiller(
+    Object.entries(spec.record).map(([name, e]) => ({ name, ...compiler.expr(e, name, fieldSchema(staged, name)) })),
+  );
   const type = spec.type;
   const scope = spec.key.scope;
+  const origins = compiler.origins;
 
   const script = spec.script ? await loadMappingScript(file, spec.script) : undefined;
   let current: MapContext = scratch;
@@ -367,6 +585,11 @@ export async function compileMapping(spec: MappingFile, file: string, ids: Refer
         }
       }
       return { referenceId, record: record as StagedCounterparty };
+    },
+    explain(field, value) {
+      const origin = origins.get(field) ?? origins.get(field.replace(/\[\d+\]/g, ITEM_FIELD));
+      if (origin === undefined) return undefined;
+      return `${origin} → ${value === undefined ? 'nothing' : describeValue(value)} → refused by staging${script ? ' (after the script)' : ''}`;
     },
   };
 }

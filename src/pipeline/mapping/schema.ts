@@ -136,7 +136,13 @@ export interface ReferenceExpr {
   referenceId: { column?: string | undefined; scope?: string | undefined; suffix?: string | undefined; transforms: Transform[] };
   when?: Condition | Condition[] | undefined;
 }
-export type Expr = ColumnExpr | ValueExpr | ConcatExpr | FirstExpr | ObjectExpr | ListExpr | ReferenceExpr;
+/** One output item per item of an array in the row; `item`'s columns are paths relative to the array item. */
+export interface EachExpr {
+  each: string;
+  item: Expr;
+  when?: Condition | Condition[] | undefined;
+}
+export type Expr = ColumnExpr | ValueExpr | ConcatExpr | FirstExpr | ObjectExpr | ListExpr | ReferenceExpr | EachExpr;
 
 export const exprSchema: z.ZodType<Expr, unknown> = z.lazy(() =>
   z.union([
@@ -156,10 +162,19 @@ export const exprSchema: z.ZodType<Expr, unknown> = z.lazy(() =>
     z.strictObject({ object: z.record(z.string(), exprSchema), when: whenSchema }),
     z.strictObject({ list: z.array(exprSchema), when: whenSchema }),
     z.strictObject({
+      each: columnName.describe('path of an array in the row (bestuurders, relaties.bestuur); one output item per array item'),
+      item: exprSchema.describe("what each array item becomes; its columns are paths inside the item, '.' the item itself"),
+      when: whenSchema,
+    }),
+    z.strictObject({
       referenceId: z.strictObject({
         column: columnName.optional().describe("legacy column holding another row's key (a relation); default: this row's own key"),
         scope: z.string().min(1).optional().describe("key scope of the target; default: this mapping's key scope"),
-        suffix: z.string().min(1).optional().describe('derives a sub-entity id (an address) from the key: scope:key#suffix'),
+        suffix: z
+          .string()
+          .min(1)
+          .optional()
+          .describe("derives a sub-entity id (an address) from the key: scope:key#suffix; inside each, {index} is the array item's index"),
         transforms: transformsSchema,
       }),
       when: whenSchema,
@@ -243,6 +258,8 @@ export function checkMappingDeclarations(
     // a bare YAML list has no `list:` key in the file
     if ('list' in e) e.list.forEach((x, i) => walk(x, schema, e.bare ? [...path, i] : [...path, 'list', i], what));
     if ('referenceId' in e) transforms(e.referenceId.transforms, [...path, 'referenceId', 'transforms']);
+    // the item is what one element of the array becomes: held to the array's element type
+    if ('each' in e) walk(e.item, schema, [...path, 'item'], what);
   };
   transforms(m.key.transforms, ['key', 'transforms']);
   fields(m.record, (m.type === 'person' ? stagedPersonSchema : stagedOrganisationSchema).shape, ['record'], `a staged ${m.type}`);
@@ -260,4 +277,31 @@ function fieldsOf(schema: z.ZodType | undefined): Record<string, z.ZodType> | nu
   if (at instanceof z.ZodObject) return at.shape as Record<string, z.ZodType>;
   if (at instanceof z.ZodRecord) return null;
   return undefined;
+}
+
+/** What staging takes at one place of a record, as far as the mapping needs to know it (coercion). */
+export type TargetKind = 'string' | 'number' | 'boolean';
+
+/** The kind of scalar staging takes at `schema` (through `optional`), or undefined for anything else. */
+export function targetKind(schema: z.ZodType | undefined): TargetKind | undefined {
+  const at = schema instanceof z.ZodOptional ? schema.unwrap() : schema;
+  const type = (at as { type?: string } | undefined)?.type;
+  return type === 'string' || type === 'number' || type === 'boolean' ? type : undefined;
+}
+
+/** The staged schema of a field of an object (through optional), when known. */
+export function fieldSchema(schema: z.ZodType | undefined, name: string): z.ZodType | undefined {
+  const shape = fieldsOf(schema);
+  return shape ? shape[name] : undefined;
+}
+
+/** The staged schema of an item of a list (through optional), when known. */
+export function itemSchema(schema: z.ZodType | undefined): z.ZodType | undefined {
+  const at = schema instanceof z.ZodOptional ? schema.unwrap() : schema;
+  return at instanceof z.ZodArray ? (at.element as z.ZodType) : undefined;
+}
+
+/** The staged record of a type, as the schema the mapping's fields are held to. */
+export function stagedSchema(type: MappingFile['type']): z.ZodType {
+  return type === 'person' ? stagedPersonSchema : stagedOrganisationSchema;
 }

@@ -387,6 +387,23 @@ export function compileTransform(t: Transform, codes: CodeTables): { step: Step;
   return { step: (v) => asText(v).replace(regex, replacement), acceptsEmpty: false };
 }
 
+/**
+ * A transform as one short label, for the chain `plan` shows of a refused value.
+ * @example transformLabel({ date: ['dd-mm-yyyy', 'd-m-yyyy'] }) // 'date(dd-mm-yyyy or d-m-yyyy)'
+ */
+export function transformLabel(t: Transform): string {
+  if (typeof t === 'string') return t;
+  if ('default' in t) return `default(${JSON.stringify(t.default)})`;
+  if ('code' in t) return `code(${typeof t.code === 'string' ? t.code : t.code.table})`;
+  if ('date' in t) return `date(${(Array.isArray(t.date) ? t.date : [t.date]).join(' or ')})`;
+  if ('number' in t) return `number(decimal "${t.number.decimal}", thousands "${t.number.thousands}")`;
+  if ('split' in t) return `split(${JSON.stringify(t.split.separator)}${t.split.index !== undefined ? `, ${t.split.index}` : ''})`;
+  if ('join' in t) return `join(${JSON.stringify(t.join)})`;
+  if ('phone' in t) return `phone(${t.phone.country})`;
+  if ('pattern' in t) return `pattern(/${t.pattern.regex}/)`;
+  return `replace(/${t.replace.regex}/)`;
+}
+
 const BOOLEANS = new Map<string, boolean>([
   ['true', true],
   ['false', false],
