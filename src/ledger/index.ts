@@ -5,7 +5,17 @@
 export { openLedger, Ledger, LedgerJobs, keylessKey, type Scope, type StartRunInput } from './ledger.js';
 export { openLedgerWriter, type LedgerWriter } from './writer.js';
 export { recordTallies, tallies, type StoredTally } from './ledger-tallies.js';
-export { activeRemovals, recordRemoval } from './ledger-removals.js';
+export {
+  activeRemovals,
+  confirmRemoval,
+  dropRemoval,
+  intendRemovals,
+  pendingRemovals,
+  REMOVAL_STATES,
+  type RemovalInput,
+  type RemovalState,
+  type StoredRemoval,
+} from './ledger-removals.js';
 export { logCursor, migrationLog, storedLogs } from './ledger-logs.js';
 export {
   recordWrittenFile,

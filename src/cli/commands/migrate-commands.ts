@@ -103,6 +103,7 @@ function jobReporter(json: boolean | undefined): (e: ChainEvent) => void {
     else if (e.type === 'resumed') w(`${e.kind} job ${e.jobId} was running: polling it again`);
     else if (e.type === 'reused') w(`${e.kind} job ${e.jobId} already finished: using its result`);
     else if (e.type === 'removed') w(`removed ${e.count} invalid record(s) from staging`);
+    else if (e.type === 'settled') w(`settled ${e.removed} removal(s) from staging an interrupted run had started`);
   };
 }
 
