@@ -16,7 +16,7 @@ export {
   type RemovalState,
   type StoredRemoval,
 } from './ledger-removals.js';
-export { logCursor, migrationLog, storedLogs } from './ledger-logs.js';
+export { logCursor, logCursorMover } from './ledger-logs.js';
 export {
   recordWrittenFile,
   heldFiles,
