@@ -14,6 +14,7 @@ import { markImportOutcome } from '../ledger/ledger-jobs.js';
 import type { CountsResult, ImportResult, JobResult, ValidationResult } from '../contract/migration.js';
 import { StagecoachError } from '../contract/errors.js';
 import { driveJob, type JobEvent, type JobKind, type JobsApi } from './jobs-driver.js';
+import { explainRelationTargets } from './relation-targets.js';
 import { activeRemovals, confirmRemoval, dropRemoval, intendRemovals, pendingRemovals } from '../ledger/index.js';
 
 /** Rounds of remove-and-validate-again before giving up (each round removes what the last refused). */
@@ -119,7 +120,8 @@ export async function settleRemovals(
 /**
  * Validates the staged data (resuming a running validation, else starting a new one) and marks
  * the refused records `invalid` with their errors, the others `staged` again. Removals an
- * earlier run left unsettled are settled first.
+ * earlier run left unsettled are settled first. The result's messages of a missing relation
+ * target name the legacy rows (src/reconcile/relation-targets.ts).
  * @example const v = await validateStep(client, ledger, migrationId); if (!v.isValid) …
  */
 export async function validateStep(
@@ -129,18 +131,21 @@ export async function validateStep(
   options: StepOptions = {},
 ): Promise<ValidationResult> {
   await settleRemovals(client, ledger, migrationId, options);
-  const v = expect(
+  const result = expect(
     (await driver(client, ledger, migrationId, options)('validate-staging', 'again')).result,
     'ValidateStaging',
     'validate-staging',
   );
+  // The refused records are still staged: name the legacy rows a missing relation target points at.
+  const explained = await explainRelationTargets(client.migrations, ledger, migrationId, result.errors, { signal: options.signal });
+  const v: ValidationResult = { ...result, errors: result.errors.map((e, i) => ({ ...e, message: explained[i]!.message })) };
   // Records deleted from staging are absent from a new validation's errors, yet still refused:
   // they keep their errors (markValidated would otherwise clear every record it does not name).
   const removed = [...activeRemovals(ledger, migrationId)].flatMap(([referenceId, errors]) =>
     errors.map((e) => ({ referenceId, field: e.field, message: e.message, code: e.code })),
   );
   const applied = ledger.markValidated(migrationId, [
-    ...v.errors.map((e) => ({ referenceId: e.referenceId, field: e.field, message: e.message })),
+    ...explained.map((e) => ({ referenceId: e.referenceId, field: e.field, message: e.message, ...(e.code ? { code: e.code } : {}) })),
     ...removed,
   ]);
   options.onEvent?.({
