@@ -167,6 +167,7 @@ export function jobDisplay(options: JobDisplayOptions): JobDisplay {
         if (e.kind !== 'counts') begin(e.kind, e.jobId, e.migrationId);
       } else if (e.type === 'reused') say(`${e.kind} job ${e.jobId} already finished: using its result`);
       else if (e.type === 'removed') say(`removed ${e.count} invalid record(s) from staging`);
+      else if (e.type === 'settled') say(`settled ${e.removed} removal(s) from staging an interrupted run had started`);
       else if (e.type === 'poll') {
         const job = current;
         if (!job || job.tally.jobId !== e.jobId) return;

@@ -6,8 +6,18 @@ export { openLedger, Ledger, LedgerJobs, keylessKey, type Scope, type StartRunIn
 export { openLedgerWriter, type LedgerWriter } from './writer.js';
 export { recordTallies, tallies, type StoredTally } from './ledger-tallies.js';
 export { rowStories, type RowStory, type StoryStep } from './ledger-stories.js';
-export { activeRemovals, recordRemoval } from './ledger-removals.js';
-export { logCursor, migrationLog, storedLogs } from './ledger-logs.js';
+export {
+  activeRemovals,
+  confirmRemoval,
+  dropRemoval,
+  intendRemovals,
+  pendingRemovals,
+  REMOVAL_STATES,
+  type RemovalInput,
+  type RemovalState,
+  type StoredRemoval,
+} from './ledger-removals.js';
+export { logCursor, logCursorMover } from './ledger-logs.js';
 export {
   recordWrittenFile,
   heldFiles,

@@ -13,6 +13,7 @@ import { hostname } from 'node:os';
 import Database from 'better-sqlite3';
 import { StagecoachError } from '../contract/errors.js';
 import { openLedgerDb, type Db, type OpenOptions } from './schema.js';
+import { logCursor, logCursorMover } from './ledger-logs.js';
 import {
   type BatchRow,
   type BatchState,
@@ -732,18 +733,12 @@ export class Ledger {
 
   /** The `continue-from` value for the migration's log, or undefined to start at the beginning. */
   logCursor(migrationId: string): number | undefined {
-    return this.db
-      .prepare<[string], { continue_from: number }>('SELECT continue_from FROM log_cursor WHERE migration_id = ?')
-      .get(migrationId)?.continue_from;
+    return logCursor(this.db, migrationId);
   }
 
   /** Moves the log cursor forward (never back). */
   setLogCursor(migrationId: string, continueFrom: number): void {
-    this.db
-      .prepare(
-        'INSERT INTO log_cursor (migration_id, continue_from) VALUES (?, ?) ON CONFLICT (migration_id) DO UPDATE SET continue_from = MAX(continue_from, excluded.continue_from)',
-      )
-      .run(migrationId, continueFrom);
+    logCursorMover(this.db, migrationId)(continueFrom);
   }
 
   private withIdTable<T>(ids: Iterable<string>, fn: () => T): T {

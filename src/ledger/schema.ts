@@ -104,7 +104,7 @@ const DDL = `
     run INTEGER PRIMARY KEY REFERENCES runs(id),
     sources TEXT NOT NULL);
 
-  -- Same definition as src/reconcile/logs-follow.ts creates: whoever opens the file first wins.
+  -- Where reading the migration's log continues (src/ledger/ledger-logs.ts); the log's text is not kept.
   CREATE TABLE IF NOT EXISTS log_cursor (
     migration_id TEXT PRIMARY KEY,
     continue_from INTEGER NOT NULL);

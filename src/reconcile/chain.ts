@@ -14,14 +14,19 @@ import { markImportOutcome } from '../ledger/ledger-jobs.js';
 import type { CountsResult, ImportResult, JobResult, ValidationResult } from '../contract/migration.js';
 import { StagecoachError } from '../contract/errors.js';
 import { driveJob, type JobEvent, type JobKind, type JobsApi } from './jobs-driver.js';
-import { activeRemovals, recordRemoval } from '../ledger/index.js';
+import { explainRelationTargets } from './relation-targets.js';
+import { activeRemovals, confirmRemoval, dropRemoval, intendRemovals, pendingRemovals } from '../ledger/index.js';
 
 /** Rounds of remove-and-validate-again before giving up (each round removes what the last refused). */
 const MAX_DROP_ROUNDS = 5;
 
 export interface ChainClient {
   jobs: JobsApi;
-  migrations: { deleteStaged(migrationId: string, referenceId: string, opts?: { signal?: AbortSignal }): Promise<unknown> };
+  migrations: {
+    deleteStaged(migrationId: string, referenceId: string, opts?: { signal?: AbortSignal }): Promise<unknown>;
+    /** The staged record, or undefined when the platform does not hold it (settling removals a kill cut short). */
+    getStaged(migrationId: string, referenceId: string, opts?: { signal?: AbortSignal }): Promise<unknown>;
+  };
 }
 
 export interface ChainOptions {
@@ -42,6 +47,8 @@ export type ChainEvent =
   /** `invalid`: records this validation refused; `total`: records invalid in the ledger now (removed ones included). */
   | { type: 'validated'; isValid: boolean; invalid: number; errors: number; total: number }
   | { type: 'removed'; count: number }
+  /** Removals an earlier, killed run had started: `removed` now confirmed, `void` no longer meant (the record was sent again). */
+  | { type: 'settled'; removed: number; void: number }
   | { type: 'imported'; imported: number; failed: number };
 
 export type ChainOutcome =
@@ -68,9 +75,53 @@ function driver(client: ChainClient, ledger: Ledger, migrationId: string, option
     });
 }
 
+/** Deletes one record from staging; a record the platform no longer holds counts as deleted. */
+async function removeFromStaging(client: ChainClient, migrationId: string, referenceId: string, signal?: AbortSignal): Promise<void> {
+  try {
+    await client.migrations.deleteStaged(migrationId, referenceId, signal ? { signal } : {});
+  } catch (err) {
+    if (err instanceof StagecoachError && err.code === 'NOT_FOUND') return;
+    throw err;
+  }
+}
+
+/**
+ * Settles the removals a killed run left `removing` (the intent written, the DELETE's answer
+ * not): each still-applying one is looked up on the platform and, when still staged, deleted —
+ * the intent is carried out, so how many records a `--drop-invalid` drops does not depend on
+ * where a kill landed; an intent for a record sent again since is dropped. Runs before any
+ * validation, whose result would otherwise take a record the ledger meant to delete for staged.
+ * @example const { removed } = await settleRemovals(client, ledger, migrationId);
+ */
+export async function settleRemovals(
+  client: ChainClient,
+  ledger: Ledger,
+  migrationId: string,
+  options: Pick<StepOptions, 'signal' | 'onEvent'> = {},
+): Promise<{ removed: number; void: number }> {
+  const pending = pendingRemovals(ledger, migrationId);
+  let removed = 0;
+  for (const p of pending) {
+    if (!p.applies) {
+      dropRemoval(ledger, migrationId, p.referenceId);
+      continue;
+    }
+    if (options.signal?.aborted) throw new StagecoachError('ABORTED', 'Interrupted while settling removals from staging');
+    const staged = await client.migrations.getStaged(migrationId, p.referenceId, options.signal ? { signal: options.signal } : {});
+    if (staged !== undefined) await removeFromStaging(client, migrationId, p.referenceId, options.signal);
+    confirmRemoval(ledger, migrationId, p.referenceId);
+    removed++;
+  }
+  const settled = { removed, void: pending.length - removed };
+  if (pending.length > 0) options.onEvent?.({ type: 'settled', ...settled });
+  return settled;
+}
+
 /**
  * Validates the staged data (resuming a running validation, else starting a new one) and marks
- * the refused records `invalid` with their errors, the others `staged` again.
+ * the refused records `invalid` with their errors, the others `staged` again. Removals an
+ * earlier run left unsettled are settled first. The result's messages of a missing relation
+ * target name the legacy rows (src/reconcile/relation-targets.ts).
  * @example const v = await validateStep(client, ledger, migrationId); if (!v.isValid) …
  */
 export async function validateStep(
@@ -79,18 +130,22 @@ export async function validateStep(
   migrationId: string,
   options: StepOptions = {},
 ): Promise<ValidationResult> {
-  const v = expect(
+  await settleRemovals(client, ledger, migrationId, options);
+  const result = expect(
     (await driver(client, ledger, migrationId, options)('validate-staging', 'again')).result,
     'ValidateStaging',
     'validate-staging',
   );
+  // The refused records are still staged: name the legacy rows a missing relation target points at.
+  const explained = await explainRelationTargets(client.migrations, ledger, migrationId, result.errors, { signal: options.signal });
+  const v: ValidationResult = { ...result, errors: result.errors.map((e, i) => ({ ...e, message: explained[i]!.message })) };
   // Records deleted from staging are absent from a new validation's errors, yet still refused:
   // they keep their errors (markValidated would otherwise clear every record it does not name).
   const removed = [...activeRemovals(ledger, migrationId)].flatMap(([referenceId, errors]) =>
     errors.map((e) => ({ referenceId, field: e.field, message: e.message, code: e.code })),
   );
   const applied = ledger.markValidated(migrationId, [
-    ...v.errors.map((e) => ({ referenceId: e.referenceId, field: e.field, message: e.message })),
+    ...explained.map((e) => ({ referenceId: e.referenceId, field: e.field, message: e.message, ...(e.code ? { code: e.code } : {}) })),
     ...removed,
   ]);
   options.onEvent?.({
@@ -157,10 +212,17 @@ export async function runChain(
         .recordsByReferenceIds(new Set(validation.errors.map((e) => e.referenceId)))
         .filter((r) => r.state === 'invalid' && r.migrationId === migrationId);
       if (invalid.length === 0) break;
+      // The intent first, for the whole round; each DELETE is confirmed when answered. A kill in
+      // between leaves `removing` rows that the next validateStep settles (settleRemovals).
+      intendRemovals(
+        ledger,
+        migrationId,
+        invalid.map((rec) => ({ referenceId: rec.referenceId!, lastBatch: rec.lastBatch, errors: rec.errors })),
+      );
       for (const rec of invalid) {
         if (options.signal?.aborted) throw new StagecoachError('ABORTED', 'Interrupted while removing invalid records from staging');
-        await client.migrations.deleteStaged(migrationId, rec.referenceId!, { signal: options.signal });
-        recordRemoval(ledger, migrationId, rec.referenceId!, rec.lastBatch, rec.errors);
+        await removeFromStaging(client, migrationId, rec.referenceId!, options.signal);
+        confirmRemoval(ledger, migrationId, rec.referenceId!);
       }
       emit({ type: 'removed', count: invalid.length });
       validation = await validateStep(client, ledger, migrationId, step);

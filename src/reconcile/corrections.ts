@@ -74,6 +74,8 @@ function advice(e: RefusedRecord['errors'][number]): string {
     MISSING_REQUIRED_FIELD: 'fill in the value',
     RELATION_TARGET_MISSING: 'correct the key it points at, or empty it',
   };
+  // A message that carries its own advice after ' — ' (relation-targets.ts) keeps it alone.
+  if (what.includes(' — ')) return what;
   const hint = todo[e.code] ?? 'correct the value';
   return `${what} — ${hint}`;
 }

@@ -1,12 +1,14 @@
 /**
- * Follows a migration's log stream into the ledger. Each entry is stored (src/ledger/ledger-logs.ts)
- * with the ledger's log cursor moved to the next sequence number in the same transaction, so a disconnect, Ctrl-C or crash resumes with
- * `continue-from` exactly after the last stored entry: nothing repeated, nothing missed.
+ * Follows a migration's log stream, keeping the position in the ledger: after each entry is
+ * handed on, the ledger's log cursor moves to the next sequence number (src/ledger/ledger-logs.ts),
+ * so a disconnect, Ctrl-C or crash resumes with `continue-from` exactly after the last entry
+ * handed on: nothing repeated, nothing missed. The entries themselves are not kept (the log is
+ * the platform's, and can be read from it again).
  * The client's iterator already resumes after a dropped connection; this module adds the
  * persistence and, with `follow`, reopens the stream when it ends to wait for new entries.
  */
 import type { Database } from 'better-sqlite3';
-import { migrationLog } from '../ledger/index.js';
+import { logCursor, logCursorMover } from '../ledger/index.js';
 import type { LogEntry, LogQuery } from '../contract/migration.js';
 import { readCounter } from '../contract/shared.js';
 import type { StreamFormat } from '../contract/media.js';
@@ -53,7 +55,7 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /**
- * Reads the migration's log from the stored cursor, storing each entry as it comes.
+ * Reads the migration's log from the stored cursor, handing each entry to `onEntry` and moving the cursor past it.
  * @example
  *   const ac = new AbortController(); process.once('SIGINT', () => ac.abort());
  *   await followLogs(client.migrations, ledger.db, migrationId, { follow: true, signal: ac.signal, onEntry: print });
@@ -65,9 +67,8 @@ export async function followLogs(
   options: FollowOptions = {},
 ): Promise<{ received: number; continueFrom: number }> {
   const useCursor = !filtered(options.query) && options.continueFrom === undefined;
-  const log = migrationLog(db, migrationId);
-  let next = options.continueFrom ?? (useCursor ? log.cursor() : undefined) ?? 1;
-  const store = (entry: LogEntry, seq: number) => log.store(entry, seq, useCursor);
+  const moveCursor = useCursor ? logCursorMover(db, migrationId) : undefined;
+  let next = options.continueFrom ?? (useCursor ? logCursor(db, migrationId) : undefined) ?? 1;
   let received = 0;
   let idle = options.idleMs ?? 1000;
   for (;;) {
@@ -81,11 +82,11 @@ export async function followLogs(
         const seq = readCounter(entry as Record<string, unknown>);
         // An entry without a counter cannot be resumed from; an old one was already stored.
         if (seq === undefined || seq < next) continue;
-        store(entry, seq);
+        options.onEntry?.({ ...entry, sequenceNumber: seq });
         next = seq + 1;
+        moveCursor?.(next);
         got++;
         received++;
-        options.onEntry?.({ ...entry, sequenceNumber: seq });
       }
     } catch (err) {
       if (options.signal?.aborted) break;

@@ -11,7 +11,6 @@ import { loadPipeline } from '../pipeline/read-pipeline.js';
 import { runPipeline, type RunLogger, type RunProgress, type RunReport } from '../pipeline/runner/index.js';
 import { DEFAULT_LEDGER_FILE } from '../ledger/index.js';
 import { runChain, type ChainEvent, type ChainOutcome } from './chain.js';
-import { followLogs } from './logs-follow.js';
 import { reconcile, REPORTS_DIR, type ReconcileResult } from './reconcile.js';
 import type { Tolerance } from './report-model.js';
 import { join } from 'node:path';
@@ -55,8 +54,7 @@ export interface MigrateResult {
 }
 
 /**
- * Runs a pipeline through stage, validate, import and counts, stores the migration's log in
- * the ledger, and writes the report.
+ * Runs a pipeline through stage, validate, import and counts, and writes the report.
  * @example
  *   const result = await migrate({ pipelineFile: 'pipelines/crm.yaml', connection, tolerance: '0.5%' });
  *   console.log(result.reconcile.files.html, result.reconcile.report.balanced);
@@ -98,16 +96,8 @@ export async function migrate(options: MigrateOptions): Promise<MigrateResult> {
           ...(options.onEvent ? { onEvent: options.onEvent } : {}),
         });
       }
-      // The platform's log of what it did goes into the ledger with the run (from where `logs` stopped).
-      try {
-        await followLogs(client.migrations, ledger.db, migrationId, options.signal ? { signal: options.signal } : {});
-      } catch (err) {
-        if (options.signal?.aborted) throw err;
-        options.logger?.warn(
-          { err: (err as Error).message },
-          'could not read the migration log; `stagecoach logs` reads it later from the same place',
-        );
-      }
+      // The platform's log is not copied into the ledger: the jobs' results carry every
+      // per-record outcome the report needs, and `stagecoach logs` reads the log from the platform.
       const result = await reconcile({
         ledger,
         migrationId,

@@ -71,7 +71,15 @@ describe('stagecoach migrate', () => {
       const imported = byType.importedRows.find((r: string[]) => r[0] === g.entityType)?.[1];
       expect([g.entityType, Number(staged), Number(imported)]).toEqual([g.entityType, g.expectedOnPlatform, g.steps.imported]);
     }
-    // the platform's log went into the ledger with the run, every entry once, in order
+    // the platform's log is not copied into the ledger (it grew the file by ~5 KB a record); the
+    // log stays readable on the platform, from the start
+    const db = new Database(ledger, { readonly: true });
+    try {
+      const tables = db.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all();
+      expect(tables).not.toContain('migration_logs');
+    } finally {
+      db.close();
+    }
     const logRes = await fetch(`${svc.url}${MIGRATIONS}/${migrationId}/logs/stream`, {
       headers: { authorization: `Bearer ${token}`, accept: 'application/jsonl' },
     });
@@ -79,18 +87,7 @@ describe('stagecoach migrate', () => {
       .trim()
       .split('\n')
       .map((l) => (JSON.parse(l) as { sequenceNumber: number }).sequenceNumber);
-    const db = new Database(ledger, { readonly: true });
-    try {
-      const stored = db
-        .prepare<[string], { n: number }>('SELECT sequence_number AS n FROM migration_logs WHERE migration_id = ? ORDER BY n')
-        .all(migrationId)
-        .map((r) => r.n);
-      // the service logged our own counts job after migrate ended
-      expect(stored).toEqual(serviceLog.slice(0, stored.length));
-      expect(stored.length).toBeGreaterThanOrEqual(serviceLog.length - 1);
-    } finally {
-      db.close();
-    }
+    expect(serviceLog.slice(0, 3)).toEqual([1, 2, 3]);
     // the report's files: Markdown and a self-contained HTML page
     expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain('**Balanced**');
     expect(readFileSync(join(out, 'report.html'), 'utf8')).toContain('<svg class="funnel"');

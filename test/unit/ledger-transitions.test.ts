@@ -1,7 +1,19 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { openLedger, rowStories, type Ledger, type LedgerRecordInput, type Scope } from '../../src/ledger/index.js';
+import {
+  activeRemovals,
+  confirmRemoval,
+  intendRemovals,
+  openLedger,
+  pendingRemovals,
+  rowStories,
+  type Ledger,
+  type LedgerRecordInput,
+  type Scope,
+} from '../../src/ledger/index.js';
+import { runChain, settleRemovals, type ChainClient } from '../../src/reconcile/chain.js';
+import { StagecoachError } from '../../src/contract/errors.js';
 import { tempDir } from '../support/service.js';
 
 const MIGRATION = '11111111-1111-4111-8111-111111111111';
@@ -296,6 +308,42 @@ describe('ledger transitions', () => {
     expect(ledger.counts('crm')).toMatchObject({ staged: 0, imported: 3 });
   });
 
+  it('writes a removal from staging as an intent (removing) first, then confirms it (removed); only confirmed ones count', () => {
+    const batch = ledger.beginBatch(runId, scope, mig, [rec(1), rec(2)], 200);
+    ledger.finishBatch(scope, batch, [
+      { legacyKey: 'K0001', state: 'staged' },
+      { legacyKey: 'K0002', state: 'staged' },
+    ]);
+    const errors = [{ stage: 'validation' as const, field: 'nationalities.0', code: 'UNKNOWN_CODE', message: 'UNKNOWN_CODE' }];
+    ledger.markValidated(MIGRATION, [{ referenceId: rec(1).referenceId, field: 'nationalities.0', message: 'UNKNOWN_CODE' }]);
+    intendRemovals(ledger, MIGRATION, [{ referenceId: rec(1).referenceId, lastBatch: batch, errors }]);
+    expect(pendingRemovals(ledger, MIGRATION)).toEqual([{ referenceId: rec(1).referenceId, state: 'removing', errors, applies: true }]);
+    expect(activeRemovals(ledger, MIGRATION).size).toBe(0);
+    confirmRemoval(ledger, MIGRATION, rec(1).referenceId);
+    expect(pendingRemovals(ledger, MIGRATION)).toEqual([]);
+    expect([...activeRemovals(ledger, MIGRATION)]).toEqual([[rec(1).referenceId, errors]]);
+    expect(() => ledger.db.prepare(`UPDATE staging_removals SET state = 'gone'`).run()).toThrow(/CHECK constraint failed/);
+  });
+
+  it('adds the removal state to a ledger made before it, its removals counting as done', () => {
+    const batch = ledger.beginBatch(runId, scope, mig, [rec(1)], 100);
+    ledger.finishBatch(scope, batch, [{ legacyKey: 'K0001', state: 'staged' }]);
+    // the table as earlier versions created it: no state column, a row written after its DELETE
+    ledger.db.exec(`CREATE TABLE staging_removals (migration_id TEXT NOT NULL, reference_id TEXT NOT NULL, last_batch INTEGER,
+      errors TEXT NOT NULL, removed_at TEXT NOT NULL, PRIMARY KEY (migration_id, reference_id)) WITHOUT ROWID`);
+    ledger.db
+      .prepare('INSERT INTO staging_removals VALUES (?, ?, ?, ?, ?)')
+      .run(MIGRATION, rec(1).referenceId, batch, '[]', '2026-01-01T00:00:00.000Z');
+    expect([...activeRemovals(ledger, MIGRATION).keys()]).toEqual([rec(1).referenceId]);
+    intendRemovals(ledger, MIGRATION, [{ referenceId: rec(2).referenceId, lastBatch: null, errors: [] }]);
+    const columns = ledger.db.prepare<[], { name: string }>('PRAGMA table_info(staging_removals)').all();
+    expect(columns.map((c) => c.name)).toContain('state');
+    expect(ledger.db.prepare('SELECT reference_id, state FROM staging_removals ORDER BY reference_id').all()).toEqual([
+      { reference_id: rec(1).referenceId, state: 'removed' },
+      { reference_id: rec(2).referenceId, state: 'removing' },
+    ]);
+  });
+
   it('finds records by referenceId and groups them into facts for the report', () => {
     const batch = ledger.beginBatch(runId, scope, mig, [rec(1), rec(2)], 200);
     ledger.finishBatch(scope, batch, [
@@ -462,5 +510,116 @@ describe('ledger runs', () => {
     ledger.setLogCursor(MIGRATION, 12);
     expect(ledger.logCursor(MIGRATION)).toBe(40);
     ledger.close();
+  });
+});
+
+/**
+ * A fake platform for the chain: staging is a set of referenceIds; validation refuses the
+ * records of `refused` still staged. `killAfterDelete`: the process dies right after that many
+ * DELETEs were carried out by the platform, before their answer reached the ledger.
+ */
+function fakePlatform(staged: Set<string>, refused: ReadonlySet<string>, killAfterDelete = Number.POSITIVE_INFINITY) {
+  let deletes = 0;
+  let job = 0;
+  const results = new Map<string, unknown>();
+  const start = (kind: string) => async () => {
+    const id = `00000000-0000-4000-9000-${String(++job).padStart(12, '0')}`;
+    const errors = [...refused]
+      .filter((r) => staged.has(r))
+      .map((referenceId) => ({ referenceId, field: 'nationalities.0', message: 'UNKNOWN_CODE' }));
+    const n = staged.size;
+    results.set(
+      id,
+      kind === 'validate'
+        ? { referenceId: id, jobType: 'ValidateStaging', isValid: errors.length === 0, errors }
+        : kind === 'import'
+          ? { referenceId: id, jobType: 'Import', status: 'Completed', numberOfStagedEntities: n, numberOfImportedEntities: n, errors: [] }
+          : { referenceId: id, jobType: 'Counts', counts: [] },
+    );
+    return id;
+  };
+  const client = {
+    migrations: {
+      async getStaged(_m: string, referenceId: string) {
+        return staged.has(referenceId) ? { referenceId } : undefined;
+      },
+      async deleteStaged(_m: string, referenceId: string) {
+        if (!staged.delete(referenceId)) throw new StagecoachError('NOT_FOUND', `not staged: ${referenceId}`);
+        if (++deletes >= killAfterDelete) throw new Error('killed after the DELETE, before the ledger heard of it');
+      },
+    },
+    jobs: {
+      validateStaging: start('validate'),
+      import: start('import'),
+      counts: start('counts'),
+      waitFor: async (id: string) => results.get(id),
+    },
+  } as unknown as ChainClient;
+  return client;
+}
+
+describe('removing invalid records from staging (--drop-invalid)', () => {
+  let dir: string;
+  let ledger: Ledger;
+  const refs = (ns: number[]) => ns.map((n) => rec(n).referenceId);
+
+  /** Ten records staged in MIGRATION; the platform's staging holds the same ten. */
+  function setup(): Set<string> {
+    dir = tempDir('stagecoach-removals-');
+    ledger = openLedger(join(dir, 'ledger.db'));
+    const { run, scope } = ledger.startRun({ pipeline: 'crm', component: 'Counterparties', pipelineFile: 'p.yaml', pipelineHash: 'h' });
+    ledger.setRunMigration(run.id, MIGRATION);
+    const all = Array.from({ length: 10 }, (_, i) => rec(i + 1));
+    const batch = ledger.beginBatch(run.id, scope, ledger.migrationNo(MIGRATION), all, 1000);
+    ledger.finishBatch(
+      scope,
+      batch,
+      all.map((r) => ({ legacyKey: r.legacyKey, state: 'staged' as const })),
+    );
+    ledger.finishRun(run.id, 'completed');
+    return new Set(refs([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
+  }
+  afterEach(() => {
+    ledger.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('drops the same records whether or not a kill lands between a DELETE and the ledger write, and never calls a deleted record imported', async () => {
+    const staged = setup();
+    const refused = new Set(refs([3, 5, 8]));
+    // the kill lands right after the platform carried out the first DELETE
+    await expect(runChain(fakePlatform(staged, refused, 1), ledger, MIGRATION, { dropInvalid: true })).rejects.toThrow(/killed/);
+    expect(staged.has(rec(3).referenceId)).toBe(false);
+    expect(
+      pendingRemovals(ledger, MIGRATION)
+        .map((p) => p.referenceId)
+        .sort(),
+    ).toEqual(refs([3, 5, 8]).sort());
+
+    const events: unknown[] = [];
+    const outcome = await runChain(fakePlatform(staged, refused), ledger, MIGRATION, { dropInvalid: true, onEvent: (e) => events.push(e) });
+    expect(outcome.status).toBe('imported');
+    expect(events).toContainEqual({ type: 'settled', removed: 3, void: 0 });
+    expect(pendingRemovals(ledger, MIGRATION)).toEqual([]);
+    expect([...activeRemovals(ledger, MIGRATION).keys()].sort()).toEqual(refs([3, 5, 8]).sort());
+    // the ledger and the platform agree: the seven left imported, the three refused invalid and gone
+    expect(ledger.counts('crm')).toMatchObject({ imported: 7, invalid: 3, staged: 0 });
+    expect(staged.size).toBe(7);
+  });
+
+  it('settles an intent by asking the platform: deletes a record still staged, confirms one already gone, drops one sent again', async () => {
+    const staged = setup();
+    const errors = [{ stage: 'validation' as const, field: 'x', code: 'UNKNOWN_CODE', message: 'UNKNOWN_CODE' }];
+    intendRemovals(ledger, MIGRATION, [
+      { referenceId: rec(1).referenceId, lastBatch: 1, errors },
+      { referenceId: rec(2).referenceId, lastBatch: 1, errors },
+      { referenceId: rec(4).referenceId, lastBatch: 0, errors }, // its record is in batch 1 now: sent again since
+    ]);
+    staged.delete(rec(2).referenceId); // the DELETE of 2 reached the platform before the kill
+    const settled = await settleRemovals(fakePlatform(staged, new Set()), ledger, MIGRATION);
+    expect(settled).toEqual({ removed: 2, void: 1 });
+    expect([...staged].sort()).toEqual(refs([3, 4, 5, 6, 7, 8, 9, 10]).sort());
+    expect([...activeRemovals(ledger, MIGRATION).keys()].sort()).toEqual(refs([1, 2]).sort());
+    expect(pendingRemovals(ledger, MIGRATION)).toEqual([]);
   });
 });

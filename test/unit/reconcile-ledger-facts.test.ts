@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { openLedger, type Ledger } from '../../src/ledger/index.js';
 import { markImportOutcome } from '../../src/ledger/ledger-jobs.js';
 import { gatherLedgerFacts } from '../../src/reconcile/ledger-facts.js';
-import { activeRemovals, recordRemoval } from '../../src/ledger/index.js';
+import { activeRemovals, confirmRemoval, intendRemovals, type RecordError } from '../../src/ledger/index.js';
 import { buildReport } from '../../src/reconcile/report-model.js';
 import { tempDir } from '../support/service.js';
 
@@ -17,6 +17,12 @@ afterEach(() => {
 });
 
 const ref = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+
+/** A removal from staging carried out: the intent, then the platform's answer. */
+function removed(ledger: Ledger, referenceId: string, lastBatch: number, errors: RecordError[]): void {
+  intendRemovals(ledger, M, [{ referenceId, lastBatch, errors }]);
+  confirmRemoval(ledger, M, referenceId);
+}
 
 /** A ledger with five persons staged in migration M and one row rejected before mapping. */
 function stagedLedger(): Ledger {
@@ -62,7 +68,7 @@ describe('ledger facts for the report', () => {
     ledger.markValidated(M, [{ referenceId: ref(5), field: 'nationalities.0', message: 'UNKNOWN_CODE' }]);
     ledger.jobs.started(M, 'validate-staging', 'v1');
     ledger.jobs.finished('v1', 'done', { referenceId: ref(90), jobType: 'ValidateStaging', isValid: false, errors: [] });
-    recordRemoval(ledger, M, ref(5), 1, [{ stage: 'validation', field: 'nationalities.0', code: 'UNKNOWN_CODE', message: 'UNKNOWN_CODE' }]);
+    removed(ledger, ref(5), 1, [{ stage: 'validation', field: 'nationalities.0', code: 'UNKNOWN_CODE', message: 'UNKNOWN_CODE' }]);
     const importErrors = [
       { component: 'Counterparties', referenceId: ref(4), message: 'IMPORT_FAILED: counterparty 4: relation target gone' },
     ];
@@ -119,7 +125,7 @@ describe('ledger facts for the report', () => {
   it('lets a removal lapse once the record is sent again', () => {
     const ledger = stagedLedger();
     ledger.markValidated(M, [{ referenceId: ref(5), field: 'nationalities.0', message: 'UNKNOWN_CODE' }]);
-    recordRemoval(ledger, M, ref(5), 1, []);
+    removed(ledger, ref(5), 1, []);
     expect([...activeRemovals(ledger, M).keys()]).toEqual([ref(5)]);
     const { run, scope } = ledger.startRun({
       pipeline: 'people',
