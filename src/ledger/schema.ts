@@ -112,8 +112,10 @@ const DDL = `
   -- Each record's story (src/ledger/ledger-stories.ts): when a record refused in one run (rejected
   -- before upload, invalid at validation, failed at upload) is read and sent again by a later run
   -- (from a corrections file, or from a fixed export), its refusal is kept here before the record
-  -- row takes its new state. A trigger, so that no write path can forget it; it fires only on
-  -- those rare changes, never on the rows of a first run (nor on a refused row read again unchanged).
+  -- row takes its new state. A trigger, so that no write path can forget it. It is on last_run,
+  -- which only a later run's write of the record sets: the hot statements (a batch staged, a job's
+  -- outcomes) never set it, so they pay nothing (on state, it doubled the cost of staging a
+  -- batch); and it writes only when a refusal gives way to another state or another row.
   CREATE TABLE IF NOT EXISTS record_history (
     scope INTEGER NOT NULL,
     keyed INTEGER NOT NULL,
@@ -128,7 +130,7 @@ const DDL = `
     next_line INTEGER NOT NULL,
     at TEXT NOT NULL);
   CREATE INDEX IF NOT EXISTS record_history_by_key ON record_history (scope, keyed, legacy_key);
-  CREATE TRIGGER IF NOT EXISTS record_refusal_kept AFTER UPDATE OF state ON records
+  CREATE TRIGGER IF NOT EXISTS record_refusal_kept AFTER UPDATE OF last_run ON records
     WHEN OLD.state IN ('rejected', 'invalid', 'failed') AND NEW.last_run <> OLD.last_run
       AND (NEW.state <> OLD.state OR NEW.row_hash <> OLD.row_hash OR NEW.file <> OLD.file)
   BEGIN
