@@ -7,6 +7,7 @@ import './http/route-config.js';
 import type { ServiceContext } from './context.js';
 import { HttpProblem, installProblemHandlers, sendProblem } from './http/problem.js';
 import { installGuard } from './auth/guard.js';
+import { httpTimeouts } from './http/timeouts.js';
 import { authenticationRoutes } from './auth/route-authentication.js';
 import { installFaults } from './faults/index.js';
 import { registerMigrationAssistance } from './migration/index.js';
@@ -22,6 +23,8 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
     // Per-request lines only at debug: a staging run makes thousands of requests.
     logController: new LogController({ disableRequestLogging: ctx.config.logLevel !== 'debug' && ctx.config.logLevel !== 'trace' }),
     bodyLimit: 10 * 1024 * 1024,
+    // A client that stops sending is cut; one on a slow link is not (http/timeouts.ts).
+    ...httpTimeouts(ctx.config),
     // Close idle keep-alive sockets on shutdown; in-flight requests still finish.
     forceCloseConnections: 'idle',
     return503OnClosing: true,

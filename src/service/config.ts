@@ -22,6 +22,19 @@ export const serviceConfigSchema = z.object({
     .positive()
     .default(1024 * 1024)
     .describe('Byte limit of one staged record'),
+  idleTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(60_000)
+    .describe('A connection that sends and receives nothing for this long is closed, in ms (an upload whose body stops is cut)'),
+  requestTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(30 * 60_000)
+    .describe('Longest time to receive one whole request, headers and body, in ms (a 512 MiB upload at 300 KB/s fits)'),
+  headersTimeoutMs: z.number().int().positive().default(60_000).describe('Longest time to receive the headers of a request, in ms'),
   jobRecordsPerSecond: z
     .number()
     .positive()

@@ -39,6 +39,24 @@ export function registerServeCommands(program: Command): void {
     .option('--no-loopback-webhooks', 'refuse webhook uris on loopback (127.0.0.0/8, ::1, localhost) with 422 WEBHOOK_URI_REFUSED')
     .option('--max-staging-bytes <n>', 'byte limit of one staging upload request', (v) => Number.parseInt(v, 10))
     .option('--max-record-bytes <n>', 'byte limit of one staged record', (v) => Number.parseInt(v, 10))
+    .option(
+      '--idle-timeout <seconds>',
+      'close a connection that sends and receives nothing this long (an upload whose body stops)',
+      wholeNumber('--idle-timeout', 1, 86_400),
+      60,
+    )
+    .option(
+      '--request-timeout <seconds>',
+      'longest time to receive one whole request, headers and body (408 after)',
+      wholeNumber('--request-timeout', 1, 86_400),
+      1800,
+    )
+    .option(
+      '--headers-timeout <seconds>',
+      'longest time to receive the headers of a request (408 after)',
+      wholeNumber('--headers-timeout', 1, 86_400),
+      60,
+    )
     .action(async (opts) => {
       // Loaded here, not at start-up: the service (fastify, XML schemas) is heavy and only
       // `serve` and `demo` need it, so every other command starts lighter.
@@ -56,6 +74,9 @@ export function registerServeCommands(program: Command): void {
         allowLoopbackWebhooks: opts.loopbackWebhooks,
         maxStagingBytes: opts.maxStagingBytes,
         maxRecordBytes: opts.maxRecordBytes,
+        idleTimeoutMs: opts.idleTimeout * 1000,
+        requestTimeoutMs: opts.requestTimeout * 1000,
+        headersTimeoutMs: opts.headersTimeout * 1000,
       }).catch((err: NodeJS.ErrnoException) => {
         if (err.code !== 'EADDRINUSE') throw err;
         throw new StagecoachError(
