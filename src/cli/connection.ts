@@ -11,8 +11,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { LineCounter, parseDocument } from 'yaml';
+import { isMap, isScalar, LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
+import { closestName } from '../contract/closest-name.js';
 import { StagecoachError } from '../contract/errors.js';
 import type { ClientOptions, StagecoachClient } from '../client/index.js';
 
@@ -45,7 +46,17 @@ export const CONNECTION_SETTINGS = [
 
 export type ConnectionKey = (typeof CONNECTION_SETTINGS)[number]['key'];
 
-/** What a config file may hold: the connection settings, plus client tuning. */
+const timeoutsSchema = z.object({ connectMs: z.number(), headersMs: z.number(), bodyMs: z.number() }).partial().strict();
+const retrySchema = z
+  .object({ retries: z.number(), baseDelayMs: z.number(), maxDelayMs: z.number(), maxRetryTimeMs: z.number() })
+  .partial()
+  .strict();
+
+/**
+ * What a config file may hold: the connection settings, plus client tuning. Strict: a misspelt
+ * key (`clientSecert`) would otherwise be ignored and the command fall back to the demo value.
+ * Keys starting with `x-` are left alone (notes, settings of other tools, of a newer stagecoach).
+ */
 export const connectionFileSchema = z
   .object({
     baseUrl: z.string().optional(),
@@ -55,14 +66,18 @@ export const connectionFileSchema = z
     labelReferenceId: z.string().optional(),
     /** Short alias of labelReferenceId. */
     label: z.string().optional(),
-    timeouts: z.object({ connectMs: z.number(), headersMs: z.number(), bodyMs: z.number() }).partial().optional(),
-    retry: z
-      .object({ retries: z.number(), baseDelayMs: z.number(), maxDelayMs: z.number(), maxRetryTimeMs: z.number() })
-      .partial()
-      .optional(),
+    timeouts: timeoutsSchema.optional(),
+    retry: retrySchema.optional(),
     versions: z.record(z.string(), z.string()).optional(),
   })
-  .loose();
+  .strict();
+
+/** The keys a config file may hold, per object (`''`: the top level). */
+const KNOWN_KEYS: Record<string, readonly string[]> = {
+  '': Object.keys(connectionFileSchema.shape),
+  timeouts: Object.keys(timeoutsSchema.shape),
+  retry: Object.keys(retrySchema.shape),
+};
 export type ConnectionFile = z.infer<typeof connectionFileSchema>;
 
 export interface ConnectionFlags {
@@ -169,6 +184,8 @@ function loadConfigFile(explicit: string | undefined, cwd: string): { file?: str
   }
   const text = readFileSync(file, 'utf8');
   let raw: unknown;
+  // YAML knows where each key is; a JSON file's message names the key without a line.
+  let lineOfKey: (path: readonly string[], key: string) => number | undefined = () => undefined;
   if (file.endsWith('.json')) {
     try {
       raw = JSON.parse(text);
@@ -188,12 +205,39 @@ function loadConfigFile(explicit: string | undefined, cwd: string): { file?: str
       });
     }
     raw = doc.toJS();
+    lineOfKey = (path, key) => {
+      const node = doc.getIn(path, true);
+      const pair = isMap(node) ? node.items.find((p) => isScalar(p.key) && p.key.value === key) : undefined;
+      const at = isScalar(pair?.key) ? pair.key.range?.[0] : undefined;
+      return at === undefined ? undefined : lineCounter.linePos(at).line;
+    };
   }
-  const parsed = connectionFileSchema.safeParse(raw ?? {});
+  const parsed = connectionFileSchema.safeParse(withoutExtensionKeys(raw ?? {}));
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    const field = issue.path.map(String).join('.') || '(root)';
+    const path = issue.path.map(String);
+    if (issue.code === 'unrecognized_keys') {
+      const key = issue.keys[0]!;
+      const known = KNOWN_KEYS[path.join('.')] ?? [];
+      const near = closestName(key, known);
+      const line = lineOfKey(path, key);
+      const field = [...path, key].join('.');
+      throw new StagecoachError(
+        'CONFIG_INVALID',
+        `${file}${line ? `:${line}` : ''}: unknown key ${field}${near ? ` (did you mean ${[...path, near].join('.')}?)` : ''}; the keys${
+          path.length ? ` of ${path.join('.')}` : ''
+        } are ${known.join(', ')}${path.length ? '' : ' (a key starting with x- is ignored)'}`,
+        { file, field, ...(line ? { line } : {}) },
+      );
+    }
+    const field = path.join('.') || '(root)';
     throw new StagecoachError('CONFIG_INVALID', `${file}: ${field}: ${issue.message}`, { file, field });
   }
   return { file, data: parsed.data };
+}
+
+/** The top-level keys starting with `x-` are not stagecoach's: dropped before the strict check. */
+function withoutExtensionKeys(raw: unknown): unknown {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return raw;
+  return Object.fromEntries(Object.entries(raw).filter(([k]) => !k.startsWith('x-')));
 }

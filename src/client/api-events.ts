@@ -4,7 +4,7 @@
  * from EVENT_GROUPS unless given.
  */
 import { z } from 'zod';
-import { groupOfEvent, webhookRegistrationSchema, type WebhookRegistration } from '../contract/events.js';
+import { groupOfEvent, unknownEventReason, webhookRegistrationSchema, type WebhookRegistration } from '../contract/events.js';
 import { StagecoachError } from '../contract/errors.js';
 import { ClientError } from './errors.js';
 import { parseWith } from './tolerant.js';
@@ -30,7 +30,7 @@ function groupFor(eventName: string, given?: string): string {
   if (!group)
     throw new StagecoachError(
       'UNKNOWN_EVENT_TYPE',
-      `event ${eventName}: no known functional group emits it; pass { group } (e.g. 'counterparty-management')`,
+      `${unknownEventReason(eventName)} (for an event of another functional group, pass { group }, e.g. 'counterparty-management')`,
     );
   return group;
 }

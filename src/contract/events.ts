@@ -4,6 +4,7 @@
  * choice (docs/contract-gaps.md): `lodging` and `process-orchestration`.
  */
 import { z } from 'zod';
+import { closestName } from './closest-name.js';
 
 export const EVENT_GROUPS = {
   'counterparty-management': ['counterparty.merged', 'counterparty_operational.consolidated', 'counterparty_master.consolidated'],
@@ -16,6 +17,18 @@ export type EventName = (typeof EVENT_GROUPS)[EventGroup][number];
 export function groupOfEvent(name: string): EventGroup | undefined {
   for (const [group, names] of Object.entries(EVENT_GROUPS)) if ((names as readonly string[]).includes(name)) return group as EventGroup;
   return undefined;
+}
+
+/** Every event name, in the order of EVENT_GROUPS. */
+export const EVENT_NAMES: readonly EventName[] = Object.values(EVENT_GROUPS).flat();
+
+/**
+ * Why a name is no event name: the closest one and the whole list, for the message of a misspelt one.
+ * @example unknownEventReason('counterparty.merge') // '"counterparty.merge" is not an event name (did you mean counterparty.merged?); the event names are …'
+ */
+export function unknownEventReason(name: string): string {
+  const near = closestName(name, EVENT_NAMES);
+  return `${JSON.stringify(name.slice(0, 100))} is not an event name${near ? ` (did you mean ${near}?)` : ''}; the event names are ${EVENT_NAMES.join(', ')}`;
 }
 
 export const webhookRegistrationSchema = z.object({

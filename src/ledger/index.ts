@@ -18,6 +18,7 @@ export {
   type StoredRemoval,
 } from './ledger-removals.js';
 export { logCursor, logCursorMover } from './ledger-logs.js';
+export { canceledRecords, recordMigrationCanceled, type CanceledRecords } from './ledger-migration-ends.js';
 export {
   recordWrittenFile,
   heldFiles,

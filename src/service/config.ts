@@ -3,6 +3,8 @@
  * `serve` command and `startService` both take them from here.
  */
 import { z } from 'zod';
+import { closestName } from '../contract/closest-name.js';
+import { StagecoachError } from '../contract/errors.js';
 
 export const serviceConfigSchema = z.object({
   port: z.number().int().min(0).max(65535).default(0).describe('TCP port on 127.0.0.1; 0 picks a free one'),
@@ -58,3 +60,23 @@ export const serviceConfigSchema = z.object({
 });
 export type ServiceConfig = z.infer<typeof serviceConfigSchema>;
 export type ServiceOptions = z.input<typeof serviceConfigSchema>;
+
+/**
+ * The service's options with their defaults. An option it does not know is refused (CONFIG_INVALID)
+ * with the closest known one, instead of being dropped: `idleTimeout: 5` for `idleTimeoutMs`
+ * would otherwise leave the default in force without a word.
+ * @example parseServiceConfig({ port: 0, dataDir: '/tmp/svc' }).tokenTtlSeconds // 300
+ */
+export function parseServiceConfig(options: ServiceOptions): ServiceConfig {
+  const known = Object.keys(serviceConfigSchema.shape);
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue;
+    const near = closestName(key, known);
+    throw new StagecoachError(
+      'CONFIG_INVALID',
+      `unknown service option ${JSON.stringify(key.slice(0, 100))}${near ? ` (did you mean ${near}?)` : ''}; the options are ${known.join(', ')}`,
+      { field: key },
+    );
+  }
+  return serviceConfigSchema.parse(options);
+}

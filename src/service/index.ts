@@ -9,7 +9,7 @@
  */
 import pino, { type Logger } from 'pino';
 import { resolve } from 'node:path';
-import { serviceConfigSchema, type ServiceConfig, type ServiceOptions } from './config.js';
+import { parseServiceConfig, type ServiceConfig, type ServiceOptions } from './config.js';
 import { BackgroundWork, type ServiceContext } from './context.js';
 import { openDatabase } from './store/database.js';
 import { lockDataDir } from './store/data-dir-lock.js';
@@ -20,7 +20,7 @@ import { createOutboxTables } from './events/outbox.js';
 import { buildApp } from './app.js';
 
 export { DEMO_IDENTITIES } from './auth/identities.js';
-export { serviceConfigSchema, type ServiceConfig, type ServiceOptions } from './config.js';
+export { parseServiceConfig, serviceConfigSchema, type ServiceConfig, type ServiceOptions } from './config.js';
 
 export interface RunningService {
   url: string;
@@ -31,7 +31,8 @@ export interface RunningService {
 }
 
 export async function startService(options: ServiceOptions & { logger?: Logger } = {}): Promise<RunningService> {
-  const config: ServiceConfig = serviceConfigSchema.parse(options);
+  const { logger: _logger, ...settings } = options;
+  const config: ServiceConfig = parseServiceConfig(settings);
   config.dataDir = resolve(config.dataDir);
   const logger = options.logger ?? pino({ level: config.logLevel, base: { service: 'embedded-lending-service' } });
   mkdirSync(config.dataDir, { recursive: true });

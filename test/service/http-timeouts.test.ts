@@ -97,4 +97,10 @@ describe('service timeouts', () => {
     const res = await fetch(`${svc.url}/migration-assistance/migrations/${migrationId}`, { headers: { authorization: `Bearer ${token}` } });
     expect(res.status).toBe(200);
   });
+
+  it('refuses a misspelt option instead of starting with the default', async () => {
+    await expect(startTestService({ idleTimeout: 5 } as never)).rejects.toThrow(
+      /^unknown service option "idleTimeout" \(did you mean idleTimeoutMs\?\); the options are port, host, dataDir, /,
+    );
+  });
 });

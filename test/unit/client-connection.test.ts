@@ -69,6 +69,25 @@ describe('connection settings', () => {
     );
   });
 
+  it('refuses a misspelt key with the file, its line (YAML), the key and the closest known one; x- keys are left alone', () => {
+    const cwd = tempDir();
+    const keys = 'baseUrl, clientId, clientSecret, brokerKey, labelReferenceId, label, timeouts, retry, versions';
+    writeFileSync(join(cwd, 'typo.yaml'), 'baseUrl: http://x\nclientSecert: s3cret\n');
+    expect(() => resolveConnection({ config: 'typo.yaml' }, {}, cwd)).toThrow(
+      `${join(cwd, 'typo.yaml')}:2: unknown key clientSecert (did you mean clientSecret?); the keys are ${keys} (a key starting with x- is ignored)`,
+    );
+    writeFileSync(join(cwd, 'nested.yaml'), 'retry:\n  retries: 2\n  maxDelayMS: 10\n');
+    expect(() => resolveConnection({ config: 'nested.yaml' }, {}, cwd)).toThrow(
+      `${join(cwd, 'nested.yaml')}:3: unknown key retry.maxDelayMS (did you mean retry.maxDelayMs?); the keys of retry are retries, baseDelayMs, maxDelayMs, maxRetryTimeMs`,
+    );
+    writeFileSync(join(cwd, 'typo.json'), JSON.stringify({ lable: 'x', zzzzzzzz: 1 }));
+    expect(() => resolveConnection({ config: 'typo.json' }, {}, cwd)).toThrow(
+      `${join(cwd, 'typo.json')}: unknown key lable (did you mean label?); the keys are ${keys} (a key starting with x- is ignored)`,
+    );
+    writeFileSync(join(cwd, 'ext.yaml'), 'x-note: shared with the ops team\nbrokerKey: acme\n');
+    expect(resolveConnection({ config: 'ext.yaml' }, {}, cwd).brokerKey).toBe('acme');
+  });
+
   it('refuses a base URL that is not absolute, saying where it came from', () => {
     expect(() => resolveConnection({}, { STAGECOACH_BASE_URL: '127.0.0.1:8787' }, tempDir())).toThrow(
       'STAGECOACH_BASE_URL: expected an absolute URL such as http://127.0.0.1:8787, got "127.0.0.1:8787"',

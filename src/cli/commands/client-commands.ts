@@ -7,7 +7,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Command, Option } from 'commander';
-import { EVENT_GROUPS, type EventName } from '../../contract/events.js';
+import { EVENT_NAMES, groupOfEvent, unknownEventReason } from '../../contract/events.js';
 import { StagecoachError } from '../../contract/errors.js';
 import type { Registration, StagecoachClient } from '../../client/index.js';
 import { exportCounterparties, type ExportFormat } from '../../client/export-counterparties.js';
@@ -16,7 +16,13 @@ import { createWebhookReceiver } from '../../client/webhook-receiver.js';
 import { addConnectionOptions, clientFromOptions, type ConnectionFlags } from '../connection.js';
 import { addJsonOption, printFields, printJson, printTable, progressLine } from '../output.js';
 
-const ALL_EVENTS = Object.values(EVENT_GROUPS).flat() as EventName[];
+const ALL_EVENTS = [...EVENT_NAMES];
+
+/** The `<event>` argument: a known event name, or a usage error (exit 2) with the closest one and the list. */
+const eventName = (v: string) => {
+  if (!groupOfEvent(v)) throw new StagecoachError('CONFIG_INVALID', `webhooks: ${unknownEventReason(v)}`);
+  return v;
+};
 
 export function registerClientCommands(program: Command): void {
   registerToken(program);
@@ -292,7 +298,7 @@ function registerWebhooks(program: Command): void {
   const subscribe = group
     .command('subscribe')
     .description('Register a uri for one event name; prints the registration with its token')
-    .argument('<event>', 'event name')
+    .argument('<event>', 'event name', eventName)
     .argument('<uri>', 'receiver address');
   addConnectionOptions(addJsonOption(subscribe)).action(async (event: string, uri: string, opts: ConnectionFlags & { json?: boolean }) => {
     await withClient(opts, async (client) => {
@@ -311,7 +317,7 @@ function registerWebhooks(program: Command): void {
   const update = group
     .command('update')
     .description('Point a registration at another uri')
-    .argument('<event>', 'event name')
+    .argument('<event>', 'event name', eventName)
     .argument('<id>', 'registration id')
     .argument('<uri>', 'new receiver address');
   addConnectionOptions(addJsonOption(update)).action(
@@ -327,7 +333,7 @@ function registerWebhooks(program: Command): void {
   const unsubscribe = group
     .command('unsubscribe')
     .description('Delete a registration')
-    .argument('<event>', 'event name')
+    .argument('<event>', 'event name', eventName)
     .argument('<id>', 'registration id');
   addConnectionOptions(addJsonOption(unsubscribe)).action(async (event: string, id: string, opts: ConnectionFlags & { json?: boolean }) => {
     await withClient(opts, async (client) => {

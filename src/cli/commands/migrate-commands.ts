@@ -251,14 +251,16 @@ function registerCancel(program: Command): void {
     .option('--json', 'print the migration as JSON')
     .action(async (given: string | undefined, opts: CommonFlags) => {
       const client = await clientFromOptions(opts);
-      // Only read, and only when it exists: cancel must not leave a new empty ledger behind.
+      // Only when it exists: cancel must not leave a new empty ledger behind.
       const ledgerFile = opts.ledger ?? DEFAULT_LEDGER_FILE;
-      const ledger =
-        given || !existsSync(ledgerFile) ? undefined : (await import('../../ledger/index.js')).openLedger(ledgerFile, { readonly: true });
+      const ledgerModule = existsSync(ledgerFile) ? await import('../../ledger/index.js') : undefined;
+      const ledger = ledgerModule?.openLedger(ledgerFile);
       try {
         await interruptible(async (signal) => {
           const migrationId = await migrationOf(client, ledger, given, opts.pipeline, signal);
           const m = (await client.migrations.cancel(migrationId, { signal })) ?? (await client.migrations.get(migrationId, { signal }));
+          // So that `status` and the report no longer present its records as staged.
+          if (ledger && m.activity === 'Canceled') ledgerModule?.recordMigrationCanceled(ledger.db, migrationId);
           if (opts.json) printJson(m);
           else process.stdout.write(`migration ${migrationId} canceled (activity ${m.activity ?? 'unknown'})\n`);
         });

@@ -7,7 +7,7 @@ import { StagecoachError } from '../../contract/errors.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { RunReport } from '../../pipeline/runner/index.js';
-import type { PipelineStatus, RunRow } from '../../ledger/index.js';
+import type { CanceledRecords, PipelineStatus, RunRow } from '../../ledger/index.js';
 import { DEFAULT_LEDGER_FILE, RECORD_STATES } from '../../ledger/types.js';
 import { addConnectionOptions, resolveConnection, type ConnectionFlags } from '../connection.js';
 import { EXIT, exitCodeFor } from '../run.js';
@@ -413,7 +413,7 @@ export function registerRunCommand(program: Command): void {
   );
 }
 
-function printStatus(ledgerFile: string, pipelines: PipelineStatus[], runs: RunRow[]): void {
+function printStatus(ledgerFile: string, pipelines: PipelineStatus[], runs: RunRow[], canceled: CanceledRecords[]): void {
   if (pipelines.length === 0) {
     process.stdout.write(`The ledger ${ledgerFile} holds no pipeline yet.\n`);
     return;
@@ -421,11 +421,25 @@ function printStatus(ledgerFile: string, pipelines: PipelineStatus[], runs: RunR
   for (const p of pipelines) {
     const run = p.lastRun;
     process.stdout.write(`${pc.bold(`${p.pipeline} (${p.component})`)}: ${num(p.records)} records in ${ledgerFile}\n`);
-    const states = RECORD_STATES.map((s) => ({ state: s, records: p.byState[s] }));
+    // Records of a canceled migration are not staged (or invalid, in flight) on the platform any
+    // more: they get a row of their own instead of counting under the state they had.
+    const gone = canceled.filter((c) => c.pipeline === p.pipeline && c.component === p.component);
+    const inCanceled = (state: string) => gone.filter((c) => c.state === state).reduce((n, c) => n + c.records, 0);
+    const states = RECORD_STATES.map((s) => ({ state: s as string, records: p.byState[s] - inCanceled(s) }));
+    const canceledTotal = gone.reduce((n, c) => n + c.records, 0);
+    if (canceledTotal > 0) states.push({ state: 'in a canceled migration', records: canceledTotal });
     printTable(states, [
       { header: 'State', value: (r) => r.state },
       { header: 'Records', value: (r) => num(r.records), align: 'right' },
     ]);
+    for (const m of new Map(gone.map((c) => [c.migrationId, c])).values()) {
+      const records = gone.filter((c) => c.migrationId === m.migrationId).reduce((n, c) => n + c.records, 0);
+      process.stdout.write(
+        pc.yellow(
+          `${num(records)} records were sent to migration ${m.migrationId}, canceled ${m.canceledAt}: the platform no longer holds them; the next run stages them into a new migration.\n`,
+        ),
+      );
+    }
     if (run)
       process.stdout.write(
         `last run ${run.id}: ${run.status}, started ${run.startedAt}${run.finishedAt ? `, finished ${run.finishedAt}` : ''}, migration ${run.migrationId ?? '(none)'}\n`,
@@ -436,11 +450,10 @@ function printStatus(ledgerFile: string, pipelines: PipelineStatus[], runs: RunR
         `last batch ${b.id} (run ${b.run}): ${b.state}, ${num(b.records)} records, ${num(b.bytes)} bytes${b.error ? `, ${b.error}` : ''}\n`,
       );
     }
-    if (p.byState.in_flight + p.byState.mapped > 0)
+    const unconfirmed = p.byState.in_flight + p.byState.mapped - inCanceled('in_flight') - inCanceled('mapped');
+    if (unconfirmed > 0)
       process.stdout.write(
-        pc.yellow(
-          `${num(p.byState.in_flight + p.byState.mapped)} records have no confirmed staging result: run the pipeline again to send them.\n`,
-        ),
+        pc.yellow(`${num(unconfirmed)} records have no confirmed staging result: run the pipeline again to send them.\n`),
       );
     process.stdout.write('\n');
   }
@@ -475,10 +488,11 @@ export function registerStatusCommand(program: Command): void {
           { file: ledgerFile },
         );
       }
-      const { openLedger } = await import('../../ledger/index.js');
+      const { openLedger, canceledRecords } = await import('../../ledger/index.js');
       const ledger = openLedger(ledgerFile, { readonly: true });
       try {
         const pipelines = ledger.status();
+        const canceled = canceledRecords(ledger.db);
         const runs = ledger.runs().slice(-opts.runs);
         const { personalDataHeld } = await import('../../privacy/index.js');
         const { heldLines, lastDefinition } = await import('./privacy-commands.js');
@@ -487,9 +501,9 @@ export function registerStatusCommand(program: Command): void {
           const def = await lastDefinition(ledger, p.pipeline);
           held.push(personalDataHeld(ledger, p.pipeline, def));
         }
-        if (opts.json) printJson({ ledger: ledgerFile, pipelines, runs, personalData: held });
+        if (opts.json) printJson({ ledger: ledgerFile, pipelines, canceled, runs, personalData: held });
         else {
-          printStatus(ledgerFile, pipelines, runs);
+          printStatus(ledgerFile, pipelines, runs, canceled);
           const lines = held.flatMap((h) => {
             const l = heldLines(h);
             return l.length > 0 ? [`${h.pipeline}:`, ...l] : [];

@@ -7,8 +7,8 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { distance } from 'fastest-levenshtein';
 import { z } from 'zod';
+import { closestName } from '../../contract/closest-name.js';
 import { mappingFileSchema } from '../mapping/schema.js';
 import { pipelineFileSchema } from './schema.js';
 
@@ -78,11 +78,5 @@ function at(root: Json, node: Json, path: readonly (string | number)[]): Json[] 
 export function suggestKey(schema: z.ZodType, path: readonly (string | number)[], key: string): string | undefined {
   const root = jsonSchemaOf(schema);
   const allowed = [...new Set(at(root, root, path).flatMap((n) => Object.keys((n.properties as Json | undefined) ?? {})))];
-  let best: string | undefined;
-  let bestDistance = Number.POSITIVE_INFINITY;
-  for (const k of allowed) {
-    const d = distance(key.toLowerCase(), k.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [k, d];
-  }
-  return best !== undefined && bestDistance <= Math.max(2, Math.floor(key.length / 3)) ? best : undefined;
+  return closestName(key, allowed);
 }
