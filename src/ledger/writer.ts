@@ -1,6 +1,6 @@
 /**
  * The ledger's record writes during a run, on a worker thread. A run's client is bound by its
- * single JavaScript thread (DEPENDENCIES.md "Where the time goes"), and the ledger's per-batch
+ * single JavaScript thread (docs/dependencies.md, "Where the time of a run goes"), and the ledger's per-batch
  * transactions are about a third of that thread's work; on a worker they run beside the
  * reading and mapping instead of between them. The worker keeps its own connection to the same
  * WAL file and applies the writes strictly in the order they were asked for; each promise

@@ -4,7 +4,7 @@
  * for `auto`, a byte-pair swapper that turns UTF-16BE into UTF-16LE without moving any byte
  * offset, and the windows-1252 repair of text read as latin1 (bytes 0x80–0x9F, where the two
  * differ: € is 0x80). The repair table comes from iconv-lite, not from Node's TextDecoder, which
- * maps 0x80 to U+0080 (see DEPENDENCIES.md).
+ * maps 0x80 to U+0080 on Node 20 (docs/dependencies.md).
  */
 import { Transform, type TransformCallback } from 'node:stream';
 import { open } from 'node:fs/promises';
