@@ -1,7 +1,7 @@
 /**
  * After `migrate`, the step commands without a migration id work on the ledger's latest migration
  * (the platform no longer calls a completed one active), say which on stderr, and `logs
- * --from-start` prints a finished migration's whole log although `migrate` already read it.
+ * --from-start` prints a finished migration's whole log once `logs` has read it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
@@ -44,7 +44,7 @@ describe('step commands without a migration id after migrate', () => {
     expect(again.code, again.stderr).toBe(0);
     const cursor = Number(/next read continues from (\d+)/.exec(again.stderr)?.[1]);
     expect(cursor).toBeGreaterThan(1);
-    // Whatever was new (the counts job above) is printed; a second read has nothing new and says how to see it all.
+    // The first read prints the log; a second one has nothing new and says how to see it all.
     const none = await runCli(['logs', ...conn]);
     expect(none.stdout).toBe('');
     expect(none.stderr).toBe(`${picked()}0 new entries; next read continues from ${cursor} (--from-start prints the whole log)\n`);
