@@ -60,9 +60,6 @@ const LF = 0x0a;
  * export of `format`. Reads the file once from start to end; writes nothing.
  */
 export async function inspectExistingExport(file: string, format: ExportFormat): Promise<ExistingExport> {
-  const { size } = await fsp.stat(file);
-  if (size === 0) return { last: undefined, validBytes: 0, totalBytes: 0, hasHeader: false };
-  const head = await readBytes(file, 0, Math.min(size, CSV_HEADER.length));
   const refuse = (why: string): never => {
     throw new StagecoachError(
       'CONFIG_INVALID',
@@ -70,6 +67,11 @@ export async function inspectExistingExport(file: string, format: ExportFormat):
       { file },
     );
   };
+  const stat = await fsp.stat(file);
+  if (!stat.isFile()) refuse('it is not a regular file');
+  const size = stat.size;
+  if (size === 0) return { last: undefined, validBytes: 0, totalBytes: 0, hasHeader: false };
+  const head = await readBytes(file, 0, Math.min(size, CSV_HEADER.length));
   const other = formatOf(head);
   if (other !== format) {
     refuse(

@@ -1,8 +1,8 @@
 /**
  * Migrations the ledger knows were canceled on the platform (by `stagecoach cancel`). A canceled
  * migration's staging area is gone, yet its records keep the state they had (`staged`,
- * `invalid`, …) because that is what happened to them; `status` and the report must not present
- * them as staged on the platform. Kept in a table of this module, created on first use, so an
+ * `invalid`, …) because that is what happened to them; `status` must not present them as
+ * staged on the platform. Kept in a table of this module, created on first use, so an
  * older ledger reads as "none canceled".
  */
 import type { Database } from 'better-sqlite3';

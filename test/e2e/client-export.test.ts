@@ -5,7 +5,7 @@
  * is not a cut-off export of the same format.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createClient, type StagecoachClient } from '../../src/client/index.js';
 import { exportCounterparties, type ExportFormat } from '../../src/client/export-counterparties.js';
@@ -223,6 +223,16 @@ describe('counterparty export', () => {
         expect(readFileSync(out).equals(bytes)).toBe(true);
       });
     }
+
+    it('a folder named as --out', async () => {
+      const out = join(dir, 'a-folder.jsonl');
+      mkdirSync(out);
+      const r = await exportTo('jsonl', out);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toBe(
+        `stagecoach: ${out} exists and is not a cut-off jsonl export of counterparties: it is not a regular file; choose another --out, or --fresh to start over\n`,
+      );
+    });
 
     it('a CSV export cut inside the quoted field of an early record is continued, not emptied', async () => {
       const full = await whole('csv');
