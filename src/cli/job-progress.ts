@@ -91,6 +91,8 @@ export function jobDisplay(options: JobDisplayOptions): JobDisplay {
   let current: { tally: JobTally; migrationId: string; next: number; ready: Promise<void>; ac: AbortController } | undefined;
   let reading = false; // one log read at a time
   let lastLog = 0;
+  // On a terminal the line's clock moves every second, between polls (up to 5 s apart).
+  let ticker: NodeJS.Timeout | undefined;
 
   const say = (text: string) => {
     if (options.json) return;
@@ -146,6 +148,7 @@ export function jobDisplay(options: JobDisplayOptions): JobDisplay {
       if (kind === 'import') job.tally.of = (await options.migrations.get(migrationId, { signal: ac.signal })).numberOfStagedEntities;
     })().catch(() => undefined);
     current = job;
+    if (tty) ticker ??= setInterval(() => show(false), 1000).unref();
     lastLog = Date.now(); // the first line after `every`, not at once
   };
   const end = (result?: JobResult) => {
@@ -156,6 +159,8 @@ export function jobDisplay(options: JobDisplayOptions): JobDisplay {
     if (result?.jobType === 'ValidateStaging') job.tally.refused = new Set(result.errors.map((e) => e.referenceId)).size;
     if (result) show(true);
     job.ac.abort();
+    clearInterval(ticker);
+    ticker = undefined;
     current = undefined;
     line.done();
   };
