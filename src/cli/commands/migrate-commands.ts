@@ -430,7 +430,7 @@ function registerMigrate(program: Command): void {
               signal,
               tolerance: opts.tolerance,
               onEvent: display.onEvent,
-              logger: commandLogger('migrate', opts.logLevel ?? 'warn'),
+              logger: commandLogger('migrate', opts.logLevel),
               ...(opts.reveal ? { values: 'revealed' as const } : {}),
               ...(opts.ledger ? { ledgerFile: opts.ledger } : {}),
               ...(opts.corrections ? { corrections: opts.corrections } : {}),
