@@ -26,6 +26,7 @@ import { scanCsvKeys } from './source/csv/index.js';
 import { mapAndCheck, rejectUnreadable, settleRow, type KeyChecks } from './checks/index.js';
 import { readCorrections, type CorrectionsIndex } from './checks/corrections.js';
 import { summariseRows, withTallies, type PlanSummary } from './checks/plan-summary.js';
+import type { ImpactTally } from './checks/plan-impact.js';
 import { preparePipeline, type PreparedSource } from './prepare-pipeline.js';
 
 /** Where a resumed run starts reading (runner/resume.ts ResumeStart). */
@@ -329,21 +330,24 @@ export type { CorrectionsIndex };
  */
 export async function summarisePlan(
   def: PipelineDefinition,
-  options: ReadPipelineOptions & { samplesPerReason?: number } = {},
+  options: ReadPipelineOptions & { samplesPerReason?: number; impact?: ImpactTally } = {},
 ): Promise<PlanSummary> {
   const tallies: SourceTally[] = [];
+  const { impact } = options;
   const summary = await summariseRows(
     readPipelineBatches(def, {
       ...options,
       tallies,
       hashRows: false,
-      keepRecords: false,
-      parallel: { workers: def.concurrency.workers },
+      // Compared with a ledger, each record is framed and hashed as a run does it.
+      keepRecords: impact !== undefined,
+      parallel: { workers: def.concurrency.workers, ...(impact ? { encode: 'json-seq' as const } : {}) },
     }),
     {
       pipeline: def.file,
       component: def.component,
       ...(options.samplesPerReason !== undefined ? { samplesPerReason: options.samplesPerReason } : {}),
+      impact,
     },
   );
   return withTallies(summary, tallies);
@@ -351,3 +355,4 @@ export async function summarisePlan(
 
 export { loadPipeline, type PipelineDefinition, type SourceDefinition } from './definition/load-pipeline.js';
 export type { PlanSummary, RejectSample } from './checks/plan-summary.js';
+export { ImpactTally, type PlanImpact, type ImpactExample } from './checks/plan-impact.js';

@@ -1,7 +1,7 @@
 /** Commands of this group are registered here as they are built. */
 import type { Command } from 'commander';
 import pc from 'picocolors';
-import { loadPipeline, readPipeline, summarisePlan, type PlanSummary } from '../../pipeline/read-pipeline.js';
+import { ImpactTally, loadPipeline, readPipeline, summarisePlan, type PlanImpact, type PlanSummary } from '../../pipeline/read-pipeline.js';
 import { generateCrmSamples } from '../../pipeline/samples/generate-crm.js';
 import { StagecoachError } from '../../contract/errors.js';
 import { existsSync } from 'node:fs';
@@ -41,6 +41,7 @@ const positiveInt = (name: string) => (v: string) => {
 function redactSamples(s: PlanSummary, redactor: Redactor): PlanSummary {
   return {
     ...s,
+    ...(s.impact ? { impact: redactImpact(s.impact, redactor) } : {}),
     samples: s.samples.map((x) => ({
       ...x,
       ...(x.value !== undefined ? { value: redactor.value(x.field, x.value, x.code) } : {}),
@@ -49,6 +50,71 @@ function redactSamples(s: PlanSummary, redactor: Redactor): PlanSummary {
       ...(x.trace !== undefined ? { trace: redactor.message(x.trace, x.field, x.value, x.code) } : {}),
     })),
   };
+}
+
+/** A staged record with each value shown as its field's class says (`addresses[0].postalCode` masked like a postcode). */
+function redactRecord(value: unknown, redactor: Redactor, field = ''): unknown {
+  if (Array.isArray(value)) return value.map((v, i) => redactRecord(v, redactor, `${field}[${i}]`));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactRecord(v, redactor, field ? `${field}.${k}` : k)]));
+  // ids and the type say nothing about the person
+  if (field === 'referenceId' || field === 'type' || value === undefined) return value;
+  const shown = redactor.value(field, value);
+  // a value shown as it is keeps its JSON type (a flag stays a boolean)
+  return shown === (typeof value === 'string' ? value : JSON.stringify(value)) ? value : shown;
+}
+
+function redactImpact(impact: PlanImpact, redactor: Redactor): PlanImpact {
+  const reasons = (list: PlanImpact['examples'][number]['after']['reasons']) =>
+    list?.map((r) => ({
+      ...r,
+      ...(r.value !== undefined ? { value: redactor.value(r.field, r.value, r.code) } : {}),
+      message: redactor.message(r.message, r.field, r.value, r.code),
+    }));
+  return {
+    ...impact,
+    examples: impact.examples.map((x) => ({
+      ...x,
+      legacyKey: redactor.legacyKey(x.legacyKey),
+      before: { ...x.before, ...(x.before.reasons ? { reasons: reasons(x.before.reasons) } : {}) },
+      after: {
+        ...(x.after.record !== undefined ? { record: redactRecord(x.after.record, redactor) } : {}),
+        ...(x.after.reasons ? { reasons: reasons(x.after.reasons) } : {}),
+      },
+    })),
+  };
+}
+
+const IMPACT_HEADS: Record<PlanImpact['examples'][number]['kind'], string> = {
+  changed: 'changed: on the platform, the mapping now makes another record (sent again)',
+  again: 'not on the platform yet: refused, failed or unsent before (sent)',
+  nowRefused: 'on the platform, now refused before upload (not sent; the platform keeps what it has)',
+};
+
+function printImpact(i: PlanImpact, out: string[]): void {
+  const num = (n: number) => String(n).padStart(9);
+  out.push(
+    '',
+    pc.bold(`Compared with the ledger ${i.ledger}${i.migrationId ? ` (migration ${i.migrationId})` : ' (no run staged anything yet)'}`),
+  );
+  out.push(`  changed   ${num(i.changed)}   already staged, would be sent again`);
+  out.push(`  new       ${num(i.new)}   not in the ledger`);
+  out.push(`  again     ${num(i.again)}   in the ledger, not staged (refused, failed or unsent before)`);
+  out.push(`  unchanged ${num(i.unchanged)}   staged with this content, not sent`);
+  if (i.nowRefused > 0) out.push(`  now refused ${String(i.nowRefused).padStart(7)}   staged before, refused now (not sent)`);
+  out.push(`  a run would send ${i.toSend} records`);
+  for (const kind of ['changed', 'again', 'nowRefused'] as const) {
+    const examples = i.examples.filter((x) => x.kind === kind);
+    if (examples.length === 0) continue;
+    out.push('', pc.bold(`  ${IMPACT_HEADS[kind]}`));
+    for (const x of examples) {
+      out.push(`  ${pc.cyan(`${x.file}:${x.line}`)}  key ${x.legacyKey}`);
+      const refused = x.before.reasons?.map((r) => r.message).join('; ');
+      out.push(`      before: ${x.before.state}${refused ? `, ${refused}` : ''} (the ledger keeps no record content, only its hash)`);
+      if (x.after.record !== undefined) out.push(`      after:  ${JSON.stringify(x.after.record)}`);
+      for (const r of x.after.reasons ?? []) out.push(`      after:  refused, ${r.message}`);
+    }
+  }
 }
 
 function printPlan(s: PlanSummary, note: string): void {
@@ -83,8 +149,9 @@ function printPlan(s: PlanSummary, note: string): void {
       );
     for (const d of s.disagreements) out.push(pc.red(`  not accounted for: ${d}`));
   }
+  if (s.impact) printImpact(s.impact, out);
   out.push('', `${s.rowsRead} rows in ${(s.elapsedMs / 1000).toFixed(1)} s`);
-  if (s.samples.length > 0) out.push(pc.dim(note));
+  if (s.samples.length > 0 || (s.impact?.examples.length ?? 0) > 0) out.push(pc.dim(note));
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
@@ -102,26 +169,41 @@ export function registerPlanCommand(program: Command): void {
       v,
     ])
     .option('--reveal', "show the examples' personal values in the clear (default: masked, docs/privacy.md)")
-    .action(async (file: string, opts: { json?: boolean; samples: number; corrections?: string[]; reveal?: boolean }) => {
-      const def = await loadPipeline(file);
-      const ac = new AbortController();
-      const stop = () => ac.abort();
-      process.once('SIGINT', stop);
-      try {
-        const summary = await summarisePlan(def, {
-          signal: ac.signal,
-          samplesPerReason: opts.samples,
-          ...(opts.corrections ? { corrections: opts.corrections } : {}),
-        });
-        const reveal = opts.reveal === true || def.privacy.reportValues === 'revealed';
-        const redactor = new Redactor({ mode: reveal ? 'revealed' : 'masked', keyIsPersonal: def.privacy.legacyKeyIsPersonal });
-        const shown = redactSamples(summary, redactor);
-        if (opts.json) process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
-        else printPlan(shown, redactor.describe());
-      } finally {
-        process.off('SIGINT', stop);
-      }
-    });
+    .option(
+      '--ledger [file]',
+      `compare with the records a ledger holds: how many a run would send again (changed), send first (new), leave (unchanged); default ${DEFAULT_LEDGER_FILE}`,
+    )
+    .action(
+      async (file: string, opts: { json?: boolean; samples: number; corrections?: string[]; reveal?: boolean; ledger?: string | true }) => {
+        const def = await loadPipeline(file);
+        const ac = new AbortController();
+        const stop = () => ac.abort();
+        process.once('SIGINT', stop);
+        const ledgerFile = opts.ledger === true ? DEFAULT_LEDGER_FILE : opts.ledger;
+        // SQLite is loaded only when a ledger is asked for.
+        const held = ledgerFile
+          ? (await import('../../ledger/ledger-impact.js')).LedgerImpact.open(ledgerFile, def.name, def.component, {
+              newMigration: def.target.migration === 'new',
+            })
+          : undefined;
+        try {
+          const summary = await summarisePlan(def, {
+            signal: ac.signal,
+            samplesPerReason: opts.samples,
+            ...(opts.corrections ? { corrections: opts.corrections } : {}),
+            ...(held && ledgerFile ? { impact: new ImpactTally(held, ledgerFile, Math.min(opts.samples, 3)) } : {}),
+          });
+          const reveal = opts.reveal === true || def.privacy.reportValues === 'revealed';
+          const redactor = new Redactor({ mode: reveal ? 'revealed' : 'masked', keyIsPersonal: def.privacy.legacyKeyIsPersonal });
+          const shown = redactSamples(summary, redactor);
+          if (opts.json) process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
+          else printPlan(shown, redactor.describe());
+        } finally {
+          held?.close();
+          process.off('SIGINT', stop);
+        }
+      },
+    );
 }
 
 export function registerMapCommand(program: Command): void {

@@ -5,6 +5,7 @@
  */
 import type { FrontRow } from '../types.js';
 import { tallyDisagreement, type SourceTally } from '../source/tally.js';
+import type { ImpactTally, PlanImpact } from './plan-impact.js';
 
 export interface RejectSample {
   source: string;
@@ -39,6 +40,8 @@ export interface PlanSummary {
   files: SourceTally[];
   /** Every file whose counts disagree, was cut off or held no rows, in words (tallyDisagreement). */
   disagreements: string[];
+  /** With `plan --ledger`: what the next run would send, compared with the ledger (plan-impact.ts). */
+  impact?: PlanImpact;
   elapsedMs: number;
 }
 
@@ -58,7 +61,7 @@ export function withTallies(summary: PlanSummary, tallies: readonly SourceTally[
  */
 export async function summariseRows(
   batches: AsyncIterable<Iterable<FrontRow>>,
-  meta: { pipeline: string; component: string; samplesPerReason?: number },
+  meta: { pipeline: string; component: string; samplesPerReason?: number; impact?: ImpactTally | undefined },
 ): Promise<PlanSummary> {
   const started = performance.now();
   const perReason = meta.samplesPerReason ?? 5;
@@ -77,9 +80,11 @@ export async function summariseRows(
     elapsedMs: 0,
   };
   const sampled: Record<string, number> = {};
+  const impact = meta.impact;
   for await (const rows of batches)
     for (const r of rows) {
       summary.rowsRead++;
+      impact?.take(r);
       const source = r.row.source;
       const s = (summary.bySource[source] ??= { rowsRead: 0, mapped: 0, rejected: 0 });
       s.rowsRead++;
@@ -109,6 +114,7 @@ export async function summariseRows(
         });
       }
     }
+  if (impact) summary.impact = impact.finish();
   summary.elapsedMs = Math.round(performance.now() - started);
   return summary;
 }

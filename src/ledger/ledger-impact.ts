@@ -1,0 +1,93 @@
+/**
+ * What `plan` reads of a ledger to say what a run would send (read only, never written): the
+ * migration the pipeline's last run staged into, and for a group of legacy keys what the ledger
+ * holds of each — its state there, the hash of the record last sent, the reasons of a refusal.
+ * The same rule as a run's skip-unchanged stage (Ledger.isSettled): a record staged, invalid or
+ * imported in that migration with the same content hash is not sent again.
+ */
+import { existsSync } from 'node:fs';
+import { StagecoachError } from '../contract/errors.js';
+import { openLedger, type Ledger } from './ledger.js';
+import type { RecordError, RecordState } from './types.js';
+
+/** One record as the ledger holds it, for the comparison with what the mapping makes now. */
+export interface HeldRecord {
+  state: RecordState;
+  /** Staged, invalid or imported in the migration compared with: on the platform. */
+  settled: boolean;
+  /** Hash of the record as last sent (null for a refused row). */
+  contentHash: string | null;
+  /** Why the row was refused or failed, when it was. */
+  errors: RecordError[];
+}
+
+const SETTLED: ReadonlySet<RecordState> = new Set(['staged', 'invalid', 'imported']);
+
+export class LedgerImpact {
+  private readonly lookupOne;
+  private constructor(
+    private readonly ledger: Ledger,
+    private readonly scope: number | undefined,
+    /** The migration of the pipeline's latest run that had one, and the ledger's number for it. */
+    readonly migration: { id: string; no: number } | undefined,
+  ) {
+    this.lookupOne = ledger.db.prepare<
+      [number, string],
+      { state: RecordState; content_hash: string | null; errors: string | null; migration: number | null }
+    >('SELECT state, content_hash, errors, migration FROM records WHERE scope = ? AND keyed = 1 AND legacy_key = ?');
+  }
+
+  /**
+   * Opens `file` read only for a pipeline's records of a component; compared with the migration of
+   * its latest run, or with none (`newMigration`: a run would start one).
+   * @example const impact = LedgerImpact.open('.stagecoach/ledger.db', 'crm', 'Counterparties');
+   */
+  static open(file: string, pipeline: string, component: string, options: { newMigration?: boolean } = {}): LedgerImpact {
+    if (!existsSync(file))
+      throw new StagecoachError('CONFIG_INVALID', `--ledger ${file}: no such ledger, expected the ledger a run of ${pipeline} wrote`, {
+        file,
+      });
+    const ledger = openLedger(file, { readonly: true });
+    const db = ledger.db;
+    const scope = db
+      .prepare<[string, string], { id: number }>('SELECT id FROM scopes WHERE pipeline = ? AND component = ?')
+      .get(pipeline, component)?.id;
+    // A pipeline whose runs start a new migration (target.migration: new) finds nothing of it staged.
+    const run =
+      scope === undefined || options.newMigration
+        ? undefined
+        : db
+            .prepare<[number], { migration_id: string }>(
+              'SELECT migration_id FROM runs WHERE scope = ? AND migration_id IS NOT NULL ORDER BY id DESC LIMIT 1',
+            )
+            .get(scope);
+    const no = run
+      ? db.prepare<[string], { id: number }>('SELECT id FROM migrations WHERE reference_id = ?').get(run.migration_id)?.id
+      : undefined;
+    return new LedgerImpact(ledger, scope, run && no !== undefined ? { id: run.migration_id, no } : undefined);
+  }
+
+  /** What the ledger holds of each key (keys it holds nothing of are absent), in one read transaction. */
+  lookup(keys: readonly string[]): Map<string, HeldRecord> {
+    const out = new Map<string, HeldRecord>();
+    const scope = this.scope;
+    if (scope === undefined) return out;
+    this.ledger.db.transaction(() => {
+      for (const key of keys) {
+        const r = this.lookupOne.get(scope, key);
+        if (!r) continue;
+        out.set(key, {
+          state: r.state,
+          settled: SETTLED.has(r.state) && this.migration !== undefined && r.migration === this.migration.no,
+          contentHash: r.content_hash,
+          errors: r.errors ? (JSON.parse(r.errors) as RecordError[]) : [],
+        });
+      }
+    })();
+    return out;
+  }
+
+  close(): void {
+    this.ledger.close();
+  }
+}
