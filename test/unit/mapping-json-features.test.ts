@@ -136,6 +136,30 @@ record:
     );
   });
 
+  it('says what staging expected when a value it gets is of another type (a constant, a script)', async () => {
+    const m = await compile(`
+type: person
+key: { column: nr, scope: p }
+record:
+  initials: { value: J. }
+  surname: { value: true }
+  addresses:
+    - object:
+        referenceId: { referenceId: { suffix: a } }
+        type: { value: main }
+        addressLine1: straat
+        postalCode: { value: 1234 AB }
+        locality: { value: Ede }
+        countryCode: { value: NL }
+  income: { object: { amount: { concat: [bedrag] }, currency: { value: EUR }, frequency: { value: yearly } } }
+`);
+    const v = mapAndCheck(m, row({ nr: '1', straat: 'Kerkweg', bedrag: 'veel' }), { reasons: null, refs: [], key: '' });
+    expect(v.kind === 'checked' && !v.check.ok && v.check.reasons.map((r) => r.message)).toEqual([
+      'surname: expected a string, got the boolean `true`',
+      'income.amount: expected a number, got the text `veel`',
+    ]);
+  });
+
   it('converts only what is unambiguous', () => {
     expect(coerceTo('string', 3)).toBe('3');
     expect(coerceTo('string', -2.5)).toBe('-2.5');

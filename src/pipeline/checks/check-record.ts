@@ -7,6 +7,8 @@ import { checkStagedCounterparty, isStagedCounterparty, type StagedCounterparty 
 import type { RejectReason } from '../types.js';
 import type { RelationRef } from '../mapping/compile.js';
 import type { KeyIndex, KeyLocation } from './key-index.js';
+import { fieldSchema, itemSchema, stagedSchema, targetKind, type TargetKind } from '../mapping/schema.js';
+import { kindOf } from '../mapping/coerce.js';
 
 function valueAt(obj: unknown, field: string): unknown {
   let cur: unknown = obj;
@@ -41,16 +43,38 @@ export function checkRecord(record: unknown, already: readonly RejectReason[] | 
     const field = e.field.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
     if (refusedAlready(already, field)) continue;
     const value = valueAt(record, e.field);
+    const expected = wrongType(record, e.field, value);
     const message =
       e.message === 'MISSING_REQUIRED_FIELD'
         ? `${field}: required by staging, got nothing`
-        : `${field}: refused by the staging schema, got ${show(value)}`;
+        : expected
+          ? `${field}: expected ${expected}, got ${kindOf(value)}`
+          : `${field}: refused by the staging schema, got ${show(value)}`;
     reasons.push({ field, value, code: e.message, message });
   }
   return reasons.length > 0 ? { ok: false, reasons } : { ok: false, reasons: [] };
 }
 
 const ACCEPTED: RecordCheck = Object.freeze({ ok: true });
+
+const EXPECTED: Record<TargetKind, string> = { string: 'a string', number: 'a number', boolean: 'true or false' };
+
+/**
+ * What staging takes at a field, when the value is of another JSON type (a script's number where
+ * staging takes text): "a string". Undefined when the type is right and the refusal is another.
+ */
+function wrongType(record: unknown, path: string, value: unknown): string | undefined {
+  const type = (record as { type?: unknown }).type;
+  if (type !== 'person' && type !== 'organisation') return undefined;
+  let schema = stagedSchema(type);
+  for (const part of path.split('.')) {
+    const next = /^\d+$/.test(part) ? itemSchema(schema) : fieldSchema(schema, part);
+    if (!next) return undefined;
+    schema = next;
+  }
+  const kind = targetKind(schema);
+  return kind !== undefined && typeof value !== kind ? EXPECTED[kind] : undefined;
+}
 
 /** Whether an earlier reason already refused this field or one that holds it. */
 export function refusedAlready(already: readonly RejectReason[] | null, field: string): boolean {
