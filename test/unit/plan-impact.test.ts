@@ -80,4 +80,29 @@ describe('plan --ledger: what a run would send', () => {
       reasons: [{ field: 'surname', code: 'INVALID_FIELD_VALUE', message: 'surname: INVALID_FIELD_VALUE' }],
     });
   });
+
+  it('takes the hash and the record of a row a worker framed for upload (parallel reading)', () => {
+    const record = { referenceId: 'id-9', type: 'person', initials: 'J.', surname: 'Jansen' };
+    const encoded = encodeRecord(record, 'json-seq');
+    const framed: FrontRow = {
+      kind: 'mapped',
+      component: 'Counterparties',
+      legacyKey: '9',
+      referenceId: 'id-9',
+      encoded: { ...encoded, frame: Buffer.from(encoded.frame) },
+      row: origin(2),
+    };
+    const ledger = (hash: string): HeldRecords => ({
+      migration: { id: 'm-1' },
+      lookup: () => new Map([['9', { state: 'staged', settled: true, contentHash: hash, errors: [] }]]),
+    });
+    const same = new ImpactTally(ledger(encoded.contentHash), 'ledger.db');
+    same.take(framed);
+    expect(same.finish()).toMatchObject({ unchanged: 1, changed: 0, toSend: 0 });
+    const other = new ImpactTally(ledger('0'.repeat(32)), 'ledger.db');
+    other.take(framed);
+    const impact = other.finish();
+    expect(impact).toMatchObject({ unchanged: 0, changed: 1, toSend: 1 });
+    expect(impact.examples[0]!.after.record).toEqual(record);
+  });
 });
