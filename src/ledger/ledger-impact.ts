@@ -9,6 +9,8 @@ import { existsSync } from 'node:fs';
 import { StagecoachError } from '../contract/errors.js';
 import { openLedger, type Ledger } from './ledger.js';
 import type { RecordError, RecordState } from './types.js';
+import { runMappings } from './ledger-mappings.js';
+import type { MappingSnapshot } from '../pipeline/definition/mapping-snapshot.js';
 
 /** One record as the ledger holds it, for the comparison with what the mapping makes now. */
 export interface HeldRecord {
@@ -19,6 +21,8 @@ export interface HeldRecord {
   contentHash: string | null;
   /** Why the row was refused or failed, when it was. */
   errors: RecordError[];
+  /** The run that last wrote the record. */
+  lastRun: number;
 }
 
 const SETTLED: ReadonlySet<RecordState> = new Set(['staged', 'invalid', 'imported']);
@@ -33,8 +37,8 @@ export class LedgerImpact {
   ) {
     this.lookupOne = ledger.db.prepare<
       [number, string],
-      { state: RecordState; content_hash: string | null; errors: string | null; migration: number | null }
-    >('SELECT state, content_hash, errors, migration FROM records WHERE scope = ? AND keyed = 1 AND legacy_key = ?');
+      { state: RecordState; content_hash: string | null; errors: string | null; migration: number | null; last_run: number }
+    >('SELECT state, content_hash, errors, migration, last_run FROM records WHERE scope = ? AND keyed = 1 AND legacy_key = ?');
   }
 
   /**
@@ -81,10 +85,16 @@ export class LedgerImpact {
           settled: SETTLED.has(r.state) && this.migration !== undefined && r.migration === this.migration.no,
           contentHash: r.content_hash,
           errors: r.errors ? (JSON.parse(r.errors) as RecordError[]) : [],
+          lastRun: r.last_run,
         });
       }
     })();
     return out;
+  }
+
+  /** The mappings a run used (ledger-mappings.ts), when the ledger kept them. */
+  mappingsOf(runId: number): MappingSnapshot | undefined {
+    return runMappings(this.ledger.db, runId) as MappingSnapshot | undefined;
   }
 
   close(): void {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { encodeRecord } from '../../src/pipeline/batcher/index.js';
-import { ImpactTally, type HeldRecord, type HeldRecords } from '../../src/pipeline/checks/plan-impact.js';
+import { fieldChanges, ImpactTally, type HeldRecord, type HeldRecords } from '../../src/pipeline/checks/plan-impact.js';
 import type { FrontRow } from '../../src/pipeline/types.js';
 
 const origin = (line: number) => ({ source: 'klanten', provenance: { file: 'klanten.csv', line, byteOffset: 0, hash: '' } });
@@ -33,8 +33,8 @@ describe('plan --ledger: what a run would send', () => {
       rejected('1', 'DUPLICATE_LEGACY_KEY', 8), // a duplicate of key 1: not the ledger's record
     ];
     const held = new Map<string, HeldRecord>([
-      ['1', { state: 'staged', settled: true, contentHash: hashOf(rows[0]!), errors: [] }],
-      ['2', { state: 'imported', settled: true, contentHash: hashOf(mapped('2', 'Pieterse', 3)), errors: [] }],
+      ['1', { state: 'staged', settled: true, contentHash: hashOf(rows[0]!), errors: [], lastRun: 1 }],
+      ['2', { state: 'imported', settled: true, contentHash: hashOf(mapped('2', 'Pieterse', 3)), errors: [], lastRun: 1 }],
       [
         '4',
         {
@@ -42,13 +42,14 @@ describe('plan --ledger: what a run would send', () => {
           settled: false,
           contentHash: null,
           errors: [{ field: 'surname', code: 'MISSING_REQUIRED_FIELD', message: 'surname: required' }],
+          lastRun: 1,
         },
       ],
-      ['5', { state: 'staged', settled: false, contentHash: hashOf(rows[4]!), errors: [] }],
-      ['6', { state: 'staged', settled: true, contentHash: 'x', errors: [] }],
+      ['5', { state: 'staged', settled: false, contentHash: hashOf(rows[4]!), errors: [], lastRun: 1 }],
+      ['6', { state: 'staged', settled: true, contentHash: 'x', errors: [], lastRun: 1 }],
     ]);
     const asked: string[][] = [];
-    const ledger: HeldRecords = { migration: { id: 'm-1' }, lookup: (keys) => (asked.push([...keys]), held) };
+    const ledger: HeldRecords = { migration: { id: 'm-1' }, lookup: (keys) => (asked.push([...keys]), held), mappingsOf: () => undefined };
     const tally = new ImpactTally(ledger, 'ledger.db');
     for (const r of rows) tally.take(r);
     const impact = tally.finish();
@@ -94,7 +95,8 @@ describe('plan --ledger: what a run would send', () => {
     };
     const ledger = (hash: string): HeldRecords => ({
       migration: { id: 'm-1' },
-      lookup: () => new Map([['9', { state: 'staged', settled: true, contentHash: hash, errors: [] }]]),
+      lookup: () => new Map([['9', { state: 'staged', settled: true, contentHash: hash, errors: [], lastRun: 1 }]]),
+      mappingsOf: () => undefined,
     });
     const same = new ImpactTally(ledger(encoded.contentHash), 'ledger.db');
     same.take(framed);
@@ -104,5 +106,19 @@ describe('plan --ledger: what a run would send', () => {
     const impact = other.finish();
     expect(impact).toMatchObject({ unchanged: 0, changed: 1, toSend: 1 });
     expect(impact.examples[0]!.after.record).toEqual(record);
+  });
+
+  it('lists the fields whose values differ, as the contract names them, absent on one side as absent', () => {
+    expect(
+      fieldChanges(
+        { surname: 'Jansen', surnamePrefix: 'van', addresses: [{ postalCode: '1234 AB' }], nationalities: ['NL'] },
+        { surname: 'Jansen', surnamePrefix: 'VAN', addresses: [{ postalCode: '1234AB' }], nationalities: ['NL', 'BE'] },
+      ),
+    ).toEqual([
+      { field: 'addresses[0].postalCode', before: '1234 AB', after: '1234AB' },
+      { field: 'nationalities[1]', after: 'BE' },
+      { field: 'surnamePrefix', before: 'van', after: 'VAN' },
+    ]);
+    expect(fieldChanges({ a: 1 }, { a: 1 })).toEqual([]);
   });
 });

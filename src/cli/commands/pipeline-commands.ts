@@ -76,7 +76,23 @@ function redactImpact(impact: PlanImpact, redactor: Redactor): PlanImpact {
     examples: impact.examples.map((x) => ({
       ...x,
       legacyKey: redactor.legacyKey(x.legacyKey),
-      before: { ...x.before, ...(x.before.reasons ? { reasons: reasons(x.before.reasons) } : {}) },
+      before: {
+        ...x.before,
+        ...(x.before.reasons ? { reasons: reasons(x.before.reasons) } : {}),
+        ...(x.before.remapped
+          ? {
+              remapped: {
+                ...x.before.remapped,
+                record: redactRecord(x.before.remapped.record, redactor),
+                changes: x.before.remapped.changes.map((c) => ({
+                  field: c.field,
+                  ...('before' in c ? { before: redactor.value(c.field, c.before) } : {}),
+                  ...('after' in c ? { after: redactor.value(c.field, c.after) } : {}),
+                })),
+              },
+            }
+          : {}),
+      },
       after: {
         ...(x.after.record !== undefined ? { record: redactRecord(x.after.record, redactor) } : {}),
         ...(x.after.reasons ? { reasons: reasons(x.after.reasons) } : {}),
@@ -84,6 +100,8 @@ function redactImpact(impact: PlanImpact, redactor: Redactor): PlanImpact {
     })),
   };
 }
+
+const shownValue = (v: unknown): string => (v === undefined ? '(none)' : JSON.stringify(v));
 
 const IMPACT_HEADS: Record<PlanImpact['examples'][number]['kind'], string> = {
   changed: 'changed: on the platform, the mapping now makes another record (sent again)',
@@ -110,6 +128,12 @@ function printImpact(i: PlanImpact, out: string[]): void {
     for (const x of examples) {
       out.push(`  ${pc.cyan(`${x.file}:${x.line}`)}  key ${x.legacyKey}`);
       const refused = x.before.reasons?.map((r) => r.message).join('; ');
+      const remapped = x.before.remapped;
+      if (remapped) {
+        out.push(`      ${x.before.state}; mapped as run ${remapped.run} did, then as now:`);
+        for (const c of remapped.changes) out.push(`      ${c.field}: ${shownValue(c.before)} → ${shownValue(c.after)}`);
+        continue;
+      }
       out.push(`      before: ${x.before.state}${refused ? `, ${refused}` : ''} (the ledger keeps no record content, only its hash)`);
       if (x.after.record !== undefined) out.push(`      after:  ${JSON.stringify(x.after.record)}`);
       for (const r of x.after.reasons ?? []) out.push(`      after:  refused, ${r.message}`);
@@ -187,12 +211,14 @@ export function registerPlanCommand(program: Command): void {
             })
           : undefined;
         try {
+          const impact = held && ledgerFile ? new ImpactTally(held, ledgerFile, Math.min(opts.samples, 3)) : undefined;
           const summary = await summarisePlan(def, {
             signal: ac.signal,
             samplesPerReason: opts.samples,
             ...(opts.corrections ? { corrections: opts.corrections } : {}),
-            ...(held && ledgerFile ? { impact: new ImpactTally(held, ledgerFile, Math.min(opts.samples, 3)) } : {}),
+            ...(impact ? { impact } : {}),
           });
+          await impact?.addBefore(def);
           const reveal = opts.reveal === true || def.privacy.reportValues === 'revealed';
           const redactor = new Redactor({ mode: reveal ? 'revealed' : 'masked', keyIsPersonal: def.privacy.legacyKeyIsPersonal });
           const shown = redactSamples(summary, redactor);

@@ -4,11 +4,18 @@
  * frame, batcher/index.ts) and compared with what the ledger holds of its legacy key, by the rule
  * of a run's skip-unchanged stage: staged (or invalid, or imported) in the migration with the same
  * hash is not sent again. So the records counted `changed`, `new` and `again` are the ones the
- * next run sends, and only those. The ledger keeps a hash of each record sent, not the record:
- * an example shows the record as it would be sent, and says what the ledger knows of before.
+ * next run sends, and only those. The ledger keeps a hash of each record sent, not the record;
+ * but it keeps the mappings each run used (ledger/ledger-mappings.ts), so an example's "before"
+ * is its row mapped again the way the run that last sent it did (`addBefore`), set field by
+ * field against what the mapping makes now.
  */
 import { encodeRecord } from '../batcher/index.js';
+import { restoreMappingSnapshot, type MappingSnapshot } from '../definition/mapping-snapshot.js';
+import type { PipelineDefinition } from '../definition/load-pipeline.js';
+import { compileMapping, type MapContext } from '../mapping/compile.js';
+import { ReferenceIds } from '../mapping/reference-ids.js';
 import type { FrontRow, RejectReason } from '../types.js';
+import { mapAndCheck } from './row-verdict.js';
 
 /** What the ledger holds of one legacy key (ledger/ledger-impact.ts HeldRecord). */
 export interface HeldRecord {
@@ -16,12 +23,16 @@ export interface HeldRecord {
   settled: boolean;
   contentHash: string | null;
   errors: ReadonlyArray<{ field: string; code: string; message: string; value?: unknown }>;
+  /** The run that last wrote the record. */
+  lastRun: number;
 }
 
 /** A ledger to compare with (ledger/ledger-impact.ts LedgerImpact), kept apart so `plan` loads SQLite only when asked. */
 export interface HeldRecords {
   readonly migration: { id: string } | undefined;
   lookup(keys: readonly string[]): Map<string, HeldRecord>;
+  /** The mappings a run used, when the ledger kept them. */
+  mappingsOf(runId: number): MappingSnapshot | undefined;
 }
 
 export type ImpactKind = 'changed' | 'again' | 'nowRefused';
@@ -34,9 +45,26 @@ export interface ImpactExample {
   line: number;
   legacyKey: string;
   /** What the ledger knows of the record before: its state, and the reasons when it was refused (it keeps no record content). */
-  before: { state: string; contentKept: false; reasons?: RejectReason[] };
+  before: { state: string; contentKept: false; reasons?: RejectReason[]; remapped?: Remapped };
   /** The record a run would send, or why it would now be refused. */
   after: { record?: unknown; reasons?: RejectReason[] };
+}
+
+/**
+ * The row mapped again the way the run that last sent its record did (with that run's mappings,
+ * from the ledger), and every field that comes out different now.
+ */
+export interface Remapped {
+  run: number;
+  record: unknown;
+  changes: FieldChange[];
+}
+
+/** A field whose value a mapping change changes (absent on one side: `undefined`). */
+export interface FieldChange {
+  field: string;
+  before?: unknown;
+  after?: unknown;
 }
 
 export interface PlanImpact {
@@ -69,6 +97,8 @@ export class ImpactTally {
   private readonly impact: PlanImpact;
   private group: FrontRow[] = [];
   private readonly shown: Record<ImpactKind, number> = { changed: 0, again: 0, nowRefused: 0 };
+  /** Of each example (same order): the row's values when the reader kept them, and the run that last wrote it. */
+  private readonly inputs: { values: Record<string, unknown> | undefined; lastRun: number }[] = [];
 
   constructor(
     private readonly held: HeldRecords,
@@ -99,6 +129,37 @@ export class ImpactTally {
     const i = this.impact;
     i.toSend = i.changed + i.new + i.again;
     return i;
+  }
+
+  /**
+   * Gives each `changed` example its "before": its row mapped again with the mappings of the run
+   * that last sent it, and the fields that differ. An example whose row values a worker did not
+   * keep, or whose run's mappings the ledger does not hold (older ledgers), keeps only its state.
+   */
+  async addBefore(def: PipelineDefinition): Promise<void> {
+    const ids = new ReferenceIds(def.target.referenceNamespace);
+    const ctx: MapContext = { reasons: null, refs: [], key: '' };
+    for (const [n, x] of this.impact.examples.entries()) {
+      const { values, lastRun } = this.inputs[n]!;
+      const snapshot = x.kind === 'changed' && values ? this.held.mappingsOf(lastRun) : undefined;
+      if (!snapshot || !values) continue;
+      const restored = await restoreMappingSnapshot(snapshot);
+      try {
+        const m = restored.mappings.get(x.source);
+        if (!m) continue;
+        const mapping = await compileMapping(m.spec, m.path, ids);
+        const v = mapAndCheck(
+          mapping,
+          { source: x.source, values, provenance: { file: x.file, line: x.line, byteOffset: 0, hash: '' } },
+          ctx,
+        );
+        const record = v.kind === 'checked' ? (v.check.ok ? v.check.record : undefined) : undefined;
+        if (record === undefined) continue;
+        x.before.remapped = { run: lastRun, record, changes: fieldChanges(record, x.after.record) };
+      } finally {
+        await restored.close();
+      }
+    }
   }
 
   private flush(): void {
@@ -137,6 +198,7 @@ export class ImpactTally {
     if (this.shown[kind] >= this.examplesPerKind) return;
     this.shown[kind]++;
     const p = r.row.provenance;
+    this.inputs.push({ values: 'values' in r.row ? r.row.values : undefined, lastRun: h.lastRun });
     this.impact.examples.push({
       kind,
       source: r.row.source,
@@ -162,4 +224,29 @@ function recordOf(r: FrontRow): unknown {
   if (!r.encoded) return undefined;
   const text = typeof r.encoded.frame === 'string' ? r.encoded.frame : r.encoded.frame.toString('utf8');
   return JSON.parse(text.replace(/^\x1e/, ''));
+}
+
+/**
+ * The fields (as the contract names them: `addresses[0].postalCode`) whose values differ between two records.
+ * @example fieldChanges({ surnamePrefix: 'van' }, { surnamePrefix: 'VAN' }) // [{ field: 'surnamePrefix', before: 'van', after: 'VAN' }]
+ */
+export function fieldChanges(before: unknown, after: unknown): FieldChange[] {
+  const a = leaves(before);
+  const b = leaves(after);
+  const out: FieldChange[] = [];
+  for (const field of [...new Set([...a.keys(), ...b.keys()])].sort()) {
+    const x = a.get(field);
+    const y = b.get(field);
+    if (JSON.stringify(x) !== JSON.stringify(y))
+      out.push({ field, ...(x !== undefined ? { before: x } : {}), ...(y !== undefined ? { after: y } : {}) });
+  }
+  return out;
+}
+
+function leaves(value: unknown, path = '', out = new Map<string, unknown>()): Map<string, unknown> {
+  if (Array.isArray(value)) value.forEach((v, i) => leaves(v, `${path}[${i}]`, out));
+  else if (value !== null && typeof value === 'object')
+    for (const [k, v] of Object.entries(value)) leaves(v, path ? `${path}.${k}` : k, out);
+  else if (value !== undefined) out.set(path, value);
+  return out;
 }

@@ -14,7 +14,16 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createClient, type ClientLogger, type ClientOptions } from '../../client/index.js';
 import { StagecoachError } from '../../contract/errors.js';
-import { DEFAULT_LEDGER_FILE, openLedger, openLedgerWriter, type Ledger, type LedgerWriter, type Scope } from '../../ledger/index.js';
+import {
+  DEFAULT_LEDGER_FILE,
+  openLedger,
+  openLedgerWriter,
+  recordRunMappings,
+  type Ledger,
+  type LedgerWriter,
+  type Scope,
+} from '../../ledger/index.js';
+import { type MappingSnapshot, takeMappingSnapshot } from '../definition/mapping-snapshot.js';
 import { type CorrectionsSummary, loadPipeline, readPipelineBatches, type PipelineDefinition } from '../read-pipeline.js';
 import type { SourceTally } from '../source/index.js';
 import { clientSink, type BatchEvent, type StagingSink } from '../uploader/index.js';
@@ -111,7 +120,8 @@ async function runWith(
 ): Promise<RunReport> {
   const log = options.logger;
   const started = performance.now();
-  const definitionHash = await pipelineHash(def);
+  const mappings = await takeMappingSnapshot(def);
+  const definitionHash = await pipelineHash(def, mappings);
   const resume = await Resume.look(def, ledger, definitionHash, { corrections: options.corrections !== undefined });
   const { run, scope, crashed } = ledger.startRun({
     pipeline: def.name,
@@ -121,6 +131,7 @@ async function runWith(
     // A run that may resume keeps the keyless rejects of the rows it will not read again.
     readsEverything: options.corrections === undefined && !resume.candidate,
   });
+  recordRunMappings(ledger.db, run.id, mappings);
   for (const c of crashed)
     log?.warn(
       { run: c.id, pid: c.pid, startedAt: c.startedAt },
@@ -287,11 +298,11 @@ async function startReading(
   return start;
 }
 
-/** Hash of the pipeline file and its mapping files (and scripts), to tell runs of changed definitions apart. */
-async function pipelineHash(def: PipelineDefinition): Promise<string> {
-  const files = [def.path, ...new Set(def.sources.map((s) => s.mappingFile.path))];
-  const parts: string[] = [];
-  for (const f of files) parts.push(f, hash('sha256', await readFile(f), 'hex'));
+/** Hash of the pipeline file, its mapping files and their scripts, to tell runs of changed definitions apart. */
+async function pipelineHash(def: PipelineDefinition, mappings: MappingSnapshot): Promise<string> {
+  const parts = [def.path, hash('sha256', await readFile(def.path), 'hex')];
+  for (const [name, text] of Object.entries(mappings.files).sort(([a], [b]) => a.localeCompare(b)))
+    parts.push(name, hash('sha256', text, 'hex'));
   return hash('sha256', parts.join('\n'), 'hex').slice(0, 32);
 }
 
