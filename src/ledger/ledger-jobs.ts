@@ -7,6 +7,7 @@
  */
 import type { Ledger } from './ledger.js';
 import type { RecordError } from './types.js';
+import { errorsJson } from './record-errors.js';
 
 /** A record the import job could not import. */
 export interface ImportFailure {
@@ -37,7 +38,7 @@ export function markImportOutcome(
         code: /^([A-Z][A-Z0-9_]{2,})\b/.exec(f.message)?.[1] ?? 'IMPORT_FAILED',
         message: f.message,
       };
-      ins.run(f.referenceId, JSON.stringify([error]));
+      ins.run(f.referenceId, errorsJson([error]));
     }
     const failed = db
       .prepare(

@@ -17,6 +17,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Ledger } from './ledger.js';
 import type { RecordError } from './types.js';
+import { errorsJson } from './record-errors.js';
 
 /** `removing`: the DELETE was (or was about to be) sent, its answer not recorded; `removed`: the platform no longer holds it. */
 export const REMOVAL_STATES = ['removing', 'removed'] as const;
@@ -72,7 +73,7 @@ export function intendRemovals(ledger: Ledger, migrationId: string, records: rea
     `INSERT OR REPLACE INTO staging_removals (migration_id, reference_id, last_batch, errors, removed_at, state) VALUES (?, ?, ?, ?, ?, 'removing')`,
   );
   db.transaction(() => {
-    for (const r of records) insert.run(migrationId, r.referenceId, r.lastBatch, JSON.stringify(r.errors), now);
+    for (const r of records) insert.run(migrationId, r.referenceId, r.lastBatch, errorsJson(r.errors), now);
   })();
 }
 

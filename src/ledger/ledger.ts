@@ -33,6 +33,7 @@ import {
   type RunStatus,
   noRecords,
 } from './types.js';
+import { errorsJson } from './record-errors.js';
 
 /** Identifies one pipeline's records for one component (records are keyed within it). */
 export interface Scope {
@@ -447,7 +448,7 @@ export class Ledger {
           legacyKey: keyed ? r.legacyKey : keylessKey(r.provenance),
           referenceId: r.referenceId ?? null,
           run: runId,
-          errors: JSON.stringify(r.errors),
+          errors: errorsJson(r.errors),
           source: r.provenance.source,
           file: r.provenance.file,
           line: r.provenance.line,
@@ -549,7 +550,7 @@ export class Ledger {
       // Refusals one by one, then every record of the batch still in flight is staged at once.
       for (const o of outcomes)
         if (o.state !== 'staged')
-          s.outcome.run(o.state, o.errors && o.errors.length > 0 ? JSON.stringify(o.errors) : null, now, scope.id, o.legacyKey, batchId);
+          s.outcome.run(o.state, o.errors && o.errors.length > 0 ? errorsJson(o.errors) : null, now, scope.id, o.legacyKey, batchId);
       s.stageRest.run(now, batchId);
       s.batchFinish.run('done', null, now, batchId);
     })();
@@ -709,7 +710,7 @@ export class Ledger {
       this.db.exec('CREATE TEMP TABLE IF NOT EXISTS wanted_errors (reference_id TEXT PRIMARY KEY, errors TEXT NOT NULL)');
       this.db.exec('DELETE FROM temp.wanted_errors');
       const ins = this.db.prepare('INSERT INTO temp.wanted_errors (reference_id, errors) VALUES (?, ?)');
-      for (const [ref, list] of byRef) ins.run(ref, JSON.stringify(list));
+      for (const [ref, list] of byRef) ins.run(ref, errorsJson(list));
       const invalid = this.db
         .prepare(
           `UPDATE records SET state = 'invalid', errors = w.errors, updated_at = ? FROM temp.wanted_errors w WHERE w.reference_id = records.reference_id AND records.migration = ? AND records.state IN ('staged', 'invalid')`,

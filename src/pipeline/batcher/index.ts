@@ -9,6 +9,8 @@ import { hash } from 'node:crypto';
 import { encodeFrame, type StreamFormat } from '../../codec/index.js';
 import type { LedgerRecordInput, RecordProvenance } from '../../ledger/index.js';
 
+export { MAX_RECORD_BYTES, oversizeReject } from './record-limit.js';
+
 /** Bounds of one upload; the defaults match the pipeline file's `batching` defaults. */
 export interface BatchLimits {
   /** Most records in one upload. */

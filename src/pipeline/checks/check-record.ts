@@ -4,6 +4,7 @@
  * Each failure becomes a `RejectReason` naming field, value and what was expected.
  */
 import { checkStagedCounterparty, isStagedCounterparty, type StagedCounterparty } from '../../contract/migration.js';
+import { cutValue, showValue } from '../../contract/cut.js';
 import type { RejectReason } from '../types.js';
 import type { RelationRef } from '../mapping/compile.js';
 import type { KeyIndex, KeyLocation } from './key-index.js';
@@ -17,11 +18,6 @@ function valueAt(obj: unknown, field: string): unknown {
     cur = (cur as Record<string, unknown>)[part];
   }
   return cur;
-}
-
-function show(v: unknown): string {
-  const s = typeof v === 'string' ? v : JSON.stringify(v);
-  return s === undefined ? 'nothing' : `\`${s.length > 60 ? `${s.slice(0, 57)}…` : s}\``;
 }
 
 /** A record the staging schema accepts (`record`: the schema's copy, when asked for), or why not. */
@@ -49,8 +45,8 @@ export function checkRecord(record: unknown, already: readonly RejectReason[] | 
         ? `${field}: required by staging, got nothing`
         : expected
           ? `${field}: expected ${expected}, got ${kindOf(value)}`
-          : `${field}: refused by the staging schema, got ${show(value)}`;
-    reasons.push({ field, value, code: e.message, message });
+          : `${field}: refused by the staging schema, got ${showValue(value)}`;
+    reasons.push({ field, value: cutValue(value), code: e.message, message });
   }
   return reasons.length > 0 ? { ok: false, reasons } : { ok: false, reasons: [] };
 }

@@ -4,6 +4,7 @@
  * parallel reader's worker). The second (`settleRow`) needs every row before it, in source order:
  * a duplicate is the later of two rows, and a relation's target must be a key some source holds.
  */
+import { cutText, showValue } from '../../contract/cut.js';
 import type { MappedRow, RejectReason, SourceRow, SourceRowError } from '../types.js';
 import type { CompiledMapping, MapContext, RelationRef } from '../mapping/compile.js';
 import type { KeyIndex } from './key-index.js';
@@ -27,6 +28,9 @@ export type RowVerdict =
       check: RecordCheck;
     };
 
+/** Longest legacy key (characters) a row may have. */
+export const MAX_KEY_CHARS = 1024;
+
 export function mapAndCheck(mapping: CompiledMapping, row: SourceRow, ctx: MapContext, keepRecord = true): RowVerdict {
   const key = mapping.key(row.values);
   if (key === undefined) {
@@ -36,6 +40,18 @@ export function mapAndCheck(mapping: CompiledMapping, row: SourceRow, ctx: MapCo
         value: row.values[mapping.keyColumn] ?? '',
         code: 'MISSING_REQUIRED_FIELD',
         message: `${mapping.keyColumn}: the legacy key is empty, expected a value to derive the referenceId from`,
+      },
+    ];
+    return { kind: 'final', row: { kind: 'rejected', component: 'Counterparties', reasons, row } };
+  }
+  if (key.length > MAX_KEY_CHARS) {
+    // The key becomes the referenceId and the ledger's key: a runaway column must not.
+    const reasons: RejectReason[] = [
+      {
+        field: mapping.keyColumn,
+        value: cutText(key),
+        code: 'INVALID_FIELD_VALUE',
+        message: `${mapping.keyColumn}: the legacy key is ${key.length} characters, expected at most ${MAX_KEY_CHARS}, got ${showValue(key)}`,
       },
     ];
     return { kind: 'final', row: { kind: 'rejected', component: 'Counterparties', reasons, row } };

@@ -8,6 +8,7 @@ import { isMap, isNode, isPair, isScalar, LineCounter, parseDocument, type Docum
 import type { z } from 'zod';
 import { StagecoachError } from '../../contract/errors.js';
 import { suggestKey } from './json-schemas.js';
+import { cutText } from '../../contract/cut.js';
 
 /** One problem in a declaration file, located. */
 export interface DeclarationProblem {
@@ -188,8 +189,7 @@ export function formatPath(path: (string | number)[]): string {
 
 function show(value: unknown): string {
   if (value === undefined) return 'nothing';
-  const text = JSON.stringify(value);
-  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
+  return cutText(JSON.stringify(value));
 }
 
 function describeIssue(issue: Issue, value: unknown): string {

@@ -6,11 +6,12 @@
  */
 import type { TargetKind } from './schema.js';
 import { TransformFailure } from './transforms.js';
+import { cutText } from '../../contract/cut.js';
 
 /** A value in a message: in backticks (where the redactor masks it), cut to 60 characters. */
 export function describeValue(v: unknown): string {
   const s = typeof v === 'string' ? v : JSON.stringify(v);
-  return `\`${s && s.length > 60 ? `${s.slice(0, 57)}…` : s}\``;
+  return `\`${s === undefined ? s : cutText(s)}\``;
 }
 
 /** What a value is, for "expected a string, got the number `3`". */

@@ -33,6 +33,7 @@ import {
 } from './transforms.js';
 import type { ReferenceIds } from './reference-ids.js';
 import { loadMappingScript, type MappingHelpers } from './load-script.js';
+import { cutText, cutValue } from '../../contract/cut.js';
 
 export type { MappingHelpers, MappingScript } from './load-script.js';
 
@@ -245,7 +246,7 @@ class Compiler {
         if (out instanceof TransformFailure) {
           reject(ctx, {
             field,
-            value: input,
+            value: cutValue(input),
             code: out.code,
             message: `${field}: ${out.message}, got ${describeValue(input)}${sourceLabel}`,
             trace: trace(input, i),
@@ -327,7 +328,7 @@ class Compiler {
           // broken export) out of the transforms, the reasons and the ledger.
           reject(ctx, {
             field,
-            value: `${raw.slice(0, 57)}…`,
+            value: cutText(raw),
             code: 'INVALID_FIELD_VALUE',
             message: `${field}: ${raw.length} characters, expected at most ${MAX_FIELD_CHARS}${label}`,
           });

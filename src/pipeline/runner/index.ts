@@ -32,7 +32,7 @@ import type { PipelineClient, RunLogger } from './ports.js';
 import { progressTracker, type RunProgress } from './progress.js';
 import { Resume, type ResumeReport, type ResumeStart } from './resume.js';
 import { addSendReport, newRunReport, settleRunReport, type RunReport } from './run-report.js';
-import { SEND_FORMAT, SendStage } from './send.js';
+import { SEND_FORMAT, SendStage, TOO_LARGE } from './send.js';
 import { SkipUnchanged } from './skip-unchanged.js';
 
 /**
@@ -209,9 +209,15 @@ async function runWith(
           report.rejectedByReason[code] = (report.rejectedByReason[code] ?? 0) + 1;
           send.reject(row);
         } else {
-          report.mapped++;
-          const closed = send.mapped(row);
-          if (closed) await closed;
+          const sent = send.mapped(row);
+          if (sent === TOO_LARGE) {
+            // over the platform's per-record limit: refused before upload, kept with the rejects
+            report.rejected++;
+            report.rejectedByReason[TOO_LARGE] = (report.rejectedByReason[TOO_LARGE] ?? 0) + 1;
+          } else {
+            report.mapped++;
+            if (sent) await sent;
+          }
         }
         progress.row(row);
         if (send.failure || readAbort.signal.aborted) break reading;

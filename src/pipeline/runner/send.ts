@@ -10,7 +10,7 @@
  */
 import type { LedgerWriter, Scope } from '../../ledger/index.js';
 import type { LedgerRejectInput } from '../../ledger/index.js';
-import { Batcher, prepareRecord, type Batch, type BatchItem } from '../batcher/index.js';
+import { Batcher, oversizeReject, prepareRecord, type Batch, type BatchItem } from '../batcher/index.js';
 import type { PipelineDefinition } from '../definition/load-pipeline.js';
 import type { FrontRow } from '../types.js';
 import { Uploader, type BatchEvent, type StagingSink, type UploadReport } from '../uploader/index.js';
@@ -19,6 +19,9 @@ import type { SkipUnchanged } from './skip-unchanged.js';
 
 /** The wire format of staging uploads. */
 export const SEND_FORMAT = 'json-seq' as const;
+
+/** What `mapped` answers for a record over the platform's per-record limit (kept as a reject instead). */
+export const TOO_LARGE = 'RECORD_TOO_LARGE' as const;
 
 export interface SendStageOptions {
   def: PipelineDefinition;
@@ -75,9 +78,18 @@ export class SendStage {
   /**
    * A mapped row: on to the batcher unless it is unchanged. Returns a promise only when a batch
    * closed (await it: that is the backpressure); most rows return at once, without one.
+   * `TOO_LARGE`: the record is over the platform's per-record limit and was kept as a reject.
    */
-  mapped(row: Extract<FrontRow, { kind: 'mapped' }>): Promise<void> | undefined {
-    const items = this.o.skip.take(prepareRecord(mappedInput(row), SEND_FORMAT));
+  mapped(row: Extract<FrontRow, { kind: 'mapped' }>): Promise<void> | undefined | typeof TOO_LARGE {
+    const prepared = prepareRecord(mappedInput(row), SEND_FORMAT);
+    // Over the platform's per-record limit: refused here, before it takes an upload's room.
+    const tooLarge = oversizeReject(prepared, row.record);
+    if (tooLarge) {
+      this.rejects.push(tooLarge);
+      if (this.rejects.length >= this.o.def.batching.records) this.flushRejects();
+      return TOO_LARGE;
+    }
+    const items = this.o.skip.take(prepared);
     for (let i = 0; i < items.length; i++) {
       const closed = this.batcher.add(items[i]!);
       if (closed) return this.submitThenAdd(closed, items, i + 1);
