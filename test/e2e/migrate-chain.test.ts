@@ -71,7 +71,7 @@ describe('stagecoach migrate', () => {
       const imported = byType.importedRows.find((r: string[]) => r[0] === g.entityType)?.[1];
       expect([g.entityType, Number(staged), Number(imported)]).toEqual([g.entityType, g.expectedOnPlatform, g.steps.imported]);
     }
-    // the platform's log is not copied into the ledger (it grew the file by ~5 KB a record); the
+    // the platform's log is not copied into the ledger (the copy grew with every refusal); the
     // log stays readable on the platform, from the start
     const db = new Database(ledger, { readonly: true });
     try {

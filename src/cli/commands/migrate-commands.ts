@@ -283,7 +283,7 @@ function registerLogs(program: Command): void {
     program
       .command('logs')
       .description(
-        'Read the migration log into the ledger and print it; --follow keeps waiting for new entries and resumes where it stopped, without repeats or gaps',
+        'Print the migration log (the ledger keeps where it stopped, not the entries); --follow keeps waiting for new entries and resumes where it stopped, without gaps',
       ),
   );
   addConnectionOptions(withLedgerOption(cmd))
