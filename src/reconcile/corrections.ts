@@ -98,6 +98,13 @@ export async function writeCorrections(
   type Open = { out: ReturnType<typeof createWriteStream>; columns: string[]; rows: number; file: string; delimiter: string; csv: boolean };
   const open = new Map<string, Open>();
   const formats = new Map<string, RowFormat | undefined>(); // provenance file → its corrections dialect, if it is one
+  // provenance file → its CSV header, read once: read again for every row, it doubled the time a row takes
+  const headers = new Map<string, string[]>();
+  const headerOf = async (path: string, format: RowFormat): Promise<string[]> => {
+    let h = headers.get(path);
+    if (!h) headers.set(path, (h = await csvColumns(path, format)));
+    return h;
+  };
   const write = async (o: Open, text: string) => {
     if (!o.out.write(text)) await once(o.out, 'drain');
   };
@@ -114,7 +121,7 @@ export async function writeCorrections(
       if (!o) {
         const file = join(outDir, `${rec.source}.corrections.${dialect.extension}`);
         const csv = dialect.format === 'csv';
-        const columns = csv ? (await csvColumns(path, fromCorrections ?? source)).filter((c) => !isMetaColumn(c)) : [];
+        const columns = csv ? (await headerOf(path, fromCorrections ?? source)).filter((c) => !isMetaColumn(c)) : [];
         o = { out: createWriteStream(file, { mode: 0o600 }), columns, rows: 0, file, delimiter: dialect.delimiter, csv };
         await once(o.out, 'open');
         await chmod(file, 0o600); // an existing file keeps its mode on open
@@ -125,7 +132,13 @@ export async function writeCorrections(
             `\uFEFF${line([...(multi ? [SOURCE_COLUMN] : []), ...o.columns, ...ERROR_COLUMNS, ROW_HASH_COLUMN], o.delimiter)}`,
           );
       }
-      const row = await readRowAt(path, rec.provenance.byteOffset, fromCorrections ?? source);
+      const format = fromCorrections ?? source;
+      const row = await readRowAt(
+        path,
+        rec.provenance.byteOffset,
+        format,
+        format.format === 'csv' ? await headerOf(path, format) : undefined,
+      );
       const own = row.columns.filter((c) => !isMetaColumn(c));
       const joined = (pick: (e: RefusedRecord['errors'][number]) => string) => rec.errors.map(pick).join(CODE_SEPARATOR);
       const errors = [joined((e) => e.field), joined((e) => e.code), joined(advice), joined((e) => e.stage)];
