@@ -19,6 +19,7 @@ import { buildReport, parseTolerance, type ReconciliationReport, type Tolerance 
 import { readRowAt } from './source-rows.js';
 import { correctionsFormatOf } from '../pipeline/checks/corrections.js';
 import { Redactor, columnClassifier, migrationKey, type ValuesMode } from '../privacy/index.js';
+import { cutText } from '../contract/cut.js';
 
 /** Default folder of reports: one subfolder per run. */
 export const REPORTS_DIR = join('.stagecoach', 'reports');
@@ -83,7 +84,9 @@ async function excerpt(rec: RecordRow, defs: PipelineDefinition[], redactor: Red
     const path = sourcePath(rec.provenance.file, def);
     const row = await readRowAt(path, rec.provenance.byteOffset, (await correctionsFormatOf(path)) ?? source);
     const spec = source.mappingFile.spec;
-    const shown = redactor.row(row.values, columnClassifier(spec), spec.key.column);
+    // Each value cut first: masking a 10 MB field (a million line breaks) split it into a million pieces.
+    const values = Object.fromEntries(Object.entries(row.values).map(([c, v]) => [c, typeof v === 'string' ? cutText(v, 1000) : v]));
+    const shown = redactor.row(values, columnClassifier(spec), spec.key.column);
     const text = source.format === 'csv' ? row.columns.map((c) => shown[c] ?? '').join(source.csv.delimiter) : JSON.stringify(shown);
     // Cut before flattening: a 10 MB field full of line breaks made the replace take 100 MB.
     const flat = text.slice(0, 1000).replace(/\s*\r?\n\s*/g, ' ');

@@ -34,7 +34,7 @@ export async function csvHeader(path: string, format: CsvRecordFormat): Promise<
     outcome,
     records: { take: () => {} },
   });
-  for await (const _ of feedFile(core, path, path, enc, READ_BYTES, undefined, undefined)) if (outcome.columns) break;
+  for await (const _ of feedFile(core, path, path, enc, READ_BYTES, undefined, undefined, true)) if (outcome.columns) break;
   return outcome.columns ?? [];
 }
 
@@ -54,6 +54,6 @@ export async function csvRecordAt(path: string, start: number, format: CsvRecord
     range: { start, line: 1 },
     records: { take: (fields) => (first ??= fields), refused: () => (first ??= 'unreadable') },
   });
-  for await (const _ of feedFile(core, path, path, enc, READ_BYTES, { start, line: 1 }, undefined)) if (first) return first;
+  for await (const _ of feedFile(core, path, path, enc, READ_BYTES, { start, line: 1 }, undefined, true)) if (first) return first;
   return first;
 }
