@@ -128,8 +128,8 @@ const tolerantDefinitionSchema = processDefinitionSchema
  * decides (RS → json-seq, `[` or `{` followed by an array key → JSON, else JSON Lines).
  */
 export async function readStagingResults(body: AsyncIterable<Uint8Array>, contentType: string | undefined): Promise<StagingResult[]> {
-  const chunks: Buffer[] = [];
-  for await (const c of body) chunks.push(Buffer.from(c));
+  const chunks: Uint8Array[] = [];
+  for await (const c of body) chunks.push(c);
   const buf = Buffer.concat(chunks);
   let i = 0;
   while (i < buf.length && (buf[i] === 0x20 || buf[i] === 0x0a || buf[i] === 0x0d || buf[i] === 0x09)) i++;

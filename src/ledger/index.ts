@@ -4,6 +4,7 @@
  */
 export { openLedger, Ledger, LedgerJobs, keylessKey, type Scope, type StartRunInput } from './ledger.js';
 export { openLedgerWriter, type LedgerWriter } from './writer.js';
+export { PackedRecords, type RecordList } from './packed-records.js';
 export { recordTallies, tallies, type StoredTally } from './ledger-tallies.js';
 export { rowStories, type RowStory, type StoryStep } from './ledger-stories.js';
 export { recordRunMappings, runMappings } from './ledger-mappings.js';

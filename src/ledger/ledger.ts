@@ -34,6 +34,7 @@ import {
   noRecords,
 } from './types.js';
 import { errorsJson } from './record-errors.js';
+import type { RecordList } from './packed-records.js';
 
 /** Identifies one pipeline's records for one component (records are keyed within it). */
 export interface Scope {
@@ -464,7 +465,7 @@ export class Ledger {
    * Opens a batch and moves its records to `in_flight` (with the migration they go to), in one
    * transaction, before the upload starts. Returns the batch id.
    */
-  beginBatch(runId: number, scope: Scope, migrationNo: number, records: readonly LedgerRecordInput[], bytes: number): number {
+  beginBatch(runId: number, scope: Scope, migrationNo: number, records: RecordList, bytes: number): number {
     return this.writeBatch(runId, scope, migrationNo, records, bytes, 'in_flight');
   }
 
@@ -472,13 +473,7 @@ export class Ledger {
    * Keeps records that were mapped but never sent (a run stopped while their batch was being
    * built) as `mapped`, under a batch left `building`. The next run sends them.
    */
-  recordUnsent(
-    runId: number,
-    scope: Scope,
-    migrationNo: number | null,
-    records: readonly LedgerRecordInput[],
-    bytes: number,
-  ): number | undefined {
+  recordUnsent(runId: number, scope: Scope, migrationNo: number | null, records: RecordList, bytes: number): number | undefined {
     if (records.length === 0) return undefined;
     return this.writeBatch(runId, scope, migrationNo, records, bytes, 'building');
   }
@@ -487,7 +482,7 @@ export class Ledger {
     runId: number,
     scope: Scope,
     migrationNo: number | null,
-    records: readonly LedgerRecordInput[],
+    records: RecordList,
     bytes: number,
     state: 'in_flight' | 'building',
   ): number {
@@ -522,16 +517,20 @@ export class Ledger {
           now,
         );
       };
-      let i = 0;
-      for (; i + SEND_ROWS <= records.length; i += SEND_ROWS) {
-        for (let j = i; j < i + SEND_ROWS; j++) bind(records[j]!);
-        s.sendRecords.run(params);
-        params.length = 0;
-      }
-      for (; i < records.length; i++) {
-        bind(records[i]!);
-        s.sendRecord.run(params);
-        params.length = 0;
+      // SEND_ROWS records a statement while whole groups remain, then one at a time.
+      let left = records.length;
+      let inGroup = 0;
+      for (const r of records) {
+        bind(r);
+        if (left < SEND_ROWS) {
+          s.sendRecord.run(params);
+          params.length = 0;
+        } else if (++inGroup === SEND_ROWS) {
+          s.sendRecords.run(params);
+          params.length = 0;
+          inGroup = 0;
+          left -= SEND_ROWS;
+        }
       }
       return batch;
     })();

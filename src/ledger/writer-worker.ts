@@ -4,6 +4,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openLedger } from './ledger.js';
+import { PackedRecords } from './packed-records.js';
 import type { WriterReply, WriterRequest } from './writer.js';
 
 const { file } = workerData as { file: string };
@@ -19,7 +20,8 @@ port.on('message', (req: WriterRequest | { id: 0; op: 'close' }) => {
   let reply: WriterReply;
   try {
     const method = ledger[req.op] as (...args: unknown[]) => unknown;
-    reply = { id: req.id, result: method.apply(ledger, req.args) };
+    const args = req.args.map((a) => (PackedRecords.isWire(a) ? PackedRecords.fromWire(a) : a));
+    reply = { id: req.id, result: method.apply(ledger, args) };
   } catch (err) {
     const e = err as { message?: string; code?: string };
     reply = { id: req.id, error: { message: e.message ?? String(err), ...(typeof e.code === 'string' ? { code: e.code } : {}) } };

@@ -15,20 +15,15 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { StagecoachError } from '../contract/errors.js';
 import type { Ledger, Scope } from './ledger.js';
-import type { LedgerRecordInput, LedgerRejectInput, RecordOutcome } from './types.js';
+import { PackedRecords, type RecordList } from './packed-records.js';
+import type { LedgerRejectInput, RecordOutcome } from './types.js';
 
 /** The record writes of a run; every call is one transaction, applied in call order. */
 export interface LedgerWriter {
   /** `main` or `worker`: where the writes happen. */
   readonly thread: 'main' | 'worker';
-  beginBatch(runId: number, scope: Scope, migrationNo: number, records: readonly LedgerRecordInput[], bytes: number): Promise<number>;
-  recordUnsent(
-    runId: number,
-    scope: Scope,
-    migrationNo: number | null,
-    records: readonly LedgerRecordInput[],
-    bytes: number,
-  ): Promise<number | undefined>;
+  beginBatch(runId: number, scope: Scope, migrationNo: number, records: RecordList, bytes: number): Promise<number>;
+  recordUnsent(runId: number, scope: Scope, migrationNo: number | null, records: RecordList, bytes: number): Promise<number | undefined>;
   /** Outcomes of the records that were not staged; every other record of the batch is staged. */
   finishBatch(scope: Scope, batchId: number, refused: readonly RecordOutcome[]): Promise<void>;
   failBatch(batchId: number, error: string): Promise<void>;
@@ -134,7 +129,9 @@ function workerWriter(file: string): LedgerWriter {
     if (exited) return Promise.reject(new StagecoachError('LEDGER_ERROR', 'the ledger worker is closed', { file }));
     const id = nextId++;
     const promise = new Promise<T>((resolve, reject) => pending.set(id, { resolve: resolve as (v: unknown) => void, reject }));
-    worker.postMessage({ id, op, args } satisfies WriterRequest);
+    // Packed records travel as their bytes (a class does not survive the copy); see writer-worker.ts.
+    const wireArgs = args.map((a) => (a instanceof PackedRecords ? a.toWire() : a));
+    worker.postMessage({ id, op, args: wireArgs } satisfies WriterRequest);
     return promise;
   };
   // Unanswered rejections surface through close(); callers that await get them directly.

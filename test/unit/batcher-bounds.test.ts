@@ -45,7 +45,7 @@ describe('json-seq batches', () => {
     }
     const last = b.flush();
     if (last) closed.push(last);
-    expect(closed.map((c) => [c.seq, c.records.map((r) => r.legacyKey)])).toEqual([
+    expect(closed.map((c) => [c.seq, [...c.records].map((r) => r.legacyKey)])).toEqual([
       [1, ['K1', 'K2', 'K3']],
       [2, ['K4', 'K5', 'K6']],
       [3, ['K7']],
@@ -74,7 +74,7 @@ describe('json-seq batches', () => {
     const tiny = new Batcher({ maxRecords: 1000, maxBytes: 10, format: 'json-seq' });
     expect(tiny.add(item(1))).toBeUndefined();
     const alone = tiny.add(item(2))!;
-    expect(alone.records.map((r) => r.legacyKey)).toEqual(['K1']);
+    expect([...alone.records].map((r) => r.legacyKey)).toEqual(['K1']);
     expect(alone.bytes).toBe(one);
   });
 
@@ -103,7 +103,7 @@ describe('json-seq batches', () => {
     b.add(item(1));
     b.add(item(2));
     const pending = b.takePending();
-    expect(pending.records.map((r) => r.legacyKey)).toEqual(['K1', 'K2']);
+    expect([...pending.records].map((r) => r.legacyKey)).toEqual(['K1', 'K2']);
     expect(pending.bytes).toBe(item(1).bytes * 2);
     expect(b.pending).toBe(0);
     expect(b.flush()).toBeUndefined();

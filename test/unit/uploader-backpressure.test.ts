@@ -228,7 +228,7 @@ describe('staging upload window', () => {
       // Now and then the same referenceId twice in a batch.
       for (let i = 0; i < n; i++) b.add(item(random() < 0.1 ? 0 : i));
       const batch = b.flush()!;
-      let results = batch.records.map((r) => ({
+      let results = [...batch.records].map((r) => ({
         referenceId: r.referenceId,
         isSuccessful: true,
         errors: [] as { field: string; message: string }[],

@@ -7,7 +7,7 @@
  */
 import { hash } from 'node:crypto';
 import { encodeFrame, type StreamFormat } from '../../codec/index.js';
-import type { LedgerRecordInput, RecordProvenance } from '../../ledger/index.js';
+import { PackedRecords, type LedgerRecordInput, type RecordProvenance } from '../../ledger/index.js';
 
 export { MAX_RECORD_BYTES, oversizeReject } from './record-limit.js';
 
@@ -21,6 +21,8 @@ export interface BatchLimits {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** Recycled buffers kept at most, of each kind: more than the uploads in flight is never needed at once. */
+const MAX_SPARES = 8;
 
 export const DEFAULT_BATCH_LIMITS: BatchLimits = { maxRecords: 1000, maxBytes: 4 * 1024 * 1024, format: 'json-seq' };
 
@@ -37,7 +39,8 @@ export interface BatchItem {
 export interface Batch {
   /** 1-based sequence number within the run. */
   seq: number;
-  records: LedgerRecordInput[];
+  /** What the ledger keeps of each record, packed (see ledger/packed-records.ts). */
+  records: PackedRecords;
   /** The upload body as it travels: the records' frames in order, UTF-8. */
   payload: Buffer;
   /** The same body as text, decoded from `payload` on each read (for sinks that take text). */
@@ -110,9 +113,14 @@ export function prepareRecord(
 export class Batcher {
   /** The open batch's body, written frame by frame as records arrive (see `add`). */
   private body: Buffer = EMPTY;
-  private records: LedgerRecordInput[] = [];
+  private records = new PackedRecords();
   private bytes = 0;
   private seq = 0;
+  /** The last closed batch's size: the next body starts with room for it, see `growBody`. */
+  private lastBytes = 0;
+  /** Bodies and record buffers of settled batches, written over by the next ones (see `recycle`). */
+  private readonly spareBodies: Buffer[] = [];
+  private readonly spareRecords: Buffer[] = [];
 
   constructor(readonly limits: BatchLimits = DEFAULT_BATCH_LIMITS) {
     if (!(limits.maxRecords >= 1) || !(limits.maxBytes >= 1))
@@ -136,6 +144,7 @@ export class Batcher {
     if (this.records.length > 0 && (this.records.length >= this.limits.maxRecords || this.bytes + item.bytes > this.limits.maxBytes))
       closed = this.flush();
     if (this.bytes + item.bytes > this.body.length) this.growBody(this.bytes + item.bytes);
+    if (this.records.length === 0 && this.spareRecords.length > 0) this.records = new PackedRecords(this.spareRecords.pop());
     this.bytes += typeof item.frame === 'string' ? this.body.write(item.frame, this.bytes) : item.frame.copy(this.body, this.bytes);
     this.records.push(item.record);
     // A full batch goes out now instead of waiting for one more record.
@@ -154,26 +163,53 @@ export class Batcher {
   flush(): Batch | undefined {
     if (this.records.length === 0) return undefined;
     const batch = textBatch({ seq: ++this.seq, records: this.records, payload: this.body.subarray(0, this.bytes), bytes: this.bytes });
+    this.lastBytes = this.bytes;
     this.body = EMPTY;
-    this.records = [];
+    this.records = new PackedRecords();
     this.bytes = 0;
     return batch;
   }
 
-  /** Room for `needed` bytes: doubling from 64 KiB, at most the byte bound (or the one record larger). */
+  /**
+   * Room for `needed` bytes: first as much as the last batch took and an eighth more (batches of a
+   * run are alike), then doubling; at most the byte bound (or the one record larger). Doubling
+   * from 64 KiB for every batch allocated twice a body's size in steps, and the memory given back
+   * only at the next collection held the run's peak RSS up.
+   */
   private growBody(needed: number): void {
-    let size = Math.max(this.body.length * 2, 64 * 1024);
+    if (this.body.length === 0) {
+      const spare = this.spareBodies.pop();
+      if (spare && spare.length >= needed) {
+        this.body = spare;
+        return;
+      }
+    }
+    let size = Math.max(this.body.length * 2, this.lastBytes + (this.lastBytes >> 3), 64 * 1024);
     while (size < needed) size *= 2;
-    const body = Buffer.allocUnsafe(Math.max(needed, Math.min(size, this.limits.maxBytes)));
+    const body = Buffer.allocUnsafeSlow(Math.max(needed, Math.min(size, this.limits.maxBytes)));
     this.body.copy(body, 0, 0, this.bytes);
     this.body = body;
   }
 
+  /**
+   * Takes back the buffers of a batch nobody reads any more (uploaded and settled) for the next
+   * batches to be written into. A batch lives for as long as its upload, long enough for its
+   * buffers to be promoted to V8's old generation, where a dead one waited for the next full
+   * collection, and the allocator, asked for a megabyte or two every batch, kept the freed ones
+   * from going back to the system: reused, the run holds a few of each, all the time.
+   */
+  recycle(batch: Batch): void {
+    const body = batch.payload;
+    if (this.spareBodies.length < MAX_SPARES && body.byteOffset === 0 && body.buffer.byteLength >= 64 * 1024)
+      this.spareBodies.push(Buffer.from(body.buffer, 0, body.buffer.byteLength));
+    if (this.spareRecords.length < MAX_SPARES && batch.records.buffer.length > 0) this.spareRecords.push(batch.records.buffer);
+  }
+
   /** Drops the open batch and returns its records (a run stopping before it was sent). */
-  takePending(): { records: LedgerRecordInput[]; bytes: number } {
+  takePending(): { records: PackedRecords; bytes: number } {
     const out = { records: this.records, bytes: this.bytes };
     this.body = EMPTY;
-    this.records = [];
+    this.records = new PackedRecords();
     this.bytes = 0;
     return out;
   }

@@ -55,6 +55,7 @@ export class SendStage {
       format: SEND_FORMAT,
       ...(o.signal ? { signal: o.signal } : {}),
       onBatch: o.onBatch,
+      onSettled: (batch) => this.batcher.recycle(batch),
     });
     this.batcher = new Batcher({ maxRecords: o.def.batching.records, maxBytes: o.def.batching.bytes, format: SEND_FORMAT });
   }

@@ -74,6 +74,8 @@ export interface UploaderOptions {
   /** Aborts the uploads in flight (their records stay `in_flight`). */
   signal?: AbortSignal;
   onBatch?: (event: BatchEvent) => void;
+  /** Called with a batch once it is settled in the ledger, when nothing reads its body any more. */
+  onSettled?: (batch: Batch) => void;
 }
 
 /** What the uploader did: its stage report. */
@@ -203,6 +205,7 @@ export class Uploader {
       const code = o.errors?.[0]?.code ?? 'UNKNOWN';
       this.report.failedByCode[code] = (this.report.failedByCode[code] ?? 0) + 1;
     }
+    this.options.onSettled?.(batch);
     const staged = batch.records.length - refused.length;
     this.report.staged += staged;
     this.report.failed += refused.length;
@@ -216,13 +219,14 @@ export class Uploader {
  * of 2,000 results and an outcome object for each record.
  */
 export function allStagedInOrder(batch: Batch, results: readonly StagingResult[]): boolean {
-  const records = batch.records;
-  if (results.length !== records.length) return false;
-  for (let i = 0; i < records.length; i++) {
+  if (results.length !== batch.records.length) return false;
+  let all = true;
+  batch.records.forEachIdentity((referenceId, _key, i) => {
     const r = results[i]!;
-    if (r.isSuccessful !== true || r.referenceId !== records[i]!.referenceId) return false;
-  }
-  return true;
+    all = r.isSuccessful === true && r.referenceId === referenceId;
+    return all;
+  });
+  return all;
 }
 
 /**
@@ -250,13 +254,19 @@ export function matchResults(batch: Batch, results: readonly StagingResult[], fo
     }
   };
   const strayReason = stray.flatMap((r) => r.errors.map((e) => e.message)).filter(Boolean)[0];
-  return batch.records.map((record, index): RecordOutcome => {
-    const result = byRef.get(record.referenceId);
+  const outcomes: RecordOutcome[] = [];
+  batch.records.forEachIdentity((referenceId, legacyKey, index) => {
+    outcomes.push(outcome(referenceId, legacyKey, index));
+  });
+  return outcomes;
+
+  function outcome(referenceId: string, legacyKey: string, index: number): RecordOutcome {
+    const result = byRef.get(referenceId);
     if (!result) {
-      const message = `no staging result came back for referenceId ${record.referenceId}${strayReason ? ` (the service ended the upload with ${strayReason})` : ''}; the next run sends it again`;
-      return { legacyKey: record.legacyKey, state: 'failed', errors: [{ stage: 'staging', field: '', code: NO_STAGING_RESULT, message }] };
+      const message = `no staging result came back for referenceId ${referenceId}${strayReason ? ` (the service ended the upload with ${strayReason})` : ''}; the next run sends it again`;
+      return { legacyKey, state: 'failed', errors: [{ stage: 'staging', field: '', code: NO_STAGING_RESULT, message }] };
     }
-    if (result.isSuccessful) return { legacyKey: record.legacyKey, state: 'staged' };
+    if (result.isSuccessful) return { legacyKey, state: 'staged' };
     const errors: RecordError[] = (result.errors.length > 0 ? result.errors : [{ field: '', message: 'REFUSED' }]).map((e) => {
       const value = valueOf(index, e.field);
       const error: RecordError = {
@@ -268,8 +278,8 @@ export function matchResults(batch: Batch, results: readonly StagingResult[], fo
       if (value !== undefined) error.value = value;
       return error;
     });
-    return { legacyKey: record.legacyKey, state: 'failed', errors };
-  });
+    return { legacyKey, state: 'failed', errors };
+  }
 }
 
 function splitFrames(body: string, format: StreamFormat): string[] {
