@@ -45,7 +45,7 @@ describe('packed records', () => {
       prepareRecord({
         legacyKey: `K${n}`,
         referenceId: record(n).referenceId,
-        record: { type: 'person', n },
+        record: { type: 'person', n } as { type?: unknown },
         provenance: record(n).provenance,
       });
     b.add(item(1));
