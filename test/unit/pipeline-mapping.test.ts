@@ -229,6 +229,8 @@ describe('transforms', () => {
     expect(postcodeNl('123 AB')).toBeUndefined();
     expect(postcodeNl('0123 AB')).toBeUndefined();
     expect(postcodeNl('1234 SS')).toBeUndefined();
+    expect((step('postcode-nl')('1234 sa') as TransformFailure).message).toMatch(/SA, SD and SS are never issued.*pattern/);
+    expect((step('postcode-nl')('123 AB') as TransformFailure).message).toBe('not a Dutch postcode, expected 1234 AB');
     expect(step('boolean')('J')).toBe(true);
     expect(step('boolean')('nee')).toBe(false);
     expect(step('boolean')(true)).toBe(true);

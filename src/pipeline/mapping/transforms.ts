@@ -279,12 +279,25 @@ export function normaliseEmail(text: string): string | undefined {
   return EMAIL_DOMAIN.test(domain) ? `${local}@${domain}` : undefined;
 }
 
+const POSTCODE_NL = /^([1-9]\d{3})\s?([A-Za-z]{2})$/;
+/** PostNL never gives out these letter pairs, so a postcode holding one is not a real address. */
+const UNISSUED_POSTCODE_LETTERS = new Set(['SA', 'SD', 'SS']);
+
 /** Dutch postcode: "1234ab" → "1234 AB"; `undefined` when it is not one (no leading zero, not SA/SD/SS). */
 export function postcodeNl(text: string): string | undefined {
-  const m = /^([1-9]\d{3})\s?([A-Za-z]{2})$/.exec(text.trim());
+  const m = POSTCODE_NL.exec(text.trim());
   if (!m) return undefined;
   const letters = m[2]!.toUpperCase();
-  return letters === 'SA' || letters === 'SD' || letters === 'SS' ? undefined : `${m[1]} ${letters}`;
+  return UNISSUED_POSTCODE_LETTERS.has(letters) ? undefined : `${m[1]} ${letters}`;
+}
+
+/** Why `postcodeNl` refused a value: the shape, or a letter pair that is never issued (which needs its own advice). */
+function postcodeNlProblem(text: string): string {
+  const m = POSTCODE_NL.exec(text.trim());
+  if (m && UNISSUED_POSTCODE_LETTERS.has(m[2]!.toUpperCase())) {
+    return 'not a Dutch postcode: the letters SA, SD and SS are never issued (to keep such values, use [collapse-spaces, upper] and a pattern check instead of postcode-nl)';
+  }
+  return 'not a Dutch postcode, expected 1234 AB';
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -428,7 +441,10 @@ const NAMED: Record<Exclude<Transform, object>, Step> = {
   email: (v) => normaliseEmail(asText(v)) ?? new TransformFailure('INVALID_FIELD_VALUE', 'not an e-mail address, expected name@domain.tld'),
   phone: (v) =>
     normalisePhone(asText(v)) ?? new TransformFailure('INVALID_FIELD_VALUE', 'not a phone number, expected a NL or international number'),
-  'postcode-nl': (v) => postcodeNl(asText(v)) ?? new TransformFailure('INVALID_FIELD_VALUE', 'not a Dutch postcode, expected 1234 AB'),
+  'postcode-nl': (v) => {
+    const text = asText(v);
+    return postcodeNl(text) ?? new TransformFailure('INVALID_FIELD_VALUE', postcodeNlProblem(text));
+  },
   boolean: (v) =>
     typeof v === 'boolean'
       ? v
