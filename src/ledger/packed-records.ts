@@ -101,11 +101,7 @@ export class PackedRecords implements Iterable<LedgerRecordInput> {
   }
 
   *[Symbol.iterator](): Iterator<LedgerRecordInput> {
-    const buf = this.buf;
-    let at = 0;
-    for (let i = 0; i < this.count; i++) {
-      const next = at + buf.readUInt32LE(at);
-      const c = new Cursor(buf, at + 4);
+    for (const c of this.cursors()) {
       const referenceId = c.string()!;
       const legacyKey = c.string()!;
       const entityType = c.string();
@@ -116,7 +112,6 @@ export class PackedRecords implements Iterable<LedgerRecordInput> {
       const byteOffset = c.number();
       const rowHash = c.string()!;
       yield { legacyKey, referenceId, entityType, contentHash, provenance: { source, file, line, byteOffset, rowHash } };
-      at = next;
     }
   }
 
@@ -125,13 +120,19 @@ export class PackedRecords implements Iterable<LedgerRecordInput> {
    * results needs). Return false from `fn` to stop.
    */
   forEachIdentity(fn: (referenceId: string, legacyKey: string, index: number) => boolean | void): void {
-    const buf = this.buf;
+    let index = 0;
+    for (const c of this.cursors()) {
+      const referenceId = c.string()!;
+      if (fn(referenceId, c.string()!, index++) === false) return;
+    }
+  }
+
+  /** A cursor at each record's first field, in order; each record's length prefix finds the next. */
+  private *cursors(): Generator<Cursor> {
     let at = 0;
     for (let i = 0; i < this.count; i++) {
-      const next = at + buf.readUInt32LE(at);
-      const c = new Cursor(buf, at + 4);
-      const referenceId = c.string()!;
-      if (fn(referenceId, c.string()!, i) === false) return;
+      const next = at + this.buf.readUInt32LE(at);
+      yield new Cursor(this.buf, at + 4);
       at = next;
     }
   }
