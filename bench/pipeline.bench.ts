@@ -67,35 +67,39 @@ function killedRun(dir: string, url: string, ledger: string, afterMs: number): P
 /** Rounds of kill at half + resume, each paired with a clean run of its own: the machine's speed drifts by 15% within a minute. */
 const RESUME_ROUNDS = 3;
 
-/** One round: `run` on a fresh service and ledger killed at half of `cleanMs`, then run again to the end. */
-async function killAndResumeOnce(dir: string, workDir: string, round: number, cleanMs: number) {
-  const service = await spawnService(join(workDir, `service-resume-${round}`));
-  // The clean run's service and ledger left hundreds of MB of dirty pages: written back now, not
-  // during the run to be killed (the clean run started on a quiet disk too).
+/**
+ * `fn` against a service of its own, started on a fresh database. The runs before left hundreds
+ * of MB of dirty pages: they are written back first, not during the run to be measured.
+ */
+async function onFreshService<T>(workDir: string, name: string, fn: (url: string) => Promise<T>): Promise<T> {
+  const service = await spawnService(join(workDir, name));
   execFileSync('sync');
   try {
-    const ledger = join(workDir, `resume-${round}.db`);
-    const killedMs = await killedRun(dir, service.url, ledger, cleanMs / 2);
-    const resumed = await runCli(dir, service.url, ['--ledger', ledger]);
-    if (resumed.report.status !== 'completed' || !resumed.report.complete)
-      throw new Error(`the resumed run ended ${resumed.report.status}`);
-    return { ratio: (killedMs + resumed.ms) / cleanMs, killedMs, resumed };
+    return await fn(service.url);
   } finally {
     await service.stop();
   }
 }
 
+/** One round: `run` on a fresh service and ledger killed at half of `cleanMs`, then run again to the end. */
+function killAndResumeOnce(dir: string, workDir: string, round: number, cleanMs: number) {
+  return onFreshService(workDir, `service-resume-${round}`, async (url) => {
+    const ledger = join(workDir, `resume-${round}.db`);
+    const killedMs = await killedRun(dir, url, ledger, cleanMs / 2);
+    const resumed = await runCli(dir, url, ['--ledger', ledger]);
+    if (resumed.report.status !== 'completed' || !resumed.report.complete)
+      throw new Error(`the resumed run ended ${resumed.report.status}`);
+    return { ratio: (killedMs + resumed.ms) / cleanMs, killedMs, resumed };
+  });
+}
+
 /** A clean run on a fresh service and ledger: its wall time. */
-async function cleanRun(dir: string, workDir: string, round: number): Promise<number> {
-  const service = await spawnService(join(workDir, `service-clean-${round}`));
-  execFileSync('sync');
-  try {
-    const clean = await runCli(dir, service.url, ['--ledger', join(workDir, `clean-${round}.db`)]);
+function cleanRun(dir: string, workDir: string, round: number): Promise<number> {
+  return onFreshService(workDir, `service-clean-${round}`, async (url) => {
+    const clean = await runCli(dir, url, ['--ledger', join(workDir, `clean-${round}.db`)]);
     if (clean.report.status !== 'completed') throw new Error(`the clean run ended ${clean.report.status}`);
     return clean.ms;
-  } finally {
-    await service.stop();
-  }
+  });
 }
 
 /**
