@@ -128,8 +128,9 @@ async function runWith(
     component: def.component,
     pipelineFile: def.file,
     pipelineHash: definitionHash,
-    // A run that may resume keeps the keyless rejects of the rows it will not read again.
-    readsEverything: options.corrections === undefined && !resume.candidate,
+    // The keyless rejects stay until the run is attached to its migration and knows it reads
+    // everything (startReading): a run refused by the platform before reading reports none afresh.
+    readsEverything: false,
   });
   recordRunMappings(ledger.db, run.id, mappings);
   for (const c of crashed)
@@ -163,7 +164,7 @@ async function runWith(
     report.migrationCreated = migration.created;
     ledger.setRunMigration(run.id, migration.referenceId);
     const migrationNo = ledger.migrationNo(migration.referenceId);
-    const start = await startReading(resume, ledger, migration.referenceId, scope, run.id, report, log);
+    const start = await startReading(resume, ledger, migration.referenceId, scope, run.id, report, log, options.corrections === undefined);
     await progress.init();
     writer = openLedgerWriter(ledger, { thread: options.ledgerThread ?? 'auto' });
     send = new SendStage({
@@ -277,8 +278,9 @@ async function runWith(
 
 /**
  * Where this run starts reading (the resume stage's decision), recorded in the ledger and the
- * report. A run that could have resumed and does not reads everything: the keyless rejects it
- * kept for the rows it would have skipped go.
+ * report. A run that reads every row (not a resumed one, not one over corrections files) clears
+ * the keyless rejects, which it reports afresh as it reads; a resumed run keeps those of the rows
+ * it does not read again.
  */
 async function startReading(
   resume: Resume,
@@ -288,13 +290,14 @@ async function startReading(
   runId: number,
   report: RunReport,
   log: RunLogger | undefined,
+  readsAllSources: boolean,
 ): Promise<ResumeStart | undefined> {
   const { report: resumed, start } = await resume
     .decide(ledger, migrationId)
     .catch((err: unknown): { report: ResumeReport; start?: undefined } => ({
       report: { mode: 'full', reason: `cannot resume: ${err instanceof Error ? err.message : String(err)}` },
     }));
-  if (resume.candidate && !start) ledger.dropKeylessRejects(scope);
+  if (readsAllSources && !start) ledger.dropKeylessRejects(scope);
   ledger.setRunSources(runId, resume.record(start));
   report.resume = resumed;
   log?.info(

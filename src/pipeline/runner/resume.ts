@@ -77,9 +77,9 @@ interface Listed {
 }
 
 /**
- * The resume decision of one run, in two steps: `candidate` before the run is recorded (a run
- * that may resume keeps the keyless rejects of the rows it will not read), `decide` once the
- * migration is known.
+ * The resume decision of one run, in two steps: `look` before the run is recorded, `decide` once
+ * the migration is known (a run that does not resume then clears the keyless rejects it reports
+ * afresh as it reads).
  */
 export class Resume {
   private constructor(
@@ -116,11 +116,6 @@ export class Resume {
     if (previous.status === 'completed') return why(`the previous run (${previous.id}) finished`);
     if (previous.pipelineHash !== pipelineHash) return why(`the pipeline or its mappings changed since run ${previous.id}`);
     return new Resume(def, listed, fingerprints, previous, undefined, false);
-  }
-
-  /** Whether this run may resume (decided for good by `decide`). */
-  get candidate(): boolean {
-    return this.previous !== undefined;
   }
 
   /**
