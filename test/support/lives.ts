@@ -113,6 +113,17 @@ export async function liveLife(opts: LifeOptions): Promise<LifeOutcome> {
   }
 }
 
+interface CorrectionsRow {
+  /** Cells before the export's columns (`_origin`, `_source`), as written. */
+  leading: string[];
+  /** The export's cells (a row refused for its width has the cells it has). */
+  cells: string[];
+  /** The error columns and the row's fingerprint. */
+  trailing: string[];
+  /** The export row it was refused as, in the model. */
+  row: ExportRow | undefined;
+}
+
 interface LedgerRecord {
   keyed: number;
   key: string;
@@ -328,7 +339,7 @@ class Life {
     for (const r of parsed.rows) {
       const cells = [...r.cells];
       if (r.row && (fix.lines.includes(r.row.line) || fix.newKeys.includes(r.row.line))) repair(cells, r.row);
-      lines.push([...cells, ...r.trailing, ...(fix.extraColumn ? ['nagekeken'] : [])]);
+      lines.push([...r.leading, ...cells, ...r.trailing, ...(fix.extraColumn ? ['nagekeken'] : [])]);
     }
     const fixed = join(this.dir, `fixed-${index + 1}.csv`);
     writeFileSync(fixed, `\uFEFF${lines.map((l) => l.map(csvCell).join(';')).join('\r\n')}\r\n`);
@@ -351,26 +362,33 @@ class Life {
 
   /**
    * A corrections file, each row matched to the export row it was refused as (by its cells);
-   * records a disagreement when the rows are not the model's refused rows.
+   * records a disagreement when the rows are not the model's refused rows. Columns before the
+   * export's (`_origin`, `_source`) are kept as they are, like the error columns after them.
    */
-  private readCorrections(
-    file: string,
-  ): { header: string[]; rows: Array<{ cells: string[]; trailing: string[]; row: ExportRow | undefined }> } | undefined {
-    const records = parseCsv(readFileSync(file), {
-      delimiter: ';',
-      bom: true,
-      relax_column_count: true,
-      relax_quotes: false,
-    }) as string[][];
+  private readCorrections(file: string): { header: string[]; rows: CorrectionsRow[] } | undefined {
+    const records = parseCsv(readFileSync(file), { delimiter: ';', bom: true, relax_column_count: true }) as string[][];
     const header = records[0]!;
-    const width = header.length - TRAILING.length;
-    this.same(`${file} columns after the export's`, header.slice(width), TRAILING);
+    const lead = header.indexOf('klantnr');
+    if (lead < 0) {
+      this.wrong.push(`${file} has no klantnr column: ${header.join(';')}`);
+      return undefined;
+    }
+    this.same(
+      `${file}: columns before the export's are _-columns`,
+      header.slice(0, lead).filter((h) => !h.startsWith('_')),
+      [],
+    );
+    this.same(`${file}: columns after the export's`, header.slice(header.length - TRAILING.length), TRAILING);
+    this.same(
+      `${file}: the export's columns`,
+      header.slice(lead, header.length - TRAILING.length).length,
+      this.model.truth.rows[0]!.cells.length,
+    );
     const refused = this.model.refusedRows();
-    const rows = records.slice(1).map((fields) => {
-      const cells = fields.slice(0, fields.length - TRAILING.length);
-      const trailing = fields.slice(fields.length - TRAILING.length);
+    const rows = records.slice(1).map((fields): CorrectionsRow => {
+      const cells = fields.slice(lead, fields.length - TRAILING.length);
       const row = refused.find((r) => r.cells.length === cells.length && r.cells.every((c, i) => c === cells[i]));
-      return { cells, trailing, row };
+      return { leading: fields.slice(0, lead), cells, trailing: fields.slice(fields.length - TRAILING.length), row };
     });
     const unmatched = rows.filter((r) => !r.row).map((r) => r.cells.slice(0, 2).join(';'));
     if (unmatched.length > 0)
