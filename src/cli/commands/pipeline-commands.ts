@@ -1,7 +1,15 @@
 /** Commands of this group are registered here as they are built. */
 import type { Command } from 'commander';
 import pc from 'picocolors';
-import { ImpactTally, loadPipeline, readPipeline, summarisePlan, type PlanImpact, type PlanSummary } from '../../pipeline/read-pipeline.js';
+import {
+  checkConfiguration,
+  ImpactTally,
+  loadPipeline,
+  readPipeline,
+  summarisePlan,
+  type PlanImpact,
+  type PlanSummary,
+} from '../../pipeline/read-pipeline.js';
 import { generateCrmSamples } from '../../pipeline/samples/generate-crm.js';
 import { StagecoachError } from '../../contract/errors.js';
 import { existsSync } from 'node:fs';
@@ -214,6 +222,7 @@ export function registerPlanCommand(program: Command): void {
     .action(
       async (file: string, opts: { json?: boolean; samples: number; corrections?: string[]; reveal?: boolean; ledger?: string | true }) => {
         const def = await loadPipeline(file);
+        await checkConfiguration(def);
         const ac = new AbortController();
         const stop = () => ac.abort();
         process.once('SIGINT', stop);
@@ -258,6 +267,7 @@ export function registerMapCommand(program: Command): void {
     .option('--json', 'one JSON object a line: {provenance, source, values, kind, record | reasons}')
     .action(async (file: string, opts: { sample: number; skip: number; source?: string; rejected?: boolean; json?: boolean }) => {
       const def = await loadPipeline(file);
+      await checkConfiguration(def);
       if (opts.source && !def.sources.some((s) => s.name === opts.source)) {
         throw new StagecoachError(
           'CONFIG_INVALID',

@@ -23,6 +23,7 @@ import {
   type LedgerWriter,
   type Scope,
 } from '../../ledger/index.js';
+import { checkConfiguration } from '../checks/configuration.js';
 import { type MappingSnapshot, takeMappingSnapshot } from '../definition/mapping-snapshot.js';
 import { type CorrectionsSummary, loadPipeline, readPipelineBatches, type PipelineDefinition } from '../read-pipeline.js';
 import type { SourceTally } from '../source/index.js';
@@ -92,6 +93,8 @@ export interface RunPipelineOptions {
  */
 export async function runPipeline(options: RunPipelineOptions): Promise<RunReport> {
   const def = await loadPipeline(options.pipelineFile);
+  // Nothing touches the platform (nor the ledger) before the configuration is known good.
+  await checkConfiguration(def, options.signal);
   const ledgerFile = resolve(options.ledgerFile ?? DEFAULT_LEDGER_FILE);
   const retries = { count: 0 };
   let ownClient: PipelineClient | undefined;
