@@ -227,7 +227,18 @@ async function runWith(
       }
       report.skippedUnchanged = send.skipped;
     }
-    if (!send.failure && !readAbort.signal.aborted) await send.finish();
+    if (!send.failure && !readAbort.signal.aborted) {
+      await send.finish();
+      // A file cut or rewritten while it was read: its rows are not the file's, and the run must
+      // not end as if they were (a corrections run does not read the sources).
+      const changed = options.corrections === undefined ? await resume.changedFiles() : [];
+      if (changed.length > 0)
+        throw new StagecoachError(
+          'SOURCE_READ_FAILED',
+          `${changed.map((c) => c.message).join('; ')}. The rows read from ${changed.length === 1 ? 'it' : 'them'} are staged but not accounted for: run again once the export is complete and no longer written to`,
+          { file: changed[0]!.file },
+        );
+    }
   } catch (err) {
     failure = err;
   } finally {
