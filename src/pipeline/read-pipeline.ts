@@ -361,3 +361,4 @@ export async function summarisePlan(
 export { loadPipeline, type PipelineDefinition, type SourceDefinition } from './definition/load-pipeline.js';
 export type { PlanSummary, RejectSample } from './checks/plan-summary.js';
 export { ImpactTally, type PlanImpact, type ImpactExample } from './checks/plan-impact.js';
+export { checkConfiguration } from './checks/configuration.js';

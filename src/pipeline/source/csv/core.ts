@@ -473,7 +473,13 @@ export class CsvCore {
       // Which of the two would the mapping read? Neither guess is safe.
       problem = `the header names column${s(doubled)} ${names(doubled)} more than once and the mapping reads ${doubled.length > 1 ? 'them' : 'it'}; rename the columns with csv.columns`;
     }
-    if (problem) this.failure ??= new StagecoachError('CONFIG_INVALID', `${file}:${line}: ${problem}`, { file, line });
+    if (problem)
+      this.failure ??= new StagecoachError('CONFIG_INVALID', `${file}:${line}: ${problem}`, {
+        file,
+        line,
+        // what the check before a run (checks/configuration.ts) needs to point at the mapping instead
+        ...(missing.length > 0 ? { missingColumns: missing, headerColumns: columns, headerDefect: headerDefect !== undefined } : {}),
+      });
   }
 
   // ---------------------------------------------------------------- driving the two readers
