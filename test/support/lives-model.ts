@@ -336,6 +336,24 @@ export class LifeModel {
     return by;
   }
 
+  /**
+   * Whether the report of the current migration must balance: true when every row that maps has
+   * its record in that migration (the others are refused, and counted so); undefined when some
+   * record is in another migration (kept corrected from an earlier import, or left in a canceled
+   * one and not sent again), where the documentation does not say how one migration's report
+   * accounts for them.
+   */
+  reportBalances(): boolean | undefined {
+    const cur = this.current;
+    if (!cur) return undefined;
+    for (const f of this.fates) {
+      if (f.key === undefined) continue;
+      const rec = this.records.get(f.key);
+      if (rec?.migration !== cur.n || rec.state === 'rejected') return undefined;
+    }
+    return true;
+  }
+
   /** Keys staged (or imported) in a migration: what the platform lists as staged there. */
   keysIn(n: number, states: readonly RecordState[] = ['staged', 'imported']): string[] {
     return [...this.records].filter(([, r]) => r.migration === n && states.includes(r.state)).map(([k]) => k);
