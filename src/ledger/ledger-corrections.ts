@@ -45,7 +45,9 @@ const BY_ORIGIN = `SELECT keyed, legacy_key, state FROM records WHERE scope = ?
 export function claimCorrections(db: Db, scopeId: number, claims: readonly CorrectionClaim[]): void {
   if (claims.length === 0) return;
   const byOrigin = db.prepare<[number, string, number, string, number], Held>(BY_ORIGIN);
-  const byKey = db.prepare<[number, number, string], Held>('SELECT keyed, legacy_key, state FROM records WHERE scope = ? AND keyed = ? AND legacy_key = ?');
+  const byKey = db.prepare<[number, number, string], Held>(
+    'SELECT keyed, legacy_key, state FROM records WHERE scope = ? AND keyed = ? AND legacy_key = ?',
+  );
   const rekey = db.prepare('UPDATE records SET keyed = ?, legacy_key = ?, former_key = ? WHERE scope = ? AND keyed = ? AND legacy_key = ?');
   const rekeyStory = db.prepare('UPDATE record_history SET keyed = ?, legacy_key = ? WHERE scope = ? AND keyed = ? AND legacy_key = ?');
   const remember = db.prepare(
