@@ -79,6 +79,8 @@ export function claimCorrections(db: Db, scopeId: number, claims: readonly Corre
  * @example const kept = correctedOrigins(db, scope.id); kept.has(`samples/crm/klanten.csv\u0000${row.hash}`)
  */
 export function correctedOrigins(db: Db, scopeId: number): Set<string> {
+  // A ledger of version 1 opened read-only (plan --ledger) has no correction to keep.
+  if (!(db.pragma('table_info(records)') as { name: string }[]).some((c) => c.name === 'origin_hash')) return new Set();
   const rows = db
     .prepare<[number], { file: string; hash: string }>(
       'SELECT origin_file AS file, origin_hash AS hash FROM records WHERE scope = ? AND origin_file IS NOT NULL AND origin_hash IS NOT NULL',
