@@ -45,7 +45,9 @@ const BY_ORIGIN = `SELECT keyed, legacy_key, state FROM records WHERE scope = ?
 export function claimCorrections(db: Db, scopeId: number, claims: readonly CorrectionClaim[]): void {
   if (claims.length === 0) return;
   const byOrigin = db.prepare<[number, string, number, string, number], Held>(BY_ORIGIN);
-  const byKey = db.prepare<[number, number, string], Held>('SELECT keyed, legacy_key, state FROM records WHERE scope = ? AND keyed = ? AND legacy_key = ?');
+  const byKey = db.prepare<[number, number, string], Held>(
+    'SELECT keyed, legacy_key, state FROM records WHERE scope = ? AND keyed = ? AND legacy_key = ?',
+  );
   const rekey = db.prepare('UPDATE records SET keyed = ?, legacy_key = ?, former_key = ? WHERE scope = ? AND keyed = ? AND legacy_key = ?');
   const rekeyStory = db.prepare('UPDATE record_history SET keyed = ?, legacy_key = ? WHERE scope = ? AND keyed = ? AND legacy_key = ?');
   const remember = db.prepare(
@@ -77,6 +79,8 @@ export function claimCorrections(db: Db, scopeId: number, claims: readonly Corre
  * @example const kept = correctedOrigins(db, scope.id); kept.has(`samples/crm/klanten.csv\u0000${row.hash}`)
  */
 export function correctedOrigins(db: Db, scopeId: number): Set<string> {
+  // A ledger of version 1 opened read-only (plan --ledger) has no correction to keep.
+  if (!(db.pragma('table_info(records)') as { name: string }[]).some((c) => c.name === 'origin_hash')) return new Set();
   const rows = db
     .prepare<[number], { file: string; hash: string }>(
       'SELECT origin_file AS file, origin_hash AS hash FROM records WHERE scope = ? AND origin_file IS NOT NULL AND origin_hash IS NOT NULL',

@@ -64,7 +64,14 @@ export function rowStories(db: Db, pipeline: string, limit: number): { total: nu
   const now = db.prepare<[number, number, string], { state: RecordState; errors: string | null; run: number; file: string; line: number }>(
     'SELECT state, errors, last_run AS run, file, line FROM records WHERE scope = ? AND keyed = ? AND legacy_key = ?',
   );
-  const step = (r: { state: RecordState; errors: string | null; run: number; file: string; line: number; formerKey?: string | null }): StoryStep => ({
+  const step = (r: {
+    state: RecordState;
+    errors: string | null;
+    run: number;
+    file: string;
+    line: number;
+    formerKey?: string | null;
+  }): StoryStep => ({
     state: r.state,
     run: r.run,
     file: r.file,

@@ -118,7 +118,9 @@ const RUN_SELECT = `SELECT r.id, s.pipeline, s.component, r.pipeline_file, r.pip
   FROM runs r JOIN scopes s ON s.id = r.scope`;
 
 /** The records' select; a ledger of version 1 opened read-only has no `origin_*` columns yet (schema.ts). */
-const recordSelect = (withOrigin: boolean) => `SELECT s.pipeline, s.component, r.keyed, r.legacy_key, r.reference_id, r.entity_type, r.state, r.content_hash, m.reference_id AS migration_id,
+const recordSelect = (
+  withOrigin: boolean,
+) => `SELECT s.pipeline, s.component, r.keyed, r.legacy_key, r.reference_id, r.entity_type, r.state, r.content_hash, m.reference_id AS migration_id,
     r.last_batch, r.last_run, r.attempts, r.errors, r.source, r.file, r.line, r.byte_offset, r.row_hash, r.updated_at,
     ${withOrigin ? 'r.origin_file, r.origin_line, r.origin_hash' : 'NULL AS origin_file, NULL AS origin_line, NULL AS origin_hash'}
   FROM records r JOIN scopes s ON s.id = r.scope LEFT JOIN migrations m ON m.id = r.migration`;
@@ -179,9 +181,7 @@ export class Ledger {
     readonly db: Db,
   ) {
     const readonly = db.readonly;
-    this.recordSelectSql = recordSelect(
-      (db.pragma('table_info(records)') as { name: string }[]).some((c) => c.name === 'origin_file'),
-    );
+    this.recordSelectSql = recordSelect((db.pragma('table_info(records)') as { name: string }[]).some((c) => c.name === 'origin_file'));
     const p = <T = unknown>(sql: string) => db.prepare<unknown[], T>(sql);
     this.s = readonly
       ? undefined
@@ -716,7 +716,9 @@ export class Ledger {
   recordsByReferenceIds(referenceIds: Iterable<string>): RecordRow[] {
     return this.withIdTable(referenceIds, () =>
       this.db
-        .prepare<[], RecordDbRow>(`${this.recordSelectSql} JOIN temp.wanted w ON w.reference_id = r.reference_id ORDER BY r.scope, r.legacy_key`)
+        .prepare<[], RecordDbRow>(
+          `${this.recordSelectSql} JOIN temp.wanted w ON w.reference_id = r.reference_id ORDER BY r.scope, r.legacy_key`,
+        )
         .all()
         .map(toRecord),
     );

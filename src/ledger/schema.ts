@@ -187,8 +187,7 @@ const REFUSAL_TRIGGER = `
  */
 const UPGRADES: Record<number, (db: Db) => void> = {
   2: (db) => {
-    const has = (table: string, column: string) =>
-      (db.pragma(`table_info(${table})`) as { name: string }[]).some((c) => c.name === column);
+    const has = (table: string, column: string) => (db.pragma(`table_info(${table})`) as { name: string }[]).some((c) => c.name === column);
     for (const [column, type] of [
       ['origin_file', 'TEXT'],
       ['origin_line', 'INTEGER'],

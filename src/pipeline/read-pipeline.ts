@@ -343,8 +343,9 @@ export async function summarisePlan(
     readPipelineBatches(def, {
       ...options,
       tallies,
-      hashRows: false,
-      // Compared with a ledger, each record is framed and hashed as a run does it.
+      // Compared with a ledger, each row is hashed (an export row a correction replaced is told by
+      // its hash) and each record framed and hashed as a run does it.
+      hashRows: impact !== undefined,
       keepRecords: impact !== undefined,
       parallel: { workers: def.concurrency.workers, ...(impact ? { encode: 'json-seq' as const } : {}) },
     }),

@@ -9,6 +9,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { runCli } from '../support/cli.js';
 import {
   readCorrectionsCsv,
   rowWhere,
@@ -54,8 +55,14 @@ describe('a corrected record stays corrected', () => {
     expect(fix.code, fix.stdout + fix.stderr).toBe(0);
     expect(state(m, '100155')).toEqual([{ state: 'staged', file: 'klanten-fixed.csv', line: 2 }]);
 
+    // plan --ledger says what the run then does: nothing to send, the correction kept.
+    const plan = await runCli(['plan', 'pipelines/crm.yaml', '--ledger', m.ledger, '--json'], { cwd: m.dir });
+    const impact = (JSON.parse(plan.stdout) as { impact: { toSend: number; keptCorrected: number; unchanged: number } }).impact;
+    expect([impact.toSend, impact.keptCorrected, impact.unchanged]).toEqual([0, 1, 228]);
+
     const plain = await m.cli(['migrate', 'pipelines/crm.yaml', '--out', 'r2']);
     expect(plain.code, plain.stdout + plain.stderr).toBe(0);
+    expect(plain.stdout).toContain(': 240 rows read, 0 staged, 228 unchanged, 11 rejected, 0 refused by staging\n');
     expect(plain.stdout).toContain(
       '  1 row(s) of the export unchanged since a corrections file replaced them: the corrections stand, not sent again\n',
     );

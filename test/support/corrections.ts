@@ -65,7 +65,10 @@ export interface CorrectionsCsv {
 }
 
 export function readCorrectionsCsv(path: string): CorrectionsCsv {
-  const lines = readFileSync(path, 'utf8').replace(/^\ufeff/, '').split('\r\n').filter(Boolean);
+  const lines = readFileSync(path, 'utf8')
+    .replace(/^\ufeff/, '')
+    .split('\r\n')
+    .filter(Boolean);
   for (const l of lines) if (l.includes('"')) throw new Error(`a quoted row in ${path}: this helper splits on ; only`);
   const [head, ...rest] = lines.map((l) => l.split(';'));
   return { header: head!, rows: rest };

@@ -143,6 +143,8 @@ function printImpact(i: PlanImpact, out: string[]): void {
   );
   out.push(`  unchanged ${num(i.unchanged)}   staged with this content, not sent`);
   if (i.nowRefused > 0) out.push(`  now refused ${String(i.nowRefused).padStart(7)}   staged before, refused now (not sent)`);
+  if (i.keptCorrected > 0)
+    out.push(`  corrected ${num(i.keptCorrected)}   export rows a corrections file replaced, unchanged since (not sent)`);
   out.push(`  a run would send ${i.toSend} records`);
   for (const kind of ['changed', 'again', 'nowRefused'] as const) {
     const examples = i.examples.filter((x) => x.kind === kind);
