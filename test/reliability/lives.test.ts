@@ -28,7 +28,7 @@ const replay = (seed: number) =>
   `STAGECOACH_LIVES_SEED=${seed}${process.env.STAGECOACH_SOAK === '1' ? ' STAGECOACH_SOAK=1' : ''} npx vitest run ${FILE}`;
 
 describe('lives of a migration: ledger, status, plan --ledger, report and platform agree after every step', () => {
-  it.each(SEEDS)('life seed %i', { timeout: soak(120_000, 600_000) }, async (seed) => {
+  it.each(SEEDS)('life seed %i', { timeout: soak(300_000, 900_000) }, async (seed) => {
     const outcome = await liveLife({ seed, persons: PERSONS, steps: STEPS, replay: replay(seed) });
     reportFigures('lives', {
       seed,
@@ -36,6 +36,8 @@ describe('lives of a migration: ledger, status, plan --ledger, report and platfo
       disagreements: outcome.disagreements.length,
       failedAtStep: outcome.disagreements[0] ? outcome.disagreements[0].step + 1 : null,
       seconds: outcome.seconds,
+      // The whole story in the figures file too, so a soak's failures can be read without its console.
+      ...(outcome.disagreements.length > 0 ? { failure: lifeFailure(outcome, replay(seed)) } : {}),
     });
     if (outcome.disagreements.length > 0) expect.fail(lifeFailure(outcome, replay(seed)));
   });
