@@ -423,6 +423,9 @@ export function advance(model: LifeModel, step: Step): void {
       break;
     case 'migrate':
     case 'migrate-drop-invalid':
+      // After an import, migrate resumes that migration's chain (re-reports it), it stages nothing
+      // into a new one (docs/reconciliation.md, "Resuming, never starting twice"); `run` does.
+      if (model.current?.activity === 'Completed') break;
       model.applyRun();
       model.applyImport();
       break;
