@@ -20,6 +20,7 @@ import { readRowAt } from './source-rows.js';
 import { correctionsFormatOf } from '../pipeline/checks/corrections.js';
 import { Redactor, columnClassifier, migrationKey, type ValuesMode } from '../privacy/index.js';
 import { cutText } from '../contract/cut.js';
+import type { VerificationReport } from './verify/verification-model.js';
 
 /** Default folder of reports: one subfolder per run. */
 export const REPORTS_DIR = join('.stagecoach', 'reports');
@@ -44,6 +45,8 @@ export interface ReconcileOptions {
    * else masked). `revealed` is for a local working copy; the report says in its head which it is.
    */
   values?: ValuesMode;
+  /** What `verify` found (verify/index.ts), shown as the report's Verification section. */
+  verification?: VerificationReport;
 }
 
 export interface ReconcileResult {
@@ -61,7 +64,7 @@ function sourcePath(file: string, def: PipelineDefinition | undefined): string {
   return resolve(def.dir, file);
 }
 
-async function loadDefinitions(ledger: Ledger, pipelines: string[]): Promise<PipelineDefinition[]> {
+export async function loadDefinitions(ledger: Ledger, pipelines: string[]): Promise<PipelineDefinition[]> {
   const defs: PipelineDefinition[] = [];
   for (const name of pipelines) {
     const run = [...ledger.runs(name)].pop();
@@ -112,7 +115,12 @@ function storiesOf(ledger: Ledger, pipelines: readonly string[], redactor: Redac
 }
 
 /** The report's redactor: `values` given, else the pipelines' setting (the most careful of them), else masked. */
-function reportRedactor(options: ReconcileOptions, defs: PipelineDefinition[], ledgerFile: string, migrationId: string): Redactor {
+export function reportRedactor(
+  options: Pick<ReconcileOptions, 'values'>,
+  defs: PipelineDefinition[],
+  ledgerFile: string,
+  migrationId: string,
+): Redactor {
   const order: ValuesMode[] = ['masked', 'hashed', 'revealed'];
   const configured = defs.map((d) => d.privacy.reportValues).sort((a, b) => order.indexOf(a) - order.indexOf(b))[0];
   const mode = options.values ?? configured ?? 'masked';
@@ -181,6 +189,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
     rowStories: storiesOf(ledger, pipelines, redactor),
   });
   report.privacy = { values: redactor.mode, note: redactor.describe() };
+  if (options.verification) report.verification = options.verification;
 
   const dir = options.outDir ?? join(REPORTS_DIR, runLabel);
   await mkdir(dir, { recursive: true });
