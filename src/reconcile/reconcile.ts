@@ -57,7 +57,7 @@ export interface ReconcileResult {
 }
 
 /** Resolves a provenance path: relative to the working folder (as runs record it), else to the pipeline's folder. */
-function sourcePath(file: string, def: PipelineDefinition | undefined): string {
+export function sourcePath(file: string, def: PipelineDefinition | undefined): string {
   if (isAbsolute(file)) return file;
   const here = resolve(file);
   if (existsSync(here) || !def) return here;

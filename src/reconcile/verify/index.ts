@@ -26,7 +26,8 @@ import { readPipelineBatches } from '../../pipeline/read-pipeline.js';
 import { SEND_FORMAT } from '../../pipeline/runner/send.js';
 import type { Redactor, ValuesMode } from '../../privacy/index.js';
 import { pipelinesOf } from '../ledger-facts.js';
-import { loadDefinitions, reportRedactor } from '../reconcile.js';
+import { loadDefinitions, reportRedactor, sourcePath } from '../reconcile.js';
+import { correctionsFormatOf } from '../../pipeline/checks/corrections.js';
 import { acceptedBy, type AcceptRule } from './accept.js';
 import { checkFields } from './staged-to-streamed.js';
 import {
@@ -170,47 +171,70 @@ async function withRunMappings(
   return { def: { ...def, sources }, close: restored.close };
 }
 
+/**
+ * Compares the pipeline's records as the export (then the corrections files that re-staged some)
+ * rebuilds them. A row counts only where the ledger says its record was sent from (same file),
+ * so a row refused once and re-staged from a corrections file is judged by its corrected version.
+ */
 async function compareRows(db: Database.Database, pipeline: PipelineDefinition, options: VerifyOptions, tally: Tally): Promise<void> {
+  const { def, close } = await withRunMappings(pipeline, options.ledger, options.migrationId);
+  try {
+    await compareRead(db, def, options, tally, {});
+    const files = db
+      .prepare<[string, number], { file: string }>('SELECT DISTINCT file FROM sent WHERE pipeline = ? AND outcome = ?')
+      .all(def.name, UNSEEN)
+      .map((r) => r.file);
+    const corrections: string[] = [];
+    for (const f of files) if (await correctionsFormatOf(sourcePath(f, def))) corrections.push(sourcePath(f, def));
+    if (corrections.length > 0) await compareRead(db, def, options, tally, { corrections });
+  } finally {
+    await close();
+  }
+}
+
+async function compareRead(
+  db: Database.Database,
+  def: PipelineDefinition,
+  options: VerifyOptions,
+  tally: Tally,
+  read: { corrections?: string[] },
+): Promise<void> {
   const getSent = db.prepare<
     [string],
     { pipeline: string; file: string; line: number; legacy_key: string; content_hash: string | null; outcome: number }
   >('SELECT pipeline, file, line, legacy_key, content_hash, outcome FROM sent WHERE reference_id = ?');
   const getLive = db.prepare<[string], { data: string }>('SELECT data FROM live WHERE reference_id = ?');
   const setOutcome = db.prepare('UPDATE sent SET outcome = ? WHERE reference_id = ?');
-  const { def, close } = await withRunMappings(pipeline, options.ledger, options.migrationId);
   let compared = 0;
-  try {
-    for await (const rows of readPipelineBatches(def, {
-      ...(options.signal ? { signal: options.signal } : {}),
-      hashRows: false,
-      parallel: { workers: def.concurrency.workers, encode: SEND_FORMAT },
-    })) {
-      db.transaction(() => {
-        for (const row of rows) {
-          if (row.kind !== 'mapped') continue;
-          const s = getSent.get(row.referenceId);
-          if (!s || s.outcome !== UNSEEN) continue;
-          if (frontRowContentHash(row) !== s.content_hash) {
-            setOutcome.run(CHANGED_SINCE_SENT, row.referenceId);
-            continue;
-          }
-          const live = getLive.get(row.referenceId);
-          if (!live) continue; // not held: found below
-          const record = frontRowRecord(row) as StagedCounterparty;
-          const ref: VerifiedRecordRef = {
-            pipeline: s.pipeline,
-            file: s.file,
-            line: s.line,
-            legacyKey: s.legacy_key,
-            referenceId: row.referenceId,
-          };
-          setOutcome.run(tally.take(record, JSON.parse(live.data) as Record<string, unknown>, ref), row.referenceId);
-          if (++compared % 10_000 === 0) options.onProgress?.({ phase: 'compare', done: compared });
+  for await (const rows of readPipelineBatches(def, {
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...read,
+    hashRows: false,
+    parallel: { workers: def.concurrency.workers, encode: SEND_FORMAT },
+  })) {
+    db.transaction(() => {
+      for (const row of rows) {
+        if (row.kind !== 'mapped') continue;
+        const s = getSent.get(row.referenceId);
+        if (!s || s.outcome !== UNSEEN || s.file !== row.row.provenance.file) continue;
+        if (frontRowContentHash(row) !== s.content_hash) {
+          setOutcome.run(CHANGED_SINCE_SENT, row.referenceId);
+          continue;
         }
-      })();
-    }
-  } finally {
-    await close();
+        const live = getLive.get(row.referenceId);
+        if (!live) continue; // not held: found below
+        const record = frontRowRecord(row) as StagedCounterparty;
+        const ref: VerifiedRecordRef = {
+          pipeline: s.pipeline,
+          file: s.file,
+          line: s.line,
+          legacyKey: s.legacy_key,
+          referenceId: row.referenceId,
+        };
+        setOutcome.run(tally.take(record, JSON.parse(live.data) as Record<string, unknown>, ref), row.referenceId);
+        if (++compared % 10_000 === 0) options.onProgress?.({ phase: 'compare', done: compared });
+      }
+    })();
   }
 }
 
@@ -292,7 +316,7 @@ function findings(
         why:
           r.outcome === CHANGED_SINCE_SENT
             ? 'the legacy row maps to another record than the one sent (the export or the mapping changed since)'
-            : 'its legacy row is no longer in the export (or was sent from a corrections file)',
+            : 'its legacy row is no longer where it was sent from (the export or corrections file moved, or changed)',
       })),
   };
   const byOutcome = (o: number) => count(`SELECT count(*) AS n FROM sent WHERE outcome = ${o}`);
