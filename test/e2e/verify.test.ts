@@ -7,7 +7,7 @@
  * Real service, real CLI.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { cpSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ROOT, runCli } from '../support/cli.js';
@@ -149,5 +149,54 @@ describe('verify', () => {
     const md = readFileSync(join(dir, 'out2/report.md'), 'utf8');
     expect(md).toContain('## Verification: what the platform holds');
     expect(md).toContain(`**VERIFICATION FAILED: ${228 - admin.count} of 228 imported records identical on the platform`);
+  });
+
+  it('tells strays apart: a record of an earlier migration of the same pipeline, and counterparties no ledger knows', async () => {
+    const svc = await startTestService();
+    services.push(svc);
+    const dir = tempDir('stagecoach-verify-');
+    dirs.push(dir);
+    for (const sub of ['pipelines', 'mappings', 'samples/crm', 'samples/core-banking'])
+      cpSync(join(ROOT, sub), join(dir, sub), { recursive: true });
+    const ledger = join(dir, 'ledger.db');
+    const common = ['--drop-invalid', '--base-url', svc.url];
+    const first = await runCli(['migrate', 'pipelines/crm.yaml', '--ledger', ledger, ...common], { cwd: dir });
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    // Customer 100004 (line 6, nobody's partner) leaves the export; the next migration no longer carries it.
+    const file = join(dir, 'samples/crm/klanten.csv');
+    const lines = readFileSync(file, 'latin1').split('\n');
+    expect(lines[5]!.startsWith('100004;')).toBe(true);
+    writeFileSync(file, Buffer.from([...lines.slice(0, 5), ...lines.slice(6)].join('\n'), 'latin1'));
+    // The first migration is complete: this run stages into a new one, which migrate then drives.
+    expect((await runCli(['run', 'pipelines/crm.yaml', '--ledger', ledger, '--base-url', svc.url], { cwd: dir })).code).toBe(0);
+    const second = await runCli(['migrate', 'pipelines/crm.yaml', '--ledger', ledger, '--out', 'out', ...common], { cwd: dir });
+    expect(second.code).toBe(1);
+    const v = (JSON.parse(readFileSync(join(dir, 'out/report.json'), 'utf8')) as ReconciliationReport).verification!;
+    expect(v).toMatchObject({ imported: 227, identical: 227, differing: 0, passed: false });
+    expect(v.strays).toMatchObject({ total: 1, earlierMigration: 1, unknown: 0 });
+    const firstMigration = JSON.parse(readFileSync(join(dir, '.stagecoach/reports/run-1/report.json'), 'utf8')).run.migrationId;
+    expect(firstMigration).not.toBe(v.migrationId);
+    expect(v.strays.records[0]).toMatchObject({
+      origin: 'earlier-migration',
+      pipeline: 'crm',
+      legacyKey: '100004',
+      file: 'samples/crm/klanten.csv',
+      line: 6,
+      migrationId: firstMigration,
+      state: 'imported',
+    });
+    expect(second.stdout).toContain('strays: 1 (1 known to the ledger, 0 unknown)');
+
+    // Someone else migrates into the same tenant with a ledger of their own: unknown to this one.
+    const other = await runCli(['migrate', 'pipelines/core-banking.yaml', '--ledger', join(dir, 'other.db'), '--out', 'other', ...common], {
+      cwd: dir,
+    });
+    expect(other.code, other.stdout).toBe(0);
+    const theirs = (JSON.parse(readFileSync(join(dir, 'other/report.json'), 'utf8')) as ReconciliationReport).totals.imported;
+    const again = await runCli(['verify', 'crm', '--json', '--ledger', ledger, '--base-url', svc.url, '--out', 'again'], { cwd: dir });
+    expect(again.code).toBe(1);
+    const w = JSON.parse(again.stdout) as VerificationReport;
+    expect(w.strays).toMatchObject({ total: 1 + theirs, earlierMigration: 1, unknown: theirs });
+    expect(w.preExisting).toBe(v.preExisting);
   });
 });

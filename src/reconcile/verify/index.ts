@@ -63,6 +63,7 @@ const IDENTICAL = 1;
 const ACCEPTED = 2;
 const DIFFERS = 3;
 const CHANGED_SINCE_SENT = 4;
+const NOW_REFUSED = 5;
 
 const ROWS_PER_TRANSACTION = 2000;
 
@@ -214,9 +215,13 @@ async function compareRead(
   })) {
     db.transaction(() => {
       for (const row of rows) {
-        if (row.kind !== 'mapped') continue;
+        if (row.referenceId === undefined) continue;
         const s = getSent.get(row.referenceId);
         if (!s || s.outcome !== UNSEEN || s.file !== row.row.provenance.file) continue;
+        if (row.kind === 'rejected') {
+          setOutcome.run(NOW_REFUSED, row.referenceId);
+          continue;
+        }
         if (frontRowContentHash(row) !== s.content_hash) {
           setOutcome.run(CHANGED_SINCE_SENT, row.referenceId);
           continue;
@@ -305,7 +310,7 @@ function findings(
     total: count(`SELECT count(*) AS n ${notHeldSql}`),
     records: db.prepare<[number], SentRow>(`SELECT * ${notHeldSql} ORDER BY pipeline, file, line LIMIT ?`).all(RECORDS_LISTED).map(refOf),
   };
-  const unverifiableSql = `FROM sent s WHERE s.outcome IN (${UNSEEN}, ${CHANGED_SINCE_SENT}) AND EXISTS (SELECT 1 FROM live l WHERE l.reference_id = s.reference_id)`;
+  const unverifiableSql = `FROM sent s WHERE s.outcome IN (${UNSEEN}, ${CHANGED_SINCE_SENT}, ${NOW_REFUSED}) AND EXISTS (SELECT 1 FROM live l WHERE l.reference_id = s.reference_id)`;
   const notVerifiable = {
     total: count(`SELECT count(*) AS n ${unverifiableSql}`),
     records: db
@@ -316,7 +321,9 @@ function findings(
         why:
           r.outcome === CHANGED_SINCE_SENT
             ? 'the legacy row maps to another record than the one sent (the export or the mapping changed since)'
-            : 'its legacy row is no longer where it was sent from (the export or corrections file moved, or changed)',
+            : r.outcome === NOW_REFUSED
+              ? 'the legacy row is refused before upload now (the export changed since)'
+              : 'its legacy row is no longer where it was sent from (the export or corrections file moved, or changed)',
       })),
   };
   const byOutcome = (o: number) => count(`SELECT count(*) AS n FROM sent WHERE outcome = ${o}`);
