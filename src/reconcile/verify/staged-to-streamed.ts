@@ -85,7 +85,12 @@ export function checkFields(sent: StagedCounterparty, held: Record<string, unkno
       out.push({ field, verdict: 'notShown', sent: value, held: undefined });
       continue;
     }
-    out.push({ field, verdict: canonical(value, field) === canonical(h, field) ? 'same' : 'differs', sent: value, held: h });
+    // Most values come back exactly as sent: a plain equality settles them before the canonical form.
+    const same =
+      value === h ||
+      (typeof value === 'object' && JSON.stringify(value) === JSON.stringify(h)) ||
+      canonical(value, field) === canonical(h, field);
+    out.push({ field, verdict: same ? 'same' : 'differs', sent: value, held: h });
   }
   return out;
 }
