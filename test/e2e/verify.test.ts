@@ -57,7 +57,7 @@ async function migrateWith(alterations: string | undefined, extra: string[] = []
   db.close();
   const admin = (await (await fetch(`${svc.url}/_admin/faults/alterations`)).json()) as { altered: Migrated['altered'] };
   expect(report.verification, r.stderr).toBeDefined();
-  return { code: r.code, stdout: r.stdout, verification: report.verification!, where, altered: admin.altered };
+  return { code: r.code ?? -1, stdout: r.stdout, verification: report.verification!, where, altered: admin.altered };
 }
 
 /** Every record listed for a field, as file:line, sorted. */
