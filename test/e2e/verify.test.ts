@@ -31,8 +31,8 @@ interface Migrated {
   altered: Array<{ rule: string; referenceId: string; field: string }>;
 }
 
-async function migrateWith(alterations: string | undefined, extra: string[] = []): Promise<Migrated> {
-  const svc = await startTestService({ ...(alterations ? { alterations } : {}), faultSeed: 5 });
+async function migrateWith(alterations: string | undefined, extra: string[] = [], faults?: string): Promise<Migrated> {
+  const svc = await startTestService({ ...(alterations ? { alterations } : {}), ...(faults ? { faults } : {}), faultSeed: 5 });
   services.push(svc);
   const dir = tempDir('stagecoach-verify-');
   dirs.push(dir);
@@ -79,6 +79,15 @@ describe('verify', () => {
     expect(v).toMatchObject({ differing: 0, identicalAfterAccepted: 0, passed: true, problems: [], fields: [] });
     expect(v.notHeld.total + v.notVerifiable.total + v.strays.total).toBe(0);
     expect(m.stdout).toContain('Verified: 228 of 228 imported records identical on the platform (100%)');
+  });
+
+  it('resumes the stream with continue-from when the platform cuts it, and still verifies every record once', async () => {
+    const m = await migrateWith(undefined, [], 'GET /counterparty-management/counterparties/stream:cut=1:after=30000');
+    expect(m.code, m.stdout).toBe(0);
+    const v = m.verification;
+    expect(v.resumes).toBeGreaterThan(0);
+    expect(v).toMatchObject({ imported: 228, identical: 228, passed: true });
+    expect(v.streamed).toBe(228 + v.preExisting);
   });
 
   for (const [name, spec, field] of [
