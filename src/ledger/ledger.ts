@@ -201,7 +201,7 @@ export class Ledger {
           rejectRecord: p(
             `INSERT INTO records (scope, keyed, legacy_key, reference_id, entity_type, state, content_hash, migration, last_batch, last_run, attempts, errors, source, file, line, byte_offset, row_hash, updated_at)
              VALUES (@scope, @keyed, @legacyKey, @referenceId, NULL, 'rejected', NULL, NULL, NULL, @run, 0, @errors, @source, @file, @line, @byteOffset, @rowHash, @now)
-             ON CONFLICT (scope, keyed, legacy_key) DO UPDATE SET reference_id = excluded.reference_id, state = 'rejected', content_hash = NULL,
+             ON CONFLICT (scope, keyed, legacy_key) DO UPDATE SET reference_id = excluded.reference_id, state = 'rejected', content_hash = NULL, migration = NULL,
                last_run = excluded.last_run, errors = excluded.errors, source = excluded.source, file = excluded.file, line = excluded.line,
                byte_offset = excluded.byte_offset, row_hash = excluded.row_hash, updated_at = excluded.updated_at, ${ORIGIN_ON_WRITE}`,
           ),
@@ -419,9 +419,9 @@ export class Ledger {
     claimCorrections(this.db, scope.id, claims);
   }
 
-  /** The export rows corrections replaced (`file\u0000rowHash`): a run of the export leaves them alone. */
-  correctedOrigins(scope: Scope): Set<string> {
-    return correctedOrigins(this.db, scope.id);
+  /** The export rows corrections replaced (`file\u0000rowHash`): a run of the export into that migration leaves them alone. */
+  correctedOrigins(scope: Scope, migrationNo: number): Set<string> {
+    return correctedOrigins(this.db, scope.id, migrationNo);
   }
 
   /** Drops the scope's keyless rejects (a run that reads everything reports them afresh). */
@@ -469,7 +469,9 @@ export class Ledger {
 
   /**
    * Records rows refused before upload, in one transaction. A row with a legacy key replaces
-   * that key's earlier state; a row without one is kept under `file:line`.
+   * that key's earlier state; a row without one is kept under `file:line`. A refused row is in no
+   * migration (so the report of whichever migration the pipeline runs into counts it, also when
+   * the record was staged in an earlier one).
    */
   recordRejects(runId: number, scope: Scope, rejects: readonly LedgerRejectInput[]): void {
     if (rejects.length === 0) return;

@@ -80,6 +80,20 @@ describe('a corrected record stays corrected', () => {
     const next = readCorrectionsCsv(join(m.dir, 'r2/klanten.corrections.csv'));
     expect(next.rows.map((r) => r[next.header.indexOf('klantnr')])).not.toContain('100155');
     expect(next.rows).toHaveLength(7);
+
+    // The migration is complete: a run starts a new one from the export, which holds 100155 as it
+    // was; it is refused there (not sent), and the new corrections file asks for it again.
+    const fresh = await m.cli(['run', 'pipelines/crm.yaml']);
+    expect(fresh.code, fresh.stdout + fresh.stderr).toBe(0);
+    expect(fresh.stdout).toContain('(created): completed');
+    expect(fresh.stdout).not.toContain('corrections stand');
+    expect((await m.cli(['report', '--out', 'r3'])).code).toBe(0);
+    const again = readCorrectionsCsv(join(m.dir, 'r3/klanten.corrections.csv'));
+    expect(rowWhere(again, 'klantnr', '100155')[again.header.indexOf('_origin')]).toBe('samples/crm/klanten.csv:158');
+    const r3 = m.report('r3');
+    expect(r3.balanced, r3.problems.join('\n')).toBe(true);
+    expect([r3.totals.sourceRows, r3.totals.staged]).toEqual([240, 228]);
+    expect((await m.platform(r3.run.migrationId!)).staged).toBe(228);
   });
 
   it('migrate --drop-invalid after a migrate --corrections that validation refused leaves no corrected record imported on the platform but rejected in the ledger', async () => {

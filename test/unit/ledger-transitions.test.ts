@@ -658,7 +658,7 @@ describe("corrections in a record's life", () => {
   const rows = (ledger: Ledger) =>
     [...ledger.records()].map((r) => [r.legacyKey ?? `${r.provenance.file}:${r.provenance.line}`, r.state, r.origin?.line ?? null]);
 
-  it('a corrected record keeps the export row it replaced until a newer version of that row is written', () => {
+  it('a corrected record keeps the export row it replaced until a newer version of that row is written, within its migration', () => {
     const ledger = openLedger(file);
     const first = ledger.startRun(input);
     ledger.recordRejects(first.run.id, first.scope, [refusal('100155', 158, 'h158')]);
@@ -673,7 +673,9 @@ describe("corrections in a record's life", () => {
       provenance: { file: 'fixed.csv', line: 2 },
       origin: { file: EXPORT, line: 158, rowHash: 'h158' },
     });
-    expect(ledger.correctedOrigins(fix.scope)).toEqual(new Set([`${EXPORT}\u0000h158`]));
+    expect(ledger.correctedOrigins(fix.scope, ledger.migrationNo(MIGRATION))).toEqual(new Set([`${EXPORT}\u0000h158`]));
+    // A run into another migration (the last one completed or canceled) starts from the export.
+    expect(ledger.correctedOrigins(fix.scope, ledger.migrationNo(OTHER_MIGRATION)).size).toBe(0);
 
     // A newer correction keeps the origin; the export's row once changed (a write from the export) ends it.
     const again = ledger.startRun({ ...input, readsEverything: false });
@@ -684,7 +686,7 @@ describe("corrections in a record's life", () => {
     const plain = ledger.startRun(input);
     stage(ledger, plain.run.id, plain.scope, [corrected('100155', EXPORT, 158, 'h158-fixed')]);
     expect([...ledger.records()][0]!.origin).toBeUndefined();
-    expect(ledger.correctedOrigins(plain.scope).size).toBe(0);
+    expect(ledger.correctedOrigins(plain.scope, ledger.migrationNo(MIGRATION)).size).toBe(0);
     ledger.close();
   });
 
