@@ -106,7 +106,7 @@ const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
 function dateProblem(y: number, m: number, d: number): string | undefined {
   if (m < 1 || m > 12) return 'a month runs from 1 to 12';
   if (d < 1) return 'a day starts at 1';
-  if (d <= DAYS[m - 1]!) return undefined;
+  if (d <= DAYS[m - 1]! || (m === 2 && d === 29 && isLeap(y))) return undefined;
   if (m === 2) return d === 29 && !isLeap(y) ? 'February has 29 days only in a leap year' : 'February has 28 or 29 days';
   return `${MONTH_EN[m - 1]} has ${DAYS[m - 1]} days`;
 }
