@@ -104,6 +104,10 @@ export const transformSchema = z.union([
         region: z.string().length(2).optional().describe('ISO 3166 alpha-2 region of numbers written without an international prefix'),
         country: z.string().length(2).optional().describe('the same as region (the older name)'),
         regionColumn: columnName.optional().describe("column holding the row's country (any form the country transform reads); region when it is empty"),
+        check: z
+          .enum(['valid', 'possible'])
+          .optional()
+          .describe('valid (default): a number of a range the region issues; possible: of a length the region has (made-up test data)'),
       })
       .describe('E.164 via libphonenumber; without a region only international numbers are read'),
   }),

@@ -332,10 +332,10 @@ export function compileTransform(t: Transform, codes: CodeTables, column: Column
     };
   }
   if ('phone' in t) {
-    const { country, region = country, regionColumn } = t.phone;
+    const { country, region = country, regionColumn, check } = t.phone;
     if (country !== undefined && t.phone.region !== undefined && country !== t.phone.region)
       throw new Error(`phone: region ${t.phone.region} and country ${country} name the same thing; keep one`);
-    const step = compilePhone({ region, regionColumn: regionColumn === undefined ? undefined : column(regionColumn) }, sharedCountryResolver);
+    const step = compilePhone({ region, check, regionColumn: regionColumn === undefined ? undefined : column(regionColumn) }, sharedCountryResolver);
     return { step, acceptsEmpty: false };
   }
   if ('pattern' in t) {
@@ -369,9 +369,9 @@ export function transformLabel(t: Transform): string {
   if ('split' in t) return `split(${JSON.stringify(t.split.separator)}${t.split.index !== undefined ? `, ${t.split.index}` : ''})`;
   if ('join' in t) return `join(${JSON.stringify(t.join)})`;
   if ('phone' in t) {
-    const { region = t.phone.country, regionColumn } = t.phone;
+    const { region = t.phone.country, regionColumn, check } = t.phone;
     const parts = [...(regionColumn !== undefined ? [`region from column ${regionColumn}`] : []), ...(region !== undefined ? [region] : [])];
-    return `phone(${parts.join(', else ') || 'international'})`;
+    return `phone(${parts.join(', else ') || 'international'}${check === 'possible' ? '; possible' : ''})`;
   }
   if ('country' in t) return 'country(+ extra)';
   if ('nationality' in t) return 'nationality(+ extra)';

@@ -11,6 +11,13 @@ import { type CountryCode, isSupportedCountry, parsePhoneNumberFromString } from
 import type { CountryReading } from './country.js';
 import { TransformFailure } from './failure.js';
 
+/**
+ * How strictly a number is held to its region: `valid`, in a range the numbering plan issues
+ * (libphonenumber's isValid); `possible`, of a length the plan has (isPossible), for exports
+ * whose numbers are made up, as test data is.
+ */
+export type PhoneCheck = 'valid' | 'possible';
+
 const NO_REGION = 'declare one ({ phone: { region: NL } }) or read it from a column (regionColumn)';
 
 /**
@@ -19,7 +26,7 @@ const NO_REGION = 'declare one ({ phone: { region: NL } }) or read it from a col
  * @example readPhone('06-12 34 56 78', 'NL') // '+31612345678'
  *          readPhone('+44 (0)7911 123456') // '+447911123456'
  */
-export function readPhone(text: string, region: string | undefined, noRegion = NO_REGION): string | TransformFailure {
+export function readPhone(text: string, region: string | undefined, check: PhoneCheck = 'valid', noRegion = NO_REGION): string | TransformFailure {
   let s = text.trim();
   // Without a region there is no international call prefix to know; 00 is the one most of the world dials.
   if (region === undefined && s.startsWith('00')) s = `+${s.slice(2)}`;
@@ -34,9 +41,12 @@ export function readPhone(text: string, region: string | undefined, noRegion = N
     );
   }
   if (parsed.ext !== undefined) return new TransformFailure('INVALID_FIELD_VALUE', 'a phone number with an extension, which E.164 cannot hold; expected the number alone');
-  if (!parsed.isValid()) {
+  if (check === 'valid' ? !parsed.isValid() : !parsed.isPossible()) {
     const own = parsed.country ?? `+${parsed.countryCallingCode}`;
-    return new TransformFailure('INVALID_FIELD_VALUE', `not a valid phone number for region ${own}`);
+    return new TransformFailure(
+      'INVALID_FIELD_VALUE',
+      check === 'valid' ? `not a valid phone number for region ${own}` : `not a possible phone number for region ${own} (its length)`,
+    );
   }
   return parsed.number;
 }
@@ -47,6 +57,7 @@ export function isPhoneRegion(region: string): boolean {
 }
 
 export interface PhoneSpec {
+  check?: PhoneCheck | undefined;
   /** Region of numbers written without an international prefix (when the row names none). */
   region?: string | undefined;
   /** Reads the row's region column (an `accessor`), with its name for messages. */
@@ -62,21 +73,21 @@ export function compilePhone(
   spec: PhoneSpec,
   resolveCountry: () => (value: string) => CountryReading,
 ): (value: unknown, row: Record<string, unknown>) => string | TransformFailure {
-  const { region, regionColumn } = spec;
+  const { region, regionColumn, check = 'valid' } = spec;
   if (region !== undefined && !isPhoneRegion(region)) throw new Error(`phone region ${JSON.stringify(region)} is no ISO 3166 alpha-2 code with a numbering plan`);
   const asText = (v: unknown) => (typeof v === 'string' ? v : String(v));
-  if (regionColumn === undefined) return (v) => readPhone(asText(v), region);
+  if (regionColumn === undefined) return (v) => readPhone(asText(v), region, check);
   const resolve = resolveCountry();
   const { name, get } = regionColumn;
   const emptyColumn = `column ${name} is empty and the mapping declares no region ({ phone: { regionColumn: ${name}, region: NL } })`;
   return (v, row) => {
     const cell = get(row);
     const text = cell === undefined || cell === null ? '' : asText(cell).trim();
-    if (text === '') return readPhone(asText(v), region, emptyColumn);
+    if (text === '') return readPhone(asText(v), region, check, emptyColumn);
     const read = resolve(text);
     if (typeof read !== 'string' || !isPhoneRegion(read)) {
       return new TransformFailure('INVALID_FIELD_VALUE', `the region column ${name} holds \`${text}\`, which is no country with a numbering plan`);
     }
-    return readPhone(asText(v), read);
+    return readPhone(asText(v), read, check);
   };
 }
