@@ -414,7 +414,8 @@ record:
         field: 'telephoneNumbers[0].number',
         value: 'bel me',
         code: 'INVALID_FIELD_VALUE',
-        message: 'telephoneNumbers[0].number: not a phone number, expected a number of region NL or an international one, got `bel me` in column mobiel',
+        message:
+          'telephoneNumbers[0].number: not a phone number, expected a number of region NL or an international one, got `bel me` in column mobiel',
         trace: 'column "mobiel" `bel me` → phone(NL) → refused',
       },
       {

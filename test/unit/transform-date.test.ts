@@ -52,7 +52,11 @@ record:
   surname: naam
   dateOfBirth: { column: geboren, transforms: [{ date: [dd/mm/yyyy, mm/dd/yyyy] }] }
 `;
-    const m = await compileMapping(parseYamlText(yaml, mappingFileSchema, 'm.yaml'), join(tmpdir(), 'm.yaml'), new ReferenceIds('3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f'));
+    const m = await compileMapping(
+      parseYamlText(yaml, mappingFileSchema, 'm.yaml'),
+      join(tmpdir(), 'm.yaml'),
+      new ReferenceIds('3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f'),
+    );
     const ctx: MapContext = { reasons: null, refs: [], key: '1' };
     m.map({ id: '1', naam: 'Smith', geboren: '03/04/1980' }, ctx);
     expect(ctx.reasons?.map((r) => r.message)).toEqual([
@@ -97,9 +101,7 @@ record:
     const excel = compileDate({ formats: ['dd-mm-yyyy'], excelSerial: true });
     expect(excel('1')).toBe('1900-01-01');
     expect(excel('59')).toBe('1900-02-28');
-    expect(excel('60')).toEqual(
-      invalid("not a date: Excel serial 60 is 29 February 1900, a day that never was (Excel's leap-year bug)"),
-    );
+    expect(excel('60')).toEqual(invalid("not a date: Excel serial 60 is 29 February 1900, a day that never was (Excel's leap-year bug)"));
     expect(excel('61')).toBe('1900-03-01');
     expect(excel(29287)).toBe('1980-03-07');
     expect(excel('45658')).toBe('2025-01-01');
