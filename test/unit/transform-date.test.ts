@@ -37,6 +37,19 @@ describe('date: several formats', () => {
     expect(prefer('25/09/1982')).toBe('1982-09-25');
   });
 
+  it('tries a format another one reads in full only for prefer, with the same readings as trying it', () => {
+    // d/m/yyyy reads all dd/mm/yyyy reads: one pattern is tried for both
+    const three = compileDate({ formats: ['dd/mm/yyyy', 'd/m/yyyy', 'm/d/yyyy'] });
+    expect(three('3/4/1980')).toEqual(
+      invalid('ambiguous date: d/m/yyyy reads `1980-04-03`, m/d/yyyy reads `1980-03-04`; state which order wins with prefer'),
+    );
+    const preferNarrow = compileDate({ formats: ['dd/mm/yyyy', 'd/m/yyyy', 'm/d/yyyy'], prefer: 'dd/mm/yyyy' });
+    expect(preferNarrow('03/04/1980')).toBe('1980-04-03');
+    // dd/mm/yyyy does not read 3/4/1980, so it does not win there
+    expect(preferNarrow('3/4/1980')).toEqual(three('3/4/1980'));
+    expect(preferNarrow('3/13/1980')).toBe('1980-03-13');
+  });
+
   it('says whether the format or the date is wrong', () => {
     const nl = compileDate({ formats: ['dd-mm-yyyy', 'd-m-yyyy'] });
     expect(nl('31-02-1980')).toEqual(invalid('not a date: February has 28 or 29 days'));
