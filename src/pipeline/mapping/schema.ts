@@ -87,12 +87,11 @@ export const transformSchema = z.union([
       ),
   }),
   z.strictObject({
-    number: z
-      .strictObject({
-        decimal: z.enum([',', '.']).default(',').describe('decimal separator; default ","'),
-        thousands: z.enum(['.', ',', ' ', '']).default('.').describe('thousands separator ("" for none); default "."'),
-      })
-      .default({ decimal: ',', thousands: '.' }),
+    // Both separators are stated: a default (the Dutch decimal comma) would read an English 68,000 as 68.
+    number: z.strictObject({
+      decimal: z.enum([',', '.']).describe('decimal separator'),
+      thousands: z.enum(['.', ',', ' ', '']).describe('thousands separator ("" for none)'),
+    }),
   }),
   z.strictObject({
     split: z.strictObject({
