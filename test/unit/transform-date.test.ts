@@ -7,6 +7,7 @@ import { compileMapping, type MapContext } from '../../src/pipeline/mapping/comp
 import { ReferenceIds } from '../../src/pipeline/mapping/reference-ids.js';
 import { parseYamlText } from '../../src/pipeline/definition/yaml-file.js';
 import { Rng } from '../../src/pipeline/samples/generate-crm.js';
+import { Redactor } from '../../src/privacy/index.js';
 
 // The date transform: every format tried in full, ambiguity refused, and whether the FORMAT or
 // the DATE is wrong said apart; month names, two-digit years, Excel serials.
@@ -75,6 +76,10 @@ record:
     expect(ctx.reasons?.map((r) => r.message)).toEqual([
       'dateOfBirth: ambiguous date: dd/mm/yyyy reads `1980-04-03`, mm/dd/yyyy reads `1980-03-04`; state which order wins with prefer, got `03/04/1980` in column geboren',
     ]);
+    // the readings are values too: masked where the value is
+    expect(new Redactor({ mode: 'masked', classOf: () => undefined }).message(ctx.reasons![0]!.message, 'dateOfBirth', '03/04/1980')).toBe(
+      'dateOfBirth: ambiguous date: dd/mm/yyyy reads `19**-**-**`, mm/dd/yyyy reads `19**-**-**`; state which order wins with prefer, got `**/**/19**` in column geboren',
+    );
   });
 });
 
