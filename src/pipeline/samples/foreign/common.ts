@@ -288,7 +288,7 @@ export function* people(spec: PeopleSpec, options: ForeignOptions): Generator<Pe
       countryWritten: defect === 'unknown-country' ? rng.pick(['Atlantis', 'Narnia', 'XX']) : rng.pick(entry[2]),
       phone: defect === 'invalid-phone' ? rng.pick(['12345', '000', '+44 12']) : writePhone(rng, country, phone.nsn),
       email: `${asciiLocal(firstName)}.${asciiLocal(surname)}${rng.int(1, 99)}@${rng.pick(spec.domains)}`,
-      incomeCents: rng.int(1_200_000, 12_000_000) * (rng.chance(0.5) ? 100 : 1),
+      incomeCents: ((c) => (rng.chance(0.5) ? c - (c % 100) : c))(rng.int(1_200_000, 12_000_000)),
       defect,
       truth: {
         dateOfBirth: defect === 'impossible-date' ? null : dob.iso,
