@@ -393,3 +393,23 @@ export function lookupCode(table: Readonly<Record<string, string>>, value: strin
     .toUpperCase();
   return table[key];
 }
+
+/** Account and customer statuses of legacy exports → isActive (as the boolean transform reads it). */
+export const STATUS_CODES: Readonly<Record<string, string>> = {
+  ACTIVE: 'true',
+  ACTIEF: 'true',
+  AKTIV: 'true',
+  ACTIF: 'true',
+  OPEN: 'true',
+  INACTIVE: 'false',
+  INACTIEF: 'false',
+  INAKTIV: 'false',
+  INACTIF: 'false',
+  CLOSED: 'false',
+  GESLOTEN: 'false',
+  GESCHLOSSEN: 'false',
+  FERME: 'false',
+  OPGEZEGD: 'false',
+  GEKUENDIGT: 'false',
+  GEKUNDIGT: 'false',
+};

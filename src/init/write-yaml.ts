@@ -48,7 +48,10 @@ export function mappingYaml(m: GuessedMapping, meta: { source: string; file: str
     out.push('codes:');
     for (const [name, table] of tables) out.push(`  ${flow(name)}: ${flow(table as Y)}`);
   }
-  if (m.unmapped.length > 0) out.push(`# Columns no field reads: ${m.unmapped.join(', ')}`);
+  if (m.unmapped.length > 0) {
+    out.push('# Columns no field reads:');
+    for (const u of m.unmapped) out.push(`#   ${u.column}: ${comment(u.reason)}`);
+  }
   return `${out.join('\n')}\n`;
 }
 

@@ -46,7 +46,7 @@ export function registerInitCommand(program: Command): void {
               key: s.mapping.keyColumn,
               mappingFile: s.mappingFile,
               fields: s.mapping.fields.map((f) => f.name),
-              unmapped: s.mapping.unmapped,
+              unmapped: s.mapping.unmapped.map((u) => `${u.column}: ${u.reason}`),
             })),
             plan: result.plan,
           });
@@ -62,12 +62,12 @@ export function registerInitCommand(program: Command): void {
           out.push(
             `  ${pc.cyan(s.name)}  ${rel(s.file)}: ${how}; ${s.profile.rows.toLocaleString('en-US')} rows, ${s.profile.columns} columns → ${s.mapping.type}, key ${s.mapping.keyColumn ?? '(TODO)'}, ${s.mapping.fields.length} fields  (${rel(s.mappingFile)})`,
           );
-          if (s.mapping.unmapped.length > 0) out.push(pc.dim(`      unmapped columns: ${s.mapping.unmapped.join(', ')}`));
+          for (const u of s.mapping.unmapped) out.push(pc.dim(`      unmapped ${u.column}: ${u.reason}`));
         }
         const p = result.plan;
         if (p) {
           out.push('', pc.bold('Plan of what was written (nothing sent)'));
-          out.push(`  rows read ${p.rowsRead}, mapped ${p.mapped}, rejected ${p.rejected}`);
+          out.push(`  rows read ${p.rowsRead}, mapped ${p.mapped}, rejected ${p.rejected}; rejected rows by their first reason (plan lists every reason a row has):`);
           for (const [code, n] of Object.entries(p.rejectedByReason).sort((a, b) => b[1] - a[1]))
             out.push(`    ${code.padEnd(26)} ${String(n).padStart(7)}`);
         }
