@@ -286,13 +286,15 @@ export function* people(spec: PeopleSpec, options: ForeignOptions): Generator<Pe
       dob,
       country,
       countryWritten: defect === 'unknown-country' ? rng.pick(['Atlantis', 'Narnia', 'XX']) : rng.pick(entry[2]),
-      phone: defect === 'invalid-phone' ? rng.pick(['12345', '000', '+44 12']) : writePhone(rng, country, phone.nsn),
+      // Broken in every region (`12345` was not: in Austria it is a Vienna number, 01 2345).
+      phone: defect === 'invalid-phone' ? rng.pick(['000 000', '+44 12', '99']) : writePhone(rng, country, phone.nsn),
       email: `${asciiLocal(firstName)}.${asciiLocal(surname)}${rng.int(1, 99)}@${rng.pick(spec.domains)}`,
       incomeCents: ((c) => (rng.chance(0.5) ? c - (c % 100) : c))(rng.int(1_200_000, 12_000_000)),
       defect,
       truth: {
         dateOfBirth: defect === 'impossible-date' ? null : dob.iso,
-        phone: defect === 'invalid-phone' ? null : phone.e164,
+        // Broken in every region (`12345` was not: in Austria it is a Vienna number, 01 2345).
+      phone: defect === 'invalid-phone' ? null : phone.e164,
         country: defect === 'unknown-country' ? null : country,
         income: 0,
       },
