@@ -248,7 +248,7 @@ export function guessMapping(sourceName: string, profile: FileProfile, context: 
     if (withDefault) todos.push(`countryCode: ${num(country.empty)} rows have an empty ${country.name}; init wrote { default: ${assumed!.code} } (${assumed!.why}): confirm it`);
   } else if (assumed) countryExpr = { value: assumed.code };
   const email = take('email');
-  if (email) field('emailAddress', col(email, ['email']), `${email.name}: ${pct(shareOf(email, 'email'))} look like e-mail addresses`);
+  if (email) field('emailAddress', col(email, ['email']), `${email.name}: ${pct(shareOf(email, 'email'))} look like e-mail addresses${how.has(email.name) ? ` (found by ${how.get(email.name)})` : ''}`);
 
   const phones: Y[] = [];
   const phone = take('phone');
