@@ -40,7 +40,11 @@ const num = (n: number) => n.toLocaleString('en-US');
 /**
  * @example guessMapping('klanten', profile, {}).fields.map((f) => f.name) // ['isActive', 'initials', 'surname', …]
  */
-export function guessMapping(sourceName: string, profile: FileProfile, context: { personScope?: string } = {}): GuessedMapping {
+export function guessMapping(
+  sourceName: string,
+  profile: FileProfile,
+  context: { personScope?: string; impliedDecimals?: Record<string, number> } = {},
+): GuessedMapping {
   const byRole = new Map<Role, ColumnProfile>();
   const used = new Set<string>();
   /** Why a column was not taken, for the list of unmapped columns. */
@@ -304,7 +308,10 @@ export function guessMapping(sourceName: string, profile: FileProfile, context: 
 
   const amount = take('incomeAmount');
   if (amount && type === 'person') {
-    const a = decideAmount(amount, profile.sample);
+    const implied = context.impliedDecimals?.[amount.name];
+    const a = implied
+      ? { number: { decimal: '.', thousands: '' } as const, why: `${implied} implied decimals (the layout's V${'9'.repeat(implied)}): the last ${implied} digits are the fraction`, strip: undefined, currency: undefined, point: implied }
+      : { ...decideAmount(amount, profile.sample), point: undefined };
     const freq = take('incomeFrequency');
     const frequency: Y = freq ? col(freq, ['trim', 'upper', { code: 'frequentie' }]) : { value: 'Yearly' };
     const yearly = /annual|yearly|jahr|annuel|jaar/i.test(amount.name);
@@ -322,7 +329,11 @@ export function guessMapping(sourceName: string, profile: FileProfile, context: 
       {
         when: { column: amount.name, notEmpty: true },
         object: {
-          amount: col(amount, [...(a.strip ? [{ replace: { regex: a.strip, with: '' } }] : []), { number: a.number }]),
+          amount: col(amount, [
+            ...(a.strip ? [{ replace: { regex: a.strip, with: '' } }] : []),
+            ...(a.point ? [{ replace: { regex: `^([+-]?\\d*?)(\\d{${a.point}})$`, with: '$1.$2' } }] : []),
+            { number: a.number },
+          ]),
           currency: { value: a.currency ?? 'EUR' },
           frequency: freq ? frequency : { value: 'Yearly' },
         },

@@ -89,6 +89,15 @@ export function pipelineYaml(p: {
       if (!d.header) csv.columns = d.columns;
       out.push(`    csv: ${flow(csv)}`);
     } else if (s.dialect.kind === 'json' && s.dialect.arrayPath) out.push(`    json: { path: ${flow(s.dialect.arrayPath)} }`);
+    else if (s.dialect.kind === 'fixed-width') {
+      const d = s.dialect;
+      out.push('    fixedWidth:');
+      out.push(`      length: ${d.length}`);
+      out.push(`      header: ${d.header}`);
+      if (d.trailer) out.push(`      trailer: ${flow(d.trailer as Y)}`);
+      out.push('      columns:');
+      for (const c of d.columns) out.push(`        - ${flow(c)}${d.decimals[c.name] ? `   # ${d.decimals[c.name]} implied decimals` : ''}`);
+    }
     out.push(`    mapping: ${flow(s.mapping)}`);
   }
   out.push('target:');
