@@ -130,4 +130,38 @@ describe('init on a corpus of foreign exports', () => {
     expect(mapping).toMatch(/# Birthdate: 100% of its values are dates in mm\/dd\/yyyy: 300 in n\/n\/yyyy \(0 with a first part over 12 \(day-first\), \d+ with a second part over 12 \(month-first\), \d+ either way\)/);
     expect(mapping).toMatch(/#   Lead Source: header not recognised/);
   });
+
+  it('fixed-width: recognised without a layout (columns proposed, a TODO to name them); with the copybook it maps ≥ 90% of the hand-fixed rows, no value differs from the truth, and the trailer count is checked', async () => {
+    const dir = tempDir('stagecoach-corpus-fixed-');
+    dirs.push(dir);
+    const exp = await generateForeignExport('fixed-width', { out: join(dir, 'export'), rows: 1200, seed: 2911, defectsPer1000: 6 });
+
+    const bare = await runCli(['init', 'export/CUSTMAST.DAT', '--out', 'bare', '--json', '--no-plan'], { cwd: dir });
+    expect(bare.code, bare.stderr).toBe(0);
+    const bareJson = JSON.parse(bare.stdout) as { todos: string[]; sources: Array<{ dialect: { kind: string; header: number; trailer?: unknown } }> };
+    expect(bareJson.sources[0]!.dialect).toMatchObject({ kind: 'fixed-width', header: 1, trailer: { count: { start: 4, length: 9 } } });
+    expect(bareJson.todos[0]).toMatch(/^CUSTMAST: the columns of this fixed-width file are only proposed from the data \(column1 1-8, .*\); name them: stagecoach init <file> --layout <COBOL copybook or name,start,length CSV>$/);
+
+    const init = await runCli(['init', 'export/CUSTMAST.DAT', '--layout', 'export/customers.cpy', '--out', 'gen', '--json'], { cwd: dir });
+    expect(init.code, init.stderr).toBe(0);
+    const result = JSON.parse(init.stdout) as { plan: { rowsRead: number; mapped: number } };
+    expect(result.plan.rowsRead).toBe(1200);
+
+    const pipeline = readFileSync(join(dir, 'gen/pipeline.yaml'), 'utf8');
+    copyFileSync(join(ROOT, 'test/fixtures/foreign/fixed-width.yaml'), join(dir, 'hand-mapping.yaml'));
+    // The hand-fixed pipeline: the same source (the copybook's columns, header and trailer), the fixture mapping.
+    writeFileSync(join(dir, 'hand.yaml'), pipeline.replace(/mapping: mappings\/CUSTMAST.yaml/, 'mapping: hand-mapping.yaml').replaceAll('../export/', 'export/').replace(/^name: .*$/m, 'name: hand'));
+    const hand = await mappedRows(join(dir, 'hand.yaml'));
+    const gen = await mappedRows(join(dir, 'gen/pipeline.yaml'));
+    expect(hand.mapped.length).toBeGreaterThan(1100);
+    expect(gen.mapped.length / hand.mapped.length).toBeGreaterThanOrEqual(0.9);
+    expect(gen.mapped.flatMap((m) => differences(m, exp.truth.get(m.key)))).toEqual([]);
+    expect(hand.mapped.flatMap((m) => differences(m, exp.truth.get(m.key)))).toEqual([]);
+
+    // A trailer that states another count than the records read is reported by plan like a cut-off file.
+    const file = join(dir, 'export/CUSTMAST.DAT');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('TRL000001200', 'TRL000001201'));
+    const plan = await runCli(['plan', 'gen/pipeline.yaml'], { cwd: dir });
+    expect(plan.stdout + plan.stderr).toContain('export/CUSTMAST.DAT:1202: the trailer states 1201 records, expected the 1200 records read; the export looks cut off or padded');
+  });
 });

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ColumnProfiler, guessMapping } from '../../src/init/index.js';
 import { roleMatch } from '../../src/init/dictionary.js';
 import { decideAmount, decideDate } from '../../src/init/evidence.js';
+import { parseLayout } from '../../src/init/layout.js';
 
 const profileOf = (rows: Array<Record<string, string>>) => {
   const p = new ColumnProfiler();
@@ -114,5 +115,42 @@ describe('code lists, status and unmapped columns', () => {
       ]),
     );
     expect(m.unmapped).toEqual([{ column: 'Misc', reason: 'header not recognised and its values (3 distinct) do not say what it holds' }]);
+  });
+});
+
+describe('record layouts for fixed-width exports', () => {
+  it('reads a COBOL copybook: PIC X/9/S9V99, FILLER, group levels, comments; implied decimals kept', () => {
+    const layout = parseLayout(
+      [
+        '      * CUSTOMER EXTRACT',
+        '       01  CUST-REC.',
+        '           05  CUST-ID      PIC 9(6).',
+        '           05  NAME-GRP.',
+        '               10  SURNAME  PIC X(10).',
+        '           05  FILLER       PIC XX.',
+        '           05  BALANCE      PIC S9(5)V99.',
+        '           05  FLAG         PIC X.',
+        '               88  IS-OPEN  VALUE "Y".',
+      ].join('\n'),
+      'c.cpy',
+    );
+    expect(layout.columns).toEqual([
+      { name: 'CUST-ID', start: 1, length: 6 },
+      { name: 'SURNAME', start: 7, length: 10 },
+      { name: 'BALANCE', start: 19, length: 7 },
+      { name: 'FLAG', start: 26, length: 1 },
+    ]);
+    expect(layout.decimals).toEqual({ BALANCE: 2 });
+    expect(layout.length).toBe(26);
+  });
+
+  it('reads a name,start,length CSV, and refuses a binary field naming the line', () => {
+    expect(parseLayout('name,start,length\nnr,1,4\nnaam,5,20\n', 'l.csv').columns).toEqual([
+      { name: 'nr', start: 1, length: 4 },
+      { name: 'naam', start: 5, length: 20 },
+    ]);
+    expect(() => parseLayout('       01 R.\n           05 AMT PIC S9(7) COMP-3.\n', 'p.cpy')).toThrow(
+      'p.cpy:2: AMT: a binary field (COMP) cannot be read as text; export it as display digits',
+    );
   });
 });
