@@ -55,7 +55,9 @@ export function decideDate(c: ColumnProfile, hint?: { monthFirst: boolean; why: 
     else if (order.monthFirst > 0 && order.dayFirst === 0) chosen = monthFirst;
     else if (order.dayFirst === 0 && order.monthFirst === 0 && hint) {
       chosen = hint.monthFirst ? monthFirst : dayFirst;
-      todos.push(`${c.name}: no value proves the order of day and month (${counts}); ${chosen} is taken from a hint (${hint.why}): confirm it`);
+      todos.push(
+        `${c.name}: no value proves the order of day and month (${counts}); ${chosen} is taken from a hint (${hint.why}): confirm it`,
+      );
     } else {
       todos.push(
         `${c.name}: ${order.dayFirst > 0 ? 'both orders of day and month are proven (a mixed column)' : 'no value proves the order of day and month'} (${counts}); write its format, e.g. { date: { formats: [${dayFirst}, ${monthFirst}], prefer: ${dayFirst} } }`,
@@ -75,7 +77,11 @@ export function decideDate(c: ColumnProfile, hint?: { monthFirst: boolean; why: 
   if (formats.length === 0) return { why: '', ...(todo ? { todo } : {}) };
   const unique = [...new Set(formats)];
   const transform: Y = { date: pivot !== undefined ? { formats: unique, pivot } : unique };
-  return { transform, why: `${pct(total / Math.max(1, c.values - c.empty))} of its values are dates in ${unique.join(' or ')}: ${reasons.join('; ')}`, ...(todo ? { todo } : {}) };
+  return {
+    transform,
+    why: `${pct(total / Math.max(1, c.values - c.empty))} of its values are dates in ${unique.join(' or ')}: ${reasons.join('; ')}`,
+    ...(todo ? { todo } : {}),
+  };
 }
 
 /** A format with one-digit days or months seen gets its short form too (`d-m-yyyy`: the same reading). */
@@ -158,7 +164,10 @@ export function decideAmount(c: ColumnProfile, sample: FileProfile['sample']): A
     if (raw === '') continue;
     const cur = CURRENCY_IN_TEXT.exec(raw);
     if (cur) inValues.set(CURRENCIES[cur[1]!]!, (inValues.get(CURRENCIES[cur[1]!]!) ?? 0) + 1);
-    const v = raw.replace(CURRENCY_IN_TEXT, '').replace(/\u00a0/g, ' ').trim();
+    const v = raw
+      .replace(CURRENCY_IN_TEXT, '')
+      .replace(/\u00a0/g, ' ')
+      .trim();
     const dec = /([.,])\d{1,2}$/.exec(v);
     if (dec?.[1] === ',') comma++;
     else if (dec?.[1] === '.') dot++;
@@ -228,10 +237,13 @@ export function decidePhone(
     why.push(`${country ? 'else ' : ''}region ${fallback.code} (${fallback.why})`);
   }
   let todo: string | undefined;
-  if (!country && !fallback) todo = `${c.name}: no country column and no country init could infer: numbers written without +<country code> are refused until you give { phone: { region: XX } }`;
+  if (!country && !fallback)
+    todo = `${c.name}: no country column and no country init could infer: numbers written without +<country code> are refused until you give { phone: { region: XX } }`;
   if (tried > 0 && valid / tried < 0.9 && (valid + possible) / tried >= 0.9) {
     spec.check = 'possible';
-    why.push(`check possible: only ${valid} of ${tried} sampled numbers are in a range their region issues, ${possible} more have its length (test data?)`);
+    why.push(
+      `check possible: only ${valid} of ${tried} sampled numbers are in a range their region issues, ${possible} more have its length (test data?)`,
+    );
     todo = `${c.name}: ${tried - valid} of ${tried} sampled numbers are in no range their region issues; check: possible keeps them (made-up numbers?) — use the default check (valid) for real data`;
   } else if (tried > 0) why.push(`${valid} of ${tried} sampled numbers valid for their region`);
   return { spec, why: why.join('; '), ...(todo ? { todo } : {}) };

@@ -56,7 +56,8 @@ export function guessMapping(
     const m = roleMatch(c.name);
     if (!m) continue;
     if (c.values - c.empty === 0) passed.set(c.name, `named like ${m.role} but empty in every row`);
-    else if (m.role === 'email' && shareOf(c, 'email') < 0.5) passed.set(c.name, `named like an e-mail address but only ${pct(shareOf(c, 'email'))} of its values look like one`);
+    else if (m.role === 'email' && shareOf(c, 'email') < 0.5)
+      passed.set(c.name, `named like an e-mail address but only ${pct(shareOf(c, 'email'))} of its values look like one`);
     else if (byRole.has(m.role)) passed.set(c.name, `a second ${m.role} column (${byRole.get(m.role)!.name} is mapped)`);
     else {
       byRole.set(m.role, c);
@@ -143,7 +144,9 @@ export function guessMapping(
       `${active.name} consumed as isActive: ${table.why}; a status in no list leaves isActive empty`,
     );
     if (table.unknown.length > 0)
-      todos.push(`isActive: statuses ${valuesWithCounts(table.unknown)} of ${active.name} are neither active nor inactive to init; their rows get no isActive until you add them to codes.status (ACTIVE → "true")`);
+      todos.push(
+        `isActive: statuses ${valuesWithCounts(table.unknown)} of ${active.name} are neither active nor inactive to init; their rows get no isActive until you add them to codes.status (ACTIVE → "true")`,
+      );
   }
 
   if (type === 'person') {
@@ -188,7 +191,10 @@ export function guessMapping(
       const dominant = countryCol ? countryEvidence(countryCol).dominant : undefined;
       const hint =
         dominant && dominant.share >= 0.9
-          ? { monthFirst: MONTH_FIRST.has(dominant.code), why: `${pct(dominant.share)} of ${countryCol!.name} is ${dominant.code}, where dates are written ${MONTH_FIRST.has(dominant.code) ? 'month' : 'day'}-first` }
+          ? {
+              monthFirst: MONTH_FIRST.has(dominant.code),
+              why: `${pct(dominant.share)} of ${countryCol!.name} is ${dominant.code}, where dates are written ${MONTH_FIRST.has(dominant.code) ? 'month' : 'day'}-first`,
+            }
           : undefined;
       const d = decideDate(dob, hint);
       if (d.transform) field('dateOfBirth', col(dob, [d.transform]), `${dob.name}: ${d.why}`);
@@ -236,7 +242,10 @@ export function guessMapping(
   if (countryEv?.dominant && countryEv.dominant.share >= 0.9)
     assumed = { code: countryEv.dominant.code, why: `${pct(countryEv.dominant.share)} of the filled ${country!.name} values` };
   else if (!country && postcodeCol && shareOf(postcodeCol, 'postcode-nl') >= 0.9)
-    assumed = { code: 'NL', why: `no country column; ${pct(shareOf(postcodeCol, 'postcode-nl'))} of ${postcodeCol.name} are Dutch postcodes` };
+    assumed = {
+      code: 'NL',
+      why: `no country column; ${pct(shareOf(postcodeCol, 'postcode-nl'))} of ${postcodeCol.name} are Dutch postcodes`,
+    };
   let countryExpr: Y | undefined;
   if (country) {
     const withDefault = country.empty > 0 && assumed;
@@ -248,11 +257,22 @@ export function guessMapping(
       todos.push(
         `countryCode: values ${valuesWithCounts(countryEv!.unknown)} of ${country.name} are no country init knows; their rows are refused until you add them ({ country: { extra: { <value>: <ISO code> } } })`,
       );
-    if (country.empty > 0 && !assumed) todos.push(`countryCode: ${num(country.empty)} rows have an empty ${country.name} and no country stands out; their addresses are refused`);
-    if (withDefault) todos.push(`countryCode: ${num(country.empty)} rows have an empty ${country.name}; init wrote { default: ${assumed!.code} } (${assumed!.why}): confirm it`);
+    if (country.empty > 0 && !assumed)
+      todos.push(
+        `countryCode: ${num(country.empty)} rows have an empty ${country.name} and no country stands out; their addresses are refused`,
+      );
+    if (withDefault)
+      todos.push(
+        `countryCode: ${num(country.empty)} rows have an empty ${country.name}; init wrote { default: ${assumed!.code} } (${assumed!.why}): confirm it`,
+      );
   } else if (assumed) countryExpr = { value: assumed.code };
   const email = take('email');
-  if (email) field('emailAddress', col(email, ['email']), `${email.name}: ${pct(shareOf(email, 'email'))} look like e-mail addresses${how.has(email.name) ? ` (found by ${how.get(email.name)})` : ''}`);
+  if (email)
+    field(
+      'emailAddress',
+      col(email, ['email']),
+      `${email.name}: ${pct(shareOf(email, 'email'))} look like e-mail addresses${how.has(email.name) ? ` (found by ${how.get(email.name)})` : ''}`,
+    );
 
   const phones: Y[] = [];
   const phone = take('phone');
@@ -301,7 +321,10 @@ export function guessMapping(
     if (locality) address.locality = col(locality, ['collapse-spaces']);
     else todos.push('addresses[0].locality (required in an address): no place column found');
     if (countryExpr) address.countryCode = countryExpr;
-    else todos.push('addresses[0].countryCode (required in an address): no country column and no country init could infer; add { value: <ISO code> }');
+    else
+      todos.push(
+        'addresses[0].countryCode (required in an address): no country column and no country init could infer; add { value: <ISO code> }',
+      );
     if (!country && assumed) why.push(`country ${assumed.code}: ${assumed.why}`);
     field('addresses', [{ object: address }], why.join('; '));
   }
@@ -310,7 +333,13 @@ export function guessMapping(
   if (amount && type === 'person') {
     const implied = context.impliedDecimals?.[amount.name];
     const a = implied
-      ? { number: { decimal: '.', thousands: '' } as const, why: `${implied} implied decimals (the layout's V${'9'.repeat(implied)}): the last ${implied} digits are the fraction`, strip: undefined, currency: undefined, point: implied }
+      ? {
+          number: { decimal: '.', thousands: '' } as const,
+          why: `${implied} implied decimals (the layout's V${'9'.repeat(implied)}): the last ${implied} digits are the fraction`,
+          strip: undefined,
+          currency: undefined,
+          point: implied,
+        }
       : { ...decideAmount(amount, profile.sample), point: undefined };
     const freq = take('incomeFrequency');
     const frequency: Y = freq ? col(freq, ['trim', 'upper', { code: 'frequentie' }]) : { value: 'Yearly' };

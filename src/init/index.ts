@@ -89,7 +89,9 @@ export async function initPipeline(options: InitOptions): Promise<InitResult> {
   const pipelineFile = join(outDir, 'pipeline.yaml');
   const names = uniqueNames(files);
 
-  const layout = options.layout ? parseLayout(await readFile(options.layout, 'utf8'), relative(process.cwd(), resolve(options.layout)) || options.layout) : undefined;
+  const layout = options.layout
+    ? parseLayout(await readFile(options.layout, 'utf8'), relative(process.cwd(), resolve(options.layout)) || options.layout)
+    : undefined;
   const read: Array<{ name: string; path: string; dialect: Dialect; profile: FileProfile }> = [];
   for (const [i, path] of files.entries()) {
     const dialect = await sniffFile(path, layout);
@@ -265,10 +267,14 @@ async function sniffFile(path: string, layout: RecordLayout | undefined): Promis
     .pop();
   const fixed = { ...(lastLine !== undefined ? { lastLine } : {}), ...(layout ? { layout } : {}) };
   let whole: unknown;
-  const dialect = sniff(head, () => {
-    if (size > JSON_PARSE_LIMIT) return undefined;
-    return whole;
-  }, fixed);
+  const dialect = sniff(
+    head,
+    () => {
+      if (size > JSON_PARSE_LIMIT) return undefined;
+      return whole;
+    },
+    fixed,
+  );
   if (dialect.kind !== 'json' || size > JSON_PARSE_LIMIT) return dialect;
   const bytes = await readFile(path);
   const text =

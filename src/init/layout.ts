@@ -26,8 +26,7 @@ export function parseLayout(text: string, file: string): RecordLayout {
   return /\bPIC(TURE)?\b/i.test(text) ? parseCopybook(text, file) : parseLayoutCsv(text, file);
 }
 
-const bad = (file: string, line: number, what: string) =>
-  new StagecoachError('CONFIG_INVALID', `${file}:${line}: ${what}`, { file, line });
+const bad = (file: string, line: number, what: string) => new StagecoachError('CONFIG_INVALID', `${file}:${line}: ${what}`, { file, line });
 
 /** The characters a PIC clause takes and its digits after an implied point: `S9(7)V99` → 9 and 2. */
 function picture(pic: string, file: string, line: number): { length: number; decimals: number } {
@@ -68,7 +67,11 @@ function parseCopybook(text: string, file: string): RecordLayout {
     const [, level, name, rest] = m as unknown as [string, string, string, string];
     if (level === '88' || level === '66') continue;
     if (/\b(OCCURS|REDEFINES)\b/i.test(rest))
-      throw bad(file, s.line, `${name}: ${/OCCURS/i.test(rest) ? 'OCCURS' : 'REDEFINES'} is not laid out by init; give the columns as a name,start,length CSV`);
+      throw bad(
+        file,
+        s.line,
+        `${name}: ${/OCCURS/i.test(rest) ? 'OCCURS' : 'REDEFINES'} is not laid out by init; give the columns as a name,start,length CSV`,
+      );
     if (/\bCOMP(UTATIONAL)?(-\d)?\b|\bBINARY\b|\bPACKED-DECIMAL\b/i.test(rest))
       throw bad(file, s.line, `${name}: a binary field (COMP) cannot be read as text; export it as display digits`);
     const pic = /\bPIC(?:TURE)?\s+(?:IS\s+)?(\S+)/i.exec(rest);
@@ -83,7 +86,12 @@ function parseCopybook(text: string, file: string): RecordLayout {
     position += length;
   }
   if (columns.length === 0) throw bad(file, 1, 'no field with a PIC clause, expected a COBOL copybook (05 NAME PIC X(20).)');
-  return { columns, decimals, length: position - 1, evidence: `COBOL copybook ${file}: ${columns.length} fields, ${position - 1} characters a record` };
+  return {
+    columns,
+    decimals,
+    length: position - 1,
+    evidence: `COBOL copybook ${file}: ${columns.length} fields, ${position - 1} characters a record`,
+  };
 }
 
 function parseLayoutCsv(text: string, file: string): RecordLayout {

@@ -195,7 +195,10 @@ export function sniffFixedWidth(
   text: string,
   encoding: SourceEncoding,
   encodingReason: string,
-  options: { lastLine?: string; layout?: { columns: FixedWidthDialect['columns']; decimals: Record<string, number>; length: number; evidence: string } } = {},
+  options: {
+    lastLine?: string;
+    layout?: { columns: FixedWidthDialect['columns']; decimals: Record<string, number>; length: number; evidence: string };
+  } = {},
 ): FixedWidthDialect | undefined {
   const all = text.split(/\r\n|\n|\r/);
   if (all.length > 1) all.pop(); // the head may end inside a line
@@ -238,7 +241,9 @@ export function sniffFixedWidth(
     isTrailer
       ? `trailer: the last line is unlike the records${countRun ? `; its digits at ${countRun.index + 1}-${countRun.index + countRun[0].length} are taken as the record count, which plan checks` : ''}`
       : 'no trailer',
-    options.layout ? options.layout.evidence : `columns: ${columns.length} proposed from the data (where blanks end or digits meet letters in 95% of lines); name them with --layout <copybook or name,start,length CSV>`,
+    options.layout
+      ? options.layout.evidence
+      : `columns: ${columns.length} proposed from the data (where blanks end or digits meet letters in 95% of lines); name them with --layout <copybook or name,start,length CSV>`,
   ];
   return {
     kind: 'fixed-width',
@@ -286,11 +291,7 @@ export function recordsPath(doc: unknown): { path: string; items: number } | und
  * The dialect of a file from its head (and, for a JSON document, the document itself, parsed
  * by the caller when small enough).
  */
-export function sniff(
-  head: Buffer,
-  parseWhole?: () => unknown,
-  options: Parameters<typeof sniffFixedWidth>[3] = {},
-): Dialect {
+export function sniff(head: Buffer, parseWhole?: () => unknown, options: Parameters<typeof sniffFixedWidth>[3] = {}): Dialect {
   const enc = sniffEncoding(head);
   const text = enc.text.replace(/^\ufeff/, '');
   const start = text.trimStart()[0];

@@ -74,7 +74,9 @@ export function registerInitCommand(program: Command): void {
         const p = result.plan;
         if (p) {
           out.push('', pc.bold('Plan of what was written (nothing sent)'));
-          out.push(`  rows read ${p.rowsRead}, mapped ${p.mapped}, rejected ${p.rejected}; rejected rows by their first reason (plan lists every reason a row has):`);
+          out.push(
+            `  rows read ${p.rowsRead}, mapped ${p.mapped}, rejected ${p.rejected}; rejected rows by their first reason (plan lists every reason a row has):`,
+          );
           for (const [code, n] of Object.entries(p.rejectedByReason).sort((a, b) => b[1] - a[1]))
             out.push(`    ${code.padEnd(26)} ${String(n).padStart(7)}`);
         }

@@ -84,15 +84,70 @@ export function birthDate(rng: Rng): { y: number; m: number; d: number; iso: str
 
 /** Country calling codes, trunk prefixes and national number shapes of the regions the corpus uses. */
 const REGIONS: Record<string, { cc: string; trunk: string; shapes: Array<[prefix: string, length: number]> }> = {
-  GB: { cc: '44', trunk: '0', shapes: [['7', 10], ['20', 10], ['161', 10], ['113', 10]] },
-  IE: { cc: '353', trunk: '0', shapes: [['8', 9], ['1', 8]] },
+  GB: {
+    cc: '44',
+    trunk: '0',
+    shapes: [
+      ['7', 10],
+      ['20', 10],
+      ['161', 10],
+      ['113', 10],
+    ],
+  },
+  IE: {
+    cc: '353',
+    trunk: '0',
+    shapes: [
+      ['8', 9],
+      ['1', 8],
+    ],
+  },
   US: { cc: '1', trunk: '', shapes: [['', 10]] },
-  DE: { cc: '49', trunk: '0', shapes: [['15', 11], ['17', 10], ['30', 10], ['89', 10]] },
+  DE: {
+    cc: '49',
+    trunk: '0',
+    shapes: [
+      ['15', 11],
+      ['17', 10],
+      ['30', 10],
+      ['89', 10],
+    ],
+  },
   AT: { cc: '43', trunk: '0', shapes: [['664', 10]] },
-  CH: { cc: '41', trunk: '0', shapes: [['7', 9], ['44', 9]] },
-  FR: { cc: '33', trunk: '0', shapes: [['6', 9], ['1', 9], ['4', 9]] },
-  BE: { cc: '32', trunk: '0', shapes: [['47', 9], ['2', 8], ['9', 8]] },
-  NL: { cc: '31', trunk: '0', shapes: [['6', 9], ['20', 9]] },
+  CH: {
+    cc: '41',
+    trunk: '0',
+    shapes: [
+      ['7', 9],
+      ['44', 9],
+    ],
+  },
+  FR: {
+    cc: '33',
+    trunk: '0',
+    shapes: [
+      ['6', 9],
+      ['1', 9],
+      ['4', 9],
+    ],
+  },
+  BE: {
+    cc: '32',
+    trunk: '0',
+    shapes: [
+      ['47', 9],
+      ['2', 8],
+      ['9', 8],
+    ],
+  },
+  NL: {
+    cc: '31',
+    trunk: '0',
+    shapes: [
+      ['6', 9],
+      ['20', 9],
+    ],
+  },
   LU: { cc: '352', trunk: '', shapes: [['621', 9]] },
 };
 
@@ -294,7 +349,7 @@ export function* people(spec: PeopleSpec, options: ForeignOptions): Generator<Pe
       truth: {
         dateOfBirth: defect === 'impossible-date' ? null : dob.iso,
         // Broken in every region (`12345` was not: in Austria it is a Vienna number, 01 2345).
-      phone: defect === 'invalid-phone' ? null : phone.e164,
+        phone: defect === 'invalid-phone' ? null : phone.e164,
         country: defect === 'unknown-country' ? null : country,
         income: 0,
       },

@@ -28,7 +28,21 @@ export async function generateFrenchBelgian(options: ForeignOptions): Promise<Fo
     delimiter: ';',
     encoding: 'utf-8',
     lineEnd: '\r\n',
-    header: ['\ufeffN° client', 'Civilité', 'Prénom', 'Nom', 'Date de naissance', 'Adresse', 'Code postal', 'Ville', 'Pays', 'Téléphone', 'Courriel', 'Revenu annuel (€)', 'Statut'],
+    header: [
+      '\ufeffN° client',
+      'Civilité',
+      'Prénom',
+      'Nom',
+      'Date de naissance',
+      'Adresse',
+      'Code postal',
+      'Ville',
+      'Pays',
+      'Téléphone',
+      'Courriel',
+      'Revenu annuel (€)',
+      'Statut',
+    ],
     row: (p, rng) => [
       p.key,
       p.sex === 'M' ? 'M.' : rng.pick(['Mme', 'Mlle']),
@@ -36,7 +50,11 @@ export async function generateFrenchBelgian(options: ForeignOptions): Promise<Fo
       p.surname,
       FRENCH_PEOPLE.date(p.dob.y, p.dob.m, p.dob.d),
       `${rng.int(1, 120)} ${rng.pick(['rue de la Paix', 'avenue Louise', 'boulevard Voltaire', 'rue Haute'])}`,
-      p.country === 'FR' ? String(rng.int(1000, 95999)).padStart(5, '0') : p.country === 'LU' ? `L-${rng.int(1000, 9999)}` : String(rng.int(1000, 9999)),
+      p.country === 'FR'
+        ? String(rng.int(1000, 95999)).padStart(5, '0')
+        : p.country === 'LU'
+          ? `L-${rng.int(1000, 9999)}`
+          : String(rng.int(1000, 9999)),
       rng.pick(TOWNS[p.country] ?? TOWNS.FR!),
       p.countryWritten,
       p.phone,

@@ -56,7 +56,9 @@ export async function generateUkCoreBanking(options: ForeignOptions): Promise<Fo
       p.sex,
       `${rng.int(1, 220)} ${rng.pick(['High Street', 'Church Road', 'Main Street', 'Station Road'])}`,
       rng.pick(TOWNS[p.country] ?? TOWNS.GB!),
-      p.country === 'IE' ? `D${pad2(rng.int(1, 24))} X${rng.int(100, 999)}` : `${rng.pick(['SW', 'M', 'LS', 'BS'])}${rng.int(1, 20)} ${rng.int(1, 9)}${rng.pick(['AA', 'BD', 'QT'])}`,
+      p.country === 'IE'
+        ? `D${pad2(rng.int(1, 24))} X${rng.int(100, 999)}`
+        : `${rng.pick(['SW', 'M', 'LS', 'BS'])}${rng.int(1, 20)} ${rng.int(1, 9)}${rng.pick(['AA', 'BD', 'QT'])}`,
       p.countryWritten,
       p.phone,
       p.email,

@@ -29,7 +29,21 @@ export async function generateUsCrm(options: ForeignOptions): Promise<ForeignExp
     delimiter: ',',
     encoding: 'utf-8',
     lineEnd: '\n',
-    header: ['Contact ID', 'First Name', 'Last Name', 'Birthdate', 'Gender', 'Street Address', 'City', 'State', 'ZIP Code', 'Country', 'Phone', 'Email', 'Lead Source'],
+    header: [
+      'Contact ID',
+      'First Name',
+      'Last Name',
+      'Birthdate',
+      'Gender',
+      'Street Address',
+      'City',
+      'State',
+      'ZIP Code',
+      'Country',
+      'Phone',
+      'Email',
+      'Lead Source',
+    ],
     row: (p, rng) => {
       const [city, state] = rng.pick(STATES);
       return [

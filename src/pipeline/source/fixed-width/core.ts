@@ -165,7 +165,14 @@ export async function* fixedWidthBatches(
     if (held) tally.headerLines++;
     if (failure) {
       tally.truncated = failure.why;
-      yield [{ source, provenance: { file, line: held?.[1] ?? line, byteOffset: held?.[2] ?? 0, hash: '' }, code: 'SOURCE_READ_FAILED', message: failure.message }];
+      yield [
+        {
+          source,
+          provenance: { file, line: held?.[1] ?? line, byteOffset: held?.[2] ?? 0, hash: '' },
+          code: 'SOURCE_READ_FAILED',
+          message: failure.message,
+        },
+      ];
       return;
     }
   }
@@ -193,7 +200,11 @@ function trailerFailure(
   read: number,
   file: string,
 ): { why: string; message: string } | undefined {
-  if (!held) return { why: 'no trailer line', message: `${file}: no trailer line, expected one after the records (fixedWidth.trailer); the export looks cut off` };
+  if (!held)
+    return {
+      why: 'no trailer line',
+      message: `${file}: no trailer line, expected one after the records (fixedWidth.trailer); the export looks cut off`,
+    };
   const count = o.trailer?.count;
   if (!count) return undefined;
   const [text, at] = held;
