@@ -133,6 +133,26 @@ describe('transforms', () => {
     expect(date('31-02-1980')).toEqual(notADate('February has 28 or 29 days'));
   });
 
+  it('reads numbers only with the separators the mapping states (no default: a Dutch one would read 68,000 as 68)', () => {
+    const load = (number: string) =>
+      parseYamlText(
+        `type: person\nkey: { column: id, scope: p }\nrecord:\n  surname: { column: x, transforms: [{ number: ${number} }] }\n`,
+        mappingFileSchema,
+        'm.yaml',
+      );
+    expect(() => load('{}')).toThrow(
+      [
+        'Invalid m.yaml: 2 problems',
+        '  m.yaml:4:48: record.surname.transforms[0].number.decimal: expected one of "," | ".", got nothing',
+        '  m.yaml:4:48: record.surname.transforms[0].number.thousands: expected one of "." | "," | " " | "", got nothing',
+      ].join('\n'),
+    );
+    expect(() => load("{ decimal: ',' }")).toThrow(
+      'Invalid m.yaml: m.yaml:4:48: record.surname.transforms[0].number.thousands: expected one of "." | "," | " " | "", got nothing',
+    );
+    expect(step({ number: { decimal: '.', thousands: ',' } })('68,000')).toBe(68000);
+  });
+
   it('reads numbers with decimal commas and thousands separators', () => {
     const nl = compileNumberFormat({ decimal: ',', thousands: '.' });
     expect(nl('1.234,56')).toBe(1234.56);
@@ -414,7 +434,8 @@ record:
         field: 'telephoneNumbers[0].number',
         value: 'bel me',
         code: 'INVALID_FIELD_VALUE',
-        message: 'telephoneNumbers[0].number: not a phone number, expected a number of region NL or an international one, got `bel me` in column mobiel',
+        message:
+          'telephoneNumbers[0].number: not a phone number, expected a number of region NL or an international one, got `bel me` in column mobiel',
         trace: 'column "mobiel" `bel me` → phone(NL) → refused',
       },
       {

@@ -7,6 +7,7 @@ import { compileMapping, type MapContext } from '../../src/pipeline/mapping/comp
 import { ReferenceIds } from '../../src/pipeline/mapping/reference-ids.js';
 import { parseYamlText } from '../../src/pipeline/definition/yaml-file.js';
 import { Rng } from '../../src/pipeline/samples/generate-crm.js';
+import { Redactor } from '../../src/privacy/index.js';
 
 // The date transform: every format tried in full, ambiguity refused, and whether the FORMAT or
 // the DATE is wrong said apart; month names, two-digit years, Excel serials.
@@ -37,6 +38,19 @@ describe('date: several formats', () => {
     expect(prefer('25/09/1982')).toBe('1982-09-25');
   });
 
+  it('tries a format another one reads in full only for prefer, with the same readings as trying it', () => {
+    // d/m/yyyy reads all dd/mm/yyyy reads: one pattern is tried for both
+    const three = compileDate({ formats: ['dd/mm/yyyy', 'd/m/yyyy', 'm/d/yyyy'] });
+    expect(three('3/4/1980')).toEqual(
+      invalid('ambiguous date: d/m/yyyy reads `1980-04-03`, m/d/yyyy reads `1980-03-04`; state which order wins with prefer'),
+    );
+    const preferNarrow = compileDate({ formats: ['dd/mm/yyyy', 'd/m/yyyy', 'm/d/yyyy'], prefer: 'dd/mm/yyyy' });
+    expect(preferNarrow('03/04/1980')).toBe('1980-04-03');
+    // dd/mm/yyyy does not read 3/4/1980, so it does not win there
+    expect(preferNarrow('3/4/1980')).toEqual(three('3/4/1980'));
+    expect(preferNarrow('3/13/1980')).toBe('1980-03-13');
+  });
+
   it('says whether the format or the date is wrong', () => {
     const nl = compileDate({ formats: ['dd-mm-yyyy', 'd-m-yyyy'] });
     expect(nl('31-02-1980')).toEqual(invalid('not a date: February has 28 or 29 days'));
@@ -52,12 +66,20 @@ record:
   surname: naam
   dateOfBirth: { column: geboren, transforms: [{ date: [dd/mm/yyyy, mm/dd/yyyy] }] }
 `;
-    const m = await compileMapping(parseYamlText(yaml, mappingFileSchema, 'm.yaml'), join(tmpdir(), 'm.yaml'), new ReferenceIds('3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f'));
+    const m = await compileMapping(
+      parseYamlText(yaml, mappingFileSchema, 'm.yaml'),
+      join(tmpdir(), 'm.yaml'),
+      new ReferenceIds('3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f'),
+    );
     const ctx: MapContext = { reasons: null, refs: [], key: '1' };
     m.map({ id: '1', naam: 'Smith', geboren: '03/04/1980' }, ctx);
     expect(ctx.reasons?.map((r) => r.message)).toEqual([
       'dateOfBirth: ambiguous date: dd/mm/yyyy reads `1980-04-03`, mm/dd/yyyy reads `1980-03-04`; state which order wins with prefer, got `03/04/1980` in column geboren',
     ]);
+    // the readings are values too: masked where the value is
+    expect(new Redactor({ mode: 'masked', classOf: () => undefined }).message(ctx.reasons![0]!.message, 'dateOfBirth', '03/04/1980')).toBe(
+      'dateOfBirth: ambiguous date: dd/mm/yyyy reads `19**-**-**`, mm/dd/yyyy reads `19**-**-**`; state which order wins with prefer, got `**/**/19**` in column geboren',
+    );
   });
 });
 
@@ -97,9 +119,7 @@ record:
     const excel = compileDate({ formats: ['dd-mm-yyyy'], excelSerial: true });
     expect(excel('1')).toBe('1900-01-01');
     expect(excel('59')).toBe('1900-02-28');
-    expect(excel('60')).toEqual(
-      invalid("not a date: Excel serial 60 is 29 February 1900, a day that never was (Excel's leap-year bug)"),
-    );
+    expect(excel('60')).toEqual(invalid("not a date: Excel serial 60 is 29 February 1900, a day that never was (Excel's leap-year bug)"));
     expect(excel('61')).toBe('1900-03-01');
     expect(excel(29287)).toBe('1980-03-07');
     expect(excel('45658')).toBe('2025-01-01');

@@ -10,3 +10,5 @@ export {
 export { ReferenceIds } from './reference-ids.js';
 export type { MappingFile, Expr, Transform } from './schema.js';
 export { countryResolver, normaliseCountryName, type CountryReading } from './transforms/country.js';
+export { compileDate, type DateSpec } from './transforms/date.js';
+export { readPhone } from './transforms/phone.js';

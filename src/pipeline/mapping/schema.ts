@@ -73,7 +73,10 @@ export const transformSchema = z.union([
         z.string().min(1),
         z.array(z.string().min(1)).min(1),
         z.strictObject({
-          formats: z.union([z.string().min(1), z.array(z.string().min(1))]).default([]).describe('accepted date formats, each tried in full'),
+          formats: z
+            .union([z.string().min(1), z.array(z.string().min(1))])
+            .default([])
+            .describe('accepted date formats, each tried in full'),
           prefer: z.string().min(1).optional().describe('the format that wins when two formats read a value as different dates'),
           pivot: z.number().int().min(0).max(100).optional().describe('two-digit years (yy): below the pivot 20yy, else 19yy'),
           excelSerial: z.boolean().optional().describe('a whole number is an Excel (1900 system) serial day number'),
@@ -84,12 +87,11 @@ export const transformSchema = z.union([
       ),
   }),
   z.strictObject({
-    number: z
-      .strictObject({
-        decimal: z.enum([',', '.']).default(',').describe('decimal separator; default ","'),
-        thousands: z.enum(['.', ',', ' ', '']).default('.').describe('thousands separator ("" for none); default "."'),
-      })
-      .default({ decimal: ',', thousands: '.' }),
+    // Both separators are stated: a default (the Dutch decimal comma) would read an English 68,000 as 68.
+    number: z.strictObject({
+      decimal: z.enum([',', '.']).describe('decimal separator'),
+      thousands: z.enum(['.', ',', ' ', '']).describe('thousands separator ("" for none)'),
+    }),
   }),
   z.strictObject({
     split: z.strictObject({
@@ -103,7 +105,9 @@ export const transformSchema = z.union([
       .strictObject({
         region: z.string().length(2).optional().describe('ISO 3166 alpha-2 region of numbers written without an international prefix'),
         country: z.string().length(2).optional().describe('the same as region (the older name)'),
-        regionColumn: columnName.optional().describe("column holding the row's country (any form the country transform reads); region when it is empty"),
+        regionColumn: columnName
+          .optional()
+          .describe("column holding the row's country (any form the country transform reads); region when it is empty"),
         check: z
           .enum(['valid', 'possible'])
           .optional()

@@ -248,7 +248,11 @@ function countryStep(what: 'country' | 'nationality', extra?: Record<string, str
   return (v) => {
     const read: CountryReading = resolve(asText(v));
     if (typeof read === 'string') return read;
-    if ('ambiguous' in read) return new TransformFailure('UNKNOWN_CODE', `not one ${what}: the name stands for ${read.ambiguous.join(' and ')}; say which with { ${what}: { extra: { … } } }`);
+    if ('ambiguous' in read)
+      return new TransformFailure(
+        'UNKNOWN_CODE',
+        `not one ${what}: the name stands for ${read.ambiguous.join(' and ')}; say which with { ${what}: { extra: { … } } }`,
+      );
     return new TransformFailure('UNKNOWN_CODE', `unknown ${what}, ${expected}`);
   };
 }
@@ -265,7 +269,11 @@ const sharedCountryResolver = (() => {
  * `column` registers and reads a column the transform reads besides its value (a phone's
  * `regionColumn`); without it, columns are read by their plain names.
  */
-export function compileTransform(t: Transform, codes: CodeTables, column: ColumnReader = plainColumn): { step: Step; acceptsEmpty: boolean } {
+export function compileTransform(
+  t: Transform,
+  codes: CodeTables,
+  column: ColumnReader = plainColumn,
+): { step: Step; acceptsEmpty: boolean } {
   if (typeof t === 'string') {
     if (t === 'country' || t === 'nationality') return { step: countryStep(t), acceptsEmpty: false };
     return { step: NAMED[t], acceptsEmpty: false };
@@ -335,7 +343,10 @@ export function compileTransform(t: Transform, codes: CodeTables, column: Column
     const { country, region = country, regionColumn, check } = t.phone;
     if (country !== undefined && t.phone.region !== undefined && country !== t.phone.region)
       throw new Error(`phone: region ${t.phone.region} and country ${country} name the same thing; keep one`);
-    const step = compilePhone({ region, check, regionColumn: regionColumn === undefined ? undefined : column(regionColumn) }, sharedCountryResolver);
+    const step = compilePhone(
+      { region, check, regionColumn: regionColumn === undefined ? undefined : column(regionColumn) },
+      sharedCountryResolver,
+    );
     return { step, acceptsEmpty: false };
   }
   if ('pattern' in t) {
@@ -370,7 +381,10 @@ export function transformLabel(t: Transform): string {
   if ('join' in t) return `join(${JSON.stringify(t.join)})`;
   if ('phone' in t) {
     const { region = t.phone.country, regionColumn, check } = t.phone;
-    const parts = [...(regionColumn !== undefined ? [`region from column ${regionColumn}`] : []), ...(region !== undefined ? [region] : [])];
+    const parts = [
+      ...(regionColumn !== undefined ? [`region from column ${regionColumn}`] : []),
+      ...(region !== undefined ? [region] : []),
+    ];
     return `phone(${parts.join(', else ') || 'international'}${check === 'possible' ? '; possible' : ''})`;
   }
   if ('country' in t) return 'country(+ extra)';

@@ -51,7 +51,17 @@ export const LEGACY_COUNTRY_FORMS: Readonly<Record<string, string>> = {
  * United Kingdom, Ireland, the United States, Switzerland, Turkey and Morocco.
  */
 export const DEMONYMS: Readonly<Record<string, readonly string[]>> = {
-  NL: ['Nederlands', 'Nederlandse', 'Nederlander', 'Dutch', 'niederländisch', 'niederländische', 'Niederländer', 'néerlandais', 'néerlandaise'],
+  NL: [
+    'Nederlands',
+    'Nederlandse',
+    'Nederlander',
+    'Dutch',
+    'niederländisch',
+    'niederländische',
+    'Niederländer',
+    'néerlandais',
+    'néerlandaise',
+  ],
   BE: ['Belgisch', 'Belgische', 'Belg', 'Belgian', 'belgisch', 'Belgier', 'belge'],
   DE: ['Duits', 'Duitse', 'German', 'deutsch', 'deutsche', 'deutscher', 'allemand', 'allemande'],
   FR: ['Frans', 'Franse', 'French', 'französisch', 'französische', 'Franzose', 'français', 'française'],
@@ -140,13 +150,16 @@ export type CountryReading = string | { unknown: true } | { ambiguous: string[] 
  * @example countryResolver()('Allemagne') // 'DE'
  *          countryResolver({ nationality: true })('Nederlandse') // 'NL'
  */
-export function countryResolver(options: { nationality?: boolean; extra?: Record<string, string> } = {}): (value: string) => CountryReading {
+export function countryResolver(
+  options: { nationality?: boolean; extra?: Record<string, string> } = {},
+): (value: string) => CountryReading {
   const map = new Map(baseForms());
   if (options.nationality) {
     for (const [alpha2, names] of Object.entries(DEMONYMS)) for (const n of names) map.set(normaliseCountryName(n), alpha2);
   }
   for (const [form, alpha2] of Object.entries(options.extra ?? {})) {
-    if (!isCountryCode(alpha2)) throw new Error(`extra maps ${JSON.stringify(form)} to ${JSON.stringify(alpha2)}, which is no ISO 3166 alpha-2 code`);
+    if (!isCountryCode(alpha2))
+      throw new Error(`extra maps ${JSON.stringify(form)} to ${JSON.stringify(alpha2)}, which is no ISO 3166 alpha-2 code`);
     map.set(normaliseCountryName(form), alpha2);
   }
   const unknown = { unknown: true as const };

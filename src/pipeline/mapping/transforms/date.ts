@@ -26,6 +26,8 @@ export interface DateFormat {
   format: string;
   regex: RegExp;
   parts: Part[];
+  /** The format as tokens and literals, each token with the widths it reads (`d`: 1-2), for `readsAllOf`. */
+  shape: string[];
 }
 
 const TOKENS = /yyyy|yy|mmm|mm|m|dd|d/y;
@@ -37,6 +39,7 @@ const TOKENS = /yyyy|yy|mmm|mm|m|dd|d/y;
  */
 export function compileDateFormat(format: string, pivot?: number): DateFormat {
   const parts: Part[] = [];
+  const shape: string[] = [];
   let source = '^';
   for (let i = 0; i < format.length; ) {
     TOKENS.lastIndex = i;
@@ -47,10 +50,13 @@ export function compileDateFormat(format: string, pivot?: number): DateFormat {
       else if (t === 'mmm') source += '(\\p{L}+\\.?)';
       else source += t.length === 2 ? '(\\d{2})' : '(\\d{1,2})';
       parts.push(t === 'yyyy' ? 'y' : t === 'yy' || t === 'mmm' ? t : (t[0] as 'm' | 'd'));
+      shape.push(`<${t}>`);
       i += t.length;
     } else {
       const c = format[i]!;
       source += c === ' ' ? '\\s+' : c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+      if (shape.length > 0 && !shape.at(-1)!.startsWith('<')) shape[shape.length - 1] += c;
+      else shape.push(c);
       i++;
     }
   }
@@ -65,7 +71,24 @@ export function compileDateFormat(format: string, pivot?: number): DateFormat {
       `date format ${JSON.stringify(format)} has a two-digit year: say which century with pivot (e.g. { date: { formats: [${format}], pivot: 30 } } reads 29 as 2029 and 30 as 1930)`,
     );
   }
-  return { format, regex: new RegExp(`${source}$`, 'iu'), parts };
+  return { format, regex: new RegExp(`${source}$`, 'iu'), parts, shape };
+}
+
+/**
+ * Whether `wide` reads every value `narrow` reads, as the same date: the same tokens in the same
+ * order between the same literals, each of `wide`'s tokens reading the widths of `narrow`'s
+ * (`d` reads what `dd` reads), and a literal between any two tokens (without one, `mdd` could
+ * split digits otherwise than `mmdd`). `d-m-yyyy` reads all of `dd-mm-yyyy`; then trying
+ * `dd-mm-yyyy` as well could only find the same date again.
+ */
+function readsAllOf(wide: DateFormat, narrow: DateFormat): boolean {
+  if (wide.shape.length !== narrow.shape.length) return false;
+  const widths: Record<string, string> = { '<dd>': '<d>', '<mm>': '<m>' };
+  return wide.shape.every((w, i) => {
+    const n = narrow.shape[i]!;
+    if (i > 0 && w.startsWith('<') && wide.shape[i - 1]!.startsWith('<')) return false;
+    return w === n || (w.startsWith('<') && widths[n] === w);
+  });
 }
 
 /**
@@ -170,9 +193,15 @@ const EXCEL = 'an Excel serial';
 export function compileDate(spec: DateSpec): (value: unknown) => string | TransformFailure {
   const { prefer, pivot, excelSerial = false } = spec;
   if (spec.formats.length === 0 && !excelSerial) throw new Error('a date needs at least one format (or excelSerial: true)');
-  const formats = spec.formats.map((f) => compileDateFormat(f, pivot));
+  const all = spec.formats.map((f) => compileDateFormat(f, pivot));
+  // A format another listed one reads in full is not tried: its reading would be the same.
+  // It still names that reading, for prefer (a Dutch [dd-mm-yyyy, d-m-yyyy] tries one pattern).
+  const formats = all
+    .filter((f, i) => !all.some((g, j) => j !== i && readsAllOf(g, f) && !(readsAllOf(f, g) && j > i)))
+    .map((f) => ({ ...f, names: all.filter((g) => g === f || readsAllOf(f, g)).map((g) => g.format) }));
   if (prefer !== undefined && !spec.formats.includes(prefer))
     throw new Error(`prefer names ${JSON.stringify(prefer)}, which is not one of the formats ${spec.formats.join(', ')}`);
+  const preferFormat = all.find((f) => f.format === prefer);
   const expected = [...spec.formats, ...(excelSerial ? [EXCEL] : [])].join(' or ');
   const noMatch = new TransformFailure('INVALID_FIELD_VALUE', `does not match the date format ${expected}`);
   const p = pivot ?? 0;
@@ -186,8 +215,8 @@ export function compileDate(spec: DateSpec): (value: unknown) => string | Transf
     const text = (typeof value === 'string' ? value : String(value)).trim();
     // The common case, one reading, allocates nothing but the result.
     let first: { y: number; m: number; d: number } | undefined;
-    let firstFormat = '';
-    let others: { format: string; date: string }[] | undefined;
+    let firstFormat: { format: string; names: string[] } | undefined;
+    let others: { format: string; names: string[]; date: string }[] | undefined;
     let problem: string | undefined;
     for (const f of formats) {
       const r = readFormat(text, f, p);
@@ -196,21 +225,24 @@ export function compileDate(spec: DateSpec): (value: unknown) => string | Transf
         problem ??= r;
         continue;
       }
-      if (first === undefined) [first, firstFormat] = [r, f.format];
-      else if (r.y !== first.y || r.m !== first.m || r.d !== first.d) (others ??= []).push({ format: f.format, date: iso(r.y, r.m, r.d) });
+      if (first === undefined) [first, firstFormat] = [r, f];
+      else if (r.y !== first.y || r.m !== first.m || r.d !== first.d)
+        (others ??= []).push({ format: f.format, names: f.names, date: iso(r.y, r.m, r.d) });
     }
     if (excelSerial && WHOLE.test(text)) {
       const why = excelSerialProblem(Number(text));
       const serial = why === undefined ? excelSerialDate(Number(text)) : undefined;
       if (serial === undefined) problem ??= why;
       else if (first === undefined) return serial;
-      else if (serial !== iso(first.y, first.m, first.d)) (others ??= []).push({ format: EXCEL, date: serial });
+      else if (serial !== iso(first.y, first.m, first.d)) (others ??= []).push({ format: EXCEL, names: [], date: serial });
     }
     if (first === undefined) return problem !== undefined ? new TransformFailure('INVALID_FIELD_VALUE', `not a date: ${problem}`) : noMatch;
     const date = iso(first.y, first.m, first.d);
     if (others === undefined) return date;
-    const readings = [{ format: firstFormat, date }, ...others];
-    const preferred = prefer !== undefined ? readings.find((r) => r.format === prefer) : undefined;
+    const readings = [{ format: firstFormat!.format, names: firstFormat!.names, date }, ...others];
+    // the preferred format may be one not tried (read in full by another): it wins where it reads the value
+    const preferred =
+      preferFormat && readings.find((r) => r.format === prefer || (r.names.includes(preferFormat.format) && preferFormat.regex.test(text)));
     if (preferred) return preferred.date;
     return new TransformFailure(
       'INVALID_FIELD_VALUE',

@@ -26,21 +26,35 @@ const NO_REGION = 'declare one ({ phone: { region: NL } }) or read it from a col
  * @example readPhone('06-12 34 56 78', 'NL') // '+31612345678'
  *          readPhone('+44 (0)7911 123456') // '+447911123456'
  */
-export function readPhone(text: string, region: string | undefined, check: PhoneCheck = 'valid', noRegion = NO_REGION): string | TransformFailure {
+export function readPhone(
+  text: string,
+  region: string | undefined,
+  check: PhoneCheck = 'valid',
+  noRegion = NO_REGION,
+): string | TransformFailure {
   let s = text.trim();
   // Without a region there is no international call prefix to know; 00 is the one most of the world dials.
   if (region === undefined && s.startsWith('00')) s = `+${s.slice(2)}`;
   if (region === undefined && !s.startsWith('+')) {
     return new TransformFailure('INVALID_FIELD_VALUE', `a national phone number, but no region is known: ${noRegion}`);
   }
-  const parsed = parsePhoneNumberFromString(s, region === undefined ? { extract: false } : { defaultCountry: region as CountryCode, extract: false });
+  const parsed = parsePhoneNumberFromString(
+    s,
+    region === undefined ? { extract: false } : { defaultCountry: region as CountryCode, extract: false },
+  );
   if (parsed === undefined) {
     return new TransformFailure(
       'INVALID_FIELD_VALUE',
-      region === undefined ? 'not a phone number, expected an international number (+…)' : `not a phone number, expected a number of region ${region} or an international one`,
+      region === undefined
+        ? 'not a phone number, expected an international number (+…)'
+        : `not a phone number, expected a number of region ${region} or an international one`,
     );
   }
-  if (parsed.ext !== undefined) return new TransformFailure('INVALID_FIELD_VALUE', 'a phone number with an extension, which E.164 cannot hold; expected the number alone');
+  if (parsed.ext !== undefined)
+    return new TransformFailure(
+      'INVALID_FIELD_VALUE',
+      'a phone number with an extension, which E.164 cannot hold; expected the number alone',
+    );
   if (check === 'valid' ? !parsed.isValid() : !parsed.isPossible()) {
     const own = parsed.country ?? `+${parsed.countryCallingCode}`;
     return new TransformFailure(
@@ -74,7 +88,8 @@ export function compilePhone(
   resolveCountry: () => (value: string) => CountryReading,
 ): (value: unknown, row: Record<string, unknown>) => string | TransformFailure {
   const { region, regionColumn, check = 'valid' } = spec;
-  if (region !== undefined && !isPhoneRegion(region)) throw new Error(`phone region ${JSON.stringify(region)} is no ISO 3166 alpha-2 code with a numbering plan`);
+  if (region !== undefined && !isPhoneRegion(region))
+    throw new Error(`phone region ${JSON.stringify(region)} is no ISO 3166 alpha-2 code with a numbering plan`);
   const asText = (v: unknown) => (typeof v === 'string' ? v : String(v));
   if (regionColumn === undefined) return (v) => readPhone(asText(v), region, check);
   const resolve = resolveCountry();
@@ -86,7 +101,10 @@ export function compilePhone(
     if (text === '') return readPhone(asText(v), region, check, emptyColumn);
     const read = resolve(text);
     if (typeof read !== 'string' || !isPhoneRegion(read)) {
-      return new TransformFailure('INVALID_FIELD_VALUE', `the region column ${name} holds \`${text}\`, which is no country with a numbering plan`);
+      return new TransformFailure(
+        'INVALID_FIELD_VALUE',
+        `the region column ${name} holds \`${text}\`, which is no country with a numbering plan`,
+      );
     }
     return readPhone(asText(v), read, check);
   };
