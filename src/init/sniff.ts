@@ -16,6 +16,8 @@ export interface CsvDialect {
   lineEnd: 'LF' | 'CRLF' | 'CR';
   /** Column names: the header's, or `column1`… when there is none. */
   columns: string[];
+  /** Sampled records the delimiter split into the modal number of fields, of all sampled. */
+  split: { consistent: number; sampled: number };
   /** Why each setting was chosen, one line each. */
   evidence: string[];
 }
@@ -171,7 +173,8 @@ export function sniffCsv(text: string, encoding: SourceEncoding, encodingReason:
     `line ends ${lineEnd}`,
   ];
   if (quote === "'") evidence.push("quote ': fields are quoted with single quotes");
-  return { kind: 'csv', encoding, delimiter: best.delimiter, quote, header, lineEnd, columns, evidence };
+  const split = { consistent: best.consistent, sampled: complete.length };
+  return { kind: 'csv', encoding, delimiter: best.delimiter, quote, header, lineEnd, columns, split, evidence };
 }
 
 /** A character's class for comparing lines position by position: digit, blank or other. */
@@ -311,9 +314,7 @@ export function sniff(head: Buffer, parseWhole?: () => unknown, options: Paramet
     return { kind: 'json', encoding: enc.encoding, ...(found?.path ? { arrayPath: found.path } : {}), evidence };
   }
   const csv = sniffCsv(text, enc.encoding, enc.reason);
-  const consistent = Number(/: (\d+) of (\d+) sampled/.exec(csv.evidence[1] ?? '')?.[1] ?? 0);
-  const sampled = Number(/ of (\d+) sampled/.exec(csv.evidence[1] ?? '')?.[1] ?? 1);
-  if (options.layout || csv.columns.length === 1 || consistent < 0.9 * sampled) {
+  if (options.layout || csv.columns.length === 1 || csv.split.consistent < 0.9 * csv.split.sampled) {
     const fixed = sniffFixedWidth(text, enc.encoding, enc.reason, options);
     if (fixed) return fixed;
   }
