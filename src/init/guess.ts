@@ -79,6 +79,9 @@ export function guessMapping(
   byValues('email', (c) => shareOf(c, 'email') >= 0.8, 'e-mail addresses');
   byValues('country', looksLikeCountries, 'country names or codes');
   byValues('postalCode', (c) => shareOf(c, 'postcode-nl') >= 0.9, 'Dutch postcodes');
+  byValues('phone', (c) => shareOf(c, 'phone') >= 0.8, 'phone numbers (+, spaces, brackets, dashes)');
+  // A column of dates is never taken as the birth date by its values alone: an account's opening
+  // date looks the same, and a wrong birth date is worse than none (it is listed as unmapped).
   const isOrg = byRole.has('organisationName') || byRole.has('cocNumber');
   const type = isOrg ? 'organisation' : 'person';
   const todos: string[] = [];
