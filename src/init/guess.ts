@@ -36,6 +36,7 @@ export interface GuessedMapping {
 
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 const num = (n: number) => n.toLocaleString('en-US');
+const rowsOf = (n: number) => `${num(n)} row${n === 1 ? '' : 's'}`;
 
 /**
  * @example guessMapping('klanten', profile, {}).fields.map((f) => f.name) // ['isActive', 'initials', 'surname', …]
@@ -253,7 +254,7 @@ export function guessMapping(
   if (country) {
     const withDefault = country.empty > 0 && assumed;
     countryExpr = col(country, ['trim', ...(withDefault ? [{ default: assumed!.code }] : []), 'country']);
-    const why = `${country.name} (${filled(country)}): ${describePlaced(countryEv!.placed, country)}${withDefault ? `; an empty cell (${num(country.empty)} rows) is taken as ${assumed!.code}: ${assumed!.why} — remove the default if that is wrong` : ''}`;
+    const why = `${country.name} (${filled(country)}): ${describePlaced(countryEv!.placed, country)}${withDefault ? `; an empty cell (${rowsOf(country.empty)}) is taken as ${assumed!.code}: ${assumed!.why} — remove the default if that is wrong` : ''}`;
     field(type === 'person' ? 'countryCode' : 'countryOfIncorporation', countryExpr, why);
     if (type === 'organisation') field('countryCode', countryExpr);
     if (countryEv!.unknown.length > 0)
@@ -262,11 +263,11 @@ export function guessMapping(
       );
     if (country.empty > 0 && !assumed)
       todos.push(
-        `countryCode: ${num(country.empty)} rows have an empty ${country.name} and no country stands out; their addresses are refused`,
+        `countryCode: ${rowsOf(country.empty)} with an empty ${country.name} and no country stands out; their addresses are refused`,
       );
     if (withDefault)
       todos.push(
-        `countryCode: ${num(country.empty)} rows have an empty ${country.name}; init wrote { default: ${assumed!.code} } (${assumed!.why}): confirm it`,
+        `countryCode: ${rowsOf(country.empty)} with an empty ${country.name}; init wrote { default: ${assumed!.code} } (${assumed!.why}): confirm it`,
       );
   } else if (assumed) countryExpr = { value: assumed.code };
   const email = take('email');

@@ -154,3 +154,39 @@ describe('record layouts for fixed-width exports', () => {
     );
   });
 });
+
+describe('no invented defaults', () => {
+  it('writes a default country for empty cells only from evidence, as a visible choice with a TODO', () => {
+    const rows = Array.from({ length: 40 }, (_, i) => ({
+      id: String(i + 1),
+      Surname: 'Smith',
+      Street: 'High St 1',
+      Postcode: 'SW1 1AA',
+      Town: 'London',
+      Country: i === 0 ? '' : i === 1 ? 'Ireland' : 'UK',
+    }));
+    const m = guessMapping('c', profileOf(rows));
+    const country = m.fields.find((f) => f.name === 'countryCode')!;
+    expect(country.value).toEqual({ column: 'Country', transforms: ['trim', { default: 'GB' }, 'country'] });
+    expect(country.why).toContain(
+      'an empty cell (1 row) is taken as GB: 97% of the filled Country values — remove the default if that is wrong',
+    );
+    expect(m.todos).toContain(
+      'countryCode: 1 row with an empty Country; init wrote { default: GB } (97% of the filled Country values): confirm it',
+    );
+  });
+
+  it('without a country column and without Dutch postcodes, writes no country: the address country is a TODO', () => {
+    const m = guessMapping(
+      'c',
+      profileOf([
+        { id: '1', Surname: 'Smith', Street: 'High St 1', Postcode: 'SW1 1AA', Town: 'London' },
+        { id: '2', Surname: 'Jones', Street: 'Low St 2', Postcode: 'M1 2BB', Town: 'Leeds' },
+      ]),
+    );
+    expect(JSON.stringify(m.fields.find((f) => f.name === 'addresses')!.value)).not.toContain('countryCode');
+    expect(m.todos).toContain(
+      'addresses[0].countryCode (required in an address): no country column and no country init could infer; add { value: <ISO code> }',
+    );
+  });
+});
