@@ -1,7 +1,8 @@
 /**
  * The transforms legacy data needs, as pure functions (each testable alone), and the compiler
  * that turns a declared transform into a step once, before any row is read: formats and
- * regular expressions are compiled here, never per row.
+ * regular expressions are compiled here, never per row. The transforms with tables or a
+ * library of their own live beside it in transforms/: dates, phone numbers, countries.
  */
 import type { Transform } from './schema.js';
 import { TransformFailure } from './transforms/failure.js';
