@@ -22,7 +22,7 @@ const COUNT = Number(process.env.STAGECOACH_LIVES ?? soak(3, 200));
 const FIRST_SEED = Number(process.env.STAGECOACH_LIVES_FROM ?? soak(101, 1001));
 const SEEDS = ONE !== undefined ? [Number(ONE)] : Array.from({ length: COUNT }, (_, i) => FIRST_SEED + i);
 const PERSONS = soak(100, 200);
-const STEPS = soak(4, 10);
+const STEPS = soak(3, 10);
 
 const replay = (seed: number) =>
   `STAGECOACH_LIVES_SEED=${seed}${process.env.STAGECOACH_SOAK === '1' ? ' STAGECOACH_SOAK=1' : ''} npx vitest run ${FILE}`;
