@@ -154,6 +154,21 @@ describe('CSV core (bytes in, rows out, no I/O)', () => {
     for (const size of [1, 2, 5]) expect(feed(text, size)).toEqual(whole);
   });
 
+  it('reads CR CR LF line ends (a CRLF converted twice) to clean rows, each followed by the empty line its second CR makes, and balances', () => {
+    // plain lines, a quoted value over lines (csv-parse's path), a blank record, a last row
+    const text = 'a;b\r\r\n1;x\r\r\n2;"y\r\r\nz"\r\r\n\r\r\n3;w\r\r\n';
+    const whole = feed(text);
+    expect(whole.out).toEqual([
+      [3, { a: '1', b: 'x' }],
+      [5, { a: '2', b: 'y\r\r\nz' }],
+      [11, { a: '3', b: 'w' }],
+    ]);
+    // lines 2, 4, 6, 8, 9, 10 and 12 are the empty lines the second CRs make
+    expect(whole.tally).toMatchObject({ physicalLines: 12, blankLines: 7, headerLines: 1, rowsRead: 3, linesInRows: 4, swallowed: [] });
+    expect(tallyDisagreement(whole.tally)).toBeUndefined();
+    for (const size of [1, 2, 3, 7]) expect(feed(text, size)).toEqual(whole);
+  });
+
   it('counts a one-column row of blanks once, as a blank line', () => {
     const tally = newTally('s', 'f.csv', 'csv');
     const core = new CsvCore({
