@@ -680,7 +680,7 @@ export class CsvCore {
     const at = this.recordStart(p, info);
     // At the end of the input it is an unclosed quote, which took every line after it.
     const end = this.ending ? this.parserAt : this.byteBase + info.bytes;
-    const endLine = Math.max(at.line, this.lines.at(end - 1));
+    const endLine = Math.max(at.line, this.lines.at(end - (!this.ending && this.recordDelimiter === '\r\r\n' ? 3 : 1)));
     this.finish(endLine, end);
     this.skippedSince = true;
     if (this.ending) this.outcome.endedAtRecord = false;
