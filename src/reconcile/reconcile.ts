@@ -17,7 +17,7 @@ import { renderHtml } from './render-html.js';
 import { renderJson, renderMarkdown } from './render-markdown.js';
 import { buildReport, parseTolerance, type ReconciliationReport, type Tolerance } from './report-model.js';
 import { readRowAt } from './source-rows.js';
-import { correctionsFormatOf } from '../pipeline/checks/corrections.js';
+import { correctionsFormatOf, sourceColumns } from '../pipeline/checks/corrections.js';
 import { Redactor, columnClassifier, migrationKey, type ValuesMode } from '../privacy/index.js';
 import { cutText } from '../contract/cut.js';
 
@@ -106,7 +106,14 @@ function storiesOf(ledger: Ledger, pipelines: readonly string[], redactor: Redac
   for (const p of pipelines) {
     const found = rowStories(ledger.db, p, STORIES_LISTED - stories.length);
     total += found.total;
-    stories.push(...found.stories.map((s) => ({ ...s, legacyKey: redactor.legacyKey(s.legacyKey) })));
+    const shown = (key: string) => redactor.legacyKey(key);
+    stories.push(
+      ...found.stories.map((s) => ({
+        ...s,
+        legacyKey: shown(s.legacyKey),
+        steps: s.steps.map((st) => (st.formerKey !== undefined ? { ...st, formerKey: shown(st.formerKey) } : st)),
+      })),
+    );
   }
   return { total, stories };
 }
@@ -191,7 +198,11 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
 
   const corrections: CorrectionsFile[] = [];
   for (const def of defs) {
-    const sources: CorrectionSource[] = def.sources.map((s) => ({ name: s.name, format: s.format, encoding: s.encoding, csv: s.csv }));
+    const sources: CorrectionSource[] = [];
+    for (const s of def.sources) {
+      const columns = await sourceColumns(def, s);
+      sources.push({ name: s.name, format: s.format, encoding: s.encoding, csv: s.csv, ...(columns ? { columns: [...columns] } : {}) });
+    }
     const written = await writeCorrections(ledger.refused({ pipeline: def.name }), sources, dir, process.cwd());
     // They hold the refused rows' personal data: the ledger keeps where, for status and purge.
     for (const c of written)

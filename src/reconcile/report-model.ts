@@ -497,14 +497,16 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
 /**
  * A row's story in one line, for the Markdown and HTML reports.
  * @example storyText(story) // 'rejected in run 1 at klanten.csv:11 (INVALID_FIELD_VALUE) → imported, read in run 2 from corrections/klanten.corrections.csv:2'
+ *          // a correction that gave the row a key: 'rejected in run 1 at klanten.csv:136 (SOURCE_ROW_INVALID) → corrected as key 100133: staged, read in run 2 from fixed.csv:2'
  */
 export function storyText(story: RowStory): string {
   return story.steps
     .map((s, i) => {
       const codes = s.codes.length > 0 ? ` (${s.codes.join(', ')})` : '';
+      const rekeyed = story.steps[i - 1]?.formerKey !== undefined ? `corrected as key ${story.legacyKey}: ` : '';
       return i === 0
         ? `${s.state} in run ${s.run} at ${s.file}:${s.line}${codes}`
-        : `${s.state}${codes}, read in run ${s.run} from ${s.file}:${s.line}`;
+        : `${rekeyed}${s.state}${codes}, read in run ${s.run} from ${s.file}:${s.line}`;
     })
     .join(' → ');
 }

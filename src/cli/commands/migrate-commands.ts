@@ -20,6 +20,7 @@ import { DEFAULT_LEDGER_FILE, type RunRow } from '../../ledger/types.js';
 import type { ReconcileResult } from '../../reconcile/reconcile.js';
 import { parseTolerance, type ReconciliationReport } from '../../reconcile/report-model.js';
 import { EXIT } from '../run.js';
+import { correctionsNotes } from '../corrections-notes.js';
 
 // The ledger (SQLite) and src/reconcile (the client, undici) are imported where a command runs,
 // so that `stagecoach --help` and the commands without network start without loading them.
@@ -453,6 +454,7 @@ function registerMigrate(program: Command): void {
             process.stdout.write(
               `${pc.bold(`Run ${r.runId}`)} of ${r.pipeline} into migration ${r.migrationId}: ${r.rowsRead} rows read, ${r.staged} staged, ${r.skippedUnchanged} unchanged, ${r.rejected} rejected, ${r.failed} refused by staging\n`,
             );
+            for (const note of correctionsNotes(r)) process.stdout.write(`  ${note}\n`);
             for (const f of r.readFailures ?? [])
               process.stdout.write(`${pc.red('read failure')} ${f} (accept it with --allow-truncated)\n`);
             if (!r.complete)

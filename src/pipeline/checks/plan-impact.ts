@@ -35,6 +35,11 @@ export interface HeldRecords {
   lookup(keys: readonly string[]): Map<string, HeldRecord>;
   /** The mappings a run used, when the ledger kept them. */
   mappingsOf(runId: number): MappingSnapshot | undefined;
+  /**
+   * The export rows corrections replaced, as `file\u0000rowHash` (ledger/ledger-corrections.ts): a
+   * run leaves such a row alone while it is unchanged, so plan does too.
+   */
+  correctedOrigins?(): ReadonlySet<string>;
 }
 
 /** A migration that takes no more records: completed by its import, or canceled. */
@@ -95,6 +100,8 @@ export interface PlanImpact {
   again: number;
   /** On the platform, and now refused before upload: not sent (the platform keeps what it has). */
   nowRefused: number;
+  /** Export rows a corrections file replaced, unchanged since: the corrections stand, not sent (a run's keptCorrected). */
+  keptCorrected: number;
   /** changed + new + again: what the next run sends. */
   toSend: number;
   examples: ImpactExample[];
@@ -109,6 +116,7 @@ const GROUP = 500;
  */
 export class ImpactTally {
   private readonly impact: PlanImpact;
+  private readonly corrected: ReadonlySet<string>;
   private group: FrontRow[] = [];
   private readonly shown: Record<ImpactKind, number> = { changed: 0, again: 0, nowRefused: 0 };
   /** Of each example (same order): the row's values when the reader kept them, and the run that last wrote it. */
@@ -119,6 +127,7 @@ export class ImpactTally {
     ledger: string,
     private readonly examplesPerKind = 3,
   ) {
+    this.corrected = held.correctedOrigins?.() ?? new Set();
     this.impact = {
       ledger,
       ...(held.migration ? { migrationId: held.migration.id } : {}),
@@ -128,12 +137,18 @@ export class ImpactTally {
       new: 0,
       again: 0,
       nowRefused: 0,
+      keptCorrected: 0,
       toSend: 0,
       examples: [],
     };
   }
 
   take(r: FrontRow): void {
+    const p = r.row.provenance;
+    if (this.corrected.size > 0 && this.corrected.has(`${p.file}\u0000${p.hash}`)) {
+      this.impact.keptCorrected++;
+      return;
+    }
     // A duplicate's key belongs to the row that holds it; a row without a key is no record of the ledger's.
     if (r.legacyKey === undefined || (r.kind === 'rejected' && r.reasons.some((x) => x.code === 'DUPLICATE_LEGACY_KEY'))) return;
     if (this.group.push(r) >= GROUP) this.flush();
