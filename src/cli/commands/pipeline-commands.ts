@@ -4,13 +4,12 @@ import pc from 'picocolors';
 import { ImpactTally, loadPipeline, readPipeline, summarisePlan, type PlanImpact, type PlanSummary } from '../../pipeline/read-pipeline.js';
 import { generateCrmSamples } from '../../pipeline/samples/generate-crm.js';
 import { StagecoachError } from '../../contract/errors.js';
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { RunReport } from '../../pipeline/runner/index.js';
 import type { CanceledRecords, PipelineStatus, RunRow } from '../../ledger/index.js';
 import { DEFAULT_LEDGER_FILE, RECORD_STATES } from '../../ledger/types.js';
 import { addConnectionOptions, resolveConnection, type ConnectionFlags } from '../connection.js';
 import { EXIT, exitCodeFor } from '../run.js';
+import { existingLedgerFile } from '../ledger-file.js';
 import { printJson, printTable } from '../output.js';
 import { Redactor } from '../../privacy/index.js';
 
@@ -588,14 +587,7 @@ export function registerStatusCommand(program: Command): void {
     .option('--runs <n>', 'how many recent runs to list', positiveInt('--runs'), 10)
     .option('--json', 'print {ledger, pipelines, runs} as JSON')
     .action(async (opts: { ledger?: string; runs: number; json?: boolean }) => {
-      const ledgerFile = resolve(opts.ledger ?? DEFAULT_LEDGER_FILE);
-      if (!existsSync(ledgerFile)) {
-        throw new StagecoachError(
-          'CONFIG_INVALID',
-          `no ledger at ${ledgerFile}: run a pipeline first (stagecoach run <pipeline>) or name the ledger with --ledger <file>`,
-          { file: ledgerFile },
-        );
-      }
+      const ledgerFile = existingLedgerFile(opts.ledger);
       const { openLedger, canceledRecords } = await import('../../ledger/index.js');
       const ledger = openLedger(ledgerFile, { readonly: true });
       try {
