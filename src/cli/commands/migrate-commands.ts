@@ -18,7 +18,7 @@ import type { StagecoachClient } from '../../client/index.js';
 import type { Ledger } from '../../ledger/index.js';
 import { DEFAULT_LEDGER_FILE, type RunRow } from '../../ledger/types.js';
 import type { ReconcileResult } from '../../reconcile/reconcile.js';
-import { parseTolerance, type ReconciliationReport } from '../../reconcile/report-model.js';
+import { headline, parseTolerance, type ReconciliationReport } from '../../reconcile/report-model.js';
 import { EXIT } from '../run.js';
 
 // The ledger (SQLite) and src/reconcile (the client, undici) are imported where a command runs,
@@ -134,23 +134,15 @@ async function withClientAndLedger<T>(
   }
 }
 
-/** Why a balanced report has nothing imported: where the jobs stand. */
-function importState(r: ReconciliationReport): string {
-  if (r.jobs.validation === 'invalid') return 'validation refused records: fix them or use --drop-invalid';
-  if (r.jobs.import === 'not-run') return 'the import has not run';
-  return `import ${r.jobs.import}`;
-}
-
 function printReportSummary(result: ReconcileResult): void {
   const r: ReconciliationReport = result.report;
   const t = r.totals;
+  const head = headline(r);
   const lines = [
-    // Balanced says every row is accounted for; with nothing imported yet, say that too.
-    `${pc.bold('Reconciliation')} ${r.balanced ? pc.green('balanced') : pc.red('NOT BALANCED')} (tolerance ${r.tolerance})${
-      r.balanced && t.imported === 0 && t.mapped > 0
-        ? pc.yellow(`: every row accounted for, but nothing imported yet (${importState(r)})`)
-        : ''
-    }`,
+    // Balanced says every row is accounted for; with nothing imported yet, that comes first.
+    head.state === 'pending'
+      ? `${pc.bold('Reconciliation')} (tolerance ${r.tolerance}): ${pc.yellow(head.title.toLowerCase())}: ${head.text}`
+      : `${pc.bold('Reconciliation')} ${r.balanced ? pc.green('balanced') : pc.red('NOT BALANCED')} (tolerance ${r.tolerance})`,
     `  source rows ${t.sourceRows} → mapped ${t.mapped} → accepted by staging ${t.staged} → valid ${t.valid} → imported ${t.imported}; unaccounted ${t.unaccounted}`,
   ];
   for (const p of r.problems) lines.push(`  ${pc.red('!')} ${p}`);
