@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, ROOT, runCli } from '../support/cli.js';
 import { tempDir } from '../support/service.js';
@@ -42,5 +42,20 @@ describe('purge without a ledger', () => {
     );
     expect(r.code).toBe(2);
     expect(existsSync(join(dir, '.stagecoach'))).toBe(false);
+  });
+});
+
+describe('a file without a line break', () => {
+  it('is reported with its header names cut to 60 characters, not echoed whole', async () => {
+    const at = join(dir, 'no-line-break');
+    mkdirSync(at);
+    for (const f of ['pipeline.yaml', 'people-mapping.yaml']) copyFileSync(join(ROOT, 'test/cases/reconcile/people', f), join(at, f));
+    // 5 MB without a line feed: all of it is the header line, its last "name" 5 MB long
+    writeFileSync(join(at, 'people.csv'), `nr;initials;surname;nationality${'x'.repeat(5_000_000)}`);
+    const r = await runCli(['plan', join(at, 'pipeline.yaml')]);
+    expect(r.stderr).toBe(
+      `stagecoach: ${join(at, 'people.csv')}:1: the mapping reads column "nationality" that the header lacks; expected one of "nr", "initials", "surname", "nationality${'x'.repeat(46)}…"\n`,
+    );
+    expect(r.code).toBe(2);
   });
 });
