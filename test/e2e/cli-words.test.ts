@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { CLI, ROOT, runCli } from '../support/cli.js';
 import { tempDir } from '../support/service.js';
@@ -57,5 +58,51 @@ describe('a file without a line break', () => {
       `stagecoach: ${join(at, 'people.csv')}:1: the mapping reads column "nationality" that the header lacks; expected one of "nr", "initials", "surname", "nationality${'x'.repeat(46)}…"\n`,
     );
     expect(r.code).toBe(2);
+  });
+});
+
+describe('source paths that are no regular file', () => {
+  /** The people pipeline in its own folder, reading `path`. */
+  const pipelineAt = (name: string, path: string) => {
+    const at = join(dir, name);
+    mkdirSync(at);
+    const src = join(ROOT, 'test/cases/reconcile/people');
+    copyFileSync(join(src, 'people-mapping.yaml'), join(at, 'people-mapping.yaml'));
+    writeFileSync(
+      join(at, 'pipeline.yaml'),
+      readFileSync(join(src, 'pipeline.yaml'), 'utf8').replace('path: people.csv', `path: "${path}"`),
+    );
+    return at;
+  };
+
+  it('says a FIFO is a FIFO, not "matches no file"', async () => {
+    const at = pipelineAt('fifo', 'people.csv');
+    execFileSync('mkfifo', [join(at, 'people.csv')]);
+    const r = await runCli(['plan', 'pipeline.yaml'], { cwd: at });
+    expect(r.stderr).toBe(
+      `stagecoach: source people: people.csv is a FIFO (named pipe), not a regular file; copy what it delivers to a file and name that file (relative to ${at})\n`,
+    );
+    expect(r.code).toBe(2);
+  });
+
+  it('says where a symlink loop is', async () => {
+    const at = pipelineAt('loop', 'people.csv');
+    symlinkSync('other.csv', join(at, 'people.csv'));
+    symlinkSync('people.csv', join(at, 'other.csv'));
+    const r = await runCli(['plan', 'pipeline.yaml'], { cwd: at });
+    expect(r.stderr).toBe(
+      `stagecoach: source people: symlink loop at people.csv: its links lead back to themselves, expected a regular file (relative to ${at})\n`,
+    );
+    expect(r.code).toBe(2);
+  });
+
+  it('reads a file once when a recursive glob reaches it twice through a symlinked folder', async () => {
+    const at = pipelineAt('linked', 'data/**/*.csv');
+    mkdirSync(join(at, 'data', '2024'), { recursive: true });
+    copyFileSync(join(ROOT, 'test/cases/reconcile/people/people.csv'), join(at, 'data', '2024', 'people.csv'));
+    symlinkSync('2024', join(at, 'data', 'latest'));
+    const r = await runCli(['plan', 'pipeline.yaml'], { cwd: at });
+    expect(r.code, r.stderr).toBe(0);
+    expect(/^ {2}rows read +(\d+) +(.*)$/m.exec(r.stdout)?.slice(1)).toEqual(['20', 'people 20']);
   });
 });
