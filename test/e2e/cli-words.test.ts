@@ -6,9 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { CLI, ROOT, runCli } from '../support/cli.js';
+import { openLedger } from '../../src/ledger/index.js';
 import { tempDir } from '../support/service.js';
 
 let dir: string;
@@ -104,5 +105,27 @@ describe('source paths that are no regular file', () => {
     const r = await runCli(['plan', 'pipeline.yaml'], { cwd: at });
     expect(r.code, r.stderr).toBe(0);
     expect(/^ {2}rows read +(\d+) +(.*)$/m.exec(r.stdout)?.slice(1)).toEqual(['20', 'people 20']);
+  });
+});
+
+// A read-only disk, really: the folder bind-mounted read-only in a user and mount namespace of
+// its own (unshare), where the CLI then runs. Skipped where the system allows no namespaces.
+const canMountReadOnly = spawnSync('unshare', ['-rm', 'true']).status === 0;
+
+describe.skipIf(!canMountReadOnly)('a ledger on a read-only disk', () => {
+  it('says which path, that the disk is read-only, and what to do', () => {
+    const folder = join(dir, 'read-only');
+    mkdirSync(folder);
+    const file = join(folder, 'ledger.db');
+    openLedger(file).close();
+    const sh = `mount --bind ${folder} ${folder} && mount -o remount,ro,bind ${folder} && exec "$@"`;
+    const r = spawnSync('unshare', ['-rm', 'sh', '-c', sh, 'sh', process.execPath, CLI, 'status', '--ledger', file], {
+      encoding: 'utf8',
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+    expect(r.stderr).toBe(
+      `stagecoach: cannot open the ledger ${file}: ${folder} is on a read-only file system (EROFS); SQLite writes the ledger and its -wal and -shm files in that folder, also to read it; name a ledger on a writable disk with --ledger <file> (a copy of ${file} keeps its history)\n`,
+    );
+    expect(r.status).toBe(1);
   });
 });
