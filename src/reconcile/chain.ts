@@ -46,6 +46,8 @@ export type ChainEvent =
   | JobEvent
   /** `invalid`: records this validation refused; `total`: records invalid in the ledger now (removed ones included). */
   | { type: 'validated'; isValid: boolean; invalid: number; errors: number; total: number }
+  /** A `--drop-invalid` round deleting refused records from staging, one by one: `done` of `of` so far. */
+  | { type: 'removing'; done: number; of: number }
   | { type: 'removed'; count: number }
   /** Removals an earlier, killed run had started: `removed` now confirmed, `void` no longer meant (the record was sent again). */
   | { type: 'settled'; removed: number; void: number }
@@ -219,10 +221,12 @@ export async function runChain(
         migrationId,
         invalid.map((rec) => ({ referenceId: rec.referenceId!, lastBatch: rec.lastBatch, errors: rec.errors })),
       );
-      for (const rec of invalid) {
+      emit({ type: 'removing', done: 0, of: invalid.length });
+      for (const [i, rec] of invalid.entries()) {
         if (options.signal?.aborted) throw new StagecoachError('ABORTED', 'Interrupted while removing invalid records from staging');
         await removeFromStaging(client, migrationId, rec.referenceId!, options.signal);
         confirmRemoval(ledger, migrationId, rec.referenceId!);
+        emit({ type: 'removing', done: i + 1, of: invalid.length });
       }
       emit({ type: 'removed', count: invalid.length });
       validation = await validateStep(client, ledger, migrationId, step);

@@ -11,7 +11,7 @@ import { relative } from 'node:path';
 import { addConnectionOptions, clientFromOptions, type ConnectionFlags } from '../connection.js';
 import { printJson } from '../output.js';
 import { jobDisplay } from '../job-progress.js';
-import { commandLogger } from '../progress.js';
+import { commandLogger, runDisplay } from '../progress.js';
 import { StagecoachError } from '../../contract/errors.js';
 import type { StreamFormat } from '../../contract/media.js';
 import type { StagecoachClient } from '../../client/index.js';
@@ -414,6 +414,13 @@ function registerMigrate(program: Command): void {
           json: opts.json,
           ...(opts.logLevel ? { logger: commandLogger('migrate', opts.logLevel) } : {}),
         });
+        // Staging first (seconds to minutes for a big export), then the jobs: the run's line
+        // gives way to the jobs' when the first job event comes.
+        const staging = runDisplay({ label: file, command: 'migrate', ...(opts.logLevel ? { level: opts.logLevel } : {}) });
+        const onEvent: typeof display.onEvent = (e) => {
+          staging.done();
+          display.onEvent(e);
+        };
         try {
           const result = await interruptible((signal) =>
             migrate({
@@ -421,8 +428,9 @@ function registerMigrate(program: Command): void {
               client,
               signal,
               tolerance: opts.tolerance,
-              onEvent: display.onEvent,
-              logger: commandLogger('migrate', opts.logLevel),
+              onEvent,
+              onProgress: staging.onProgress,
+              logger: staging.logger,
               ...(opts.reveal ? { values: 'revealed' as const } : {}),
               ...(opts.ledger ? { ledgerFile: opts.ledger } : {}),
               ...(opts.corrections ? { corrections: opts.corrections } : {}),
@@ -431,7 +439,10 @@ function registerMigrate(program: Command): void {
               ...(opts.out ? { outDir: opts.out } : {}),
               ...(opts.deadline ? { jobDeadlineMs: opts.deadline * 1000 } : {}),
             }),
-          ).finally(display.done);
+          ).finally(() => {
+            staging.done();
+            display.done();
+          });
           if (opts.json) {
             printJson({
               run: result.run,
