@@ -96,8 +96,8 @@ export function logDue(everySeconds = 5, firstAfterInterval = false, now: () => 
 }
 
 export interface StepDisplay {
-  /** `done` of `of` (when known) so far. */
-  update(done: number, of?: number): void;
+  /** `done` of `of` (when known) so far; `fraction` (0..1) when the share done is known otherwise (bytes read). */
+  update(done: number, of?: number, fraction?: number): void;
   /** The step is over: the last log line (not on a terminal), the line cleared (on one). */
   done(): void;
 }
@@ -117,6 +117,8 @@ export function stepDisplay(options: {
   stream?: NodeJS.WriteStream;
   logger?: Logger;
   logEverySeconds?: number;
+  /** Not on a terminal: no `step done` line for a step that ended before its first `progress` line. */
+  quietWhenShort?: boolean;
 }): StepDisplay {
   const stream = options.stream ?? process.stderr;
   const tty = stream.isTTY === true;
@@ -124,13 +126,14 @@ export function stepDisplay(options: {
   const logger = options.logger ?? (tty ? undefined : commandLogger(options.label.split(' ')[0]!, 'info', false));
   const due = logDue(options.logEverySeconds, true);
   const started = Date.now();
-  let last: { done: number; of?: number | undefined } | undefined;
+  let last: { done: number; of?: number | undefined; fraction?: number | undefined } | undefined;
+  let logged = false;
   const show = (final: boolean) => {
     if (!last) return;
     const seconds = (Date.now() - started) / 1000;
     const perSecond = seconds > 0 ? Math.round(last.done / seconds) : 0;
-    const fraction = last.of ? Math.min(1, last.done / last.of) : undefined;
-    const etaMs = fraction && fraction < 1 && perSecond > 0 ? ((last.of! - last.done) / perSecond) * 1000 : undefined;
+    const fraction = last.fraction ?? (last.of ? Math.min(1, last.done / last.of) : undefined);
+    const etaMs = fraction && fraction > 0.001 && fraction < 1 ? ((seconds * (1 - fraction)) / fraction) * 1000 : undefined;
     if (tty) {
       const parts = [
         `${options.label}  ${n(last.done)}${last.of !== undefined ? ` of ${n(last.of)}` : ''} ${options.unit}`,
@@ -141,10 +144,13 @@ export function stepDisplay(options: {
       line.update(parts.join('  '));
       return;
     }
+    if (final && !logged && options.quietWhenShort) return;
     if (!due(final)) return;
+    logged = true;
     logger?.info(
       {
         step: options.label,
+        ...(fraction !== undefined ? { percent: Math.round(fraction * 1000) / 10 } : {}),
         done: last.done,
         ...(last.of !== undefined ? { of: last.of } : {}),
         unit: options.unit,
@@ -156,8 +162,8 @@ export function stepDisplay(options: {
     );
   };
   return {
-    update(done, of) {
-      last = { done, of };
+    update(done, of, fraction) {
+      last = { done, of, fraction };
       show(false);
     },
     done() {

@@ -211,12 +211,15 @@ export function registerPlanCommand(program: Command): void {
           : undefined;
         try {
           const impact = held && ledgerFile ? new ImpactTally(held, ledgerFile, Math.min(opts.samples, 3)) : undefined;
+          const { stepDisplay } = await import('../progress.js');
+          const progress = stepDisplay({ label: `plan ${file}`, unit: 'rows', quietWhenShort: true });
           const summary = await summarisePlan(def, {
             signal: ac.signal,
             samplesPerReason: opts.samples,
+            onProgress: (p) => progress.update(p.rowsRead, undefined, p.fraction),
             ...(opts.corrections ? { corrections: opts.corrections } : {}),
             ...(impact ? { impact } : {}),
-          });
+          }).finally(progress.done);
           await impact?.addBefore(def);
           const reveal = opts.reveal === true || def.privacy.reportValues === 'revealed';
           const redactor = new Redactor({ mode: reveal ? 'revealed' : 'masked', keyIsPersonal: def.privacy.legacyKeyIsPersonal });
