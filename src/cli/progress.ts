@@ -123,11 +123,12 @@ export function stepDisplay(options: {
   const stream = options.stream ?? process.stderr;
   const tty = stream.isTTY === true;
   const line = progressLine(stream);
-  const logger = options.logger ?? (tty ? undefined : commandLogger(options.label.split(' ')[0]!, 'info', false));
+  const logger = options.logger ?? (tty ? undefined : commandLogger(options.label.split(/[ :]/)[0]!, 'info', false));
   const due = logDue(options.logEverySeconds, true);
   const started = Date.now();
   let last: { done: number; of?: number | undefined; fraction?: number | undefined } | undefined;
   let logged = false;
+  let finished = false;
   const show = (final: boolean) => {
     if (!last) return;
     const seconds = (Date.now() - started) / 1000;
@@ -167,6 +168,8 @@ export function stepDisplay(options: {
       show(false);
     },
     done() {
+      if (finished) return;
+      finished = true;
       show(true);
       line.done();
     },

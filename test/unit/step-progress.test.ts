@@ -11,6 +11,7 @@ import { Writable } from 'node:stream';
 import { loadPipeline, summarisePlan, type PlanProgress } from '../../src/pipeline/read-pipeline.js';
 import { generateCrmSamples } from '../../src/pipeline/samples/generate-crm.js';
 import { stepDisplay } from '../../src/cli/progress.js';
+import { initPipeline, type InitProgress } from '../../src/init/index.js';
 import { tempDir } from '../support/service.js';
 
 describe('plan progress', () => {
@@ -30,6 +31,32 @@ describe('plan progress', () => {
       // the last batch starts in the last rows of the file: most of it is read
       expect(seen.at(-1)!.fraction).toBeGreaterThan(0.9);
       expect(seen.at(-1)!.fraction).toBeLessThanOrEqual(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('init progress', () => {
+  it('tells how many rows it profiled, file by file, then how far plan read', async () => {
+    const dir = tempDir('stagecoach-init-progress-');
+    try {
+      await generateCrmSamples({ out: join(dir, 'export'), persons: 3000, organisations: 0 });
+      const seen: InitProgress[] = [];
+      const result = await initPipeline({
+        inputs: [join(dir, 'export', 'klanten.csv')],
+        outDir: join(dir, 'out'),
+        onProgress: (p) => seen.push(p),
+      });
+      const profiled = seen.filter((p) => p.step === 'profile');
+      const planned = seen.filter((p) => p.step === 'plan');
+      expect(profiled.at(-1)).toEqual({
+        step: 'profile',
+        file: join(dir, 'export', 'klanten.csv'),
+        rowsRead: result.sources[0]!.profile.rows,
+      });
+      expect(planned.at(-1)!.rowsRead).toBe(result.plan!.rowsRead);
+      expect(seen.indexOf(planned[0]!)).toBeGreaterThan(seen.indexOf(profiled.at(-1)!));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
