@@ -14,6 +14,7 @@ import { markImportOutcome } from '../ledger/ledger-jobs.js';
 import type { CountsResult, ImportResult, JobResult, ValidationResult } from '../contract/migration.js';
 import { StagecoachError } from '../contract/errors.js';
 import { driveJob, type JobEvent, type JobKind, type JobsApi } from './jobs-driver.js';
+import { explainDuplicates } from './duplicate-identities.js';
 import { explainRelationTargets } from './relation-targets.js';
 import { activeRemovals, confirmRemoval, dropRemoval, intendRemovals, pendingRemovals } from '../ledger/index.js';
 
@@ -139,7 +140,10 @@ export async function validateStep(
     'validate-staging',
   );
   // The refused records are still staged: name the legacy rows a missing relation target points at.
-  const explained = await explainRelationTargets(client.migrations, ledger, migrationId, result.errors, { signal: options.signal });
+  const explained = explainDuplicates(
+    ledger,
+    await explainRelationTargets(client.migrations, ledger, migrationId, result.errors, { signal: options.signal }),
+  );
   const v: ValidationResult = { ...result, errors: result.errors.map((e, i) => ({ ...e, message: explained[i]!.message })) };
   // Records deleted from staging are absent from a new validation's errors, yet still refused:
   // they keep their errors (markValidated would otherwise clear every record it does not name).
