@@ -83,11 +83,15 @@ function redactImpact(impact: PlanImpact, redactor: Redactor): PlanImpact {
               remapped: {
                 ...x.before.remapped,
                 record: redactRecord(x.before.remapped.record, redactor),
-                changes: x.before.remapped.changes.map((c) => ({
-                  field: c.field,
-                  ...('before' in c ? { before: redactor.value(c.field, c.before) } : {}),
-                  ...('after' in c ? { after: redactor.value(c.field, c.after) } : {}),
-                })),
+                changes: x.before.remapped.changes.map((c) =>
+                  'before' in c && 'after' in c
+                    ? { field: c.field, ...redactor.change(c.field, c.before, c.after) }
+                    : {
+                        field: c.field,
+                        ...('before' in c ? { before: redactor.value(c.field, c.before) } : {}),
+                        ...('after' in c ? { after: redactor.value(c.field, c.after) } : {}),
+                      },
+                ),
               },
             }
           : {}),
