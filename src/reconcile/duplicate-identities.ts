@@ -17,11 +17,11 @@ export interface DuplicateFinding extends ValidationFinding {
 const isDuplicate = (e: DuplicateFinding) => (e.code ?? e.message.trim()) === 'DUPLICATE_IDENTITY';
 
 /**
- * Rewrites each `DUPLICATE_IDENTITY` that names the kept record into a message naming its row;
- * other findings pass unchanged.
+ * Rewrites each `DUPLICATE_IDENTITY` that names the kept record into a message naming its row,
+ * its advice after ' — ' (as the corrections file expects); other findings pass unchanged.
  * @example explainDuplicates(ledger, v.errors)
  *   // 'same surname, initials and dateOfBirth (`d* V**** B. 19**-**-**`) as record 100012 (klanten.csv:14),
- *   //  staged first and kept: if both rows are one person, drop this one; if not, correct the identity'
+ *   //  staged first and kept — if both rows are one person, drop this one; if not, correct the identity'
  */
 export function explainDuplicates<T extends DuplicateFinding>(ledger: Ledger, findings: readonly T[]): T[] {
   const named = findings.filter((e) => isDuplicate(e) && e.duplicateOf);
@@ -38,7 +38,7 @@ export function explainDuplicates<T extends DuplicateFinding>(ledger: Ledger, fi
     return {
       ...e,
       code: 'DUPLICATE_IDENTITY',
-      message: `same ${what}${identity} as ${whom}, staged first and kept: if both rows are one ${e.field === 'cocNumber' ? 'organisation' : 'person'}, drop this one; if not, correct the identity`,
+      message: `same ${what}${identity} as ${whom}, staged first and kept — if both rows are one ${e.field === 'cocNumber' ? 'organisation' : 'person'}, drop this one; if not, correct the identity`,
     };
   });
 }

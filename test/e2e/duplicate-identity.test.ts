@@ -46,10 +46,10 @@ describe('DUPLICATE_IDENTITY', () => {
     expect(r.stdout).toContain('validation refused 1 record(s)');
     const message =
       `same surname, initials and dateOfBirth \\(\`[^\`]+\`\\) as record ${cells[2]![0]} \\(\\S*klanten\\.csv:3\\), ` +
-      'staged first and kept: if both rows are one person, drop this one; if not, correct the identity';
+      'staged first and kept — if both rows are one person, drop this one; if not, correct the identity';
     const corrections = readFileSync(join(out, 'klanten.corrections.csv'), 'utf8').split('\r\n');
     expect(corrections.filter((l) => l.includes('DUPLICATE_IDENTITY'))).toEqual([
-      expect.stringMatching(new RegExp(`^${cells[9]![0]};.*${message}`)),
+      expect.stringMatching(new RegExp(`;${cells[9]![0]};.*;"${message}";validation;`)),
     ]);
     const masked = new RegExp(`\\(\`([^\`]+)\`\\) as record ${cells[2]![0]}`).exec(readFileSync(join(out, 'report.md'), 'utf8'))?.[1];
     // masked: neither the surname nor the date of birth shows
