@@ -12,13 +12,12 @@ import {
 } from '../../pipeline/read-pipeline.js';
 import { generateCrmSamples } from '../../pipeline/samples/generate-crm.js';
 import { StagecoachError } from '../../contract/errors.js';
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { RunReport } from '../../pipeline/runner/index.js';
 import type { CanceledRecords, PipelineStatus, RunRow } from '../../ledger/index.js';
 import { DEFAULT_LEDGER_FILE, RECORD_STATES } from '../../ledger/types.js';
 import { addConnectionOptions, resolveConnection, type ConnectionFlags } from '../connection.js';
 import { EXIT, exitCodeFor } from '../run.js';
+import { existingLedgerFile } from '../ledger-file.js';
 import { printJson, printTable } from '../output.js';
 import { Redactor } from '../../privacy/index.js';
 import { correctionsNotes } from '../corrections-notes.js';
@@ -93,11 +92,15 @@ function redactImpact(impact: PlanImpact, redactor: Redactor): PlanImpact {
               remapped: {
                 ...x.before.remapped,
                 record: redactRecord(x.before.remapped.record, redactor),
-                changes: x.before.remapped.changes.map((c) => ({
-                  field: c.field,
-                  ...('before' in c ? { before: redactor.value(c.field, c.before) } : {}),
-                  ...('after' in c ? { after: redactor.value(c.field, c.after) } : {}),
-                })),
+                changes: x.before.remapped.changes.map((c) =>
+                  'before' in c && 'after' in c
+                    ? { field: c.field, ...redactor.change(c.field, c.before, c.after) }
+                    : {
+                        field: c.field,
+                        ...('before' in c ? { before: redactor.value(c.field, c.before) } : {}),
+                        ...('after' in c ? { after: redactor.value(c.field, c.after) } : {}),
+                      },
+                ),
               },
             }
           : {}),
@@ -238,12 +241,15 @@ export function registerPlanCommand(program: Command): void {
           : undefined;
         try {
           const impact = held && ledgerFile ? new ImpactTally(held, ledgerFile, Math.min(opts.samples, 3)) : undefined;
+          const { stepDisplay } = await import('../progress.js');
+          const progress = stepDisplay({ label: `plan ${file}`, unit: 'rows', quietWhenShort: true });
           const summary = await summarisePlan(def, {
             signal: ac.signal,
             samplesPerReason: opts.samples,
+            onProgress: (p) => progress.update(p.rowsRead, undefined, p.fraction),
             ...(opts.corrections ? { corrections: opts.corrections } : {}),
             ...(impact ? { impact } : {}),
-          });
+          }).finally(progress.done);
           await impact?.addBefore(def);
           const reveal = opts.reveal === true || def.privacy.reportValues === 'revealed';
           const redactor = new Redactor({ mode: reveal ? 'revealed' : 'masked', keyIsPersonal: def.privacy.legacyKeyIsPersonal });
@@ -630,14 +636,7 @@ export function registerStatusCommand(program: Command): void {
     .option('--runs <n>', 'how many recent runs to list', positiveInt('--runs'), 10)
     .option('--json', 'print {ledger, pipelines, runs} as JSON')
     .action(async (opts: { ledger?: string; runs: number; json?: boolean }) => {
-      const ledgerFile = resolve(opts.ledger ?? DEFAULT_LEDGER_FILE);
-      if (!existsSync(ledgerFile)) {
-        throw new StagecoachError(
-          'CONFIG_INVALID',
-          `no ledger at ${ledgerFile}: run a pipeline first (stagecoach run <pipeline>) or name the ledger with --ledger <file>`,
-          { file: ledgerFile },
-        );
-      }
+      const ledgerFile = existingLedgerFile(opts.ledger);
       const { openLedger, canceledRecords } = await import('../../ledger/index.js');
       const ledger = openLedger(ledgerFile, { readonly: true });
       try {

@@ -1,8 +1,9 @@
 /**
  * The configuration, checked before a run touches the platform: no migration is looked up or
  * created and no record is sent until the pipeline's mappings compile with their scripts, every
- * source lists its files, and every CSV file's header (fixed-width: its declared columns) names
- * each column its mapping reads. Found later, in the middle of reading, such an error used to
+ * source lists its files, no file is plainly in another encoding than declared (UTF-16 declared
+ * as UTF-8, source/encoding.ts), and every CSV file's header (fixed-width: its declared columns)
+ * names each column its mapping reads. Found later, in the middle of reading, such an error used to
  * leave an empty migration behind on the platform.
  *
  * A column a header lacks is reported where it is read, at the mapping's line, with the file
@@ -16,6 +17,7 @@ import type { PipelineDefinition } from '../definition/load-pipeline.js';
 import { locateValue } from '../definition/yaml-file.js';
 import { preparePipeline, type PreparedSource } from '../prepare-pipeline.js';
 import { readCsvBatches } from '../source/csv/index.js';
+import { detectEncoding } from '../source/encoding.js';
 import type { SourceFile } from '../source/index.js';
 
 /**
@@ -25,6 +27,7 @@ import type { SourceFile } from '../source/index.js';
 export async function checkConfiguration(def: PipelineDefinition, signal?: AbortSignal): Promise<void> {
   const { sources } = await preparePipeline(def);
   for (const s of sources) {
+    for (const f of s.files) await detectEncoding(f.path, f.file, s.def.encoding).catch(configurationOnly);
     if (s.def.format === 'fixed-width') {
       const declared = s.def.fixedWidth!.columns.map((c) => c.name);
       const missing = [...s.mapping.columns].filter((c) => !declared.includes(c));
@@ -49,7 +52,7 @@ async function checkHeader(s: PreparedSource, f: SourceFile, signal: AbortSignal
   try {
     await rows.next();
   } catch (err) {
-    if (!(err instanceof StagecoachError) || err.code !== 'CONFIG_INVALID') return;
+    if (!(err instanceof StagecoachError) || err.code !== 'CONFIG_INVALID') return; // the run reports it where it reads
     const c = err.context;
     // A header that is no text in the declared encoding: the reader's words say why (and what to declare).
     if (Array.isArray(c.missingColumns) && !c.headerDefect)
@@ -63,6 +66,11 @@ async function checkHeader(s: PreparedSource, f: SourceFile, signal: AbortSignal
   } finally {
     await rows.return(undefined);
   }
+}
+
+/** Rethrows a configuration error; any other (a file that cannot be read) is the run's to report where it reads. */
+function configurationOnly(err: unknown): void {
+  if (err instanceof StagecoachError && err.code === 'CONFIG_INVALID') throw err;
 }
 
 /** The error of columns read by a mapping and missing from `where`, at the mapping line reading the first. */
