@@ -6,7 +6,7 @@
  * own): the record is then re-keyed, so the row stays one record and its story goes with it.
  *
  * The record keeps the export row it replaced (`origin_file`, `origin_line`, `origin_hash`): a run
- * of the export (into the same migration) that reads that row again with the same hash leaves the
+ * of the export (into its migration or a new one) that reads that row again with the same hash leaves the
  * correction alone (not reverted, not sent); a changed row (another hash), or a newer correction, is a newer version of
  * the record's own row and takes its place like any write (ledger.ts, ORIGIN_ON_WRITE).
  */
@@ -75,21 +75,20 @@ export function claimCorrections(db: Db, scopeId: number, claims: readonly Corre
 
 /**
  * The export rows of a scope that corrections replaced, as `file\u0000rowHash`: a run of the
- * export into migration `migrationNo` skips a row it finds here (the correction stands). Only
- * corrections sent to that migration, or to none (refused before upload): a new migration (the
- * last one completed or canceled) starts from the export, and the corrections file lists those
- * rows again. Few, so held in memory for a run.
- * @example const kept = correctedOrigins(db, scope.id, migrationNo); kept.has(`samples/crm/klanten.csv\u0000${row.hash}`)
+ * export skips a row it finds here (the correction stands), into the record's own migration or a
+ * new one (the last completed or canceled): the corrected record keeps what that migration made of
+ * it (imported: live on the platform), since the export's row, unchanged, is the defective one.
+ * Few, so held in memory for a run.
+ * @example const kept = correctedOrigins(db, scope.id); kept.has(`samples/crm/klanten.csv\u0000${row.hash}`)
  */
-export function correctedOrigins(db: Db, scopeId: number, migrationNo: number | undefined): Set<string> {
+export function correctedOrigins(db: Db, scopeId: number): Set<string> {
   // A ledger of version 1 opened read-only (plan --ledger) has no correction to keep.
   if (!(db.pragma('table_info(records)') as { name: string }[]).some((c) => c.name === 'origin_hash')) return new Set();
   const rows = db
-    .prepare<[number, number], { file: string; hash: string }>(
-      `SELECT origin_file AS file, origin_hash AS hash FROM records WHERE scope = ? AND origin_file IS NOT NULL AND origin_hash IS NOT NULL
-         AND (migration IS NULL OR migration = ?)`,
+    .prepare<[number], { file: string; hash: string }>(
+      'SELECT origin_file AS file, origin_hash AS hash FROM records WHERE scope = ? AND origin_file IS NOT NULL AND origin_hash IS NOT NULL',
     )
-    .all(scopeId, migrationNo ?? -1);
+    .all(scopeId);
   return new Set(rows.map((r) => originKey(r.file, r.hash)));
 }
 

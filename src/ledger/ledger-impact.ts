@@ -101,7 +101,7 @@ export class LedgerImpact {
 
   /** The export rows corrections replaced (ledger-corrections.ts): a run leaves them alone while unchanged. */
   correctedOrigins(): ReadonlySet<string> {
-    return this.scope === undefined ? new Set() : correctedOrigins(this.ledger.db, this.scope, this.migration?.no);
+    return this.scope === undefined ? new Set() : correctedOrigins(this.ledger.db, this.scope);
   }
 
   /** The mappings a run used (ledger-mappings.ts), when the ledger kept them. */

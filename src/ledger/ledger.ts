@@ -450,9 +450,9 @@ export class Ledger {
     claimCorrections(this.db, scope.id, claims);
   }
 
-  /** The export rows corrections replaced (`file\u0000rowHash`): a run of the export into that migration leaves them alone. */
-  correctedOrigins(scope: Scope, migrationNo: number): Set<string> {
-    return correctedOrigins(this.db, scope.id, migrationNo);
+  /** The export rows corrections replaced (`file\u0000rowHash`): a run of the export leaves them alone. */
+  correctedOrigins(scope: Scope): Set<string> {
+    return correctedOrigins(this.db, scope.id);
   }
 
   /** Drops the scope's keyless rejects (a run that reads everything reports them afresh). */

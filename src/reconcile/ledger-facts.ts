@@ -65,8 +65,10 @@ export function gatherLedgerFacts(
 
   for (const pipeline of pipelines) {
     for (const rec of ledger.records({ pipeline })) {
-      // records sent to another migration belong to that one's report
-      if (rec.migrationId !== null && rec.migrationId !== migrationId) continue;
+      // Records sent to another migration belong to that one's report, but they are rows of the
+      // export all the same: the source rows stay the export's (a corrected record kept from an
+      // earlier migration, the records of a migration whose only run was a corrections run).
+      const elsewhere = rec.migrationId !== null && rec.migrationId !== migrationId;
       const sourceKey = `${rec.component}\u0000${rec.provenance.source}`;
       if (rec.entityType) {
         const t = typesBySource.get(sourceKey) ?? new Map<string, number>();
@@ -88,8 +90,15 @@ export function gatherLedgerFacts(
           invalid: {},
           imported: 0,
           removedFromStaging: 0,
+          inOtherMigrations: 0,
         };
         accs.set(key, acc);
+      }
+      if (elsewhere) {
+        // a refused row is the pipeline's whatever migration its record last went to
+        if (rec.state === 'rejected') inc(acc.rejected, rec.errors[0]?.code ?? 'UNKNOWN');
+        else acc.inOtherMigrations! += 1;
+        continue;
       }
       const first = rec.errors[0]?.code ?? 'UNKNOWN';
       switch (rec.state) {
@@ -158,6 +167,7 @@ export function gatherLedgerFacts(
         invalid: { ...acc.invalid },
         imported: acc.imported,
         removedFromStaging: acc.removedFromStaging,
+        inOtherMigrations: acc.inOtherMigrations ?? 0,
       });
       continue;
     }
@@ -166,6 +176,7 @@ export function gatherLedgerFacts(
     g.staged += acc.staged;
     g.imported += acc.imported;
     g.removedFromStaging += acc.removedFromStaging;
+    g.inOtherMigrations = (g.inOtherMigrations ?? 0) + (acc.inOtherMigrations ?? 0);
     for (const [k, v] of Object.entries(acc.rejected)) g.rejected[k] = (g.rejected[k] ?? 0) + v;
     for (const [k, v] of Object.entries(acc.refusedByStaging)) g.refusedByStaging[k] = (g.refusedByStaging[k] ?? 0) + v;
     for (const [k, v] of Object.entries(acc.invalid)) g.invalid[k] = (g.invalid[k] ?? 0) + v;

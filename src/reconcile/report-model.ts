@@ -38,6 +38,12 @@ export interface GroupFacts {
   invalid: Record<string, number>;
   /** Records imported. */
   imported: number;
+  /**
+   * Records of the group's source rows held by another migration and not sent into this one (a
+   * corrected record whose export row is unchanged, docs/reconciliation.md): counted among the
+   * source rows and mapped, and accounted for between mapped and staged. Absent: none.
+   */
+  inOtherMigrations?: number;
   /** Invalid records that were deleted from the platform's staging area afterwards. */
   removedFromStaging: number;
 }
@@ -199,6 +205,8 @@ export interface GroupReport {
   /** Staged records the ledger expects on the platform (accepted, minus those deleted from staging). */
   expectedOnPlatform: number;
   removedFromStaging: number;
+  /** Records held by another migration, not sent into this one (GroupFacts.inOtherMigrations). */
+  inOtherMigrations: number;
   platform: PlatformCheck[];
   balanced: boolean;
 }
@@ -217,7 +225,7 @@ export interface ReconciliationReport {
   tolerance: string;
   jobs: JobFacts;
   balanced: boolean;
-  totals: Record<StepName, number> & { unaccounted: number; removedFromStaging: number };
+  totals: Record<StepName, number> & { unaccounted: number; removedFromStaging: number; inOtherMigrations: number };
   groups: GroupReport[];
   components: ComponentReport[];
   topErrors: ErrorCodeFacts[];
@@ -298,7 +306,8 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
       const rejected = sum(g.rejected);
       const refused = sum(g.refusedByStaging);
       const invalid = sum(g.invalid);
-      const ledgerRecords = rejected + g.notSent + g.inFlight + refused + g.staged + invalid + g.imported;
+      const elsewhere = g.inOtherMigrations ?? 0;
+      const ledgerRecords = rejected + g.notSent + g.inFlight + refused + g.staged + invalid + g.imported + elsewhere;
       const steps: Record<StepName, number> = {
         sourceRows: g.sourceRowsRead ?? ledgerRecords,
         mapped: ledgerRecords - rejected,
@@ -308,6 +317,14 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
       };
       const base = steps.sourceRows;
       const sentNoAnswer: Explanation[] = [];
+      if (elsewhere)
+        sentNoAnswer.push({
+          stage: 'staging',
+          code: 'IN_OTHER_MIGRATION',
+          label: 'held by another migration (a correction kept there), not sent into this one',
+          count: elsewhere,
+          accounted: true,
+        });
       if (g.notSent)
         sentNoAnswer.push({
           stage: 'staging',
@@ -400,6 +417,7 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
         gaps,
         expectedOnPlatform,
         removedFromStaging: g.removedFromStaging,
+        inOtherMigrations: elsewhere,
         platform: checks,
         balanced: gaps.every((x) => x.ok) && checks.every((c) => c.ok),
       };
@@ -453,11 +471,13 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
     imported: 0,
     unaccounted: 0,
     removedFromStaging: 0,
+    inOtherMigrations: 0,
   };
   for (const g of groups) {
     for (const k of Object.keys(g.steps) as StepName[]) totals[k] += g.steps[k];
     totals.unaccounted += g.gaps.reduce((a, x) => a + Math.abs(x.unaccounted), 0);
     totals.removedFromStaging += g.removedFromStaging;
+    totals.inOtherMigrations += g.inOtherMigrations;
   }
   const sourceFiles = (input.sourceFiles ?? []).map(({ tally: t, accepted }): SourceFileReport => {
     const disagreement = tallyDisagreement(t);
@@ -608,11 +628,13 @@ export function headline(report: Pick<ReconciliationReport, 'balanced' | 'totals
   const t = report.totals;
   if (!report.balanced) return { state: 'not-balanced', title: 'NOT BALANCED', text: '' };
   if (t.imported === 0 && t.sourceRows > 0) {
-    const notStaged = t.sourceRows - t.staged;
+    const elsewhere = t.inOtherMigrations ?? 0;
+    const notStaged = t.sourceRows - t.staged - elsewhere;
+    const held = elsewhere > 0 ? `, ${elsewhere} held by another migration` : '';
     return {
       state: 'pending',
       title: 'Nothing imported yet',
-      text: `${t.staged} of ${t.sourceRows} source rows staged, ${notStaged} not staged${notStaged > 0 ? ' (refused, see below)' : ''}, 0 imported; ${importState(report.jobs)}. Every row is accounted for so far.`,
+      text: `${t.staged} of ${t.sourceRows} source rows staged, ${notStaged} not staged${notStaged > 0 ? ' (refused, see below)' : ''}${held}, 0 imported; ${importState(report.jobs)}. Every row is accounted for so far.`,
     };
   }
   return { state: 'balanced', title: 'Balanced', text: 'every source row is accounted for, and the platform agrees with the ledger.' };

@@ -172,7 +172,7 @@ async function runWith(
     const start = await startReading(resume, ledger, migration.referenceId, scope, run.id, report, log, options.corrections === undefined);
     // The export rows corrections replaced (read after startReading dropped the keyless rejects): a
     // run of the export leaves them alone while they are unchanged (ledger-corrections.ts).
-    const corrected = options.corrections ? undefined : ledger.correctedOrigins(scope, migrationNo);
+    const corrected = options.corrections ? undefined : ledger.correctedOrigins(scope);
     const keptCorrected = (row: FrontRow) =>
       corrected !== undefined && corrected.size > 0 && corrected.has(originKey(row.row.provenance.file, row.row.provenance.hash));
     await progress.init();
