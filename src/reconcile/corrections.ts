@@ -145,12 +145,8 @@ export async function writeCorrections(
           );
       }
       const format = fromCorrections ?? source;
-      const row = await readRowAt(
-        path,
-        rec.provenance.byteOffset,
-        format,
-        format.format === 'csv' ? await headerOf(path, format) : undefined,
-      );
+      const header = format.format === 'csv' ? await headerOf(path, format) : undefined;
+      const row = await readRowAt(path, rec.provenance.byteOffset, format, header);
       const own = row.columns.filter((c) => !isMetaColumn(c));
       const joined = (pick: (e: RefusedRecord['errors'][number]) => string) => rec.errors.map(pick).join(CODE_SEPARATOR);
       const errors = [joined((e) => e.field), joined((e) => e.code), joined(advice), joined((e) => e.stage)];
@@ -161,9 +157,12 @@ export async function writeCorrections(
         // remark): the source's columns by name. Otherwise the cells the row has, in order: a row
         // with a column too many or too few keeps it.
         const extra = own.some((c) => !o!.columns.includes(c));
-        const cells = extra
-          ? o.columns.map((c) => cellText(row.values[c]))
-          : own.slice(0, Math.max(row.width ?? own.length, 0)).map((c) => cellText(row.values[c]));
+        const misfit = fromCorrections && header ? misfitCells(row, header, o.columns) : undefined;
+        const cells = misfit
+          ? misfit.map(cellText)
+          : extra
+            ? o.columns.map((c) => cellText(row.values[c]))
+            : own.slice(0, Math.max(row.width ?? own.length, 0)).map((c) => cellText(row.values[c]));
         const values = Object.fromEntries((extra ? o.columns : own).map((c) => [c, row.values[c]]));
         await write(o, line([...(multi ? [rec.source] : []), originText, ...cells, ...errors, rowFingerprint(values)], o.delimiter));
       } else {
@@ -184,4 +183,25 @@ export async function writeCorrections(
     }
   }
   return [...open.entries()].map(([source, o]) => ({ source, file: o.file, rows: o.rows }));
+}
+
+/**
+ * The source cells of a row read back from a corrections file with a cell too few or too many
+ * (handed back unfixed): its metadata sit at both ends as written (`_source`, `_origin` before,
+ * the error columns and `_row_hash` after), so the cells between are the row's own, however many.
+ * Taken by name instead, the old `error_field` would slide into the last source column and the
+ * row would look complete while refused for its width. Undefined for a row of the header's width.
+ */
+function misfitCells(
+  row: { columns: string[]; values: Record<string, unknown>; width?: number },
+  header: readonly string[],
+  own: readonly string[],
+): unknown[] | undefined {
+  const width = row.width;
+  if (width === undefined || width === header.length) return undefined;
+  const first = header.findIndex((c) => own.includes(c));
+  const last = header.findLastIndex((c) => own.includes(c));
+  if (first < 0) return undefined;
+  const record = row.columns.slice(0, width).map((c) => row.values[c]);
+  return record.slice(first, Math.max(first, width - (header.length - 1 - last)));
 }
