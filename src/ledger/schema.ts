@@ -19,7 +19,7 @@ export type Db = Database.Database;
  * Version of the table layout below, kept in `PRAGMA user_version`. Each version after the first
  * has its step in UPGRADES, which brings a ledger of the version before up to it, in place.
  */
-export const LEDGER_SCHEMA_VERSION = 2;
+export const LEDGER_SCHEMA_VERSION = 3;
 
 /** Pages written to the WAL before SQLite copies them back into the database file. */
 export const WAL_AUTOCHECKPOINT_PAGES = 100_000;
@@ -172,8 +172,12 @@ const REFUSAL_TRIGGER = `
     PRIMARY KEY (scope, keyed, legacy_key));
   CREATE TRIGGER IF NOT EXISTS record_import_kept AFTER UPDATE OF last_run ON records
     WHEN OLD.state = 'imported' AND NEW.last_run <> OLD.last_run AND NEW.migration IS NOT OLD.migration
+  -- Delete, then insert: the conflict clause of a statement in a trigger gives way to the outer
+  -- statement's, and the outer one is the run's upsert (its default ABORT), so an INSERT OR
+  -- REPLACE here failed on the key's import of a migration before (a record's third migration).
   BEGIN
-    INSERT OR REPLACE INTO earlier_imports (scope, keyed, legacy_key, migration, reference_id, content_hash, at)
+    DELETE FROM earlier_imports WHERE scope = OLD.scope AND keyed = OLD.keyed AND legacy_key = OLD.legacy_key;
+    INSERT INTO earlier_imports (scope, keyed, legacy_key, migration, reference_id, content_hash, at)
     VALUES (OLD.scope, OLD.keyed, OLD.legacy_key, OLD.migration, OLD.reference_id, OLD.content_hash, NEW.updated_at);
   END;
 `;
@@ -184,6 +188,9 @@ const REFUSAL_TRIGGER = `
  * - 2: corrections as a chapter of a record's life (docs/reconciliation.md): the export row a
  *   correction replaced (`origin_*`), the key a re-keyed refusal had (`former_key`), and the story
  *   trigger copying it.
+ * - 3: the earlier-imports trigger replaces a key's earlier import by delete-then-insert (its
+ *   `INSERT OR REPLACE` failed under the run's upsert from a record's third migration on): the old
+ *   trigger is dropped here, and recreated as it is now on open.
  */
 const UPGRADES: Record<number, (db: Db) => void> = {
   2: (db) => {
@@ -198,6 +205,7 @@ const UPGRADES: Record<number, (db: Db) => void> = {
     if (!has('record_history', 'former_key')) db.exec('ALTER TABLE record_history ADD COLUMN former_key TEXT');
     db.exec('DROP TRIGGER IF EXISTS record_refusal_kept');
   },
+  3: (db) => db.exec('DROP TRIGGER IF EXISTS record_import_kept'),
 };
 
 export interface OpenOptions {

@@ -59,7 +59,7 @@ describe('ledger transitions', () => {
   it('creates the file in WAL mode with the raised checkpoint and the schema version', () => {
     expect(ledger.db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(ledger.db.pragma('wal_autocheckpoint', { simple: true })).toBe(100000);
-    expect(ledger.db.pragma('user_version', { simple: true })).toBe(2);
+    expect(ledger.db.pragma('user_version', { simple: true })).toBe(3);
     const tables = ledger.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
     expect(tables).toEqual([
       'batches',
@@ -497,7 +497,7 @@ describe('ledger runs', () => {
     });
     ledger.close();
     const readonly = openLedger(file, { readonly: true });
-    expect(readonly.status()[0]!.records).toBe(2);
+    expect(readonly.status()[0]!.records).toBe(3);
     expect(() => readonly.startRun(input)).toThrow(`the ledger ${file} was opened read-only`);
     readonly.close();
   });
@@ -778,7 +778,7 @@ describe("corrections in a record's life", () => {
     readOnly.close();
 
     const ledger = openLedger(file);
-    expect(ledger.db.pragma('user_version', { simple: true })).toBe(2);
+    expect(ledger.db.pragma('user_version', { simple: true })).toBe(3);
     // The record was refused by a run of version 1 (run 1 here); this is a later one.
     ledger.finishRun(ledger.startRun({ ...input, readsEverything: false }).run.id, 'completed');
     const { run, scope } = ledger.startRun({ ...input, readsEverything: false });
