@@ -321,7 +321,7 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
         sentNoAnswer.push({
           stage: 'staging',
           code: 'IN_OTHER_MIGRATION',
-          label: 'held by another migration (a correction kept there), not sent into this one',
+          label: 'held by another migration, not sent into this one',
           count: elsewhere,
           accounted: true,
         });

@@ -187,7 +187,9 @@ async function compareRows(db: Database.Database, pipeline: PipelineDefinition, 
       .map((r) => r.file);
     const corrections: string[] = [];
     for (const f of files) if (await correctionsFormatOf(sourcePath(f, def))) corrections.push(sourcePath(f, def));
-    if (corrections.length > 0) await compareRead(db, def, options, tally, { corrections });
+    // One file at a time: read together, a later corrections file's row of a key an earlier one
+    // also holds (the row refused again there, then fixed) would be refused as a duplicate key.
+    for (const file of corrections) await compareRead(db, def, options, tally, { corrections: [file] });
   } finally {
     await close();
   }
