@@ -343,8 +343,13 @@ function findings(
   const known = new Map(options.ledger.recordsByReferenceIds(unexplained.map((u) => u.reference_id)).map((r) => [r.referenceId!, r]));
   const strays: VerificationReport['strays'] = { total: 0, earlierMigration: 0, unknown: 0, records: [] };
   let preExisting = 0;
+  let importedElsewhere = 0;
   for (const u of unexplained) {
     const k = known.get(u.reference_id);
+    if (k && k.state === 'imported' && k.migrationId && k.migrationId !== options.migrationId) {
+      importedElsewhere++;
+      continue;
+    }
     if (!k && firstSeq !== null && u.seq !== null && u.seq < firstSeq) {
       preExisting++;
       continue;
@@ -404,6 +409,7 @@ function findings(
     notShown: t.tally.notShown,
     strays,
     preExisting,
+    importedElsewhere,
     accept: (options.accept ?? []).map((r) => r.text),
     passed: problems.length === 0,
     problems,

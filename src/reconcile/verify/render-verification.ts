@@ -48,6 +48,8 @@ export function verificationLines(v: VerificationReport): string[] {
     for (const s of v.strays.records.slice(0, SHOWN)) out.push(`    ${strayText(s)}`);
   }
   if (v.preExisting) out.push(`  ${n(v.preExisting)} live counterparties from before the migration's first record, not examined`);
+  if (v.importedElsewhere)
+    out.push(`  ${n(v.importedElsewhere)} live counterparties imported by another migration and not sent into this one, not examined`);
   const notShown = Object.entries(v.notShown);
   if (notShown.length)
     out.push(`  not shown by the platform's stream (not compared): ${notShown.map(([f, c]) => `${f} (${n(c)})`).join(', ')}`);
@@ -107,6 +109,11 @@ export function verificationMarkdown(v: VerificationReport): string[] {
   const notShown = Object.entries(v.notShown);
   if (notShown.length)
     out.push(`Not shown by the platform's stream, not compared: ${notShown.map(([f, c]) => `${f} (${n(c)})`).join(', ')}.`, '');
+  if (v.importedElsewhere)
+    out.push(
+      `${n(v.importedElsewhere)} live counterparties were imported by another migration and not sent into this one (the ledger holds them there): not examined.`,
+      '',
+    );
   if (v.preExisting)
     out.push(
       `${n(v.preExisting)} live counterparties existed before the migration's first record and no ledger knows them: not examined.`,

@@ -75,6 +75,11 @@ export interface VerificationReport {
   strays: { total: number; earlierMigration: number; unknown: number; records: StrayCounterparty[] };
   /** Live counterparties from before the migration's first imported record that no ledger record explains (not counted as strays). */
   preExisting: number;
+  /**
+   * Live counterparties the ledger holds as imported by another migration and not sent into this
+   * one (a corrected record kept, docs/reconciliation.md): live from that import, not strays.
+   */
+  importedElsewhere: number;
   /** The accept rules in force. */
   accept: string[];
   /** True when nothing differs, nothing was lost, no stray, everything verifiable: the CI gate. */
