@@ -103,14 +103,17 @@ export function parseOrigin(text: unknown): { file: string; line: number } | und
   return m ? { file: m[1]!, line: Number(m[2]) } : undefined;
 }
 
-/** `_origin` of a row the reader could not take apart (a cell too many or too few): from its leading cells. */
-function originOfRaw(raw: string | undefined, header: readonly string[], delimiter: string): { file: string; line: number } | undefined {
-  const at = header.indexOf(ORIGIN_COLUMN);
+/**
+ * A leading metadata cell (`_source`, `_origin`) of a row the reader could not take apart (a cell
+ * too many or too few): the metadata columns come first, so they are where the header has them.
+ */
+function leadingCellOfRaw(raw: string | undefined, header: readonly string[], column: string, delimiter: string): string | undefined {
+  const at = header.indexOf(column);
   if (raw === undefined || at < 0) return undefined;
   const cells = raw.split(delimiter);
-  // Only unquoted leading cells are trusted: the metadata columns come first and hold no delimiter.
+  // Only unquoted leading cells are trusted: the metadata columns hold no delimiter.
   if (cells.slice(0, at + 1).some((c) => c.includes('"'))) return undefined;
-  return parseOrigin(cells[at]);
+  return cells[at];
 }
 
 /** The columns of a CSV source as its first file holds them (undefined for other formats, or no file). */
@@ -206,10 +209,14 @@ export async function readCorrections(
         const header = dialect.format === 'csv' ? await csvHeader(abs, dialect) : [];
         for await (const row of readSourceFile(source, { path: abs, file }, { ...(signal ? { signal } : {}) })) {
           if ('code' in row) {
-            const origin = originOfRaw(row.raw, header, dialect.csv.delimiter);
+            const origin = parseOrigin(leadingCellOfRaw(row.raw, header, ORIGIN_COLUMN, dialect.csv.delimiter));
+            // Its source as its `_source` cell names it (a pipeline of several sources), so the
+            // refusal stays the source's and the next corrections file lists the row again.
+            const named = leadingCellOfRaw(row.raw, header, SOURCE_COLUMN, dialect.csv.delimiter);
+            const own = only ?? (named !== undefined && names.has(named) ? named : undefined);
             yield {
-              row: { ...row, source: only ?? '_corrections' },
-              sourceName: only ?? def.sources[0]!.name,
+              row: { ...row, source: own ?? '_corrections' },
+              sourceName: own ?? def.sources[0]!.name,
               codes: [],
               unchanged: false,
               ...(origin ? { origin } : {}),
