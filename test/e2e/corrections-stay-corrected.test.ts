@@ -81,19 +81,33 @@ describe('a corrected record stays corrected', () => {
     expect(next.rows.map((r) => r[next.header.indexOf('klantnr')])).not.toContain('100155');
     expect(next.rows).toHaveLength(7);
 
-    // The migration is complete: a run starts a new one from the export, which holds 100155 as it
-    // was; it is refused there (not sent), and the new corrections file asks for it again.
+    // The migration is complete: a run starts a new one from the export, which still holds
+    // 100155 as it was (`123 AB`). The correction stands there too: the row is left alone, the
+    // record stays imported by migration 1 (live on the platform), never rejected, and the next
+    // corrections file does not ask for it again. The new migration's report counts the export's
+    // 240 rows, 100155 among them as held by another migration.
     const fresh = await m.cli(['run', 'pipelines/crm.yaml']);
     expect(fresh.code, fresh.stdout + fresh.stderr).toBe(0);
     expect(fresh.stdout).toContain('(created): completed');
-    expect(fresh.stdout).not.toContain('corrections stand');
+    expect(fresh.stdout).toContain(
+      '  1 row(s) of the export unchanged since a corrections file replaced them: the corrections stand, not sent again\n',
+    );
+    expect(state(m, '100155')).toEqual([{ state: 'imported', file: 'klanten-fixed.csv', line: 2 }]);
     expect((await m.cli(['report', '--out', 'r3'])).code).toBe(0);
     const again = readCorrectionsCsv(join(m.dir, 'r3/klanten.corrections.csv'));
-    expect(rowWhere(again, 'klantnr', '100155')[again.header.indexOf('_origin')]).toBe('samples/crm/klanten.csv:158');
+    expect(again.rows.map((r) => r[again.header.indexOf('klantnr')])).not.toContain('100155');
+    expect(again.rows).toHaveLength(7);
     const r3 = m.report('r3');
     expect(r3.balanced, r3.problems.join('\n')).toBe(true);
-    expect([r3.totals.sourceRows, r3.totals.staged]).toEqual([240, 228]);
+    expect([r3.totals.sourceRows, r3.totals.staged, r3.totals.inOtherMigrations]).toEqual([240, 228, 1]);
     expect((await m.platform(r3.run.migrationId!)).staged).toBe(228);
+    const status = JSON.parse((await runCli(['status', '--json', '--ledger', m.ledger], { cwd: m.dir })).stdout) as {
+      pipelines: Array<{ byState: Record<string, number> }>;
+    };
+    expect([status.pipelines[0]!.byState.imported, status.pipelines[0]!.byState.rejected]).toEqual([1, 11]);
+    const replan = await runCli(['plan', 'pipelines/crm.yaml', '--ledger', m.ledger, '--json'], { cwd: m.dir });
+    const after = (JSON.parse(replan.stdout) as { impact: { toSend: number; keptCorrected: number } }).impact;
+    expect([after.toSend, after.keptCorrected]).toEqual([0, 1]);
   });
 
   it('migrate --drop-invalid after a migrate --corrections that validation refused leaves no corrected record imported on the platform but rejected in the ledger', async () => {
