@@ -45,6 +45,7 @@ function pick(m: SampleMigration, from: string, name: string, fixes: Record<stri
 }
 
 const ORIGIN_100155 = 'samples/crm/klanten.csv:158';
+const ORIGIN_100177 = 'samples/crm/klanten.csv:180';
 /** 100133's row has one cell too few: refused without a usable key, found by its klantnr cell. */
 const KEY_100133 = '100133';
 
@@ -117,13 +118,14 @@ describe('corrections across migrations', () => {
     const m = await start();
     expect((await m.cli(['run', 'pipelines/crm.yaml'])).code).toBe(0);
     expect((await m.cli(['report', '--out', 'r1'])).code).toBe(0);
-    // First handed back unedited (refused again), then fixed in a second file.
-    pick(m, 'r1', 'a.csv', { [ORIGIN_100155]: {} });
+    // 100177 fixed in a first file that hands 100155 back unedited (refused again there); 100155
+    // fixed in a second file. Both files sent records to the migration.
+    pick(m, 'r1', 'a.csv', { [ORIGIN_100177]: { email: 'ruud@example.nl' }, [ORIGIN_100155]: {} });
     expect((await m.cli(['run', 'pipelines/crm.yaml', '--corrections', 'a.csv'])).code).toBe(0);
     pick(m, 'r1', 'b.csv', { [ORIGIN_100155]: { postcode: '1234 AB' } });
     const fixed = await m.cli(['migrate', 'pipelines/crm.yaml', '--corrections', 'b.csv', '--out', 'r2']);
     expect(fixed.code, fixed.stdout + fixed.stderr).toBe(0);
     const r2 = m.report('r2') as unknown as { verification: { passed: boolean; identical: number; notVerifiable: { total: number } } };
-    expect([r2.verification.passed, r2.verification.identical, r2.verification.notVerifiable.total]).toEqual([true, 229, 0]);
+    expect([r2.verification.passed, r2.verification.identical, r2.verification.notVerifiable.total]).toEqual([true, 230, 0]);
   });
 });

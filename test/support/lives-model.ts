@@ -430,10 +430,12 @@ export function advance(model: LifeModel, step: Step): void {
       model.applyImport();
       break;
     case 'corrections-run':
-      model.applyCorrections(step.fix!);
-      break;
     case 'corrections-migrate':
+      // Nothing refused: the report writes no corrections file, and the driver hands nothing back
+      // (runs no command), so no migration is opened or imported.
+      if (model.refusedRows().length === 0) break;
       model.applyCorrections(step.fix!);
+      if (step.kind === 'corrections-run') break;
       model.applyImport();
       break;
     case 'mapping-change':
