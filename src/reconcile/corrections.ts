@@ -35,7 +35,7 @@ import {
   rowFingerprint,
   SOURCE_COLUMN,
 } from '../pipeline/checks/corrections.js';
-import { csvColumns, readRowAt, type RowFormat } from './source-rows.js';
+import { formatOf, readRowAt, type RowFormat } from '../pipeline/source/index.js';
 
 export { ERROR_COLUMNS };
 
@@ -106,12 +106,11 @@ export async function writeCorrections(
   type Open = { out: ReturnType<typeof createWriteStream>; columns: string[]; rows: number; file: string; delimiter: string; csv: boolean };
   const open = new Map<string, Open>();
   const formats = new Map<string, RowFormat | undefined>(); // provenance file → its corrections dialect, if it is one
-  // provenance file → its CSV header, read once: read again for every row, it doubled the time a row takes
-  const headers = new Map<string, string[]>();
-  const headerOf = async (path: string, format: RowFormat): Promise<string[]> => {
-    let h = headers.get(path);
-    if (!h) headers.set(path, (h = await csvColumns(path, format)));
-    return h;
+  // provenance file → its header (undefined: records name their own), read once: read again for every row, it doubled the time a row takes
+  const headers = new Map<string, string[] | undefined>();
+  const headerOf = async (path: string, format: RowFormat): Promise<string[] | undefined> => {
+    if (!headers.has(path)) headers.set(path, await formatOf(format.format).header(path, format));
+    return headers.get(path);
   };
   const write = async (o: Open, text: string) => {
     if (!o.out.write(text)) await once(o.out, 'drain');
@@ -133,7 +132,7 @@ export async function writeCorrections(
           ? []
           : source.columns?.length
             ? [...source.columns]
-            : (await headerOf(path, fromCorrections ?? source)).filter((c) => !isMetaColumn(c));
+            : ((await headerOf(path, fromCorrections ?? source)) ?? []).filter((c) => !isMetaColumn(c));
         o = { out: createWriteStream(file, { mode: 0o600 }), columns, rows: 0, file, delimiter: dialect.delimiter, csv };
         await once(o.out, 'open');
         await chmod(file, 0o600); // an existing file keeps its mode on open
@@ -145,12 +144,7 @@ export async function writeCorrections(
           );
       }
       const format = fromCorrections ?? source;
-      const row = await readRowAt(
-        path,
-        rec.provenance.byteOffset,
-        format,
-        format.format === 'csv' ? await headerOf(path, format) : undefined,
-      );
+      const row = await readRowAt(path, rec.provenance.byteOffset, format, await headerOf(path, format));
       const own = row.columns.filter((c) => !isMetaColumn(c));
       const joined = (pick: (e: RefusedRecord['errors'][number]) => string) => rec.errors.map(pick).join(CODE_SEPARATOR);
       const errors = [joined((e) => e.field), joined((e) => e.code), joined(advice), joined((e) => e.stage)];

@@ -1,0 +1,25 @@
+/**
+ * One fixed-width record read back at its provenance: the line at its byte offset, cut into the
+ * layout's columns by their names, so a corrections file shows one column per layout field (never
+ * a title line or another record as its header).
+ */
+import { StagecoachError } from '../../../contract/errors.js';
+import { encodingOf, lineAt, type RawRow, type RowFormat } from '../row-at.js';
+import { fixedWidthFields, recordLength } from './core.js';
+
+/**
+ * The record at `byteOffset` in the layout's columns; `width` is its length in characters when it
+ * is not the layout's (the row was refused for it).
+ */
+export async function fixedWidthRowAt(file: string, byteOffset: number, format: RowFormat): Promise<RawRow> {
+  const layout = format.fixedWidth;
+  if (!layout) throw new StagecoachError('CONFIG_INVALID', `${file}: a fixed-width source needs fixedWidth.columns to read a record`);
+  const text = await lineAt(file, (await encodingOf(file, format.encoding)).encoding, byteOffset);
+  const values = fixedWidthFields(text, layout);
+  return { columns: layout.columns.map((c) => c.name), values, ...(text.length !== recordLength(layout) ? { width: text.length } : {}) };
+}
+
+/** The columns of a fixed-width source: the layout's names. */
+export function fixedWidthHeader(format: RowFormat): string[] {
+  return format.fixedWidth?.columns.map((c) => c.name) ?? [];
+}
