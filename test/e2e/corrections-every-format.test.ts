@@ -95,7 +95,10 @@ function readCorrections(path: string, shape: 'csv' | 'jsonl'): Record<string, u
 }
 
 function writeCorrections(path: string, shape: 'csv' | 'jsonl', rows: Record<string, unknown>[]): void {
-  if (shape === 'jsonl') return writeFileSync(path, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  if (shape === 'jsonl') {
+    writeFileSync(path, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    return;
+  }
   const header = Object.keys(rows[0]!);
   const cell = (v: unknown) => {
     const s = String(v ?? '');
