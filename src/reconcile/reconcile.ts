@@ -211,6 +211,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
         encoding: s.encoding,
         csv: s.csv,
         ...(s.fixedWidth ? { fixedWidth: s.fixedWidth } : {}),
+        xlsx: s.xlsx,
         ...(columns ? { columns: [...columns] } : {}),
       });
     }

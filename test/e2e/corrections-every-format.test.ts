@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import ExcelJS from 'exceljs';
 import { parse } from 'csv-parse/sync';
 import { runCli } from '../support/cli.js';
 import { startTestService, tempDir, type TestService } from '../support/service.js';
@@ -23,35 +24,42 @@ interface Person {
   plaats: string;
 }
 
-/** How a format's export of `people` is written, and the pipeline lines that read it. */
+/** How a format's export of `people` is written, the pipeline lines that read it, and the line of its first record. */
 interface Sample {
   file: string;
-  text(people: Person[]): string;
+  write(path: string, people: Person[]): Promise<void>;
   options: string[];
+  firstLine: number;
 }
+
+const text = (f: (people: Person[]) => string) => async (path: string, people: Person[]) => writeFileSync(path, f(people));
 
 const pad = (s: string, n: number) => s.padEnd(n).slice(0, n);
 const SAMPLES: Record<SourceFormat, Sample> = {
   csv: {
     file: 'people.csv',
-    text: (people) => ['nr,naam,plaats', ...people.map((p) => `${p.nr},${p.naam},${p.plaats}`)].join('\n') + '\n',
+    write: text((people) => ['nr,naam,plaats', ...people.map((p) => `${p.nr},${p.naam},${p.plaats}`)].join('\n') + '\n'),
     options: ['csv: { delimiter: "," }'],
+    firstLine: 2,
   },
   json: {
     file: 'people.json',
-    text: (people) => `{"export": {"people": [\n${people.map((p) => JSON.stringify(p)).join(',\n')}\n]}}\n`,
+    write: text((people) => `{"export": {"people": [\n${people.map((p) => JSON.stringify(p)).join(',\n')}\n]}}\n`),
     options: ['json: { path: export.people }'],
+    firstLine: 2,
   },
   jsonl: {
     file: 'people.jsonl',
-    text: (people) => people.map((p) => `${JSON.stringify(p)}\n`).join(''),
+    write: text((people) => people.map((p) => `${JSON.stringify(p)}\n`).join('')),
     options: [],
+    firstLine: 1,
   },
   // A title line first: it must never become the corrections file's header.
   'fixed-width': {
     file: 'people.txt',
-    text: (people) =>
-      ['PEOPLE EXPORT 2026-11-27', ...people.map((p) => pad(p.nr, 6) + pad(p.naam, 20) + pad(p.plaats, 14))].join('\n') + '\n',
+    write: text(
+      (people) => ['PEOPLE EXPORT 2026-11-27', ...people.map((p) => pad(p.nr, 6) + pad(p.naam, 20) + pad(p.plaats, 14))].join('\n') + '\n',
+    ),
     options: [
       'fixedWidth:',
       '      header: 1',
@@ -60,6 +68,24 @@ const SAMPLES: Record<SourceFormat, Sample> = {
       '        - { name: naam, start: 7, length: 20 }',
       '        - { name: plaats, start: 27, length: 14 }',
     ],
+    firstLine: 2,
+  },
+  // A merged title row above the header row, a number as the key, and empty trailing rows.
+  xlsx: {
+    file: 'people.xlsx',
+    async write(path, people) {
+      const wb = new ExcelJS.Workbook();
+      wb.addWorksheet('Notes').addRow(['not this sheet']);
+      const ws = wb.addWorksheet('Klanten');
+      ws.addRow(['Klanten export 2026-11-27']);
+      ws.mergeCells('A1:C1');
+      ws.addRow(['nr', 'naam', 'plaats']);
+      for (const p of people) ws.addRow([Number(p.nr), p.naam, p.plaats]);
+      ws.getCell(`A${people.length + 5}`).numFmt = '0'; // a formatted, empty row after the records
+      await wb.xlsx.writeFile(path);
+    },
+    options: ['xlsx: { sheet: Klanten, headerRow: 2 }'],
+    firstLine: 3,
   },
 };
 
@@ -127,7 +153,7 @@ describe('corrections round trip, every registered format', () => {
         planted[3]!.naam = ''; // MISSING_REQUIRED_FIELD
         planted[7]!.nr = planted[2]!.nr; // DUPLICATE_LEGACY_KEY: the second row with this key
         mkdirSync(join(dir, 'data'));
-        writeFileSync(join(dir, 'data', sample.file), sample.text(planted));
+        await sample.write(join(dir, 'data', sample.file), planted);
         writeFileSync(join(dir, 'mapping.yaml'), MAPPING);
         writeFileSync(
           join(dir, 'pipeline.yaml'),
@@ -150,8 +176,7 @@ describe('corrections round trip, every registered format', () => {
         const file = join(dir, 'r1', `people.corrections.${shape}`);
         const rows = readCorrections(file, shape);
         // One row per defect, each in the source's own columns (never a title line or a record as header).
-        // The records start on line 2 after a header, a title line or the array's opening line; on line 1 in JSON Lines.
-        const line = (index: number) => `data/${sample.file}:${index + (format === 'jsonl' ? 1 : 2)}`;
+        const line = (index: number) => `data/${sample.file}:${index + sample.firstLine}`;
         expect(rows.map((r) => [r._origin, r.nr, r.naam, r.error_code])).toEqual([
           [line(3), truth[3]!.nr, '', 'MISSING_REQUIRED_FIELD'],
           [line(7), truth[2]!.nr, truth[7]!.naam, 'DUPLICATE_LEGACY_KEY'],

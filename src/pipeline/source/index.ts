@@ -21,6 +21,8 @@ import { jsonRowAt } from './json/row-at.js';
 import { readFixedWidthBatches } from './fixed-width/stream.js';
 import { fixedWidthHeader, fixedWidthRowAt } from './fixed-width/row-at.js';
 import type { RawRow, RowFormat } from './row-at.js';
+import { readXlsxBatches } from './xlsx/stream.js';
+import { xlsxColumns, xlsxRowAt } from './xlsx/row-at.js';
 import type { SourceTally } from './tally.js';
 
 export { newTally, tallyDisagreement, type SourceTally } from './tally.js';
@@ -161,6 +163,20 @@ export const SOURCE_FORMATS: Record<SourceFormat, Format> = {
       readFixedWidthBatches({
         ...common(source, file, options),
         fixedWidth: source.fixedWidth!,
+        ...(options.requiredColumns ? { requiredColumns: options.requiredColumns } : {}),
+      }),
+  },
+  xlsx: {
+    canSplit: false,
+    tallies: false,
+    rowAt: (path, rowNumber, format) => xlsxRowAt(path, rowNumber, format),
+    header: xlsxColumns,
+    corrections: 'csv',
+    scanKeys: null,
+    read: (source, file, options) =>
+      readXlsxBatches({
+        ...common(source, file, options),
+        xlsx: source.xlsx,
         ...(options.requiredColumns ? { requiredColumns: options.requiredColumns } : {}),
       }),
   },

@@ -14,6 +14,7 @@ export type RowFormat = Pick<SourceSpec, 'format' | 'encoding'> & {
   csv?: Partial<SourceSpec['csv']> | undefined;
   json?: Partial<SourceSpec['json']> | undefined;
   fixedWidth?: SourceSpec['fixedWidth'] | undefined;
+  xlsx?: Partial<SourceSpec['xlsx']> | undefined;
 };
 
 /** A legacy row as its columns and values, both in file order. */
