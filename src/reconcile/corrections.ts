@@ -29,6 +29,7 @@ import {
   correctionsDialect,
   correctionsFormatOf,
   ERROR_COLUMNS,
+  EXTRA_COLUMN,
   isMetaColumn,
   ORIGIN_COLUMN,
   ROW_HASH_COLUMN,
@@ -140,7 +141,7 @@ export async function writeCorrections(
         if (csv)
           await write(
             o,
-            `\uFEFF${line([...(multi ? [SOURCE_COLUMN] : []), ORIGIN_COLUMN, ...o.columns, ...ERROR_COLUMNS, ROW_HASH_COLUMN], o.delimiter)}`,
+            `\uFEFF${line([...(multi ? [SOURCE_COLUMN] : []), ORIGIN_COLUMN, ...o.columns, EXTRA_COLUMN, ...ERROR_COLUMNS, ROW_HASH_COLUMN], o.delimiter)}`,
           );
       }
       const format = fromCorrections ?? source;
@@ -151,15 +152,25 @@ export async function writeCorrections(
       const origin = rec.origin ?? rec.provenance;
       const originText = `${origin.file}:${origin.line}`;
       if (o.csv) {
-        // A row read back from a corrections file with columns its source does not have (a
-        // remark): the source's columns by name. Otherwise the cells the row has, in order: a row
-        // with a column too many or too few keeps it.
-        const extra = own.some((c) => !o!.columns.includes(c));
-        const cells = extra
-          ? o.columns.map((c) => cellText(row.values[c]))
-          : own.slice(0, Math.max(row.width ?? own.length, 0)).map((c) => cellText(row.values[c]));
-        const values = Object.fromEntries((extra ? o.columns : own).map((c) => [c, row.values[c]]));
-        await write(o, line([...(multi ? [rec.source] : []), originText, ...cells, ...errors, rowFingerprint(values)], o.delimiter));
+        // The source's columns by name, every row alike (a remark column a corrections file read
+        // back held is left out); what did not fit them goes to `_extra`, so the error columns
+        // are in the same place on every row and the row stays refused until it is fixed.
+        const cells = o.columns.map((c) => cellText(row.values[c]));
+        const values = Object.fromEntries(o.columns.map((c) => [c, row.values[c]]));
+        await write(
+          o,
+          line(
+            [
+              ...(multi ? [rec.source] : []),
+              originText,
+              ...cells,
+              row.extra ?? cellText(row.values[EXTRA_COLUMN]),
+              ...errors,
+              rowFingerprint(values),
+            ],
+            o.delimiter,
+          ),
+        );
       } else {
         const values = Object.fromEntries(own.map((c) => [c, row.values[c]]));
         const object: Record<string, unknown> = multi

@@ -31,6 +31,8 @@ export const SOURCE_COLUMN = '_source';
 export const ROW_HASH_COLUMN = '_row_hash';
 /** The export row (file:line) a refused record stands for, right after `_source`: never shifted by a row's missing cells. */
 export const ORIGIN_COLUMN = '_origin';
+/** What of a refused row did not fit its columns (before the error columns): a row with it stays refused until it is emptied. */
+export const EXTRA_COLUMN = '_extra';
 /** Codes in `error_code` are joined by this when a row has several. */
 export const CODE_SEPARATOR = ' | ';
 
@@ -227,6 +229,19 @@ export async function readCorrections(
               message: `${file}:${row.provenance.line}: ${SOURCE_COLUMN} must name a source of ${def.file} (${[...names].join(', ')}), got ${JSON.stringify(row.values[SOURCE_COLUMN] ?? '')}`,
             };
             yield { row: error, sourceName: def.sources[0]!.name, codes: [], unchanged: false };
+            continue;
+          }
+          const extraText = String(row.values[EXTRA_COLUMN] ?? '');
+          if (extraText !== '') {
+            const error: SourceRowError = {
+              source: sourceName,
+              provenance: row.provenance,
+              code: 'SOURCE_ROW_INVALID',
+              message: `${file}:${row.provenance.line}: ${EXTRA_COLUMN} holds ${JSON.stringify(extraText.slice(0, 200))}, what of the row did not fit the source's columns; expected the values moved into their columns and ${EXTRA_COLUMN} emptied`,
+              raw: extraText.slice(0, 200),
+            };
+            const origin = parseOrigin(row.values[ORIGIN_COLUMN]);
+            yield { row: error, sourceName, codes: [], unchanged: false, ...(origin ? { origin } : {}) };
             continue;
           }
           const written = row.values[ROW_HASH_COLUMN];

@@ -23,6 +23,12 @@ export interface RawRow {
   values: Record<string, unknown>;
   /** The number of fields the record has when it may differ from its columns' (a CSV row refused for it). */
   width?: number;
+  /**
+   * What of a refused record does not fit its columns (cells beyond the header, a note of the
+   * cells missing, a fixed-width line of another length): kept in the corrections file's
+   * `_extra` column so the error columns stay in place and the row stays refused until fixed.
+   */
+  extra?: string;
 }
 
 /** Longest row text re-read: a longer row is shown cut, as text. */

@@ -19,5 +19,12 @@ export async function csvRowAt(file: string, byteOffset: number, format: RowForm
   for (let i = names.length; i < record.length; i++) names.push(`column_${i + 1}`);
   const values: Record<string, unknown> = {};
   names.forEach((name, i) => (values[name] = record[i] ?? ''));
-  return { columns: names, values, width: record.length };
+  const short = cols.length - record.length;
+  const extra =
+    cols.length === 0 || short === 0
+      ? undefined
+      : short > 0
+        ? `${record.length} of ${cols.length} cells: ${short} missing`
+        : record.slice(cols.length).join(format.csv?.delimiter ?? ',');
+  return { columns: names, values, width: record.length, ...(extra !== undefined ? { extra } : {}) };
 }
