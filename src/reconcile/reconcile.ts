@@ -20,6 +20,7 @@ import { formatOf, readRowAt } from '../pipeline/source/index.js';
 import { cellText, correctionsFormatOf, sourceColumns } from '../pipeline/checks/corrections.js';
 import { Redactor, columnClassifier, migrationKey, type ValuesMode } from '../privacy/index.js';
 import { cutText } from '../contract/cut.js';
+import type { VerificationReport } from './verify/verification-model.js';
 
 /** Default folder of reports: one subfolder per run. */
 export const REPORTS_DIR = join('.stagecoach', 'reports');
@@ -44,6 +45,8 @@ export interface ReconcileOptions {
    * else masked). `revealed` is for a local working copy; the report says in its head which it is.
    */
   values?: ValuesMode;
+  /** What `verify` found (verify/index.ts), shown as the report's Verification section. */
+  verification?: VerificationReport;
 }
 
 export interface ReconcileResult {
@@ -54,14 +57,14 @@ export interface ReconcileResult {
 }
 
 /** Resolves a provenance path: relative to the working folder (as runs record it), else to the pipeline's folder. */
-function sourcePath(file: string, def: PipelineDefinition | undefined): string {
+export function sourcePath(file: string, def: PipelineDefinition | undefined): string {
   if (isAbsolute(file)) return file;
   const here = resolve(file);
   if (existsSync(here) || !def) return here;
   return resolve(def.dir, file);
 }
 
-async function loadDefinitions(ledger: Ledger, pipelines: string[]): Promise<PipelineDefinition[]> {
+export async function loadDefinitions(ledger: Ledger, pipelines: string[]): Promise<PipelineDefinition[]> {
   const defs: PipelineDefinition[] = [];
   for (const name of pipelines) {
     const run = [...ledger.runs(name)].pop();
@@ -123,7 +126,12 @@ function storiesOf(ledger: Ledger, pipelines: readonly string[], redactor: Redac
 }
 
 /** The report's redactor: `values` given, else the pipelines' setting (the most careful of them), else masked. */
-function reportRedactor(options: ReconcileOptions, defs: PipelineDefinition[], ledgerFile: string, migrationId: string): Redactor {
+export function reportRedactor(
+  options: Pick<ReconcileOptions, 'values'>,
+  defs: PipelineDefinition[],
+  ledgerFile: string,
+  migrationId: string,
+): Redactor {
   const order: ValuesMode[] = ['masked', 'hashed', 'revealed'];
   const configured = defs.map((d) => d.privacy.reportValues).sort((a, b) => order.indexOf(a) - order.indexOf(b))[0];
   const mode = options.values ?? configured ?? 'masked';
@@ -192,6 +200,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
     rowStories: storiesOf(ledger, pipelines, redactor),
   });
   report.privacy = { values: redactor.mode, note: redactor.describe() };
+  if (options.verification) report.verification = options.verification;
 
   const dir = options.outDir ?? join(REPORTS_DIR, runLabel);
   await mkdir(dir, { recursive: true });

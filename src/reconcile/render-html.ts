@@ -6,6 +6,7 @@
  */
 import { renderFunnelSvg, type FunnelStep } from './funnel-svg.js';
 import { describeExplanation } from './render-markdown.js';
+import { verificationHeadline, verificationHtml } from './verify/render-verification.js';
 import { STEP_LABELS, storyText, type Explanation, type PlatformCheck, type ReconciliationReport, type StepName } from './report-model.js';
 
 const STEPS: StepName[] = ['sourceRows', 'mapped', 'staged', 'valid', 'imported'];
@@ -127,6 +128,8 @@ export function renderHtml(report: ReconciliationReport): string {
       '</ul>',
     );
   }
+  if (report.verification)
+    h.push(`<div class="status ${report.verification.passed ? 'ok' : 'bad'}">${esc(verificationHeadline(report.verification))}</div>`);
 
   h.push('<div class="cards">');
   for (const step of STEPS)
@@ -164,6 +167,7 @@ export function renderHtml(report: ReconciliationReport): string {
     h.push('</tbody></table>');
   }
 
+  if (report.verification) h.push(...verificationHtml(report.verification, esc));
   h.push('<h2>Funnel</h2>', '<div class="panel">', renderFunnelSvg(funnel, { title: 'All components' }), '</div>');
 
   h.push('<h2>Chain per component and entity type</h2>');

@@ -10,6 +10,7 @@
  * unaccounted, and set the platform's counts against the ledger's. Pure: no I/O, so every rule
  * is tested on plain numbers; the renderers only print what this returns.
  */
+import type { VerificationReport } from './verify/verification-model.js';
 import { tallyDisagreement, type SourceTally } from '../pipeline/source/tally.js';
 import type { RowStory } from '../ledger/index.js';
 
@@ -235,6 +236,8 @@ export interface ReconciliationReport {
   problems: string[];
   /** How the report shows values of personal fields (set when it is written; see docs/privacy.md). */
   privacy?: { values: 'masked' | 'hashed' | 'revealed'; note: string };
+  /** What `verify` found the platform holds, field by field (verify/verification-model.ts), when it ran. */
+  verification?: VerificationReport;
 }
 
 const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0);

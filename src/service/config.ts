@@ -46,6 +46,10 @@ export const serviceConfigSchema = z.object({
   allowLoopbackWebhooks: z.boolean().default(true).describe('Allow webhook uris on loopback (this is a local service)'),
   faults: z.string().optional().describe('Fault-injection spec, see docs/fault-injection.md'),
   faultSeed: z.number().int().default(1).describe('Seed of the fault-injection random generator'),
+  alterations: z
+    .string()
+    .optional()
+    .describe('Data alterations at import (truncate a field, drop a list item, …), see docs/fault-injection.md'),
   webhookTimeoutMs: z.number().int().positive().default(5000).describe('Timeout of one webhook delivery attempt, in ms'),
   webhookMaxAttempts: z.number().int().positive().default(10).describe('Attempts per webhook delivery before it is marked failed'),
   webhookRetryBaseMs: z

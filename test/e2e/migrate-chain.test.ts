@@ -124,6 +124,8 @@ describe('stagecoach migrate', () => {
     const done = readReport(out);
     expect(done.balanced).toBe(true);
     expect(done.groups[0]!.steps).toEqual({ sourceRows: 20, mapped: 20, staged: 20, valid: 20, imported: 20 });
+    // The row re-staged from the corrections file is verified as corrected, not from the export's refused row.
+    expect(done.verification).toMatchObject({ passed: true, imported: 20, identical: 20 });
 
     const token = await getToken(svc.url);
     const migration = (await call(svc.url, token, 'GET', `${MIGRATIONS}/${done.run.migrationId}`)).body;

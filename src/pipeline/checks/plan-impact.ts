@@ -201,7 +201,7 @@ export class ImpactTally {
         this.example('again', r, h);
         continue;
       }
-      if (contentHash(r) === h.contentHash) i.unchanged++;
+      if (frontRowContentHash(r) === h.contentHash) i.unchanged++;
       else {
         i.changed++;
         this.example('changed', r, h);
@@ -221,19 +221,19 @@ export class ImpactTally {
       line: p.line,
       legacyKey: r.legacyKey!,
       before: { state: h.state, contentKept: false, ...(h.errors.length > 0 ? { reasons: h.errors.map((e) => ({ ...e })) } : {}) },
-      after: after ?? { record: recordOf(r) },
+      after: after ?? { record: frontRowRecord(r) },
     });
   }
 }
 
 /** The hash a run would give the record (its upload frame's). */
-function contentHash(r: Extract<FrontRow, { kind: 'mapped' }>): string | undefined {
+export function frontRowContentHash(r: Extract<FrontRow, { kind: 'mapped' }>): string | undefined {
   if (r.encoded) return r.encoded.contentHash;
   return r.record ? encodeRecord(r.record, 'json-seq').contentHash : undefined;
 }
 
 /** The record of a mapped row, from its upload frame when a worker framed it (`\x1e{…}\n`). */
-function recordOf(r: FrontRow): unknown {
+export function frontRowRecord(r: FrontRow): unknown {
   if (r.kind !== 'mapped') return undefined;
   if (r.record) return r.record;
   if (!r.encoded) return undefined;

@@ -110,9 +110,10 @@ export interface GenerateCrmResult {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Deterministic randomness and Dutch-looking data
+// Deterministic randomness (Rng is also the seeded generator of the tests) and Dutch-looking data
 
-function mulberry32(seed: number): () => number {
+/** A seeded generator of numbers in [0, 1): the same seed, the same sequence. */
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -275,7 +276,7 @@ const COMPANY_WORDS = [
 ];
 const LEGAL_FORMS = ['B.V.', 'V.O.F.', 'N.V.', 'Holding B.V.', 'Eenmanszaak'];
 
-class Rng {
+export class Rng {
   private readonly next: () => number;
   constructor(seed: number) {
     this.next = mulberry32(seed);
