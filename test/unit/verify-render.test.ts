@@ -16,6 +16,7 @@ const verification: VerificationReport = {
   streamed: 12,
   resumes: 1,
   imported: 10,
+  importedEarlier: 0,
   identical: 7,
   identicalAfterAccepted: 1,
   differing: 1,
