@@ -114,6 +114,21 @@ describe('verify across the migrations of a pipeline', () => {
     expect(verificationIn(dir, 'm4')).toMatchObject({ imported: 228, importedEarlier: 0, identical: 228, passed: true });
   });
 
+  it('counts another pipeline of the same ledger, imported in a migration of its own, apart: not strays', async () => {
+    const { dir, cli } = await setUp();
+    const crm = await cli(['migrate', 'pipelines/crm.yaml', '--out', 'crm']);
+    expect(crm.code, crm.stdout + crm.stderr).toBe(0);
+    const bank = await cli(['migrate', 'pipelines/core-banking.yaml', '--drop-invalid', '--out', 'bank']);
+    expect(bank.code, bank.stdout + bank.stderr).toBe(0);
+    const v = verificationIn(dir, 'bank');
+    expect(v.migrationId).not.toBe(verificationIn(dir, 'crm').migrationId);
+    expect(v.pipelines).toEqual(['core-banking']);
+    expect(v).toMatchObject({ otherPipelines: 228, passed: true, differing: 0 });
+    expect(v.identical).toBe(v.imported);
+    expect(v.strays.total).toBe(0);
+    expect(bank.stdout).toContain('228 live counterparties imported by other pipelines of this ledger, verified with their own migrations');
+  });
+
   it('still fails on a live counterparty no ledger record explains, after the corrections path', async () => {
     const { dir, cli } = await setUp();
     expect((await cli(['migrate', 'pipelines/crm.yaml', '--out', 'm1'])).code).toBe(0);
@@ -134,7 +149,7 @@ describe('verify across the migrations of a pipeline', () => {
     expect(v.strays).toMatchObject({ total: theirs, earlierMigration: 0, unknown: theirs });
     expect(v.strays.records.every((r) => r.origin === 'unknown')).toBe(true);
     expect(v.problems).toEqual([
-      `${theirs} live counterparties no imported record explains (0 known to the ledger from another migration or state, ${theirs} unknown)`,
+      `${theirs} live counterparties no live import of the pipelines explains (0 known to the ledger in another state, ${theirs} unknown)`,
     ]);
   });
 });

@@ -53,6 +53,7 @@ const verification: VerificationReport = {
   notShown: { isActive: 10 },
   strays: { total: 0, earlierMigration: 0, unknown: 0, records: [] },
   preExisting: 2,
+  otherPipelines: 0,
   accept: ['surname:truncate=8'],
   passed: false,
   problems: ['1 record the platform holds otherwise than sent (surname: 1)', '1 imported record the platform does not hold'],

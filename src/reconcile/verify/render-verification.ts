@@ -51,6 +51,8 @@ export function verificationLines(v: VerificationReport): string[] {
     for (const s of v.strays.records.slice(0, SHOWN)) out.push(`    ${strayText(s)}`);
   }
   if (v.preExisting) out.push(`  ${n(v.preExisting)} live counterparties from before the migration's first record, not examined`);
+  if (v.otherPipelines)
+    out.push(`  ${n(v.otherPipelines)} live counterparties imported by other pipelines of this ledger, verified with their own migrations`);
   const notShown = Object.entries(v.notShown);
   if (notShown.length)
     out.push(`  not shown by the platform's stream (not compared): ${notShown.map(([f, c]) => `${f} (${n(c)})`).join(', ')}`);
@@ -118,6 +120,11 @@ export function verificationMarkdown(v: VerificationReport): string[] {
   if (v.preExisting)
     out.push(
       `${n(v.preExisting)} live counterparties existed before the migration's first record and no ledger knows them: not examined.`,
+      '',
+    );
+  if (v.otherPipelines)
+    out.push(
+      `${n(v.otherPipelines)} live counterparties were imported by other pipelines of this ledger, in migrations of their own: verified with those, not here.`,
       '',
     );
   if (v.accept.length) out.push(`Accepted normalisations: ${v.accept.map((a) => `\`${a}\``).join(', ')}.`, '');

@@ -37,7 +37,11 @@ export interface FieldDifferences {
 export interface StrayCounterparty {
   referenceId: string;
   sequenceNumber: number | undefined;
-  /** `earlier-migration`: the ledger knows it (pipeline, legacy key, file:line); `unknown`: no ledger record explains it. */
+  /**
+   * `earlier-migration`: the ledger knows the record (pipeline, legacy key, file:line), but not as a
+   * live import of the pipelines verified (the name is kept for the JSON's readers); `unknown`: no
+   * ledger record explains it.
+   */
   origin: 'earlier-migration' | 'unknown';
   pipeline?: string;
   legacyKey?: string;
@@ -82,6 +86,8 @@ export interface VerificationReport {
   strays: { total: number; earlierMigration: number; unknown: number; records: StrayCounterparty[] };
   /** Live counterparties from before the migration's first imported record that no ledger record explains (not counted as strays). */
   preExisting: number;
+  /** Live counterparties another pipeline of this ledger imported (verified with that pipeline's migration; not counted as strays). */
+  otherPipelines: number;
   /** The accept rules in force. */
   accept: string[];
   /** True when nothing differs, nothing was lost, no stray, everything verifiable: the CI gate. */
