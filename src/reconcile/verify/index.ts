@@ -377,7 +377,9 @@ function findings(
           r.outcome === CHANGED_SINCE_SENT
             ? 'the legacy row maps to another record than the one sent (the export or the mapping changed since)'
             : r.outcome === NOW_REFUSED
-              ? 'the legacy row is refused before upload now (the export changed since)'
+              ? r.migration_id === options.migrationId
+                ? 'the legacy row is refused before upload now (the export changed since)'
+                : 'the legacy row the ledger now points to is refused before upload (the earlier import was sent from a corrections file, or the export changed since)'
               : 'its legacy row is no longer where it was sent from (the export or corrections file moved, or changed)',
       })),
   };
