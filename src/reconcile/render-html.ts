@@ -6,7 +6,15 @@
  */
 import { renderFunnelSvg, type FunnelStep } from './funnel-svg.js';
 import { describeExplanation } from './render-markdown.js';
-import { STEP_LABELS, storyText, type Explanation, type PlatformCheck, type ReconciliationReport, type StepName } from './report-model.js';
+import {
+  otherTableText,
+  STEP_LABELS,
+  storyText,
+  type Explanation,
+  type PlatformCheck,
+  type ReconciliationReport,
+  type StepName,
+} from './report-model.js';
 
 const STEPS: StepName[] = ['sourceRows', 'mapped', 'staged', 'valid', 'imported'];
 
@@ -70,6 +78,8 @@ function reasonsHtml(explained: Explanation[]): string {
 }
 
 function checkRow(c: PlatformCheck, scope: string): string {
+  if (c.platform === null || c.difference === null)
+    return `<tr><td>${esc(scope)}</td><td>${c.measure}</td><td>${c.source}</td><td class="n">${fmt(c.ledger)}</td><td class="n">not reported by the platform</td><td class="n">—</td><td>not checked</td></tr>`;
   const diff = c.difference === 0 ? '0' : c.difference > 0 ? `+${c.difference}` : String(c.difference);
   return `<tr><td>${esc(scope)}</td><td>${c.measure}</td><td>${c.source}</td><td class="n">${fmt(c.ledger)}</td><td class="n">${fmt(c.platform)}</td><td class="n">${diff}</td><td class="${c.ok ? 'ok' : 'bad'}">${c.ok ? 'agrees' : 'MISMATCH'}</td></tr>`;
 }
@@ -206,6 +216,8 @@ export function renderHtml(report: ReconciliationReport): string {
   } else {
     h.push('<p class="meta">No platform numbers were available (no migration, or the counts job has not run).</p>');
   }
+  for (const t of report.otherCountTables ?? [])
+    h.push(`<p class="meta">Counts table ${esc(t.type)} (shown, not compared): ${esc(otherTableText(t))}</p>`);
 
   const importErrors = report.components.flatMap((c) => c.importErrors);
   if (importErrors.length) {

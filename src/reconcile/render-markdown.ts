@@ -3,6 +3,7 @@
  * (for other tools). Both print the model of report-model.ts and decide nothing themselves.
  */
 import {
+  otherTableText,
   STEP_LABELS,
   storyText,
   type Explanation,
@@ -37,6 +38,8 @@ function gapCells(g: Gap | undefined): [string, string, string] {
 }
 
 function checkRow(c: PlatformCheck, name: string): string {
+  if (c.platform === null || c.difference === null)
+    return `| ${cell(name)} | ${c.measure} | ${c.source} | ${c.ledger} | not reported by the platform | — | not checked |`;
   const diff = c.difference === 0 ? '0' : c.difference > 0 ? `+${c.difference}` : String(c.difference);
   return `| ${cell(name)} | ${c.measure} | ${c.source} | ${c.ledger} | ${c.platform} | ${diff} | ${c.ok ? 'ok' : '**MISMATCH**'} |`;
 }
@@ -128,6 +131,7 @@ export function renderMarkdown(report: ReconciliationReport): string {
   } else {
     out.push('No platform numbers were available (no migration, or the counts job has not run).', '');
   }
+  for (const t of report.otherCountTables ?? []) out.push(`Counts table ${cell(t.type)} (shown, not compared): ${otherTableText(t)}`, '');
 
   const importErrors = report.components.flatMap((c) => c.importErrors);
   if (importErrors.length) {
