@@ -161,14 +161,16 @@ function bodyRewriter(resource: Resource, contentType: string, d: Dialect): Body
  */
 function streamRewriter(format: StreamFormat, resource: Resource, d: Dialect): BodyRewriter {
   const container = resource === 'staging' ? d.stagingContainer : undefined;
-  const [open, close] = container === undefined ? ['', ''] : container === 'array' ? ['[', ']'] : [`{${JSON.stringify(container)}:[`, ']}'];
+  // Written as a streaming server writes it: one item a line, as each batch commits.
+  const [open, close] =
+    container === undefined ? ['', ''] : container === 'array' ? ['[\n', '\n]\n'] : [`{${JSON.stringify(container)}: [\n`, '\n]}\n'];
   let out = open;
   let items = 0;
   const decoder = createFrameDecoder(format, (frame) => {
     // A frame the decoder cannot read (a cut made by fault injection) is passed on as it was.
     const value = frame.kind === 'invalid' ? undefined : rewriteRecord(resource, frame.value, d);
     if (frame.kind === 'invalid') out += frame.text;
-    else if (container) out += (items++ > 0 ? ',' : '') + JSON.stringify(value);
+    else if (container) out += (items++ > 0 ? ',\n' : '') + JSON.stringify(value);
     else out += encodeFrame(format, value);
   });
   const take = () => {
