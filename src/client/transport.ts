@@ -344,6 +344,7 @@ function decodedBody(res: Dispatcher.ResponseData, spec: RequestSpec): Readable 
             ? deflateDecoder()
             : undefined;
     if (!decoder) {
+      res.body.on('error', () => undefined); // destroying an unread body reports an abort nobody waits for
       res.body.destroy();
       throw new AbortError(
         new ClientError(
