@@ -69,7 +69,7 @@ function interceptResponse(res: ServerResponse, method: string, resource: Resour
     const contentType = String((ctKey ? headers[ctKey] : res.getHeader('content-type')) ?? '');
     const ok = status >= 200 && status < 300;
     rewriter = ok ? bodyRewriter(resource, contentType, d) : undefined;
-    if (rewriter && resource === 'staging' && d.stagingContainer && !contentType.startsWith(MEDIA.json)) {
+    if (rewriter && resource === 'staging' && d.stagingContainer && contentType.split(';')[0]!.trim() !== MEDIA.json) {
       if (ctKey) delete headers[ctKey];
       headers['content-type'] = MEDIA.json;
       res.removeHeader('content-type');
