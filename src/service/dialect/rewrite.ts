@@ -6,7 +6,16 @@ import { ENTITY_OF } from '../migration/jobs.js';
 import type { Dialect } from './switches.js';
 
 /** The resources whose values a dialect changes (by route); `other` gets only the generic rewrites. */
-export type Resource = 'token' | 'counterparty-list' | 'counterparty-stream' | 'log-stream' | 'staging' | 'job' | 'other';
+export type Resource =
+  | 'token'
+  | 'jwks'
+  | 'counterparty-list'
+  | 'counterparty-stream'
+  | 'log-stream'
+  | 'staging'
+  | 'job'
+  | 'job-start'
+  | 'other';
 
 const ROUTES: Record<string, Resource> = {
   'GET /authentication/token/:brokerKey/:labelId': 'token',
@@ -15,6 +24,10 @@ const ROUTES: Record<string, Resource> = {
   'GET /migration-assistance/migrations/:id/logs/stream': 'log-stream',
   'PUT /counterparty-management/migrations/:id/staging/counterparties': 'staging',
   'GET /migration-assistance/jobs/:jobId': 'job',
+  'GET /authentication/jwks': 'jwks',
+  'PUT /migration-assistance/migrations/:id/jobs/validate-staging': 'job-start',
+  'PUT /migration-assistance/migrations/:id/jobs/import': 'job-start',
+  'PUT /migration-assistance/migrations/:id/jobs/counts': 'job-start',
 };
 
 /** The resource a route serves. @example resourceOf('GET', '/migration-assistance/jobs/:jobId') // 'job' */
@@ -64,8 +77,13 @@ export function rewriteRecord(resource: Resource, value: unknown, d: Dialect): u
     out = { ...out };
     for (const field of OPTIONAL_FIELDS[String(out.type)] ?? []) if (!(field in out)) out[field] = null;
   }
-  if (d.countersFrom0 && (countedStream(resource) || resource === 'counterparty-list') && typeof out.sequenceNumber === 'number') {
+  const counted = countedStream(resource) || resource === 'counterparty-list';
+  if (d.countersFrom0 && counted && typeof out.sequenceNumber === 'number') {
     out = { ...out, sequenceNumber: out.sequenceNumber - 1 };
+  }
+  if (d.counterName && counted && 'sequenceNumber' in out) {
+    const { sequenceNumber, ...rest } = out;
+    out = { [d.counterName]: sequenceNumber, ...rest };
   }
   return rewriteTimestamps(out, d);
 }
@@ -80,6 +98,8 @@ export function rewriteBody(resource: Resource, value: unknown, d: Dialect): unk
     out = { ...out, counts: rewriteCounts(out.counts as CountsTable[], d.counts) };
   else if (resource === 'staging' && Array.isArray(out) && d.stagingContainer && d.stagingContainer !== 'array')
     out = { [d.stagingContainer]: out };
+  else if (resource === 'job-start' && typeof out === 'string' && d.jobIdObject) out = { referenceId: out };
+  else if (resource === 'jwks' && Array.isArray(out) && d.jwksSet) out = { keys: out };
   return rewriteTimestamps(out, d);
 }
 

@@ -23,19 +23,31 @@ export interface Dialect {
   counts?: 'totals-only' | 'more';
   /** Every response body in this content coding, whatever the request's Accept-Encoding says. */
   coding?: ContentCoding;
+  /** The stream counter under another name than `sequenceNumber`. */
+  counterName?: (typeof COUNTER_NAMES)[number];
+  /** A started job's id as `{"referenceId": …}` instead of a JSON string. */
+  jobIdObject?: boolean;
+  /** The JWKS as an RFC 7517 set `{"keys": […]}` instead of an array. */
+  jwksSet?: boolean;
 }
+
+/** Other names a platform may give the stream counter (the spec's name for it is garbled). */
+const COUNTER_NAMES = ['sequence', 'seq', 'counter', 'position', 'streamPosition'] as const;
 
 /** Named sets of switches: every alternative at once, in two combinations. */
 export const DIALECT_PRESETS: Record<string, string> = {
-  all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip',
-  'all-second': 'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate',
-  'all-third': 'staging-container=array,timestamps=offset,br',
+  all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set',
+  'all-second': 'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position',
+  'all-third': 'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set',
 };
 
 const VALUES = {
   'staging-container': ['array', 'results', 'items'],
   timestamps: ['basic', 'comma', 'offset'],
   counts: ['totals-only', 'more'],
+  'counter-name': COUNTER_NAMES,
+  'job-id': ['object'],
+  jwks: ['set'],
 } as const;
 const FLAGS = ['nulls', 'counters-from-0', 'token-envelope', 'gzip', 'deflate', 'br'] as const;
 const NAMES = [...FLAGS, ...Object.keys(VALUES), ...Object.keys(DIALECT_PRESETS)];
@@ -68,7 +80,10 @@ export function parseDialect(spec: string | undefined): Dialect {
         if (value === undefined || !allowed.includes(value)) refuse(item, `expected ${name}=${allowed.join('|')}`);
         if (name === 'staging-container') d.stagingContainer = value as Dialect['stagingContainer'];
         else if (name === 'timestamps') d.timestamps = value as Dialect['timestamps'];
-        else d.counts = value as Dialect['counts'];
+        else if (name === 'counts') d.counts = value as Dialect['counts'];
+        else if (name === 'counter-name') d.counterName = value as Dialect['counterName'];
+        else if (name === 'job-id') d.jobIdObject = true;
+        else d.jwksSet = true;
         continue;
       }
       if (value !== undefined || !(FLAGS as readonly string[]).includes(name)) {
@@ -87,5 +102,16 @@ export function parseDialect(spec: string | undefined): Dialect {
 
 /** Whether any switch is on (off: the service installs no hook at all). */
 export function dialectActive(d: Dialect): boolean {
-  return d.nulls || d.countersFrom0 || d.tokenEnvelope || !!d.stagingContainer || !!d.timestamps || !!d.counts || !!d.coding;
+  return (
+    d.nulls ||
+    d.countersFrom0 ||
+    d.tokenEnvelope ||
+    !!d.stagingContainer ||
+    !!d.timestamps ||
+    !!d.counts ||
+    !!d.coding ||
+    !!d.counterName ||
+    !!d.jobIdObject ||
+    !!d.jwksSet
+  );
 }
