@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync, rmSync, truncateSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, startCli } from '../support/cli.js';
+import { spawn } from 'node:child_process';
+import { CLI, ROOT, runCli, startCli } from '../support/cli.js';
 import { createClient } from '../../src/client/index.js';
 import { startTestService, tempDir, type TestService } from '../support/service.js';
 import type { ReconciliationReport } from '../../src/reconcile/report-model.js';
@@ -33,6 +34,9 @@ interface ChainOutcome {
   resumed: { first: number; text: string; full: string };
   lodged: Record<string, unknown>;
   events: Array<{ eventName: string; data: Record<string, unknown> }>;
+  /** Entries of the first plain `logs` read, then those a follower printed after a counts job. */
+  read: number;
+  followed: Array<{ sequenceNumber: number; action: string }>;
   subscribed: { subscribed: Array<{ event: string }> };
 }
 
@@ -58,6 +62,22 @@ async function runChain(dialect: string | undefined): Promise<ChainOutcome> {
   const migrated = await ok(['migrate', 'pipelines/crm.yaml', '--drop-invalid', '--out', join(dir, 'report'), ...conn]);
   const report = JSON.parse(readFileSync(join(dir, 'report', 'report.json'), 'utf8')) as ReconciliationReport;
   const logs = lines((await ok(['logs', '--from-start', '--json', ...conn])).stdout).map((l) => JSON.parse(l));
+  // A plain read stores the position in the ledger; a follower started later resumes from it and
+  // prints only what a counts job adds.
+  const read = lines((await ok(['logs', '--json', ...conn])).stdout).map((l) => JSON.parse(l) as { sequenceNumber: number });
+  const follower = spawn(process.execPath, [CLI, 'logs', '--follow', '--json', ...conn], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  let followedText = '';
+  follower.stdout.on('data', (d: Buffer) => (followedText += d));
+  const followerDone = new Promise<number | null>((r) => follower.on('exit', r));
+  await ok(['counts', ...conn]);
+  for (let waited = 0; !followedText.includes('CountedEntities') && waited < 30_000; waited += 100)
+    await new Promise((r) => setTimeout(r, 100));
+  follower.kill('SIGINT');
+  expect(await followerDone).toBe(0);
+  const followed = lines(followedText).map((l) => JSON.parse(l) as { sequenceNumber: number; action: string });
 
   const jsonlFile = join(dir, 'cps.jsonl');
   await ok(['counterparties', 'export', '--format', 'jsonl', '--out', jsonlFile, '--base-url', svc.url]);
@@ -105,6 +125,8 @@ async function runChain(dialect: string | undefined): Promise<ChainOutcome> {
     resumed: { first: again.resumedAfter, text: readFileSync(jsonlFile, 'utf8'), full },
     lodged,
     events,
+    read: read.length,
+    followed,
     subscribed: JSON.parse(listener.firstLine) as { subscribed: Array<{ event: string }> },
   };
 }
@@ -146,6 +168,10 @@ describe('the main chain against a platform that chose differently', () => {
       expect(first).toBe(dialect === 'all-third' ? 1 : 0); // the dialect really counts from 0
       expect(got.logs.map((e) => e.sequenceNumber)).toEqual(got.logs.map((_e, i) => first + i));
       for (const e of got.logs) expect(e.timestamp).toMatch(EXTENDED_TIMESTAMP);
+      expect(got.read).toBe(got.logs.length);
+      expect(got.followed.map((e) => e.action)).toEqual(truth.followed.map((e) => e.action));
+      expect(got.followed.map((e) => e.sequenceNumber)).toEqual(got.followed.map((_e, i) => first + got.logs.length + i));
+      expect(truth.followed.map((e) => e.action)).toContain('CountedEntities');
       expect(got.logs.map((e) => Date.parse(e.timestamp)).every((t, i, all) => i === 0 || t >= all[i - 1]!)).toBe(true);
 
       // exports: the same records (nulls read as absent), the counter as the platform numbers them
