@@ -6,6 +6,7 @@ export { openLedger, Ledger, LedgerJobs, keylessKey, type Scope, type StartRunIn
 export { openLedgerWriter, type LedgerWriter } from './writer.js';
 export { PackedRecords, type RecordList } from './packed-records.js';
 export { recordTallies, tallies, type StoredTally } from './ledger-tallies.js';
+export { claimCorrections, correctedOrigins, originKey, type CorrectionClaim } from './ledger-corrections.js';
 export { rowStories, type RowStory, type StoryStep } from './ledger-stories.js';
 export { recordRunMappings, runMappings } from './ledger-mappings.js';
 export {

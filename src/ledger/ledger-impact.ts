@@ -10,6 +10,7 @@ import { StagecoachError } from '../contract/errors.js';
 import { openLedger, type Ledger } from './ledger.js';
 import type { RecordError, RecordState } from './types.js';
 import { runMappings } from './ledger-mappings.js';
+import { correctedOrigins } from './ledger-corrections.js';
 import type { MappingSnapshot } from '../pipeline/definition/mapping-snapshot.js';
 
 /** One record as the ledger holds it, for the comparison with what the mapping makes now. */
@@ -90,6 +91,11 @@ export class LedgerImpact {
       }
     })();
     return out;
+  }
+
+  /** The export rows corrections replaced (ledger-corrections.ts): a run leaves them alone while unchanged. */
+  correctedOrigins(): ReadonlySet<string> {
+    return this.scope === undefined ? new Set() : correctedOrigins(this.ledger.db, this.scope, this.migration?.no);
   }
 
   /** The mappings a run used (ledger-mappings.ts), when the ledger kept them. */

@@ -16,6 +16,11 @@ export interface StoryStep {
   line: number;
   /** The codes it was refused with (none for a state that is not a refusal). */
   codes: string[];
+  /**
+   * The key (or `file:line`) the refusal was under, when a correction gave the row the story's
+   * key: the next step is the row "corrected as key X" (ledger-corrections.ts).
+   */
+  formerKey?: string;
 }
 
 /** A record refused at least once and read again since: its refusals in order, then where it is now. */
@@ -48,19 +53,31 @@ export function rowStories(db: Db, pipeline: string, limit: number): { total: nu
        WHERE s.pipeline = ? ORDER BY s.component, h.keyed DESC, h.legacy_key`,
     )
     .all(pipeline);
+  // A ledger of version 1 opened read-only has no former_key yet (schema.ts).
+  const hasFormerKey = (db.pragma('table_info(record_history)') as { name: string }[]).some((c) => c.name === 'former_key');
   const history = db.prepare<
     [number, number, string],
-    { state: RecordState; errors: string | null; run: number; file: string; line: number }
-  >('SELECT state, errors, run, file, line FROM record_history WHERE scope = ? AND keyed = ? AND legacy_key = ? ORDER BY rowid');
+    { state: RecordState; errors: string | null; run: number; file: string; line: number; formerKey: string | null }
+  >(
+    `SELECT state, errors, run, file, line, ${hasFormerKey ? 'former_key' : 'NULL'} AS formerKey FROM record_history WHERE scope = ? AND keyed = ? AND legacy_key = ? ORDER BY rowid`,
+  );
   const now = db.prepare<[number, number, string], { state: RecordState; errors: string | null; run: number; file: string; line: number }>(
     'SELECT state, errors, last_run AS run, file, line FROM records WHERE scope = ? AND keyed = ? AND legacy_key = ?',
   );
-  const step = (r: { state: RecordState; errors: string | null; run: number; file: string; line: number }): StoryStep => ({
+  const step = (r: {
+    state: RecordState;
+    errors: string | null;
+    run: number;
+    file: string;
+    line: number;
+    formerKey?: string | null;
+  }): StoryStep => ({
     state: r.state,
     run: r.run,
     file: r.file,
     line: r.line,
     codes: codesOf(r.errors),
+    ...(r.formerKey ? { formerKey: r.formerKey } : {}),
   });
   const stories = keys.slice(0, limit).map((k): RowStory => {
     const steps = history.all(k.scope, k.keyed, k.legacyKey).map(step);

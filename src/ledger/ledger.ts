@@ -35,6 +35,7 @@ import {
 } from './types.js';
 import { errorsJson } from './record-errors.js';
 import type { RecordList } from './packed-records.js';
+import { claimCorrections, correctedOrigins, type CorrectionClaim } from './ledger-corrections.js';
 
 /** Identifies one pipeline's records for one component (records are keyed within it). */
 export interface Scope {
@@ -105,6 +106,9 @@ interface RecordDbRow {
   byte_offset: number;
   row_hash: string;
   updated_at: string;
+  origin_file: string | null;
+  origin_line: number | null;
+  origin_hash: string | null;
 }
 
 /** Key of a keyless rejected row: its place in the source. */
@@ -113,9 +117,24 @@ export const keylessKey = (p: { file: string; line: number }): string => `${p.fi
 const RUN_SELECT = `SELECT r.id, s.pipeline, s.component, r.pipeline_file, r.pipeline_hash, r.migration_id, r.status, r.pid, r.host, r.started_at, r.finished_at, r.report
   FROM runs r JOIN scopes s ON s.id = r.scope`;
 
-const RECORD_SELECT = `SELECT s.pipeline, s.component, r.keyed, r.legacy_key, r.reference_id, r.entity_type, r.state, r.content_hash, m.reference_id AS migration_id,
-    r.last_batch, r.last_run, r.attempts, r.errors, r.source, r.file, r.line, r.byte_offset, r.row_hash, r.updated_at
+/** The records' select; a ledger of version 1 opened read-only has no `origin_*` columns yet (schema.ts). */
+const recordSelect = (
+  withOrigin: boolean,
+) => `SELECT s.pipeline, s.component, r.keyed, r.legacy_key, r.reference_id, r.entity_type, r.state, r.content_hash, m.reference_id AS migration_id,
+    r.last_batch, r.last_run, r.attempts, r.errors, r.source, r.file, r.line, r.byte_offset, r.row_hash, r.updated_at,
+    ${withOrigin ? 'r.origin_file, r.origin_line, r.origin_hash' : 'NULL AS origin_file, NULL AS origin_line, NULL AS origin_hash'}
   FROM records r JOIN scopes s ON s.id = r.scope LEFT JOIN migrations m ON m.id = r.migration`;
+
+/**
+ * What a write of a record does to the correction it carries (docs/reconciliation.md, "A record's
+ * life through corrections"). `origin_*` name the export row a correction replaced: a row read
+ * from that export file again is a newer version of the record's own row, so the correction is
+ * over; a row read from a corrections file keeps it. `former_key` is read by the story trigger
+ * on this very write and is not needed after it.
+ */
+const ORIGIN_ON_WRITE = `origin_hash = CASE WHEN excluded.file = records.origin_file THEN NULL ELSE records.origin_hash END,
+      origin_line = CASE WHEN excluded.file = records.origin_file THEN NULL ELSE records.origin_line END,
+      origin_file = CASE WHEN excluded.file = records.origin_file THEN NULL ELSE records.origin_file END, former_key = NULL`;
 
 /** Records per multi-row insert of a batch (16 parameters each; SQLite allows 32766). */
 const SEND_ROWS = 100;
@@ -127,7 +146,7 @@ function sendRecordsSql(rows: number): string {
     ON CONFLICT (scope, keyed, legacy_key) DO UPDATE SET reference_id = excluded.reference_id, entity_type = excluded.entity_type, state = excluded.state,
       content_hash = excluded.content_hash, migration = excluded.migration, last_batch = excluded.last_batch, last_run = excluded.last_run,
       attempts = records.attempts + excluded.attempts, errors = NULL, source = excluded.source, file = excluded.file, line = excluded.line,
-      byte_offset = excluded.byte_offset, row_hash = excluded.row_hash, updated_at = excluded.updated_at`;
+      byte_offset = excluded.byte_offset, row_hash = excluded.row_hash, updated_at = excluded.updated_at, ${ORIGIN_ON_WRITE}`;
 }
 
 /**
@@ -150,6 +169,7 @@ export function openLedger(file: string, options: OpenOptions = {}): Ledger {
 
 export class Ledger {
   private readonly s;
+  private readonly recordSelectSql: string;
   /** Run locks this ledger holds, by scope id (see takeRunLock). */
   private readonly runLocks = new Map<number, Database.Database>();
   /** Jobs of the migration (validate-staging, import, counts): the store the jobs driver uses. */
@@ -161,6 +181,7 @@ export class Ledger {
     readonly db: Db,
   ) {
     const readonly = db.readonly;
+    this.recordSelectSql = recordSelect((db.pragma('table_info(records)') as { name: string }[]).some((c) => c.name === 'origin_file'));
     const p = <T = unknown>(sql: string) => db.prepare<unknown[], T>(sql);
     this.s = readonly
       ? undefined
@@ -180,9 +201,9 @@ export class Ledger {
           rejectRecord: p(
             `INSERT INTO records (scope, keyed, legacy_key, reference_id, entity_type, state, content_hash, migration, last_batch, last_run, attempts, errors, source, file, line, byte_offset, row_hash, updated_at)
              VALUES (@scope, @keyed, @legacyKey, @referenceId, NULL, 'rejected', NULL, NULL, NULL, @run, 0, @errors, @source, @file, @line, @byteOffset, @rowHash, @now)
-             ON CONFLICT (scope, keyed, legacy_key) DO UPDATE SET reference_id = excluded.reference_id, state = 'rejected', content_hash = NULL,
+             ON CONFLICT (scope, keyed, legacy_key) DO UPDATE SET reference_id = excluded.reference_id, state = 'rejected', content_hash = NULL, migration = NULL,
                last_run = excluded.last_run, errors = excluded.errors, source = excluded.source, file = excluded.file, line = excluded.line,
-               byte_offset = excluded.byte_offset, row_hash = excluded.row_hash, updated_at = excluded.updated_at`,
+               byte_offset = excluded.byte_offset, row_hash = excluded.row_hash, updated_at = excluded.updated_at, ${ORIGIN_ON_WRITE}`,
           ),
           outcome: p(
             `UPDATE records SET state = ?, errors = ?, updated_at = ? WHERE scope = ? AND keyed = 1 AND legacy_key = ? AND last_batch = ?`,
@@ -190,7 +211,8 @@ export class Ledger {
           stageRest: p(`UPDATE records SET state = 'staged', updated_at = ? WHERE last_batch = ? AND state = 'in_flight'`),
           batchInsert: p(`INSERT INTO batches (run, state, records, bytes, attempts, created_at, sent_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
           batchFinish: p(`UPDATE batches SET state = ?, error = ?, finished_at = ? WHERE id = ?`),
-          dropKeyless: p(`DELETE FROM records WHERE scope = ? AND keyed = 0`),
+          // Keyless rows read from a corrections file stay: no run of the export reports them again.
+          dropKeyless: p(`DELETE FROM records WHERE scope = ? AND keyed = 0 AND origin_file IS NULL`),
         };
     this.jobs = new LedgerJobs(db);
   }
@@ -389,6 +411,19 @@ export class Ledger {
       .iterate(scope.id, source, file, beforeByte);
   }
 
+  /**
+   * Ties rows read from a corrections file to the records they correct, before their writes
+   * (src/ledger/ledger-corrections.ts): one transaction.
+   */
+  claimCorrections(scope: Scope, claims: readonly CorrectionClaim[]): void {
+    claimCorrections(this.db, scope.id, claims);
+  }
+
+  /** The export rows corrections replaced (`file\u0000rowHash`): a run of the export into that migration leaves them alone. */
+  correctedOrigins(scope: Scope, migrationNo: number): Set<string> {
+    return correctedOrigins(this.db, scope.id, migrationNo);
+  }
+
   /** Drops the scope's keyless rejects (a run that reads everything reports them afresh). */
   dropKeylessRejects(scope: Scope): void {
     this.w.dropKeyless.run(scope.id);
@@ -434,7 +469,9 @@ export class Ledger {
 
   /**
    * Records rows refused before upload, in one transaction. A row with a legacy key replaces
-   * that key's earlier state; a row without one is kept under `file:line`.
+   * that key's earlier state; a row without one is kept under `file:line`. A refused row is in no
+   * migration (so the report of whichever migration the pipeline runs into counts it, also when
+   * the record was staged in an earlier one).
    */
   recordRejects(runId: number, scope: Scope, rejects: readonly LedgerRejectInput[]): void {
     if (rejects.length === 0) return;
@@ -639,23 +676,26 @@ export class Ledger {
       where.push(`r.state IN (${filter.states.map(() => '?').join(', ')})`);
       args.push(...filter.states);
     }
-    const sql = `${RECORD_SELECT}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY r.scope, r.keyed DESC, r.legacy_key`;
+    const sql = `${this.recordSelectSql}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY r.scope, r.keyed DESC, r.legacy_key`;
     for (const row of this.db.prepare<unknown[], RecordDbRow>(sql).iterate(...args)) yield toRecord(row);
   }
 
   /**
    * The records the migration refused (rejected before upload, refused by staging, invalid in
-   * validation), in the shape the corrections writer takes.
+   * validation), in the shape the corrections writer takes; `origin` is the export row each
+   * stands for (its `_origin`: where it was read, or the row its correction replaced).
    */
   *refused(filter: { pipeline?: string; component?: string } = {}): Generator<{
     source: string;
     provenance: { file: string; line: number; byteOffset: number };
+    origin: { file: string; line: number };
     errors: Array<{ field: string; code: string; message: string; stage: string }>;
   }> {
     for (const r of this.records({ ...filter, states: ['rejected', 'failed', 'invalid'] })) {
       yield {
         source: r.provenance.source,
         provenance: { file: r.provenance.file, line: r.provenance.line, byteOffset: r.provenance.byteOffset },
+        origin: r.origin ? { file: r.origin.file, line: r.origin.line } : { file: r.provenance.file, line: r.provenance.line },
         errors: r.errors.map((e) => ({ field: e.field, code: e.code, message: e.message, stage: e.stage })),
       };
     }
@@ -678,7 +718,9 @@ export class Ledger {
   recordsByReferenceIds(referenceIds: Iterable<string>): RecordRow[] {
     return this.withIdTable(referenceIds, () =>
       this.db
-        .prepare<[], RecordDbRow>(`${RECORD_SELECT} JOIN temp.wanted w ON w.reference_id = r.reference_id ORDER BY r.scope, r.legacy_key`)
+        .prepare<[], RecordDbRow>(
+          `${this.recordSelectSql} JOIN temp.wanted w ON w.reference_id = r.reference_id ORDER BY r.scope, r.legacy_key`,
+        )
         .all()
         .map(toRecord),
     );
@@ -861,6 +903,7 @@ function toRecord(r: RecordDbRow): RecordRow {
     attempts: r.attempts,
     errors: r.errors === null ? [] : (JSON.parse(r.errors) as RecordError[]),
     provenance: { source: r.source, file: r.file, line: r.line, byteOffset: r.byte_offset, rowHash: r.row_hash },
+    ...(r.origin_file !== null ? { origin: { file: r.origin_file, line: r.origin_line ?? 0, rowHash: r.origin_hash ?? '' } } : {}),
     updatedAt: r.updated_at,
   };
 }

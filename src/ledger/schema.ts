@@ -15,8 +15,11 @@ import { BATCH_STATES, RECORD_STATES, RUN_STATUSES } from './types.js';
 
 export type Db = Database.Database;
 
-/** Version of the table layout below, kept in `PRAGMA user_version`. */
-export const LEDGER_SCHEMA_VERSION = 1;
+/**
+ * Version of the table layout below, kept in `PRAGMA user_version`. Each version after the first
+ * has its step in UPGRADES, which brings a ledger of the version before up to it, in place.
+ */
+export const LEDGER_SCHEMA_VERSION = 2;
 
 /** Pages written to the WAL before SQLite copies them back into the database file. */
 export const WAL_AUTOCHECKPOINT_PAGES = 100_000;
@@ -83,6 +86,10 @@ const DDL = `
     byte_offset INTEGER NOT NULL,
     row_hash TEXT NOT NULL,
     updated_at TEXT NOT NULL,
+    origin_file TEXT,
+    origin_line INTEGER,
+    origin_hash TEXT,
+    former_key TEXT,
     PRIMARY KEY (scope, keyed, legacy_key));
   -- Batch ids only grow, so this index is appended to; it lets one statement settle a batch.
   CREATE INDEX IF NOT EXISTS records_by_batch ON records (last_batch);
@@ -128,17 +135,47 @@ const DDL = `
     next_run INTEGER NOT NULL,
     next_file TEXT NOT NULL,
     next_line INTEGER NOT NULL,
-    at TEXT NOT NULL);
+    at TEXT NOT NULL,
+    former_key TEXT);
   CREATE INDEX IF NOT EXISTS record_history_by_key ON record_history (scope, keyed, legacy_key);
+`;
+
+/**
+ * The trigger that keeps a refused record's story (record_history). `former_key`: the key the
+ * refusal was under when a correction gave the row another one (ledger.ts claimCorrections).
+ */
+const REFUSAL_TRIGGER = `
   CREATE TRIGGER IF NOT EXISTS record_refusal_kept AFTER UPDATE OF last_run ON records
     WHEN OLD.state IN ('rejected', 'invalid', 'failed') AND NEW.last_run <> OLD.last_run
       AND (NEW.state <> OLD.state OR NEW.row_hash <> OLD.row_hash OR NEW.file <> OLD.file)
   BEGIN
-    INSERT INTO record_history (scope, keyed, legacy_key, state, errors, run, file, line, next_run, next_file, next_line, at)
+    INSERT INTO record_history (scope, keyed, legacy_key, state, errors, run, file, line, next_run, next_file, next_line, at, former_key)
     VALUES (OLD.scope, OLD.keyed, OLD.legacy_key, OLD.state, OLD.errors, OLD.last_run, OLD.file, OLD.line,
-      NEW.last_run, NEW.file, NEW.line, NEW.updated_at);
+      NEW.last_run, NEW.file, NEW.line, NEW.updated_at, OLD.former_key);
   END;
 `;
+
+/**
+ * The steps that upgrade a ledger in place, by the version they bring it to. Each runs in one
+ * transaction with the `user_version` it sets, so a ledger is at one version or the next.
+ * - 2: corrections as a chapter of a record's life (docs/reconciliation.md): the export row a
+ *   correction replaced (`origin_*`), the key a re-keyed refusal had (`former_key`), and the story
+ *   trigger copying it.
+ */
+const UPGRADES: Record<number, (db: Db) => void> = {
+  2: (db) => {
+    const has = (table: string, column: string) => (db.pragma(`table_info(${table})`) as { name: string }[]).some((c) => c.name === column);
+    for (const [column, type] of [
+      ['origin_file', 'TEXT'],
+      ['origin_line', 'INTEGER'],
+      ['origin_hash', 'TEXT'],
+      ['former_key', 'TEXT'],
+    ] as const)
+      if (!has('records', column)) db.exec(`ALTER TABLE records ADD COLUMN ${column} ${type}`);
+    if (!has('record_history', 'former_key')) db.exec('ALTER TABLE record_history ADD COLUMN former_key TEXT');
+    db.exec('DROP TRIGGER IF EXISTS record_refusal_kept');
+  },
+};
 
 export interface OpenOptions {
   /** Open an existing ledger without creating or changing anything (status, reports). */
@@ -175,6 +212,13 @@ export function openLedgerDb(file: string, options: OpenOptions = {}): Db {
     );
   }
   db.exec(DDL);
-  if (version < LEDGER_SCHEMA_VERSION) db.pragma(`user_version = ${LEDGER_SCHEMA_VERSION}`);
+  if (version < LEDGER_SCHEMA_VERSION) {
+    // Each step checks what is there, so a new file (the DDL's layout already) passes through them unchanged.
+    db.transaction(() => {
+      for (let v = version + 1; v <= LEDGER_SCHEMA_VERSION; v++) UPGRADES[v]?.(db);
+      db.pragma(`user_version = ${LEDGER_SCHEMA_VERSION}`);
+    })();
+  }
+  db.exec(REFUSAL_TRIGGER);
   return db;
 }

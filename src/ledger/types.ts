@@ -129,6 +129,8 @@ export interface RecordRow {
   attempts: number;
   errors: RecordError[];
   provenance: RecordProvenance;
+  /** For a record read from a corrections file: the export row its correction replaced. */
+  origin?: { file: string; line: number; rowHash: string };
   updatedAt: string;
 }
 

@@ -17,6 +17,7 @@ import { StagecoachError } from '../contract/errors.js';
 import type { Ledger, Scope } from './ledger.js';
 import { PackedRecords, type RecordList } from './packed-records.js';
 import type { LedgerRejectInput, RecordOutcome } from './types.js';
+import type { CorrectionClaim } from './ledger-corrections.js';
 
 /** The record writes of a run; every call is one transaction, applied in call order. */
 export interface LedgerWriter {
@@ -28,12 +29,14 @@ export interface LedgerWriter {
   finishBatch(scope: Scope, batchId: number, refused: readonly RecordOutcome[]): Promise<void>;
   failBatch(batchId: number, error: string): Promise<void>;
   recordRejects(runId: number, scope: Scope, rejects: readonly LedgerRejectInput[]): Promise<void>;
+  /** Ties rows read from a corrections file to the records they correct (ask before their writes). */
+  claimCorrections(scope: Scope, claims: readonly CorrectionClaim[]): Promise<void>;
   /** Waits for every write asked for, then stops the worker. Rejects if any write failed. */
   close(): Promise<void>;
 }
 
 /** Messages to the worker: a method of the ledger and its arguments. */
-export type WriterOp = 'beginBatch' | 'recordUnsent' | 'finishBatch' | 'failBatch' | 'recordRejects';
+export type WriterOp = 'beginBatch' | 'recordUnsent' | 'finishBatch' | 'failBatch' | 'recordRejects' | 'claimCorrections';
 export interface WriterRequest {
   id: number;
   op: WriterOp;
@@ -78,6 +81,7 @@ function mainThreadWriter(ledger: Ledger): LedgerWriter {
     finishBatch: (scope, batchId, refused) => guard(() => ledger.finishBatch(scope, batchId, refused)),
     failBatch: (batchId, error) => guard(() => ledger.failBatch(batchId, error)),
     recordRejects: (runId, scope, rejects) => guard(() => ledger.recordRejects(runId, scope, rejects)),
+    claimCorrections: (scope, claims) => guard(() => ledger.claimCorrections(scope, claims)),
     close: async () => {
       if (failed) throw failed;
     },
@@ -147,6 +151,7 @@ function workerWriter(file: string): LedgerWriter {
     finishBatch: (scope, batchId, refused) => quiet(call<void>('finishBatch', scope, batchId, refused)),
     failBatch: (batchId, error) => quiet(call<void>('failBatch', batchId, error)),
     recordRejects: (runId, scope, rejects) => quiet(call<void>('recordRejects', runId, scope, rejects)),
+    claimCorrections: (scope, claims) => quiet(call<void>('claimCorrections', scope, claims)),
     async close() {
       if (!exited) {
         // Messages are handled in order: once this one is answered, every earlier write is in.

@@ -24,7 +24,7 @@ import { KeyIndex } from './checks/key-index.js';
 import { detectEncoding } from './source/encoding.js';
 import { scanCsvKeys } from './source/csv/index.js';
 import { mapAndCheck, rejectUnreadable, settleRow, type KeyChecks } from './checks/index.js';
-import { readCorrections, type CorrectionsIndex } from './checks/corrections.js';
+import { readCorrections, type CorrectionsIndex, type IgnoredColumns } from './checks/corrections.js';
 import { summariseRows, withTallies, type PlanSummary } from './checks/plan-summary.js';
 import type { ImpactTally } from './checks/plan-impact.js';
 import { preparePipeline, type PreparedSource } from './prepare-pipeline.js';
@@ -66,6 +66,8 @@ export interface CorrectionsSummary {
   files: string[];
   /** Rows refused as duplicate keys that came back as they were written: left refused, not re-staged. */
   unchangedDuplicates: number;
+  /** Columns of a file that are none of its source's (a remark added in a spreadsheet): left out. */
+  ignoredColumns?: IgnoredColumns[];
 }
 
 /** What `readPipelineBatches` takes besides: */
@@ -190,8 +192,10 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
       }
       const summary = options.correctionsSummary;
       if (summary) summary.files = corrections.files;
-      for await (const { row, sourceName, codes, unchanged } of corrections.rows()) {
+      for await (const { row: read, sourceName, codes, unchanged, origin } of corrections.rows()) {
         const s = sources.find((x) => x.def.name === sourceName)!;
+        // The export row it corrects travels with the row, to tie it to its record (ledger-corrections.ts).
+        const row = origin ? { ...read, provenance: { ...read.provenance, origin } } : read;
         if (isSourceRowError(row)) {
           yield [rejectUnreadable(row)];
           continue;
@@ -228,6 +232,7 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
         if (key !== undefined) index.mark(s.mapping.scope, key);
         yield [mapRow(s, row, fileIndex, amongThemselves)];
       }
+      if (summary) summary.ignoredColumns = corrections.ignoredColumns;
       return;
     }
 
@@ -338,8 +343,9 @@ export async function summarisePlan(
     readPipelineBatches(def, {
       ...options,
       tallies,
-      hashRows: false,
-      // Compared with a ledger, each record is framed and hashed as a run does it.
+      // Compared with a ledger, each row is hashed (an export row a correction replaced is told by
+      // its hash) and each record framed and hashed as a run does it.
+      hashRows: impact !== undefined,
       keepRecords: impact !== undefined,
       parallel: { workers: def.concurrency.workers, ...(impact ? { encode: 'json-seq' as const } : {}) },
     }),

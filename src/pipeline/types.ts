@@ -16,6 +16,11 @@ export interface Provenance {
   byteOffset: number;
   /** sha256 (hex) of the row's raw content, to detect changed rows between runs. */
   hash: string;
+  /**
+   * A row of a corrections file: the export row (file:line) of the record it corrects, from the
+   * file's `_origin` column (src/ledger/ledger-corrections.ts).
+   */
+  origin?: { file: string; line: number };
 }
 
 /** One raw row of a legacy export: column/field name → value, as read. */

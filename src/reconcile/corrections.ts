@@ -30,6 +30,7 @@ import {
   correctionsFormatOf,
   ERROR_COLUMNS,
   isMetaColumn,
+  ORIGIN_COLUMN,
   ROW_HASH_COLUMN,
   rowFingerprint,
   SOURCE_COLUMN,
@@ -42,11 +43,18 @@ export { ERROR_COLUMNS };
 export interface RefusedRecord {
   source: string;
   provenance: { file: string; line: number; byteOffset: number };
+  /** The export row the record stands for (`_origin`); its provenance when absent. */
+  origin?: { file: string; line: number };
   errors: Array<{ field: string; code: string; message: string; stage: string }>;
 }
 
 export interface CorrectionSource extends RowFormat {
   name: string;
+  /**
+   * A CSV source's own columns (its export's header): the file's columns whatever a corrections
+   * file read back held besides (a remark column added in a spreadsheet is not carried on).
+   */
+  columns?: readonly string[];
 }
 
 export interface CorrectionsFile {
@@ -121,7 +129,11 @@ export async function writeCorrections(
       if (!o) {
         const file = join(outDir, `${rec.source}.corrections.${dialect.extension}`);
         const csv = dialect.format === 'csv';
-        const columns = csv ? (await headerOf(path, fromCorrections ?? source)).filter((c) => !isMetaColumn(c)) : [];
+        const columns = !csv
+          ? []
+          : source.columns?.length
+            ? [...source.columns]
+            : (await headerOf(path, fromCorrections ?? source)).filter((c) => !isMetaColumn(c));
         o = { out: createWriteStream(file, { mode: 0o600 }), columns, rows: 0, file, delimiter: dialect.delimiter, csv };
         await once(o.out, 'open');
         await chmod(file, 0o600); // an existing file keeps its mode on open
@@ -129,7 +141,7 @@ export async function writeCorrections(
         if (csv)
           await write(
             o,
-            `\uFEFF${line([...(multi ? [SOURCE_COLUMN] : []), ...o.columns, ...ERROR_COLUMNS, ROW_HASH_COLUMN], o.delimiter)}`,
+            `\uFEFF${line([...(multi ? [SOURCE_COLUMN] : []), ORIGIN_COLUMN, ...o.columns, ...ERROR_COLUMNS, ROW_HASH_COLUMN], o.delimiter)}`,
           );
       }
       const format = fromCorrections ?? source;
@@ -142,14 +154,23 @@ export async function writeCorrections(
       const own = row.columns.filter((c) => !isMetaColumn(c));
       const joined = (pick: (e: RefusedRecord['errors'][number]) => string) => rec.errors.map(pick).join(CODE_SEPARATOR);
       const errors = [joined((e) => e.field), joined((e) => e.code), joined(advice), joined((e) => e.stage)];
+      const origin = rec.origin ?? rec.provenance;
+      const originText = `${origin.file}:${origin.line}`;
       if (o.csv) {
-        // The cells the row has, in order: a row with a column too many or too few keeps it.
-        const cells = own.slice(0, Math.max(row.width ?? own.length, 0)).map((c) => cellText(row.values[c]));
-        const values = Object.fromEntries(own.map((c) => [c, row.values[c]]));
-        await write(o, line([...(multi ? [rec.source] : []), ...cells, ...errors, rowFingerprint(values)], o.delimiter));
+        // A row read back from a corrections file with columns its source does not have (a
+        // remark): the source's columns by name. Otherwise the cells the row has, in order: a row
+        // with a column too many or too few keeps it.
+        const extra = own.some((c) => !o!.columns.includes(c));
+        const cells = extra
+          ? o.columns.map((c) => cellText(row.values[c]))
+          : own.slice(0, Math.max(row.width ?? own.length, 0)).map((c) => cellText(row.values[c]));
+        const values = Object.fromEntries((extra ? o.columns : own).map((c) => [c, row.values[c]]));
+        await write(o, line([...(multi ? [rec.source] : []), originText, ...cells, ...errors, rowFingerprint(values)], o.delimiter));
       } else {
         const values = Object.fromEntries(own.map((c) => [c, row.values[c]]));
-        const object: Record<string, unknown> = multi ? { [SOURCE_COLUMN]: rec.source, ...values } : { ...values };
+        const object: Record<string, unknown> = multi
+          ? { [SOURCE_COLUMN]: rec.source, [ORIGIN_COLUMN]: originText, ...values }
+          : { [ORIGIN_COLUMN]: originText, ...values };
         ERROR_COLUMNS.forEach((c, i) => (object[c] = errors[i]));
         object[ROW_HASH_COLUMN] = rowFingerprint(values);
         await write(o, `${JSON.stringify(object)}\n`);

@@ -20,6 +20,7 @@ import { runPipeline, type RunReport } from '../pipeline/runner/index.js';
 import { DEMO_IDENTITIES, startService } from '../service/index.js';
 import { runChain, type ChainEvent, type ChainOutcome } from './chain.js';
 import { reconcile, REPORTS_DIR, type ReconcileResult } from './reconcile.js';
+import { verificationHeadline, verify } from './verify/index.js';
 
 export const DEMO_DIR = join('.stagecoach', 'demo');
 
@@ -127,7 +128,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         },
       });
       if (chain.status !== 'imported') throw new StagecoachError('JOB_FAILED', 'The demo could not get the sample data through validation');
+      const verification = await verify({ ledger, migrationId, client, ...(options.signal ? { signal: options.signal } : {}) });
+      step(verificationHeadline(verification));
       const result = await reconcile({
+        verification,
         ledger,
         migrationId,
         client,

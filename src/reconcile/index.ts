@@ -14,3 +14,14 @@ export { runDemo, type DemoOptions, type DemoResult } from './demo.js';
 export { buildReport, parseTolerance, type ReconciliationReport, type Tolerance } from './report-model.js';
 export { renderMarkdown, renderJson } from './render-markdown.js';
 export { renderHtml } from './render-html.js';
+export {
+  verify,
+  verifyMigration,
+  parseAcceptRules,
+  readAcceptFile,
+  verificationHeadline,
+  verificationLines,
+  type AcceptRule,
+  type VerificationReport,
+  type VerifyOptions,
+} from './verify/index.js';

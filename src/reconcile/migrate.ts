@@ -15,6 +15,7 @@ import { reconcile, REPORTS_DIR, type ReconcileResult } from './reconcile.js';
 import type { Tolerance } from './report-model.js';
 import { join } from 'node:path';
 import type { ValuesMode } from '../privacy/index.js';
+import { verify, type AcceptRule, type VerificationReport } from './verify/index.js';
 
 export interface MigrateOptions {
   /** The pipeline file, e.g. pipelines/crm.yaml. */
@@ -42,6 +43,10 @@ export interface MigrateOptions {
   logger?: RunLogger;
   /** How the report shows values of personal fields (default: the pipeline's setting, else masked). */
   values?: ValuesMode;
+  /** Verify what the platform holds once the import is done (default true; docs/reconciliation.md). */
+  verify?: boolean;
+  /** Known platform normalisations verification accepts (`--accept`, `--accept-file`). */
+  accept?: readonly AcceptRule[];
 }
 
 export interface MigrateResult {
@@ -49,7 +54,9 @@ export interface MigrateResult {
   /** Undefined when staging did not complete (nothing validated). */
   chain?: ChainOutcome;
   reconcile: ReconcileResult;
-  /** 0 when the records were imported, the report balances and no source file was cut off (or it was accepted), else 1. */
+  /** What verification found (undefined: skipped, or the import is not done). */
+  verification?: VerificationReport;
+  /** 0 when the records were imported, the report balances, verification passed (when it ran) and no source file was cut off (or it was accepted), else 1. */
   exitCode: 0 | 1;
 }
 
@@ -96,6 +103,18 @@ export async function migrate(options: MigrateOptions): Promise<MigrateResult> {
           ...(options.onEvent ? { onEvent: options.onEvent } : {}),
         });
       }
+      // Once imported, prove the data landed field by field (verify/index.ts), unless asked not to.
+      const verification =
+        chain?.status === 'imported' && options.verify !== false
+          ? await verify({
+              ledger,
+              migrationId,
+              client,
+              ...(options.accept ? { accept: options.accept } : {}),
+              ...(options.values ? { values: options.values } : {}),
+              ...(options.signal ? { signal: options.signal } : {}),
+            })
+          : undefined;
       // The platform's log is not copied into the ledger: the jobs' results carry every
       // per-record outcome the report needs, and `stagecoach logs` reads the log from the platform.
       const result = await reconcile({
@@ -106,11 +125,12 @@ export async function migrate(options: MigrateOptions): Promise<MigrateResult> {
         outDir: options.outDir ?? join(REPORTS_DIR, `run-${run.runId}`),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.values ? { values: options.values } : {}),
+        ...(verification ? { verification } : {}),
       });
       // A source file cut off or without rows fails the migration unless accepted (the report names it too).
       const readFailed = (run.readFailures?.length ?? 0) > 0;
-      const exitCode = chain?.status === 'imported' && result.report.balanced && !readFailed ? 0 : 1;
-      return { run, ...(chain ? { chain } : {}), reconcile: result, exitCode };
+      const exitCode = chain?.status === 'imported' && result.report.balanced && !readFailed && verification?.passed !== false ? 0 : 1;
+      return { run, ...(chain ? { chain } : {}), reconcile: result, ...(verification ? { verification } : {}), exitCode };
     } finally {
       ledger.close();
     }

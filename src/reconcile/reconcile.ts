@@ -17,9 +17,10 @@ import { renderHtml } from './render-html.js';
 import { renderJson, renderMarkdown } from './render-markdown.js';
 import { buildReport, parseTolerance, type ReconciliationReport, type Tolerance } from './report-model.js';
 import { readRowAt } from './source-rows.js';
-import { correctionsFormatOf } from '../pipeline/checks/corrections.js';
+import { correctionsFormatOf, sourceColumns } from '../pipeline/checks/corrections.js';
 import { Redactor, columnClassifier, migrationKey, type ValuesMode } from '../privacy/index.js';
 import { cutText } from '../contract/cut.js';
+import type { VerificationReport } from './verify/verification-model.js';
 
 /** Default folder of reports: one subfolder per run. */
 export const REPORTS_DIR = join('.stagecoach', 'reports');
@@ -44,6 +45,8 @@ export interface ReconcileOptions {
    * else masked). `revealed` is for a local working copy; the report says in its head which it is.
    */
   values?: ValuesMode;
+  /** What `verify` found (verify/index.ts), shown as the report's Verification section. */
+  verification?: VerificationReport;
 }
 
 export interface ReconcileResult {
@@ -54,14 +57,14 @@ export interface ReconcileResult {
 }
 
 /** Resolves a provenance path: relative to the working folder (as runs record it), else to the pipeline's folder. */
-function sourcePath(file: string, def: PipelineDefinition | undefined): string {
+export function sourcePath(file: string, def: PipelineDefinition | undefined): string {
   if (isAbsolute(file)) return file;
   const here = resolve(file);
   if (existsSync(here) || !def) return here;
   return resolve(def.dir, file);
 }
 
-async function loadDefinitions(ledger: Ledger, pipelines: string[]): Promise<PipelineDefinition[]> {
+export async function loadDefinitions(ledger: Ledger, pipelines: string[]): Promise<PipelineDefinition[]> {
   const defs: PipelineDefinition[] = [];
   for (const name of pipelines) {
     const run = [...ledger.runs(name)].pop();
@@ -106,13 +109,25 @@ function storiesOf(ledger: Ledger, pipelines: readonly string[], redactor: Redac
   for (const p of pipelines) {
     const found = rowStories(ledger.db, p, STORIES_LISTED - stories.length);
     total += found.total;
-    stories.push(...found.stories.map((s) => ({ ...s, legacyKey: redactor.legacyKey(s.legacyKey) })));
+    const shown = (key: string) => redactor.legacyKey(key);
+    stories.push(
+      ...found.stories.map((s) => ({
+        ...s,
+        legacyKey: shown(s.legacyKey),
+        steps: s.steps.map((st) => (st.formerKey !== undefined ? { ...st, formerKey: shown(st.formerKey) } : st)),
+      })),
+    );
   }
   return { total, stories };
 }
 
 /** The report's redactor: `values` given, else the pipelines' setting (the most careful of them), else masked. */
-function reportRedactor(options: ReconcileOptions, defs: PipelineDefinition[], ledgerFile: string, migrationId: string): Redactor {
+export function reportRedactor(
+  options: Pick<ReconcileOptions, 'values'>,
+  defs: PipelineDefinition[],
+  ledgerFile: string,
+  migrationId: string,
+): Redactor {
   const order: ValuesMode[] = ['masked', 'hashed', 'revealed'];
   const configured = defs.map((d) => d.privacy.reportValues).sort((a, b) => order.indexOf(a) - order.indexOf(b))[0];
   const mode = options.values ?? configured ?? 'masked';
@@ -181,6 +196,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
     rowStories: storiesOf(ledger, pipelines, redactor),
   });
   report.privacy = { values: redactor.mode, note: redactor.describe() };
+  if (options.verification) report.verification = options.verification;
 
   const dir = options.outDir ?? join(REPORTS_DIR, runLabel);
   await mkdir(dir, { recursive: true });
@@ -191,7 +207,11 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
 
   const corrections: CorrectionsFile[] = [];
   for (const def of defs) {
-    const sources: CorrectionSource[] = def.sources.map((s) => ({ name: s.name, format: s.format, encoding: s.encoding, csv: s.csv }));
+    const sources: CorrectionSource[] = [];
+    for (const s of def.sources) {
+      const columns = await sourceColumns(def, s);
+      sources.push({ name: s.name, format: s.format, encoding: s.encoding, csv: s.csv, ...(columns ? { columns: [...columns] } : {}) });
+    }
     const written = await writeCorrections(ledger.refused({ pipeline: def.name }), sources, dir, process.cwd());
     // They hold the refused rows' personal data: the ledger keeps where, for status and purge.
     for (const c of written)

@@ -15,6 +15,7 @@ import {
   type ReconciliationReport,
   type StepName,
 } from './report-model.js';
+import { verificationHeadline, verificationHtml } from './verify/render-verification.js';
 
 const STEPS: StepName[] = ['sourceRows', 'mapped', 'staged', 'valid', 'imported'];
 
@@ -137,6 +138,8 @@ export function renderHtml(report: ReconciliationReport): string {
       '</ul>',
     );
   }
+  if (report.verification)
+    h.push(`<div class="status ${report.verification.passed ? 'ok' : 'bad'}">${esc(verificationHeadline(report.verification))}</div>`);
 
   h.push('<div class="cards">');
   for (const step of STEPS)
@@ -174,6 +177,7 @@ export function renderHtml(report: ReconciliationReport): string {
     h.push('</tbody></table>');
   }
 
+  if (report.verification) h.push(...verificationHtml(report.verification, esc));
   h.push('<h2>Funnel</h2>', '<div class="panel">', renderFunnelSvg(funnel, { title: 'All components' }), '</div>');
 
   h.push('<h2>Chain per component and entity type</h2>');

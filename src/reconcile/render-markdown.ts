@@ -12,6 +12,7 @@ import {
   type ReconciliationReport,
   type StepName,
 } from './report-model.js';
+import { verificationHeadline, verificationMarkdown } from './verify/render-verification.js';
 
 const STEPS: StepName[] = ['sourceRows', 'mapped', 'staged', 'valid', 'imported'];
 
@@ -64,6 +65,7 @@ export function renderMarkdown(report: ReconciliationReport): string {
     for (const p of report.problems) out.push(`- ${p}`);
     out.push('');
   }
+  if (report.verification) out.push(`**${verificationHeadline(report.verification)}** (see Verification below).`, '');
 
   out.push('## Summary', '');
   out.push(`| ${STEPS.map((s) => STEP_LABELS[s]).join(' | ')} | Unaccounted | Removed from staging |`);
@@ -73,6 +75,8 @@ export function renderMarkdown(report: ReconciliationReport): string {
     '',
   );
   out.push(`Jobs: validation ${report.jobs.validation} · import ${report.jobs.import} · counts ${report.jobs.counts}`, '');
+
+  if (report.verification) out.push(...verificationMarkdown(report.verification));
 
   if (report.sourceFiles.length > 0) {
     // Each file counted apart from the parser (src/pipeline/source/tally.ts).

@@ -10,6 +10,7 @@
  * unaccounted, and set the platform's counts against the ledger's. Pure: no I/O, so every rule
  * is tested on plain numbers; the renderers only print what this returns.
  */
+import type { VerificationReport } from './verify/verification-model.js';
 import { tallyDisagreement, type SourceTally } from '../pipeline/source/tally.js';
 import type { RowStory } from '../ledger/index.js';
 
@@ -238,6 +239,8 @@ export interface ReconciliationReport {
   otherCountTables?: NonNullable<CountsByType['otherTables']>;
   /** How the report shows values of personal fields (set when it is written; see docs/privacy.md). */
   privacy?: { values: 'masked' | 'hashed' | 'revealed'; note: string };
+  /** What `verify` found the platform holds, field by field (verify/verification-model.ts), when it ran. */
+  verification?: VerificationReport;
 }
 
 const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0);
@@ -512,14 +515,16 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
 /**
  * A row's story in one line, for the Markdown and HTML reports.
  * @example storyText(story) // 'rejected in run 1 at klanten.csv:11 (INVALID_FIELD_VALUE) → imported, read in run 2 from corrections/klanten.corrections.csv:2'
+ *          // a correction that gave the row a key: 'rejected in run 1 at klanten.csv:136 (SOURCE_ROW_INVALID) → corrected as key 100133: staged, read in run 2 from fixed.csv:2'
  */
 export function storyText(story: RowStory): string {
   return story.steps
     .map((s, i) => {
       const codes = s.codes.length > 0 ? ` (${s.codes.join(', ')})` : '';
+      const rekeyed = story.steps[i - 1]?.formerKey !== undefined ? `corrected as key ${story.legacyKey}: ` : '';
       return i === 0
         ? `${s.state} in run ${s.run} at ${s.file}:${s.line}${codes}`
-        : `${s.state}${codes}, read in run ${s.run} from ${s.file}:${s.line}`;
+        : `${rekeyed}${s.state}${codes}, read in run ${s.run} from ${s.file}:${s.line}`;
     })
     .join(' → ');
 }

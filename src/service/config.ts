@@ -53,6 +53,10 @@ export const serviceConfigSchema = z.object({
     .describe(
       'Answer with the alternatives to the service’s own choices, e.g. "nulls,counters-from-0,gzip" or "all" (docs/contract-gaps.md)',
     ),
+  alterations: z
+    .string()
+    .optional()
+    .describe('Data alterations at import (truncate a field, drop a list item, …), see docs/fault-injection.md'),
   webhookTimeoutMs: z.number().int().positive().default(5000).describe('Timeout of one webhook delivery attempt, in ms'),
   webhookMaxAttempts: z.number().int().positive().default(10).describe('Attempts per webhook delivery before it is marked failed'),
   webhookRetryBaseMs: z

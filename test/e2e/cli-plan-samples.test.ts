@@ -72,7 +72,7 @@ describe('stagecoach plan on the sample CRM exports', () => {
     );
     const impossible = defects.find((d) => d.kind === 'impossible-date')!;
     expect(res.stdout).toContain(
-      `  samples/crm/klanten.csv:${impossible.line}  INVALID_FIELD_VALUE  dateOfBirth = "**-**-19**"\n      dateOfBirth: not a valid date, expected dd-mm-yyyy or d-m-yyyy, got \`**-**-19**\` in column geboortedatum\n`,
+      `  samples/crm/klanten.csv:${impossible.line}  INVALID_FIELD_VALUE  dateOfBirth = "**-**-19**"\n      dateOfBirth: not a date: February has 28 or 29 days, got \`**-**-19**\` in column geboortedatum\n`,
     );
     expect(res.stdout).toContain('Values of personal fields are masked; write a local working copy with --reveal.');
   });
@@ -82,7 +82,7 @@ describe('stagecoach plan on the sample CRM exports', () => {
     expect(res.code).toBe(0);
     const impossible = defects.find((d) => d.kind === 'impossible-date')!;
     expect(res.stdout).toContain(
-      `  samples/crm/klanten.csv:${impossible.line}  INVALID_FIELD_VALUE  dateOfBirth = "31-02-1980"\n      dateOfBirth: not a valid date, expected dd-mm-yyyy or d-m-yyyy, got \`31-02-1980\` in column geboortedatum\n`,
+      `  samples/crm/klanten.csv:${impossible.line}  INVALID_FIELD_VALUE  dateOfBirth = "31-02-1980"\n      dateOfBirth: not a date: February has 28 or 29 days, got \`31-02-1980\` in column geboortedatum\n`,
     );
   });
 

@@ -80,7 +80,7 @@ describe('corrections round trip', () => {
     // The engineer fixes rows in both files; handed back with two --corrections flags, they stage.
     const fixedCsv = readFileSync(join(dir, 'r2/klanten.corrections.csv'), 'utf8')
       .replace(/;31-02-1980;/, ';28-02-1980;')
-      .replace(/^(klanten;100081;S\.P\.)/m, 'klanten;199999;S.P.');
+      .replace(/^(klanten;[^;]*);100081;S\.P\./m, '$1;199999;S.P.');
     writeFileSync(join(dir, 'klanten-fixed.csv'), fixedCsv);
     const orgs = readFileSync(join(dir, 'r2/bedrijven.corrections.jsonl'), 'utf8')
       .split('\n')

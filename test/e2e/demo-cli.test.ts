@@ -28,6 +28,7 @@ describe('stagecoach demo', () => {
         `  ${t.sourceRows} legacy rows read, ${t.mapped} mapped, ${t.sourceRows - t.mapped} rejected before upload`,
         `  ${t.staged} staged, ${t.staged - t.valid} refused by validation (removed from staging), ${t.imported} imported`,
         '  reconciliation: balanced, 0 unaccounted',
+        `  verification: Verified: ${t.imported} of ${t.imported} imported records identical on the platform (100%)`,
         '  report:      .stagecoach/reports/demo/report.html  (and report.md, report.json)',
         ...res.stdout.split('\n').filter((l) => l.startsWith('  corrections: ')),
         '',
@@ -36,6 +37,12 @@ describe('stagecoach demo', () => {
     expect(t.imported).toBeGreaterThan(0);
     expect(t.imported).toBe(t.valid);
     expect(report.jobs).toEqual({ validation: 'valid', import: 'done', counts: 'done' });
+    // the demo's migration verifies 100% identical, and the report says so in its first lines
+    expect(report.verification).toMatchObject({ passed: true, imported: t.imported, identical: t.imported, differing: 0 });
+    const md = readFileSync(join(cwd, '.stagecoach/reports/demo/report.md'), 'utf8').split('\n');
+    expect(md.slice(0, 10)).toContain(
+      `**Verified: ${t.imported} of ${t.imported} imported records identical on the platform (100%)** (see Verification below).`,
+    );
     // runs afresh each time: a second demo gives the same numbers
     const again = await runCli(['demo'], { cwd });
     expect(again.code).toBe(0);

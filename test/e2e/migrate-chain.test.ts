@@ -108,8 +108,10 @@ describe('stagecoach migrate', () => {
     // the corrections file: the legacy row in its own columns, with the error columns added
     const corrections = readFileSync(join(out, 'people.corrections.csv'), 'utf8');
     const lines = corrections.split('\r\n');
-    expect(lines[0]).toBe('\uFEFFnr;initials;surname;nationality;error_field;error_code;error_message;error_stage;_row_hash');
-    expect(lines[1]).toMatch(/^1003;C\.;Bakker;XX;nationalities\.0;UNKNOWN_CODE;[^;]*;validation;[0-9a-f]{16}$/);
+    expect(lines[0]).toBe('\uFEFF_origin;nr;initials;surname;nationality;error_field;error_code;error_message;error_stage;_row_hash');
+    expect(lines[1]).toMatch(
+      /^test\/cases\/reconcile\/people\/people\.csv:4;1003;C\.;Bakker;XX;nationalities\.0;UNKNOWN_CODE;[^;]*;validation;[0-9a-f]{16}$/,
+    );
     expect(lines.slice(2)).toEqual(['']);
 
     // the engineer fixes the value and hands the file back
@@ -122,6 +124,8 @@ describe('stagecoach migrate', () => {
     const done = readReport(out);
     expect(done.balanced).toBe(true);
     expect(done.groups[0]!.steps).toEqual({ sourceRows: 20, mapped: 20, staged: 20, valid: 20, imported: 20 });
+    // The row re-staged from the corrections file is verified as corrected, not from the export's refused row.
+    expect(done.verification).toMatchObject({ passed: true, imported: 20, identical: 20 });
 
     const token = await getToken(svc.url);
     const migration = (await call(svc.url, token, 'GET', `${MIGRATIONS}/${done.run.migrationId}`)).body;

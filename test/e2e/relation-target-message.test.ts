@@ -52,7 +52,8 @@ describe('RELATION_TARGET_MISSING in the report and the corrections file', () =>
         `\\(\\S*klanten\\.csv:${to + 1}\\), refused before upload \\(MISSING_REQUIRED_FIELD\\) — fix that row first`,
     );
     const corrections = readFileSync(join(out, 'klanten.corrections.csv'), 'utf8');
-    const row = corrections.split('\r\n').find((l) => l.startsWith(`${cells[from]![0]};`));
+    // After _origin, the export row it stands for.
+    const row = corrections.split('\r\n').find((l) => l.includes(`klanten.csv:${from + 1};${cells[from]![0]};`));
     expect(row).toMatch(message);
     expect(row!.match(/ — /g)).toHaveLength(1);
     expect(readFileSync(join(out, 'report.md'), 'utf8')).toMatch(message);

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import {
   activeRemovals,
@@ -58,7 +59,7 @@ describe('ledger transitions', () => {
   it('creates the file in WAL mode with the raised checkpoint and the schema version', () => {
     expect(ledger.db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(ledger.db.pragma('wal_autocheckpoint', { simple: true })).toBe(100000);
-    expect(ledger.db.pragma('user_version', { simple: true })).toBe(1);
+    expect(ledger.db.pragma('user_version', { simple: true })).toBe(2);
     const tables = ledger.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
     expect(tables).toEqual(['batches', 'jobs', 'log_cursor', 'migrations', 'record_history', 'records', 'run_sources', 'runs', 'scopes']);
   });
@@ -215,6 +216,7 @@ describe('ledger transitions', () => {
       {
         source: 'persons',
         provenance: { file: 'samples/persons.csv', line: 8, byteOffset: 700 },
+        origin: { file: 'samples/persons.csv', line: 8 },
         errors: [
           { field: 'dateOfBirth', code: 'INVALID_FIELD_VALUE', message: 'expected a date dd-mm-yyyy, got "31-02-1980"', stage: 'mapping' },
         ],
@@ -222,6 +224,7 @@ describe('ledger transitions', () => {
       {
         source: 'persons',
         provenance: { file: 'samples/persons.csv', line: 42, byteOffset: 4000 },
+        origin: { file: 'samples/persons.csv', line: 42 },
         errors: [{ field: '', code: 'SOURCE_ROW_INVALID', message: 'expected 15 columns, got 14', stage: 'source' }],
       },
     ]);
@@ -621,5 +624,158 @@ describe('removing invalid records from staging (--drop-invalid)', () => {
     expect([...staged].sort()).toEqual(refs([3, 4, 5, 6, 7, 8, 9, 10]).sort());
     expect([...activeRemovals(ledger, MIGRATION).keys()].sort()).toEqual(refs([1, 2]).sort());
     expect(pendingRemovals(ledger, MIGRATION)).toEqual([]);
+  });
+});
+
+describe("corrections in a record's life", () => {
+  let dir: string;
+  let file: string;
+  beforeEach(() => {
+    dir = tempDir('stagecoach-ledger-');
+    file = join(dir, 'ledger.db');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const input = { pipeline: 'crm', component: 'Counterparties', pipelineFile: 'pipelines/crm.yaml', pipelineHash: 'abc' };
+  const EXPORT = 'samples/klanten.csv';
+  const refusal = (legacyKey: string | undefined, line: number, rowHash: string, code = 'INVALID_FIELD_VALUE') => ({
+    legacyKey,
+    referenceId: undefined,
+    errors: [{ stage: 'mapping' as const, field: 'f', code, message: 'm' }],
+    provenance: { source: 'klanten', file: EXPORT, line, byteOffset: line * 100, rowHash },
+  });
+  const corrected = (legacyKey: string, file: string, line: number, rowHash = `c${line}`): LedgerRecordInput => ({
+    legacyKey,
+    referenceId: `00000000-0000-4000-8000-${legacyKey.padStart(12, '0')}`,
+    entityType: 'person',
+    contentHash: `content-${legacyKey}-${rowHash}`,
+    provenance: { source: 'klanten', file, line, byteOffset: 0, rowHash },
+  });
+  const stage = (ledger: Ledger, runId: number, scope: Scope, records: LedgerRecordInput[]) => {
+    const mig = ledger.migrationNo(MIGRATION);
+    const batch = ledger.beginBatch(runId, scope, mig, records, 100);
+    ledger.finishBatch(scope, batch, []);
+  };
+  const rows = (ledger: Ledger) =>
+    [...ledger.records()].map((r) => [r.legacyKey ?? `${r.provenance.file}:${r.provenance.line}`, r.state, r.origin?.line ?? null]);
+
+  it('a corrected record keeps the export row it replaced until a newer version of that row is written, within its migration', () => {
+    const ledger = openLedger(file);
+    const first = ledger.startRun(input);
+    ledger.recordRejects(first.run.id, first.scope, [refusal('100155', 158, 'h158')]);
+    ledger.finishRun(first.run.id, 'completed');
+
+    const fix = ledger.startRun({ ...input, readsEverything: false });
+    ledger.claimCorrections(fix.scope, [{ keyed: 1, legacyKey: '100155', origin: { file: EXPORT, line: 158 } }]);
+    stage(ledger, fix.run.id, fix.scope, [corrected('100155', 'fixed.csv', 2)]);
+    ledger.finishRun(fix.run.id, 'completed');
+    expect([...ledger.records()][0]).toMatchObject({
+      state: 'staged',
+      provenance: { file: 'fixed.csv', line: 2 },
+      origin: { file: EXPORT, line: 158, rowHash: 'h158' },
+    });
+    expect(ledger.correctedOrigins(fix.scope, ledger.migrationNo(MIGRATION))).toEqual(new Set([`${EXPORT}\u0000h158`]));
+    // A run into another migration (the last one completed or canceled) starts from the export.
+    expect(ledger.correctedOrigins(fix.scope, ledger.migrationNo(OTHER_MIGRATION)).size).toBe(0);
+
+    // A newer correction keeps the origin; the export's row once changed (a write from the export) ends it.
+    const again = ledger.startRun({ ...input, readsEverything: false });
+    ledger.claimCorrections(again.scope, [{ keyed: 1, legacyKey: '100155', origin: { file: EXPORT, line: 158 } }]);
+    stage(ledger, again.run.id, again.scope, [corrected('100155', 'fixed-2.csv', 5)]);
+    ledger.finishRun(again.run.id, 'completed');
+    expect(rows(ledger)).toEqual([['100155', 'staged', 158]]);
+    const plain = ledger.startRun(input);
+    stage(ledger, plain.run.id, plain.scope, [corrected('100155', EXPORT, 158, 'h158-fixed')]);
+    expect([...ledger.records()][0]!.origin).toBeUndefined();
+    expect(ledger.correctedOrigins(plain.scope, ledger.migrationNo(MIGRATION)).size).toBe(0);
+    ledger.close();
+  });
+
+  it('re-keys a refused row a correction gave a key, once, with its story; keeps it through a full run; never re-keys a record the platform holds or onto a key that is taken', () => {
+    const ledger = openLedger(file);
+    const first = ledger.startRun(input);
+    ledger.recordRejects(first.run.id, first.scope, [
+      refusal(undefined, 136, 'h136', 'SOURCE_ROW_INVALID'),
+      refusal(undefined, 91, 'h91', 'DUPLICATE_LEGACY_KEY'),
+      refusal('100044', 46, 'h46'),
+    ]);
+    stage(ledger, first.run.id, first.scope, [corrected('100081', EXPORT, 84, 'h84')]);
+    ledger.finishRun(first.run.id, 'completed');
+    const fix = ledger.startRun({ ...input, readsEverything: false });
+    ledger.claimCorrections(fix.scope, [
+      { keyed: 1, legacyKey: '100133', origin: { file: EXPORT, line: 136 } },
+      { keyed: 1, legacyKey: '100081', origin: { file: EXPORT, line: 91 } }, // the key the staged row at line 84 holds
+    ]);
+    stage(ledger, fix.run.id, fix.scope, [corrected('100133', 'fixed.csv', 2)]);
+    ledger.finishRun(fix.run.id, 'completed');
+    expect(rows(ledger)).toEqual([
+      ['100044', 'rejected', null],
+      ['100081', 'staged', null],
+      ['100133', 'staged', 136],
+      [`${EXPORT}:91`, 'rejected', null],
+    ]);
+    expect(rowStories(ledger.db, 'crm', 10).stories).toEqual([
+      {
+        component: 'Counterparties',
+        legacyKey: '100133',
+        steps: [
+          { state: 'rejected', run: first.run.id, file: EXPORT, line: 136, codes: ['SOURCE_ROW_INVALID'], formerKey: `${EXPORT}:136` },
+          { state: 'staged', run: fix.run.id, file: 'fixed.csv', line: 2, codes: [] },
+        ],
+      },
+    ]);
+    // A full run clears the keyless rejects it reports afresh, not the ones a correction read.
+    const plain = ledger.startRun(input);
+    expect(rows(ledger).map((r) => r[0])).toEqual(['100044', '100081', '100133']);
+    ledger.finishRun(plain.run.id, 'completed');
+
+    // Invalid on the platform: the record keeps its key (and referenceId); the new key is a record of its own.
+    const v = ledger.startRun({ ...input, readsEverything: false });
+    ledger.db.prepare("UPDATE records SET state = 'invalid' WHERE legacy_key = '100044'").run();
+    ledger.claimCorrections(v.scope, [{ keyed: 1, legacyKey: '100999', origin: { file: EXPORT, line: 46 } }]);
+    expect(rows(ledger)).toContainEqual(['100044', 'invalid', null]);
+    expect(rows(ledger).map((r) => r[0])).not.toContain('100999');
+    ledger.close();
+  });
+
+  it('upgrades a ledger of version 1 in place: the columns added, the records kept, the story trigger carrying the former key', () => {
+    const v1 = new Database(file);
+    v1.exec(`
+      CREATE TABLE scopes (id INTEGER PRIMARY KEY, pipeline TEXT NOT NULL, component TEXT NOT NULL, UNIQUE (pipeline, component));
+      INSERT INTO scopes VALUES (1, 'crm', 'Counterparties');
+      CREATE TABLE migrations (id INTEGER PRIMARY KEY, reference_id TEXT NOT NULL UNIQUE);
+      CREATE TABLE records (scope INTEGER NOT NULL, keyed INTEGER NOT NULL, legacy_key TEXT NOT NULL, reference_id TEXT, entity_type TEXT,
+        state TEXT NOT NULL, content_hash TEXT, migration INTEGER, last_batch INTEGER, last_run INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+        errors TEXT, source TEXT NOT NULL, file TEXT NOT NULL, line INTEGER NOT NULL, byte_offset INTEGER NOT NULL, row_hash TEXT NOT NULL,
+        updated_at TEXT NOT NULL, PRIMARY KEY (scope, keyed, legacy_key)) WITHOUT ROWID;
+      CREATE TABLE record_history (scope INTEGER NOT NULL, keyed INTEGER NOT NULL, legacy_key TEXT NOT NULL, state TEXT NOT NULL, errors TEXT,
+        run INTEGER NOT NULL, file TEXT NOT NULL, line INTEGER NOT NULL, next_run INTEGER NOT NULL, next_file TEXT NOT NULL,
+        next_line INTEGER NOT NULL, at TEXT NOT NULL);
+      CREATE TRIGGER record_refusal_kept AFTER UPDATE OF last_run ON records
+        WHEN OLD.state IN ('rejected', 'invalid', 'failed') AND NEW.last_run <> OLD.last_run
+          AND (NEW.state <> OLD.state OR NEW.row_hash <> OLD.row_hash OR NEW.file <> OLD.file)
+      BEGIN
+        INSERT INTO record_history (scope, keyed, legacy_key, state, errors, run, file, line, next_run, next_file, next_line, at)
+        VALUES (OLD.scope, OLD.keyed, OLD.legacy_key, OLD.state, OLD.errors, OLD.last_run, OLD.file, OLD.line, NEW.last_run, NEW.file, NEW.line, NEW.updated_at);
+      END;
+      INSERT INTO records (scope, keyed, legacy_key, state, last_run, errors, source, file, line, byte_offset, row_hash, updated_at)
+        VALUES (1, 0, '${EXPORT}:136', 'rejected', 1, '[{"stage":"source","field":"","code":"SOURCE_ROW_INVALID","message":"m"}]', 'klanten', '${EXPORT}', 136, 0, 'h136', 'then');
+      PRAGMA user_version = 1;`);
+    v1.close();
+    // Read-only, it reads as it is (nothing is written to it).
+    const readOnly = openLedger(file, { readonly: true });
+    expect([...readOnly.records()].map((r) => [r.provenance.line, r.origin])).toEqual([[136, undefined]]);
+    readOnly.close();
+
+    const ledger = openLedger(file);
+    expect(ledger.db.pragma('user_version', { simple: true })).toBe(2);
+    // The record was refused by a run of version 1 (run 1 here); this is a later one.
+    ledger.finishRun(ledger.startRun({ ...input, readsEverything: false }).run.id, 'completed');
+    const { run, scope } = ledger.startRun({ ...input, readsEverything: false });
+    expect(scope.id).toBe(1);
+    ledger.claimCorrections(scope, [{ keyed: 1, legacyKey: '100133', origin: { file: EXPORT, line: 136 } }]);
+    stage(ledger, run.id, scope, [corrected('100133', 'fixed.csv', 2)]);
+    expect(rows(ledger)).toEqual([['100133', 'staged', 136]]);
+    expect(rowStories(ledger.db, 'crm', 10).stories[0]!.steps[0]!.formerKey).toBe(`${EXPORT}:136`);
+    ledger.close();
   });
 });

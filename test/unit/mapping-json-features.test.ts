@@ -211,7 +211,7 @@ record:
     item:
       object:
         type: { value: office }
-        number: { column: ., transforms: [phone] }
+        number: { column: ., transforms: [{ phone: { region: NL } }] }
   addresses:
     - object:
         referenceId: { referenceId: { suffix: address/main } }
@@ -298,8 +298,8 @@ describe('each: one output item per array item', () => {
         value: 'bel me',
         code: 'INVALID_FIELD_VALUE',
         message:
-          'telephoneNumbers[1].number: not a phone number, expected a NL or international number, got `bel me` in column telefoons[1]',
-        trace: 'column "telefoons[1]" `bel me` → phone → refused',
+          'telephoneNumbers[1].number: not a phone number, expected a number of region NL or an international one, got `bel me` in column telefoons[1]',
+        trace: 'column "telefoons[1]" `bel me` → phone(NL) → refused',
       },
       {
         field: 'addresses[1].postalCode',

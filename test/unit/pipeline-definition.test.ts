@@ -158,7 +158,7 @@ describe('pipeline definition', () => {
       [
         `Invalid ${m}: 2 problems`,
         `  ${m}:5:41: record.sex.transforms[0]: unknown code table "sexe"; the mapping's codes: declares "geslacht"`,
-        `  ${m}:6:54: record.dateOfBirth.transforms[0]: date format "dd-mm-yy" must contain a day (dd or d), a month (mm or m) and a year (yyyy) once each`,
+        `  ${m}:6:54: record.dateOfBirth.transforms[0]: date format "dd-mm-yy" has a two-digit year: say which century with pivot (e.g. { date: { formats: [dd-mm-yy], pivot: 30 } } reads 29 as 2029 and 30 as 1930)`,
       ].join('\n'),
     );
   });

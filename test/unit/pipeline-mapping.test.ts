@@ -10,7 +10,7 @@ import {
   initials,
   normaliseEmail,
   normalisePhone,
-  parseDate,
+  compileDate,
   postcodeNl,
   titleCase,
   collapseSpaces,
@@ -24,7 +24,10 @@ import { parseYamlText } from '../../src/pipeline/definition/yaml-file.js';
 import type { StagedPerson } from '../../src/contract/migration.js';
 
 const NS = '3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f';
-const step = (t: Transform, codes = {}) => compileTransform(t, codes).step;
+const step = (t: Transform, codes = {}) => {
+  const s = compileTransform(t, codes).step;
+  return (v: unknown, row: Record<string, unknown> = {}) => s(v, row);
+};
 
 describe('transforms', () => {
   it('trims and changes case, title case keeping the Dutch IJ together', () => {
@@ -104,25 +107,50 @@ describe('transforms', () => {
   });
 
   it('parses dates in the given formats strictly, rejecting dates that do not exist', () => {
-    const formats = ['dd-mm-yyyy', 'd-m-yyyy', 'yyyymmdd', 'dd/mm/yyyy'].map(compileDateFormat);
-    expect(parseDate('07-03-1980', formats)).toBe('1980-03-07');
-    expect(parseDate('7-3-1980', formats)).toBe('1980-03-07');
-    expect(parseDate('19800307', formats)).toBe('1980-03-07');
-    expect(parseDate('07/03/1980', formats)).toBe('1980-03-07');
-    expect(parseDate('29-02-2000', formats)).toBe('2000-02-29');
-    expect(parseDate('29-02-1900', formats)).toBeUndefined();
-    expect(parseDate('31-02-1980', formats)).toBeUndefined();
-    expect(parseDate('31-04-1980', formats)).toBeUndefined();
-    expect(parseDate('00-01-1980', formats)).toBeUndefined();
-    expect(parseDate('01-13-1980', formats)).toBeUndefined();
-    expect(parseDate('1980-03-07', formats)).toBeUndefined();
-    expect(parseDate('07.03.1980', [compileDateFormat('dd.mm.yyyy')])).toBe('1980-03-07');
-    expect(parseDate('07x03x1980', [compileDateFormat('dd.mm.yyyy')])).toBeUndefined();
-    expect(() => compileDateFormat('dd-mm-yy')).toThrow(
-      'date format "dd-mm-yy" must contain a day (dd or d), a month (mm or m) and a year (yyyy) once each',
+    const parse = compileDate({ formats: ['dd-mm-yyyy', 'd-m-yyyy', 'yyyymmdd', 'dd/mm/yyyy'] });
+    const notADate = (why: string) => new TransformFailure('INVALID_FIELD_VALUE', `not a date: ${why}`);
+    expect(parse('07-03-1980')).toBe('1980-03-07');
+    expect(parse('7-3-1980')).toBe('1980-03-07');
+    expect(parse('19800307')).toBe('1980-03-07');
+    expect(parse('07/03/1980')).toBe('1980-03-07');
+    expect(parse('29-02-2000')).toBe('2000-02-29');
+    expect(parse('29-02-1900')).toEqual(notADate('February has 29 days only in a leap year'));
+    expect(parse('31-02-1980')).toEqual(notADate('February has 28 or 29 days'));
+    expect(parse('31-04-1980')).toEqual(notADate('April has 30 days'));
+    expect(parse('00-01-1980')).toEqual(notADate('a day starts at 1'));
+    expect(parse('01-13-1980')).toEqual(notADate('a month runs from 1 to 12'));
+    expect(parse('1980-03-07')).toEqual(
+      new TransformFailure('INVALID_FIELD_VALUE', 'does not match the date format dd-mm-yyyy or d-m-yyyy or yyyymmdd or dd/mm/yyyy'),
+    );
+    expect(compileDate({ formats: ['dd.mm.yyyy'] })('07.03.1980')).toBe('1980-03-07');
+    expect(compileDate({ formats: ['dd.mm.yyyy'] })('07x03x1980')).toEqual(
+      new TransformFailure('INVALID_FIELD_VALUE', 'does not match the date format dd.mm.yyyy'),
+    );
+    expect(() => compileDateFormat('dd-mm')).toThrow(
+      'date format "dd-mm" must contain a day (dd or d), a month (mm, m or mmm) and a year (yyyy or yy) once each',
     );
     const date = step({ date: 'dd-mm-yyyy' });
-    expect(date('31-02-1980')).toEqual(new TransformFailure('INVALID_FIELD_VALUE', 'not a valid date, expected dd-mm-yyyy'));
+    expect(date('31-02-1980')).toEqual(notADate('February has 28 or 29 days'));
+  });
+
+  it('reads numbers only with the separators the mapping states (no default: a Dutch one would read 68,000 as 68)', () => {
+    const load = (number: string) =>
+      parseYamlText(
+        `type: person\nkey: { column: id, scope: p }\nrecord:\n  surname: { column: x, transforms: [{ number: ${number} }] }\n`,
+        mappingFileSchema,
+        'm.yaml',
+      );
+    expect(() => load('{}')).toThrow(
+      [
+        'Invalid m.yaml: 2 problems',
+        '  m.yaml:4:48: record.surname.transforms[0].number.decimal: expected one of "," | ".", got nothing',
+        '  m.yaml:4:48: record.surname.transforms[0].number.thousands: expected one of "." | "," | " " | "", got nothing',
+      ].join('\n'),
+    );
+    expect(() => load("{ decimal: ',' }")).toThrow(
+      'Invalid m.yaml: m.yaml:4:48: record.surname.transforms[0].number.thousands: expected one of "." | "," | " " | "", got nothing',
+    );
+    expect(step({ number: { decimal: '.', thousands: ',' } })('68,000')).toBe(68000);
   });
 
   it('reads numbers with decimal commas and thousands separators', () => {
@@ -200,17 +228,19 @@ describe('transforms', () => {
   });
 
   it('normalises Dutch and international phone numbers to E.164', () => {
-    expect(normalisePhone('06-12345678')).toBe('+31612345678');
-    expect(normalisePhone('06 12 34 56 78')).toBe('+31612345678');
-    expect(normalisePhone('020-1234567')).toBe('+31201234567');
-    expect(normalisePhone('(020) 123 45 67')).toBe('+31201234567');
+    expect(normalisePhone('06-12345678', 'NL')).toBe('+31612345678');
+    expect(normalisePhone('06 12 34 56 78', 'NL')).toBe('+31612345678');
+    expect(normalisePhone('020-1234567', 'NL')).toBe('+31201234567');
+    expect(normalisePhone('(020) 123 45 67', 'NL')).toBe('+31201234567');
     expect(normalisePhone('+31 6 12345678')).toBe('+31612345678');
     expect(normalisePhone('+31 (0)6 12345678')).toBe('+31612345678');
     expect(normalisePhone('0031612345678')).toBe('+31612345678');
-    expect(normalisePhone('+32 3 123 45 67')).toBe('+3231234567');
-    expect(normalisePhone('03 123 45 67', 'BE')).toBe('+3231234567');
-    expect(normalisePhone('0612345')).toBeUndefined();
-    expect(normalisePhone('bel me')).toBeUndefined();
+    expect(normalisePhone('+32 3 234 56 78')).toBe('+3232345678');
+    expect(normalisePhone('03 234 56 78', 'BE')).toBe('+3232345678');
+    expect(normalisePhone('0612345', 'NL')).toBeUndefined();
+    expect(normalisePhone('bel me', 'NL')).toBeUndefined();
+    // no region, no guess: a national number is not read
+    expect(normalisePhone('06-12345678')).toBeUndefined();
   });
 
   it('normalises e-mail addresses: trimmed, domain lower-cased, basic validity', () => {
@@ -256,7 +286,7 @@ describe('transforms', () => {
     expect(step({ split: { separator: ',' } })('a,b')).toEqual(['a', 'b']);
     expect(step({ join: '-' })(['a', '', 'b'])).toBe('a-b');
     const d = compileTransform({ default: 'NL' }, {});
-    expect([d.acceptsEmpty, d.step(''), d.step('BE')]).toEqual([true, 'NL', 'BE']);
+    expect([d.acceptsEmpty, d.step('', {}), d.step('BE', {})]).toEqual([true, 'NL', 'BE']);
     expect(step({ pattern: { regex: '^\\d{8}$', message: 'expected 8 digits' } })('1234')).toEqual(
       new TransformFailure('INVALID_FIELD_VALUE', 'expected 8 digits'),
     );
@@ -274,8 +304,8 @@ record:
   fullName: { concat: [voornamen, { column: achternaam, transforms: [upper] }], separator: ' ' }
   sex: { column: geslacht, transforms: [{ code: geslacht }], when: { column: geslacht, in: [M, V] } }
   telephoneNumbers:
-    - object: { type: { value: mobiel }, number: { column: mobiel, transforms: [phone] } }
-    - object: { type: { value: vast }, number: { column: vast, transforms: [phone] } }
+    - object: { type: { value: mobiel }, number: { column: mobiel, transforms: [{ phone: { region: NL } }] } }
+    - object: { type: { value: vast }, number: { column: vast, transforms: [{ phone: { region: NL } }] } }
   addresses:
     - object:
         referenceId: { referenceId: { suffix: address/main } }
@@ -404,8 +434,9 @@ record:
         field: 'telephoneNumbers[0].number',
         value: 'bel me',
         code: 'INVALID_FIELD_VALUE',
-        message: 'telephoneNumbers[0].number: not a phone number, expected a NL or international number, got `bel me` in column mobiel',
-        trace: 'column "mobiel" `bel me` → phone → refused',
+        message:
+          'telephoneNumbers[0].number: not a phone number, expected a number of region NL or an international one, got `bel me` in column mobiel',
+        trace: 'column "mobiel" `bel me` → phone(NL) → refused',
       },
       {
         field: 'addresses[0].postalCode',

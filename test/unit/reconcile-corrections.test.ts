@@ -47,17 +47,20 @@ describe('corrections file', () => {
       { source: 'organisations', file: join(out, 'organisations.corrections.jsonl'), rows: 1 },
     ]);
     const persons = readFileSync(join(out, 'persons.corrections.csv'), 'utf8').split('\r\n');
-    expect(persons[0]).toBe('\uFEFF_source;klantnr;voorletters;achternaam;land;error_field;error_code;error_message;error_stage;_row_hash');
+    expect(persons[0]).toBe(
+      '\uFEFF_source;_origin;klantnr;voorletters;achternaam;land;error_field;error_code;error_message;error_stage;_row_hash',
+    );
     expect(persons[1]).toMatch(
-      /^persons;1002;;"de Vries; jr";NL;initials;MISSING_REQUIRED_FIELD;initials is required — fill in the value;mapping;[0-9a-f]{16}$/,
+      /^persons;persons\.csv:3;1002;;"de Vries; jr";NL;initials;MISSING_REQUIRED_FIELD;initials is required — fill in the value;mapping;[0-9a-f]{16}$/,
     );
     expect(persons[2]).toMatch(
-      /^persons;1003;P\.;Bakker;XX;countryCode \| nationalities\.0;UNKNOWN_CODE \| UNKNOWN_CODE;XX is not a configured country — correct the value \| XX is not a configured nationality — correct the value;validation \| validation;[0-9a-f]{16}$/,
+      /^persons;persons\.csv:4;1003;P\.;Bakker;XX;countryCode \| nationalities\.0;UNKNOWN_CODE \| UNKNOWN_CODE;XX is not a configured country — correct the value \| XX is not a configured nationality — correct the value;validation \| validation;[0-9a-f]{16}$/,
     );
     expect(persons.slice(3)).toEqual(['']);
     const orgs = JSON.parse(readFileSync(join(out, 'organisations.corrections.jsonl'), 'utf8')) as Record<string, unknown>;
     expect(orgs).toEqual({
       _source: 'organisations',
+      _origin: 'orgs.json:3',
       kvk: '',
       naam: 'Nameless',
       error_field: 'cocNumber',

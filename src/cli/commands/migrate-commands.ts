@@ -20,6 +20,10 @@ import { DEFAULT_LEDGER_FILE, type RunRow } from '../../ledger/types.js';
 import type { ReconcileResult } from '../../reconcile/reconcile.js';
 import { parseTolerance, type ReconciliationReport } from '../../reconcile/report-model.js';
 import { EXIT } from '../run.js';
+import { correctionsNotes } from '../corrections-notes.js';
+import type { AcceptRule } from '../../reconcile/verify/accept.js';
+import { verificationHeadline, verificationLines } from '../../reconcile/verify/render-verification.js';
+import type { VerificationReport } from '../../reconcile/verify/verification-model.js';
 
 // The ledger (SQLite) and src/reconcile (the client, undici) are imported where a command runs,
 // so that `stagecoach --help` and the commands without network start without loading them.
@@ -76,6 +80,19 @@ function latestRunWithMigration(ledger: Ledger, pipeline: string | undefined): R
     .runs()
     .filter((r) => r.migrationId && (!pipeline || r.pipeline === pipeline || same(r.pipelineFile, pipeline)))
     .at(-1);
+}
+
+/** The migration of the pipeline's latest run in the ledger (of any pipeline when none is named): `report` and `verify`. */
+function ledgerMigrationOf(ledger: Ledger, pipeline: string | undefined): string {
+  const last = latestRunWithMigration(ledger, pipeline);
+  if (!last)
+    throw new StagecoachError(
+      'CONFIG_INVALID',
+      pipeline
+        ? `The ledger ${ledger.file} has no run of ${pipeline} attached to a migration`
+        : `The ledger ${ledger.file} has no run attached to a migration yet; run a pipeline first`,
+    );
+  return last.migrationId!;
 }
 
 /**
@@ -160,8 +177,23 @@ function printReportSummary(result: ReconcileResult): void {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
+/** Repeatable option values, in order. */
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+/** The accept rules of --accept and --accept-file (docs/reconciliation.md). */
+async function acceptRules(opts: { accept?: string[]; acceptFile?: string }): Promise<AcceptRule[]> {
+  const { parseAcceptRules, readAcceptFile } = await import('../../reconcile/verify/accept.js');
+  return [...(opts.acceptFile ? readAcceptFile(opts.acceptFile) : []), ...parseAcceptRules(opts.accept ?? [])];
+}
+
+function printVerification(v: VerificationReport): void {
+  const head = verificationHeadline(v);
+  process.stdout.write(`${v.passed ? pc.green(head) : pc.red(head)}\n${verificationLines(v).join('\n')}\n`);
+}
+
 export function registerMigrateCommands(program: Command): void {
   registerJobCommands(program);
+  registerVerify(program);
   registerCancel(program);
   registerLogs(program);
   registerMigrate(program);
@@ -405,10 +437,16 @@ function registerMigrate(program: Command): void {
       "show personal values in the report in the clear (a local working copy; default: the pipeline's privacy.reportValues)",
     )
     .option('--log-level <level>', 'pino log level of the run on stderr (default warn on a terminal, info otherwise)')
+    .option('--no-verify', 'skip verifying, field by field, what the platform holds once the import is done')
+    .option('--accept <rule>', 'a known platform normalisation verification accepts, e.g. surname:truncate=30 (repeatable)', collect)
+    .option('--accept-file <file>', 'accept rules, one a line (docs/reconciliation.md)')
     .action(
       async (
         file: string,
         opts: CommonFlags & {
+          verify: boolean;
+          accept?: string[];
+          acceptFile?: string;
           corrections?: string[];
           dropInvalid?: boolean;
           tolerance: string;
@@ -419,6 +457,7 @@ function registerMigrate(program: Command): void {
           allowTruncated?: boolean;
         },
       ) => {
+        const accept = await acceptRules(opts);
         const client = await clientFromOptions(opts);
         const { migrate } = await import('../../reconcile/migrate.js');
         const display = jobDisplay({
@@ -442,6 +481,8 @@ function registerMigrate(program: Command): void {
               ...(opts.allowTruncated ? { allowTruncated: true } : {}),
               ...(opts.out ? { outDir: opts.out } : {}),
               ...(opts.deadline ? { jobDeadlineMs: opts.deadline * 1000 } : {}),
+              verify: opts.verify,
+              accept,
             }),
           ).finally(display.done);
           if (opts.json) {
@@ -457,6 +498,7 @@ function registerMigrate(program: Command): void {
             process.stdout.write(
               `${pc.bold(`Run ${r.runId}`)} of ${r.pipeline} into migration ${r.migrationId}: ${r.rowsRead} rows read, ${r.staged} staged, ${r.skippedUnchanged} unchanged, ${r.rejected} rejected, ${r.failed} refused by staging\n`,
             );
+            for (const note of correctionsNotes(r)) process.stdout.write(`  ${note}\n`);
             for (const f of r.readFailures ?? [])
               process.stdout.write(`${pc.red('read failure')} ${f} (accept it with --allow-truncated)\n`);
             if (!r.complete)
@@ -474,10 +516,77 @@ function registerMigrate(program: Command): void {
                 `import ${i.status}: ${i.numberOfImportedEntities} of ${i.numberOfStagedEntities} staged entities imported${i.errors.length ? `, ${i.errors.length} error(s)` : ''}\n`,
               );
             }
+            if (result.verification) printVerification(result.verification);
             printReportSummary(result.reconcile);
           }
           process.exitCode = result.exitCode;
         } finally {
+          await client.close();
+        }
+      },
+    );
+}
+
+function registerVerify(program: Command): void {
+  const cmd = program
+    .command('verify')
+    .description(
+      "Prove the data landed: compare every imported record's fields with what the platform holds now, and write the report with a Verification section (exit 1 when anything differs)",
+    )
+    .argument('[pipeline]', 'pipeline name or file: verify the migration of its latest run (default: the latest run of any pipeline)');
+  addConnectionOptions(withLedgerOption(cmd))
+    .option('--migration <id>', 'verify this migration')
+    .option('--accept <rule>', 'a known platform normalisation to accept, e.g. surname:truncate=30 (repeatable)', collect)
+    .option('--accept-file <file>', 'accept rules, one a line (docs/reconciliation.md)')
+    .option('--tolerance <n|%>', 'records the report may leave unaccounted (as report)', tolerance, '0')
+    .option('--out <dir>', 'folder of the report (default ./.stagecoach/reports/run-<id>)')
+    .option('--json', 'print the verification as JSON')
+    .option('--reveal', 'show personal values in the clear (a local working copy; default masked)')
+    .action(
+      async (
+        pipeline: string | undefined,
+        opts: CommonFlags & {
+          migration?: string;
+          accept?: string[];
+          acceptFile?: string;
+          tolerance: string;
+          out?: string;
+          reveal?: boolean;
+        },
+      ) => {
+        const accept = await acceptRules(opts);
+        const [{ openLedger }, { reconcile }, { verify }] = await Promise.all([
+          import('../../ledger/index.js'),
+          import('../../reconcile/reconcile.js'),
+          import('../../reconcile/verify/index.js'),
+        ]);
+        const ledger = openLedger(opts.ledger ?? DEFAULT_LEDGER_FILE);
+        const client = await clientFromOptions(opts);
+        try {
+          const migrationId = opts.migration ?? ledgerMigrationOf(ledger, pipeline);
+          const values = opts.reveal ? { values: 'revealed' as const } : {};
+          const verification = await interruptible((signal) => verify({ ledger, migrationId, client, accept, signal, ...values }));
+          const result = await interruptible((signal) =>
+            reconcile({
+              ledger,
+              migrationId,
+              client,
+              tolerance: opts.tolerance,
+              signal,
+              verification,
+              ...values,
+              ...(opts.out ? { outDir: opts.out } : {}),
+            }),
+          );
+          if (opts.json) printJson(verification);
+          else {
+            printVerification(verification);
+            const rel = (f: string) => relative(process.cwd(), f) || f;
+            process.stdout.write(`  report: ${rel(result.files.html)} (also .md, .json)\n`);
+          }
+          process.exitCode = verification.passed ? EXIT.ok : EXIT.failed;
+        } finally {
+          ledger.close();
           await client.close();
         }
       },
@@ -518,22 +627,11 @@ function registerReport(program: Command): void {
         const ledger = openLedger(opts.ledger ?? DEFAULT_LEDGER_FILE);
         const client = opts.offline ? undefined : await clientFromOptions(opts);
         try {
-          let migrationId = opts.migration;
-          if (!migrationId) {
-            const last = latestRunWithMigration(ledger, pipeline);
-            if (!last)
-              throw new StagecoachError(
-                'CONFIG_INVALID',
-                pipeline
-                  ? `The ledger ${ledger.file} has no run of ${pipeline} attached to a migration`
-                  : `The ledger ${ledger.file} has no run attached to a migration yet; run a pipeline first`,
-              );
-            migrationId = last.migrationId!;
-          }
+          const migrationId = opts.migration ?? ledgerMigrationOf(ledger, pipeline);
           const result = await interruptible((signal) =>
             reconcile({
               ledger,
-              migrationId: migrationId!,
+              migrationId,
               tolerance: opts.tolerance,
               signal,
               ...(client ? { client } : {}),
@@ -575,18 +673,20 @@ function registerDemo(program: Command): void {
         return;
       }
       const t = result.reconcile.report.totals;
+      const v = result.reconcile.report.verification;
       const rel = (f: string) => relative(process.cwd(), f) || f;
       const lines = [
         pc.bold('stagecoach demo: the sample CRM export through the whole migration chain'),
         `  ${t.sourceRows} legacy rows read, ${t.mapped} mapped, ${t.sourceRows - t.mapped} rejected before upload`,
         `  ${t.staged} staged, ${t.staged - t.valid} refused by validation (removed from staging), ${t.imported} imported`,
         `  reconciliation: ${result.reconcile.report.balanced ? pc.green('balanced') : pc.red('NOT BALANCED')}, ${t.unaccounted} unaccounted`,
+        ...(v ? [`  verification: ${v.passed ? pc.green(verificationHeadline(v)) : pc.red(verificationHeadline(v))}`] : []),
         `  report:      ${rel(result.reconcile.files.html)}  (and report.md, report.json)`,
         ...result.reconcile.corrections.map(
           (c) => `  corrections: ${rel(c.file)}  (${c.rows} refused row(s) of ${c.source} with their errors)`,
         ),
       ];
       process.stdout.write(`${lines.join('\n')}\n`);
-      process.exitCode = result.reconcile.report.balanced ? EXIT.ok : EXIT.failed;
+      process.exitCode = result.reconcile.report.balanced && v?.passed !== false ? EXIT.ok : EXIT.failed;
     });
 }

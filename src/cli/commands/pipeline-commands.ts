@@ -13,6 +13,7 @@ import { addConnectionOptions, resolveConnection, type ConnectionFlags } from '.
 import { EXIT, exitCodeFor } from '../run.js';
 import { printJson, printTable } from '../output.js';
 import { Redactor } from '../../privacy/index.js';
+import { correctionsNotes } from '../corrections-notes.js';
 
 // The runner and the ledger (undici, SQLite, pino) are imported by the commands that use them, not by plan or map.
 
@@ -120,6 +121,8 @@ function printImpact(i: PlanImpact, out: string[]): void {
   out.push(`  again     ${num(i.again)}   in the ledger, not staged (refused, failed or unsent before)`);
   out.push(`  unchanged ${num(i.unchanged)}   staged with this content, not sent`);
   if (i.nowRefused > 0) out.push(`  now refused ${String(i.nowRefused).padStart(7)}   staged before, refused now (not sent)`);
+  if (i.keptCorrected > 0)
+    out.push(`  corrected ${num(i.keptCorrected)}   export rows a corrections file replaced, unchanged since (not sent)`);
   out.push(`  a run would send ${i.toSend} records`);
   for (const kind of ['changed', 'again', 'nowRefused'] as const) {
     const examples = i.examples.filter((x) => x.kind === kind);
@@ -386,11 +389,8 @@ function printRunReport(r: RunReport): void {
         ? `  resumed at ${r.resume.file}:${r.resume.line} (byte ${num(r.resume.byteOffset ?? 0)}): ${r.resume.reason}`
         : `  read from the start: ${r.resume.reason}`,
     );
-  if (r.corrections) {
-    out.push(`  corrections from ${r.corrections.files.join(', ')}`);
-    if (r.corrections.unchangedDuplicates > 0)
-      out.push(`  ${num(r.corrections.unchangedDuplicates)} duplicate-key row(s) came back unedited: left refused, not sent`);
-  }
+  if (r.corrections) out.push(`  corrections from ${r.corrections.files.join(', ')}`);
+  for (const note of correctionsNotes(r)) out.push(`  ${note}`);
   row('rows read', r.rowsRead);
   row('mapped', r.mapped);
   row('rejected', r.rejected, r.rejected ? byCode(r.rejectedByReason) : '');

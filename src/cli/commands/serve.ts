@@ -31,6 +31,7 @@ export function registerServeCommands(program: Command): void {
     .option('--token-ttl <seconds>', 'access token lifetime in seconds', wholeNumber('--token-ttl', 1, 86_400), 300)
     .option('--log-level <level>', 'pino log level (fatal…trace, silent)', 'info')
     .option('--faults <spec>', 'fault injection, e.g. "*:status=503:p=0.1" (docs/fault-injection.md)')
+    .option('--alter <spec>', 'import some records altered, e.g. "surname:truncate=30;*:lose:p=0.01" (docs/fault-injection.md)')
     .option('--fault-seed <n>', 'seed of the fault-injection generator', wholeNumber('--fault-seed', 0, 2 ** 31), 1)
     .option(
       '--dialect <switches>',
@@ -74,6 +75,7 @@ export function registerServeCommands(program: Command): void {
         faults: opts.faults,
         faultSeed: opts.faultSeed,
         dialect: opts.dialect,
+        alterations: opts.alter,
         jobRecordsPerSecond: opts.jobRate,
         allowPrivateWebhooks: opts.allowPrivateWebhooks,
         allowLoopbackWebhooks: opts.loopbackWebhooks,

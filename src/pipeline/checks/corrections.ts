@@ -7,16 +7,20 @@
  * one is read by the other whatever the original source's encoding or delimiter.
  *
  * Columns whose name starts with `_`, and the error columns, are metadata and never reach the
- * mapping. `_row_hash` is the fingerprint of the row as written: a row that comes back
- * unchanged can be told from one the engineer fixed (a duplicate returned unedited must not
- * replace the row that staged).
+ * mapping. `_origin` names the export row (file:line) the refused record stands for: a corrected
+ * row is tied to its record by it, not by its key, which the correction may change
+ * (src/ledger/ledger-corrections.ts). `_row_hash` is the fingerprint of the row as written: a row
+ * that comes back unchanged can be told from one the engineer fixed (a duplicate returned
+ * unedited must not replace the row that staged). A column the engineer added to a CSV file (a
+ * remark) is none of the source's: it is left out of the row and its fingerprint, with a note.
  */
 import { open, readdir, stat } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
 import { StagecoachError } from '../../contract/errors.js';
 import type { PipelineDefinition, SourceDefinition } from '../definition/load-pipeline.js';
 import { displayPath } from '../definition/load-pipeline.js';
-import { readSourceFile } from '../source/index.js';
+import { csvHeader } from '../source/csv/index.js';
+import { listSourceFiles, readSourceFile } from '../source/index.js';
 import { sha256Hex } from '../source/row-hash.js';
 import type { SourceRow, SourceRowError } from '../types.js';
 
@@ -25,6 +29,8 @@ export const ERROR_COLUMNS = ['error_field', 'error_code', 'error_message', 'err
 /** The source a row belongs to (first column), and the row's fingerprint as written (last column). */
 export const SOURCE_COLUMN = '_source';
 export const ROW_HASH_COLUMN = '_row_hash';
+/** The export row (file:line) a refused record stands for, right after `_source`: never shifted by a row's missing cells. */
+export const ORIGIN_COLUMN = '_origin';
 /** Codes in `error_code` are joined by this when a row has several. */
 export const CODE_SEPARATOR = ' | ';
 
@@ -69,6 +75,15 @@ export interface CorrectionRow {
   codes: string[];
   /** The row is as the file was written (its `_row_hash` matches). */
   unchanged: boolean;
+  /** The export row the refused record stands for (`_origin`), when the file says. */
+  origin?: { file: string; line: number };
+}
+
+/** Columns of a corrections file that are none of its source's: left out of the rows. */
+export interface IgnoredColumns {
+  file: string;
+  source: string;
+  columns: string[];
 }
 
 export interface CorrectionsIndex {
@@ -77,7 +92,36 @@ export interface CorrectionsIndex {
   rows(): AsyncGenerator<CorrectionRow>;
   /** Index of a corrections file in the run's file list (added on first use). */
   fileIndex(files: string[], file: string): number;
+  /** The columns left out, per file (filled in as the rows are read). */
+  ignoredColumns: IgnoredColumns[];
 }
+
+/** `file:line` as `_origin` holds it (the file may hold `:` itself). */
+export function parseOrigin(text: unknown): { file: string; line: number } | undefined {
+  if (typeof text !== 'string') return undefined;
+  const m = /^(.+):(\d+)$/.exec(text.trim());
+  return m ? { file: m[1]!, line: Number(m[2]) } : undefined;
+}
+
+/** `_origin` of a row the reader could not take apart (a cell too many or too few): from its leading cells. */
+function originOfRaw(raw: string | undefined, header: readonly string[], delimiter: string): { file: string; line: number } | undefined {
+  const at = header.indexOf(ORIGIN_COLUMN);
+  if (raw === undefined || at < 0) return undefined;
+  const cells = raw.split(delimiter);
+  // Only unquoted leading cells are trusted: the metadata columns come first and hold no delimiter.
+  if (cells.slice(0, at + 1).some((c) => c.includes('"'))) return undefined;
+  return parseOrigin(cells[at]);
+}
+
+/** The columns of a CSV source as its first file holds them (undefined for other formats, or no file). */
+export async function sourceColumns(def: PipelineDefinition, source: SourceDefinition): Promise<Set<string> | undefined> {
+  if (source.format !== 'csv') return undefined;
+  const files = await listSourceFiles(def.dir, source).catch(() => []);
+  if (files.length === 0) return undefined;
+  return new Set(await csvHeader(files[0]!.path, source).catch(() => []));
+}
+
+const NO_COLUMNS: ReadonlySet<string> = new Set();
 
 /** The corrections files a path names: a file, or every `*.corrections.csv|jsonl` of a folder. */
 async function filesOf(path: string): Promise<string[]> {
@@ -130,8 +174,25 @@ export async function readCorrections(
   const only = def.sources.length === 1 ? def.sources[0]!.name : undefined;
   const indexes = new Map<string, number>();
   const shown = all.map((f) => displayPath(f));
+  const ignoredColumns: IgnoredColumns[] = [];
+  const columnsOf = new Map<string, Promise<Set<string> | undefined>>();
+  const originalColumns = (name: string) => {
+    let c = columnsOf.get(name);
+    if (!c) columnsOf.set(name, (c = sourceColumns(def, def.sources.find((s) => s.name === name)!)));
+    return c;
+  };
+  /** The columns of `file` none of `source`'s holds (noted once per file and source). */
+  const extrasOf = async (file: string, header: readonly string[], source: string): Promise<ReadonlySet<string>> => {
+    const own = await originalColumns(source);
+    if (!own || own.size === 0) return NO_COLUMNS;
+    const extra = header.filter((c) => !isMetaColumn(c) && !own.has(c));
+    if (extra.length === 0) return NO_COLUMNS;
+    if (!ignoredColumns.some((n) => n.file === file && n.source === source)) ignoredColumns.push({ file, source, columns: extra });
+    return new Set(extra);
+  };
   return {
     files: shown,
+    ignoredColumns,
     fileIndex(files, file) {
       let i = indexes.get(file);
       if (i === undefined) indexes.set(file, (i = files.push(file) - 1));
@@ -142,13 +203,16 @@ export async function readCorrections(
         const file = shown[i]!;
         const dialect = await dialectOf(abs);
         const source = { ...dialect, name: '_corrections', path: abs, mapping: '' } as unknown as SourceDefinition;
+        const header = dialect.format === 'csv' ? await csvHeader(abs, dialect) : [];
         for await (const row of readSourceFile(source, { path: abs, file }, { ...(signal ? { signal } : {}) })) {
           if ('code' in row) {
+            const origin = originOfRaw(row.raw, header, dialect.csv.delimiter);
             yield {
               row: { ...row, source: only ?? '_corrections' },
               sourceName: only ?? def.sources[0]!.name,
               codes: [],
               unchanged: false,
+              ...(origin ? { origin } : {}),
             };
             continue;
           }
@@ -168,10 +232,18 @@ export async function readCorrections(
             .split(CODE_SEPARATOR)
             .map((c) => c.trim())
             .filter(Boolean);
-          const unchanged = typeof written === 'string' && written !== '' && written === rowFingerprint(row.values);
+          const extra = dialect.format === 'csv' ? await extrasOf(file, header, sourceName) : NO_COLUMNS;
           const values: Record<string, unknown> = {};
-          for (const [k, v] of Object.entries(row.values)) if (!isMetaColumn(k)) values[k] = v;
-          yield { row: { source: sourceName, values, provenance: row.provenance }, sourceName, codes, unchanged };
+          for (const [k, v] of Object.entries(row.values)) if (!isMetaColumn(k) && !extra.has(k)) values[k] = v;
+          const unchanged = typeof written === 'string' && written !== '' && written === rowFingerprint(values);
+          const origin = parseOrigin(row.values[ORIGIN_COLUMN]);
+          yield {
+            row: { source: sourceName, values, provenance: row.provenance },
+            sourceName,
+            codes,
+            unchanged,
+            ...(origin ? { origin } : {}),
+          };
         }
       }
     },

@@ -33,6 +33,11 @@ export interface HeldRecords {
   lookup(keys: readonly string[]): Map<string, HeldRecord>;
   /** The mappings a run used, when the ledger kept them. */
   mappingsOf(runId: number): MappingSnapshot | undefined;
+  /**
+   * The export rows corrections replaced, as `file\u0000rowHash` (ledger/ledger-corrections.ts): a
+   * run leaves such a row alone while it is unchanged, so plan does too.
+   */
+  correctedOrigins?(): ReadonlySet<string>;
 }
 
 export type ImpactKind = 'changed' | 'again' | 'nowRefused';
@@ -81,6 +86,8 @@ export interface PlanImpact {
   again: number;
   /** On the platform, and now refused before upload: not sent (the platform keeps what it has). */
   nowRefused: number;
+  /** Export rows a corrections file replaced, unchanged since: the corrections stand, not sent (a run's keptCorrected). */
+  keptCorrected: number;
   /** changed + new + again: what the next run sends. */
   toSend: number;
   examples: ImpactExample[];
@@ -95,6 +102,7 @@ const GROUP = 500;
  */
 export class ImpactTally {
   private readonly impact: PlanImpact;
+  private readonly corrected: ReadonlySet<string>;
   private group: FrontRow[] = [];
   private readonly shown: Record<ImpactKind, number> = { changed: 0, again: 0, nowRefused: 0 };
   /** Of each example (same order): the row's values when the reader kept them, and the run that last wrote it. */
@@ -105,6 +113,7 @@ export class ImpactTally {
     ledger: string,
     private readonly examplesPerKind = 3,
   ) {
+    this.corrected = held.correctedOrigins?.() ?? new Set();
     this.impact = {
       ledger,
       ...(held.migration ? { migrationId: held.migration.id } : {}),
@@ -113,12 +122,18 @@ export class ImpactTally {
       new: 0,
       again: 0,
       nowRefused: 0,
+      keptCorrected: 0,
       toSend: 0,
       examples: [],
     };
   }
 
   take(r: FrontRow): void {
+    const p = r.row.provenance;
+    if (this.corrected.size > 0 && this.corrected.has(`${p.file}\u0000${p.hash}`)) {
+      this.impact.keptCorrected++;
+      return;
+    }
     // A duplicate's key belongs to the row that holds it; a row without a key is no record of the ledger's.
     if (r.legacyKey === undefined || (r.kind === 'rejected' && r.reasons.some((x) => x.code === 'DUPLICATE_LEGACY_KEY'))) return;
     if (this.group.push(r) >= GROUP) this.flush();
@@ -186,7 +201,7 @@ export class ImpactTally {
         this.example('again', r, h);
         continue;
       }
-      if (contentHash(r) === h.contentHash) i.unchanged++;
+      if (frontRowContentHash(r) === h.contentHash) i.unchanged++;
       else {
         i.changed++;
         this.example('changed', r, h);
@@ -206,19 +221,19 @@ export class ImpactTally {
       line: p.line,
       legacyKey: r.legacyKey!,
       before: { state: h.state, contentKept: false, ...(h.errors.length > 0 ? { reasons: h.errors.map((e) => ({ ...e })) } : {}) },
-      after: after ?? { record: recordOf(r) },
+      after: after ?? { record: frontRowRecord(r) },
     });
   }
 }
 
 /** The hash a run would give the record (its upload frame's). */
-function contentHash(r: Extract<FrontRow, { kind: 'mapped' }>): string | undefined {
+export function frontRowContentHash(r: Extract<FrontRow, { kind: 'mapped' }>): string | undefined {
   if (r.encoded) return r.encoded.contentHash;
   return r.record ? encodeRecord(r.record, 'json-seq').contentHash : undefined;
 }
 
 /** The record of a mapped row, from its upload frame when a worker framed it (`\x1e{…}\n`). */
-function recordOf(r: FrontRow): unknown {
+export function frontRowRecord(r: FrontRow): unknown {
   if (r.kind !== 'mapped') return undefined;
   if (r.record) return r.record;
   if (!r.encoded) return undefined;

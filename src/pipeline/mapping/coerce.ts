@@ -5,7 +5,7 @@
  * guessing is converted; anything else is refused saying what was expected and what came.
  */
 import type { TargetKind } from './schema.js';
-import { TransformFailure } from './transforms.js';
+import { TransformFailure } from './transforms/failure.js';
 import { cutText } from '../../contract/cut.js';
 
 /** A value in a message: in backticks (where the redactor masks it), cut to 60 characters. */

@@ -217,11 +217,11 @@ class Compiler {
     field: string,
     sourceLabel: string,
     origin: string,
-  ): ((v: unknown, ctx: MapContext) => unknown) | undefined {
+  ): ((v: unknown, ctx: MapContext, values: Values) => unknown) | undefined {
     if (transforms.length === 0) return undefined;
     let steps: { step: Step; acceptsEmpty: boolean }[];
     try {
-      steps = transforms.map((t) => compileTransform(t, this.codes));
+      steps = transforms.map((t) => compileTransform(t, this.codes, (column) => this.read(column)));
     } catch (err) {
       this.fail(field, (err as Error).message);
     }
@@ -229,27 +229,27 @@ class Compiler {
     const acceptsEmpty = steps.map((st) => st.acceptsEmpty);
     const labels = transforms.map(transformLabel);
     /** The trace of a refusal at step `failed`: the steps before it are pure, so they are run again for their values. */
-    const trace = (input: unknown, failed: number): string => {
-      const values: unknown[] = [];
+    const trace = (input: unknown, failed: number, row: Values): string => {
+      const made: unknown[] = [];
       let v = input;
       for (let i = 0; i < failed; i++) {
-        if (!(isEmpty(v) && !acceptsEmpty[i])) v = fns[i]!(v);
-        values.push(v);
+        if (!(isEmpty(v) && !acceptsEmpty[i])) v = fns[i]!(v, row);
+        made.push(v);
       }
-      return traceSteps(origin, input, labels.slice(0, failed + 1), values, 'refused');
+      return traceSteps(origin, input, labels.slice(0, failed + 1), made, 'refused');
     };
-    return (input: unknown, ctx: MapContext): unknown => {
+    return (input: unknown, ctx: MapContext, values: Values): unknown => {
       let v = input;
       for (let i = 0; i < fns.length; i++) {
         if (isEmpty(v) && !acceptsEmpty[i]) continue;
-        const out = fns[i]!(v);
+        const out = fns[i]!(v, values);
         if (out instanceof TransformFailure) {
           reject(ctx, {
             field,
             value: cutValue(input),
             code: out.code,
             message: `${field}: ${out.message}, got ${describeValue(input)}${sourceLabel}`,
-            trace: trace(input, i),
+            trace: trace(input, i, values),
           });
           return undefined;
         }
@@ -333,14 +333,14 @@ class Compiler {
             message: `${field}: ${raw.length} characters, expected at most ${MAX_FIELD_CHARS}${label}`,
           });
           raw = undefined;
-        } else if (settleText) return settleText(chain ? chain(raw, ctx) : raw, raw, ctx);
+        } else if (settleText) return settleText(chain ? chain(raw, ctx, values) : raw, raw, ctx);
       } else if (settle && raw !== undefined && raw !== null) {
         // A JSON number, boolean, list or object (a CSV cell is always text: this path costs it nothing).
         // A number where staging takes text is its digits before the transforms, which read text.
         const input = kind === 'string' && typeof raw === 'number' ? String(raw) : raw;
-        return settle(chain ? chain(input, ctx) : input, raw, ctx);
+        return settle(chain ? chain(input, ctx, values) : input, raw, ctx);
       }
-      return chain ? chain(typeof raw === 'string' ? raw : (raw ?? ''), ctx) : raw;
+      return chain ? chain(typeof raw === 'string' ? raw : (raw ?? ''), ctx, values) : raw;
     };
     const declared = [origin, ...e.transforms.map(transformLabel)].join(' → ');
     return { run: this.required(this.emptyToUndefined(run), field, label, e.required, declared), constant: false, origin: declared };
@@ -366,7 +366,7 @@ class Compiler {
           if (isEmpty(v)) continue;
           out = out ? out + sep + cellText(v) : cellText(v);
         }
-        return chain ? chain(out, ctx) : out;
+        return chain ? chain(out, ctx, values) : out;
       };
       const declared = [origin, ...e.transforms.map(transformLabel)].join(' → ');
       return { run: this.required(this.emptyToUndefined(joined), field, '', e.required, declared), constant: false, origin: declared };
@@ -379,7 +379,7 @@ class Compiler {
       const first: Eval = (values, ctx) => {
         for (const o of runs) {
           const v = o(values, ctx);
-          if (!isEmpty(v)) return chain ? chain(v, ctx) : v;
+          if (!isEmpty(v)) return chain ? chain(v, ctx, values) : v;
         }
         return undefined;
       };
@@ -487,7 +487,7 @@ class Compiler {
     const chain = this.chain(transforms, field, ` in column ${name}`, `column "${name}"`);
     const run: Eval = (values, ctx) => {
       const raw = cellText(get(values));
-      const key = chain ? cellText(chain(raw, ctx)) : raw;
+      const key = chain ? cellText(chain(raw, ctx, values)) : raw;
       if (key === '') return undefined;
       ctx.refs.push({ field, column: name, scope, key });
       return ids.of(scope, key, suffix);
@@ -532,7 +532,7 @@ export async function compileMapping(spec: MappingFile, file: string, ids: Refer
   const scratch: MapContext = { reasons: null, refs: [], key: '' };
   const key = (values: Values): string | undefined => {
     const raw = cellText(getKey(values));
-    const k = keyChain ? cellText(keyChain(raw, scratch)) : raw;
+    const k = keyChain ? cellText(keyChain(raw, scratch, values)) : raw;
     scratch.reasons = null;
     return k === '' ? undefined : k;
   };

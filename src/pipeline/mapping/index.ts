@@ -9,3 +9,6 @@ export {
 } from './compile.js';
 export { ReferenceIds } from './reference-ids.js';
 export type { MappingFile, Expr, Transform } from './schema.js';
+export { countryResolver, normaliseCountryName, type CountryReading } from './transforms/country.js';
+export { compileDate, type DateSpec } from './transforms/date.js';
+export { readPhone } from './transforms/phone.js';

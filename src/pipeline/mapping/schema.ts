@@ -43,11 +43,15 @@ const NAMED_TRANSFORMS = [
   'phone',
   'postcode-nl',
   'boolean',
+  'country',
+  'nationality',
 ] as const;
 export type NamedTransform = (typeof NAMED_TRANSFORMS)[number];
 
 export const transformSchema = z.union([
-  z.enum(NAMED_TRANSFORMS).describe('trim | upper | lower | title | collapse-spaces | initials | email | phone | postcode-nl | boolean'),
+  z
+    .enum(NAMED_TRANSFORMS)
+    .describe('trim | upper | lower | title | collapse-spaces | initials | email | phone | postcode-nl | boolean | country | nationality'),
   z.strictObject({ default: z.union([z.string(), z.number(), z.boolean()]).describe('value used when the input is empty') }),
   z.strictObject({
     code: z
@@ -65,16 +69,29 @@ export const transformSchema = z.union([
   }),
   z.strictObject({
     date: z
-      .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
-      .describe('accepted date format(s): dd, d, mm, m, yyyy and literal separators, e.g. dd-mm-yyyy, yyyymmdd'),
+      .union([
+        z.string().min(1),
+        z.array(z.string().min(1)).min(1),
+        z.strictObject({
+          formats: z
+            .union([z.string().min(1), z.array(z.string().min(1))])
+            .default([])
+            .describe('accepted date formats, each tried in full'),
+          prefer: z.string().min(1).optional().describe('the format that wins when two formats read a value as different dates'),
+          pivot: z.number().int().min(0).max(100).optional().describe('two-digit years (yy): below the pivot 20yy, else 19yy'),
+          excelSerial: z.boolean().optional().describe('a whole number is an Excel (1900 system) serial day number'),
+        }),
+      ])
+      .describe(
+        'accepted date format(s): d, dd, m, mm, mmm (month name nl/en/de/fr), yyyy, yy (with pivot) and literal separators, e.g. dd-mm-yyyy, yyyymmdd, d mmm yyyy',
+      ),
   }),
   z.strictObject({
-    number: z
-      .strictObject({
-        decimal: z.enum([',', '.']).default(',').describe('decimal separator; default ","'),
-        thousands: z.enum(['.', ',', ' ', '']).default('.').describe('thousands separator ("" for none); default "."'),
-      })
-      .default({ decimal: ',', thousands: '.' }),
+    // Both separators are stated: a default (the Dutch decimal comma) would read an English 68,000 as 68.
+    number: z.strictObject({
+      decimal: z.enum([',', '.']).describe('decimal separator'),
+      thousands: z.enum(['.', ',', ' ', '']).describe('thousands separator ("" for none)'),
+    }),
   }),
   z.strictObject({
     split: z.strictObject({
@@ -84,8 +101,28 @@ export const transformSchema = z.union([
   }),
   z.strictObject({ join: z.string().describe('joins a list into one string, leaving out empty parts') }),
   z.strictObject({
-    phone: z.strictObject({
-      country: z.string().length(2).default('NL').describe('country of numbers written without an international prefix; default NL'),
+    phone: z
+      .strictObject({
+        region: z.string().length(2).optional().describe('ISO 3166 alpha-2 region of numbers written without an international prefix'),
+        country: z.string().length(2).optional().describe('the same as region (the older name)'),
+        regionColumn: columnName
+          .optional()
+          .describe("column holding the row's country (any form the country transform reads); region when it is empty"),
+        check: z
+          .enum(['valid', 'possible'])
+          .optional()
+          .describe('valid (default): a number of a range the region issues; possible: of a length the region has (made-up test data)'),
+      })
+      .describe('E.164 via libphonenumber; without a region only international numbers are read'),
+  }),
+  z.strictObject({
+    country: z.strictObject({
+      extra: z.record(z.string(), z.string()).describe("the mapping's own legacy forms, e.g. { ENG: GB }"),
+    }),
+  }),
+  z.strictObject({
+    nationality: z.strictObject({
+      extra: z.record(z.string(), z.string()).describe("the mapping's own legacy forms, e.g. { ENG: GB }"),
     }),
   }),
   z.strictObject({

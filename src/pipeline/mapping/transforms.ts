@@ -1,20 +1,32 @@
 /**
  * The transforms legacy data needs, as pure functions (each testable alone), and the compiler
  * that turns a declared transform into a step once, before any row is read: formats and
- * regular expressions are compiled here, never per row.
+ * regular expressions are compiled here, never per row. The transforms with tables or a
+ * library of their own live beside it in transforms/: dates, phone numbers, countries.
  */
 import type { Transform } from './schema.js';
+import { TransformFailure } from './transforms/failure.js';
+import { compileDate, compileDateFormat, excelSerialDate, type DateSpec } from './transforms/date.js';
+import { compilePhone, readPhone } from './transforms/phone.js';
+import { countryResolver, type CountryReading } from './transforms/country.js';
 
-/** Result of a step that refused its input; the reason is in `TransformFailure`. */
-export class TransformFailure {
-  constructor(
-    readonly code: 'INVALID_FIELD_VALUE' | 'UNKNOWN_CODE',
-    readonly message: string,
-  ) {}
-}
+export { TransformFailure, compileDate, compileDateFormat, excelSerialDate, readPhone, countryResolver };
 
-/** A compiled transform: value in, value out, or a failure. Empty input never reaches it (except `default`). */
-export type Step = (value: unknown) => unknown;
+/** A row (or, inside an `each`, the array item) as the mapping reads it. */
+export type Row = Record<string, unknown>;
+
+/**
+ * A compiled transform: value in, value out, or a failure. Empty input never reaches it (except
+ * `default`). Most steps read only the value; one that reads another column of the row (a phone
+ * number's region) gets the row as its second argument.
+ */
+export type Step = (value: unknown, row: Row) => unknown;
+
+/** How a transform that reads another column gets at it: the compiler registers the column and returns its reader. */
+export type ColumnReader = (column: string) => { name: string; get: (row: Row) => unknown };
+
+/** Reads a column of the row by its plain name: for checking a declaration, where no row is read. */
+const plainColumn: ColumnReader = (column) => ({ name: column, get: (row) => row[column] });
 
 // ---------------------------------------------------------------------------------------------
 // Text
@@ -111,69 +123,6 @@ export function initials(firstNames: string): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Dates
-
-const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
-
-/** A compiled date format: `dd-mm-yyyy` → a matcher giving [year, month, day] positions. */
-interface DateFormat {
-  format: string;
-  regex: RegExp;
-  order: ('y' | 'm' | 'd')[];
-}
-
-export function compileDateFormat(format: string): DateFormat {
-  const order: DateFormat['order'] = [];
-  let source = '^';
-  const tokens = /yyyy|dd|d|mm|m/y;
-  for (let i = 0; i < format.length; ) {
-    tokens.lastIndex = i;
-    const m = tokens.exec(format);
-    if (m) {
-      const t = m[0];
-      source += t === 'yyyy' ? '(\\d{4})' : t.length === 2 ? '(\\d{2})' : '(\\d{1,2})';
-      order.push(t[0] as 'y' | 'm' | 'd');
-      i += t.length;
-    } else {
-      source += format[i]!.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-      i++;
-    }
-  }
-  if (!order.includes('y') || !order.includes('m') || !order.includes('d') || order.length !== 3) {
-    throw new Error(`date format ${JSON.stringify(format)} must contain a day (dd or d), a month (mm or m) and a year (yyyy) once each`);
-  }
-  return { format, regex: new RegExp(`${source}$`), order };
-}
-
-/**
- * Parses a date in one of the given formats into ISO `yyyy-mm-dd`; `undefined` when no format
- * matches or the date does not exist (31-02-1980).
- * @example parseDate('7-3-1980', [compileDateFormat('d-m-yyyy')]) // '1980-03-07'
- */
-export function parseDate(text: string, formats: DateFormat[]): string | undefined {
-  for (const f of formats) {
-    const m = f.regex.exec(text);
-    if (!m) continue;
-    let y = 0;
-    let mo = 0;
-    let d = 0;
-    for (let i = 0; i < 3; i++) {
-      const n = Number(m[i + 1]);
-      const which = f.order[i];
-      if (which === 'y') y = n;
-      else if (which === 'm') mo = n;
-      else d = n;
-    }
-    if (mo < 1 || mo > 12 || d < 1) return undefined;
-    const max = mo === 2 && isLeap(y) ? 29 : DAYS[mo - 1]!;
-    if (d > max) return undefined;
-    return `${String(y).padStart(4, '0')}-${mo < 10 ? '0' : ''}${mo}-${d < 10 ? '0' : ''}${d}`;
-  }
-  return undefined;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Numbers
 
 export interface NumberFormat {
@@ -227,39 +176,15 @@ export function compileNumberFormat(f: NumberFormat): (text: string) => number |
 // ---------------------------------------------------------------------------------------------
 // Phone numbers, e-mail, postcodes
 
-const CALLING_CODES: Record<string, string> = {
-  NL: '31',
-  BE: '32',
-  DE: '49',
-  FR: '33',
-  GB: '44',
-  LU: '352',
-  ES: '34',
-  IT: '39',
-  AT: '43',
-  CH: '41',
-  US: '1',
-};
-
 /**
- * Normalises a phone number to E.164. Numbers without an international prefix are read as
- * numbers of `country` (Dutch: 0 + 9 digits). `undefined` when it cannot be a phone number.
- * @example normalisePhone('06-12 34 56 78') // '+31612345678'
+ * A phone number as E.164, or `undefined` (for mapping scripts; the `phone` transform says why).
+ * `region`: of a number written without an international prefix; without one only
+ * international numbers are read.
+ * @example normalisePhone('06-12 34 56 78', 'NL') // '+31612345678'
  */
-export function normalisePhone(text: string, country = 'NL'): string | undefined {
-  let s = text.replace(/[\s\-()./]/g, '');
-  if (s.startsWith('00')) s = `+${s.slice(2)}`;
-  if (s.startsWith('+')) {
-    // "+31 (0)6…" written with the trunk zero kept
-    if (s.startsWith('+310')) s = `+31${s.slice(4)}`;
-    return /^\+[1-9]\d{7,14}$/.test(s) ? s : undefined;
-  }
-  if (!/^\d+$/.test(s)) return undefined;
-  const cc = CALLING_CODES[country.toUpperCase()];
-  if (!cc) return undefined;
-  if (cc === '31') return /^0\d{9}$/.test(s) ? `+31${s.slice(1)}` : undefined;
-  const national = s.replace(/^0/, '');
-  return national.length >= 6 && national.length <= 12 ? `+${cc}${national}` : undefined;
+export function normalisePhone(text: string, region?: string): string | undefined {
+  const out = readPhone(text, region);
+  return typeof out === 'string' ? out : undefined;
 }
 
 const EMAIL_LOCAL = /^[^\s@"(),:;<>[\]\\]+$/;
@@ -307,12 +232,55 @@ export type CodeTables = Record<string, Record<string, string | null>>;
 
 const asText = (v: unknown): string => (typeof v === 'string' ? v : String(v));
 
+/** The declared date as one spec: the shorthand `{ date: [dd-mm-yyyy, d-m-yyyy] }` or the object form. */
+function dateSpec(date: Extract<Transform, { date: unknown }>['date']): DateSpec {
+  if (typeof date === 'string') return { formats: [date] };
+  if (Array.isArray(date)) return { formats: date };
+  return { ...date, formats: typeof date.formats === 'string' ? [date.formats] : date.formats };
+}
+
+/** A country or nationality step: the alpha-2 code, or UNKNOWN_CODE naming what was expected. */
+function countryStep(what: 'country' | 'nationality', extra?: Record<string, string>): Step {
+  const resolve = countryResolver({ nationality: what === 'nationality', ...(extra ? { extra } : {}) });
+  const expected =
+    what === 'country'
+      ? 'expected an ISO 3166 code (DE, DEU, 276), a country name (Germany, Deutschland, Allemagne, Duitsland) or a legacy form (D, UK, Holland)'
+      : 'expected an ISO 3166 code, a country name or a nationality (Dutch, Nederlandse, deutsch, française)';
+  return (v) => {
+    const read: CountryReading = resolve(asText(v));
+    if (typeof read === 'string') return read;
+    if ('ambiguous' in read)
+      return new TransformFailure(
+        'UNKNOWN_CODE',
+        `not one ${what}: the name stands for ${read.ambiguous.join(' and ')}; say which with { ${what}: { extra: { … } } }`,
+      );
+    return new TransformFailure('UNKNOWN_CODE', `unknown ${what}, ${expected}`);
+  };
+}
+
+/** The country resolver is built once per process and copied per step; a mapping without country steps never builds it. */
+const sharedCountryResolver = (() => {
+  let resolver: ((value: string) => CountryReading) | undefined;
+  return () => (resolver ??= countryResolver());
+})();
+
 /**
  * Compiles one declared transform into a step. Throws (at load time) when the declaration
  * itself is wrong: an unknown code table, a bad date format, a bad regular expression.
+ * `column` registers and reads a column the transform reads besides its value (a phone's
+ * `regionColumn`); without it, columns are read by their plain names.
  */
-export function compileTransform(t: Transform, codes: CodeTables): { step: Step; acceptsEmpty: boolean } {
-  if (typeof t === 'string') return { step: NAMED[t], acceptsEmpty: false };
+export function compileTransform(
+  t: Transform,
+  codes: CodeTables,
+  column: ColumnReader = plainColumn,
+): { step: Step; acceptsEmpty: boolean } {
+  if (typeof t === 'string') {
+    if (t === 'country' || t === 'nationality') return { step: countryStep(t), acceptsEmpty: false };
+    return { step: NAMED[t], acceptsEmpty: false };
+  }
+  if ('country' in t) return { step: countryStep('country', t.country.extra), acceptsEmpty: false };
+  if ('nationality' in t) return { step: countryStep('nationality', t.nationality.extra), acceptsEmpty: false };
   if ('default' in t) {
     const fallback = t.default;
     return { step: (v) => (v === '' || v === undefined || v === null ? fallback : v), acceptsEmpty: true };
@@ -342,16 +310,7 @@ export function compileTransform(t: Transform, codes: CodeTables): { step: Step;
       acceptsEmpty: false,
     };
   }
-  if ('date' in t) {
-    const list = Array.isArray(t.date) ? t.date : [t.date];
-    const formats = list.map(compileDateFormat);
-    const expected = list.join(' or ');
-    return {
-      step: (v) =>
-        parseDate(asText(v).trim(), formats) ?? new TransformFailure('INVALID_FIELD_VALUE', `not a valid date, expected ${expected}`),
-      acceptsEmpty: false,
-    };
-  }
+  if ('date' in t) return { step: compileDate(dateSpec(t.date)), acceptsEmpty: false };
   if ('number' in t) {
     const parse = compileNumberFormat(t.number);
     const example = `1${t.number.thousands}234${t.number.decimal}56`;
@@ -382,13 +341,14 @@ export function compileTransform(t: Transform, codes: CodeTables): { step: Step;
     };
   }
   if ('phone' in t) {
-    const country = t.phone.country;
-    return {
-      step: (v) =>
-        normalisePhone(asText(v), country) ??
-        new TransformFailure('INVALID_FIELD_VALUE', `not a phone number, expected a ${country} or international number`),
-      acceptsEmpty: false,
-    };
+    const { country, region = country, regionColumn, check } = t.phone;
+    if (country !== undefined && t.phone.region !== undefined && country !== t.phone.region)
+      throw new Error(`phone: region ${t.phone.region} and country ${country} name the same thing; keep one`);
+    const step = compilePhone(
+      { region, check, regionColumn: regionColumn === undefined ? undefined : column(regionColumn) },
+      sharedCountryResolver,
+    );
+    return { step, acceptsEmpty: false };
   }
   if ('pattern' in t) {
     const regex = new RegExp(t.pattern.regex, 'u');
@@ -408,11 +368,28 @@ export function transformLabel(t: Transform): string {
   if (typeof t === 'string') return t;
   if ('default' in t) return `default(${JSON.stringify(t.default)})`;
   if ('code' in t) return `code(${typeof t.code === 'string' ? t.code : t.code.table})`;
-  if ('date' in t) return `date(${(Array.isArray(t.date) ? t.date : [t.date]).join(' or ')})`;
+  if ('date' in t) {
+    const spec = dateSpec(t.date);
+    const extras = [
+      ...(spec.prefer !== undefined ? [`prefer ${spec.prefer}`] : []),
+      ...(spec.pivot !== undefined ? [`pivot ${spec.pivot}`] : []),
+      ...(spec.excelSerial ? ['Excel serial'] : []),
+    ];
+    return `date(${[spec.formats.join(' or '), ...extras].filter((x) => x !== '').join('; ')})`;
+  }
   if ('number' in t) return `number(decimal "${t.number.decimal}", thousands "${t.number.thousands}")`;
   if ('split' in t) return `split(${JSON.stringify(t.split.separator)}${t.split.index !== undefined ? `, ${t.split.index}` : ''})`;
   if ('join' in t) return `join(${JSON.stringify(t.join)})`;
-  if ('phone' in t) return `phone(${t.phone.country})`;
+  if ('phone' in t) {
+    const { region = t.phone.country, regionColumn, check } = t.phone;
+    const parts = [
+      ...(regionColumn !== undefined ? [`region from column ${regionColumn}`] : []),
+      ...(region !== undefined ? [region] : []),
+    ];
+    return `phone(${parts.join(', else ') || 'international'}${check === 'possible' ? '; possible' : ''})`;
+  }
+  if ('country' in t) return 'country(+ extra)';
+  if ('nationality' in t) return 'nationality(+ extra)';
   if ('pattern' in t) return `pattern(/${t.pattern.regex}/)`;
   return `replace(/${t.replace.regex}/)`;
 }
@@ -431,7 +408,7 @@ const BOOLEANS = new Map<string, boolean>([
   ['0', false],
 ]);
 
-const NAMED: Record<Exclude<Transform, object>, Step> = {
+const NAMED: Record<Exclude<Transform, object | 'country' | 'nationality'>, Step> = {
   trim: (v) => (typeof v === 'string' ? v.trim() : v),
   upper: (v) => asText(v).toUpperCase(),
   lower: (v) => asText(v).toLowerCase(),
@@ -439,8 +416,8 @@ const NAMED: Record<Exclude<Transform, object>, Step> = {
   'collapse-spaces': (v) => collapseSpaces(asText(v)),
   initials: (v) => initials(asText(v)),
   email: (v) => normaliseEmail(asText(v)) ?? new TransformFailure('INVALID_FIELD_VALUE', 'not an e-mail address, expected name@domain.tld'),
-  phone: (v) =>
-    normalisePhone(asText(v)) ?? new TransformFailure('INVALID_FIELD_VALUE', 'not a phone number, expected a NL or international number'),
+  // No region declared: only international numbers (a national one is refused saying so).
+  phone: (v) => readPhone(asText(v), undefined),
   'postcode-nl': (v) => {
     const text = asText(v);
     return postcodeNl(text) ?? new TransformFailure('INVALID_FIELD_VALUE', postcodeNlProblem(text));

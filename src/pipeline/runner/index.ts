@@ -16,6 +16,7 @@ import { createClient, type ClientLogger, type ClientOptions } from '../../clien
 import { StagecoachError } from '../../contract/errors.js';
 import {
   DEFAULT_LEDGER_FILE,
+  originKey,
   openLedger,
   openLedgerWriter,
   recordRunMappings,
@@ -26,6 +27,7 @@ import {
 import { type MappingSnapshot, takeMappingSnapshot } from '../definition/mapping-snapshot.js';
 import { type CorrectionsSummary, loadPipeline, readPipelineBatches, type PipelineDefinition } from '../read-pipeline.js';
 import type { SourceTally } from '../source/index.js';
+import type { FrontRow } from '../types.js';
 import { clientSink, type BatchEvent, type StagingSink } from '../uploader/index.js';
 import { attachMigration } from './attach-migration.js';
 import type { PipelineClient, RunLogger } from './ports.js';
@@ -164,6 +166,11 @@ async function runWith(
     ledger.setRunMigration(run.id, migration.referenceId);
     const migrationNo = ledger.migrationNo(migration.referenceId);
     const start = await startReading(resume, ledger, migration.referenceId, scope, run.id, report, log);
+    // The export rows corrections replaced (read after startRun dropped the keyless rejects): a run
+    // of the export leaves them alone while they are unchanged (ledger-corrections.ts).
+    const corrected = options.corrections ? undefined : ledger.correctedOrigins(scope, migrationNo);
+    const keptCorrected = (row: FrontRow) =>
+      corrected !== undefined && corrected.size > 0 && corrected.has(originKey(row.row.provenance.file, row.row.provenance.hash));
     await progress.init();
     writer = openLedgerWriter(ledger, { thread: options.ledgerThread ?? 'auto' });
     send = new SendStage({
@@ -203,7 +210,9 @@ async function runWith(
     reading: for await (const rows of batchesOfRows) {
       for (const row of rows) {
         report.rowsRead++;
-        if (row.kind === 'rejected') {
+        if (options.corrections) send.claim(row);
+        if (keptCorrected(row)) report.keptCorrected++;
+        else if (row.kind === 'rejected') {
           report.rejected++;
           const code = row.reasons[0]?.code ?? 'UNKNOWN';
           report.rejectedByReason[code] = (report.rejectedByReason[code] ?? 0) + 1;

@@ -37,6 +37,11 @@ export interface RunReport {
   rejectedByReason: Record<string, number>;
   /** Mapped records already staged in this migration with the same content: not sent. */
   skippedUnchanged: number;
+  /**
+   * Export rows a corrections file replaced, read again unchanged: the correction stands, the row
+   * is neither sent nor refused (docs/reconciliation.md, "A record's life through corrections").
+   */
+  keptCorrected: number;
   sent: number;
   staged: number;
   /** Records refused by staging (or left without a result), by their first error code. */
@@ -89,6 +94,7 @@ export function newRunReport(start: {
     rejected: 0,
     rejectedByReason: {},
     skippedUnchanged: 0,
+    keptCorrected: 0,
     sent: 0,
     staged: 0,
     failed: 0,

@@ -8,7 +8,7 @@
  * ledger consistent whatever stopped the run: records still in the batcher or waiting for their
  * lookup are recorded as unsent, and the uploads in flight finish (or are aborted) and are recorded.
  */
-import type { LedgerWriter, Scope } from '../../ledger/index.js';
+import { keylessKey, type LedgerWriter, type Scope } from '../../ledger/index.js';
 import type { LedgerRejectInput } from '../../ledger/index.js';
 import { Batcher, oversizeReject, prepareRecord, type Batch, type BatchItem } from '../batcher/index.js';
 import type { PipelineDefinition } from '../definition/load-pipeline.js';
@@ -68,6 +68,24 @@ export class SendStage {
   /** Records skipped as unchanged so far. */
   get skipped(): number {
     return this.o.skip.report.skipped;
+  }
+
+  /**
+   * A row of a corrections file: tied to the record it corrects (by its `_origin`, else its key)
+   * before its own write, which the writer applies after this (src/ledger/ledger-corrections.ts).
+   */
+  claim(row: FrontRow): void {
+    const p = row.row.provenance;
+    const identity =
+      row.kind === 'mapped'
+        ? { keyed: 1 as const, legacyKey: row.legacyKey }
+        : (() => {
+            const { legacyKey } = rejectInput(row);
+            return legacyKey !== undefined && legacyKey !== ''
+              ? { keyed: 1 as const, legacyKey }
+              : { keyed: 0 as const, legacyKey: keylessKey(p) };
+          })();
+    void this.o.writer.claimCorrections(this.o.scope, [{ ...identity, origin: p.origin }]);
   }
 
   /** A row refused before upload: kept for the ledger, written in groups. */

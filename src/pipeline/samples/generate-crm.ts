@@ -110,7 +110,7 @@ export interface GenerateCrmResult {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Deterministic randomness and Dutch-looking data
+// Deterministic randomness (Rng is also the seeded generator of the tests) and Dutch-looking data
 
 function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
@@ -275,7 +275,7 @@ const COMPANY_WORDS = [
 ];
 const LEGAL_FORMS = ['B.V.', 'V.O.F.', 'N.V.', 'Holding B.V.', 'Eenmanszaak'];
 
-class Rng {
+export class Rng {
   private readonly next: () => number;
   constructor(seed: number) {
     this.next = mulberry32(seed);

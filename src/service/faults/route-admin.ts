@@ -8,6 +8,7 @@
  *   DELETE /_admin/faults                       clears every rule (204)
  *   GET    /_admin/faults/stats                 requests, faults fired, most requests in progress per route
  *   DELETE /_admin/faults/stats                 starts the counters afresh (204)
+ *   GET    /_admin/faults/alterations           the data alterations that took effect at import
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -16,6 +17,7 @@ import type { ServiceContext } from '../context.js';
 import { HttpProblem } from '../http/problem.js';
 import type { FaultController } from './controller.js';
 import type { FaultStats } from './stats.js';
+import { alterationsOf } from './alterations.js';
 
 export const ADMIN_PREFIX = '/_admin/';
 const PATH = '/_admin/faults';
@@ -63,6 +65,12 @@ export function adminRoutes(app: FastifyInstance, ctx: ServiceContext, faults: F
   app.get(`${PATH}/stats`, { config: { public: true } }, async (request) => {
     requireLoopback(request);
     return stats.view();
+  });
+  // The data alterations that took effect (alterations.ts), for tests to compare with what verify finds.
+  app.get(`${PATH}/alterations`, { config: { public: true } }, async (request) => {
+    requireLoopback(request);
+    const a = alterationsOf(ctx);
+    return { alterations: a.spec ?? '', seed: a.seed, count: a.count, altered: a.done };
   });
   app.delete(`${PATH}/stats`, { config: { public: true } }, async (request, reply) => {
     requireLoopback(request);

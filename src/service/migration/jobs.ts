@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { setImmediate as yieldToLoop, setTimeout as sleep } from 'node:timers/promises';
 import type { Component, JobType, StagedCounterparty } from '../../contract/migration.js';
 import { liveCounterpartyExists, upsertLiveCounterparties } from '../counterparties/store.js';
+import { alterationsOf } from '../faults/alterations.js';
 import { COUNTERPARTIES, type MigrationParts } from './parts.js';
 import type { JobRow } from './store-jobs.js';
 import type { StagedRow } from './store-staging.js';
@@ -251,10 +252,13 @@ export class JobRunner {
     const brokerKey = job.broker_key;
     this.markOthersCompleted(job);
     const targetExists = (id: string) => staging.exists(mid, id) || liveCounterpartyExists(ctx.db, brokerKey, id);
+    // Data alterations (off by default, docs/fault-injection.md): the platform keeps some records other than staged, or loses them.
+    const alterations = alterationsOf(ctx);
     const upsert = ctx.db.transaction((records: StagedCounterparty[]) => upsertLiveCounterparties(ctx.db, brokerKey, records, 'import'));
 
     const step = ctx.db.transaction((rows: Array<{ id: number; reference_id: string; data: string }>, processed: number) => {
-      const ready: Array<{ id: number; record: StagedCounterparty }> = [];
+      // kept: the record as the platform stores it (an alteration may change it, or lose it: undefined).
+      const ready: Array<{ id: number; record: StagedCounterparty; kept: StagedCounterparty | undefined }> = [];
       const failed: Array<{ id: number; referenceId: string; why: string }> = [];
       for (const row of rows) {
         const record = JSON.parse(row.data) as StagedCounterparty;
@@ -266,17 +270,19 @@ export class JobRunner {
             referenceId: row.reference_id,
             why: `relation ${dangling.type} targets ${dangling.to}, which is in neither staging nor live data`,
           });
-        else ready.push({ id: row.id, record });
+        else ready.push({ id: row.id, record, kept: alterations.active ? alterations.apply(record) : record });
       }
-      let imported: Array<{ id: number; record: StagedCounterparty }> = ready;
+      let imported: typeof ready = ready;
+      // A record an alteration lost is counted imported and never stored.
+      const stored = (rs: typeof ready) => rs.flatMap((r) => r.kept ?? []);
       try {
-        upsert(ready.map((r) => r.record));
+        upsert(stored(ready));
       } catch {
         // One record spoiled the chunk: import one at a time to find it and keep the others.
         imported = [];
         for (const r of ready) {
           try {
-            upsert([r.record]);
+            upsert(stored([r]));
             imported.push(r);
           } catch (err) {
             failed.push({ id: r.id, referenceId: r.record.referenceId, why: (err as Error).message });

@@ -1,0 +1,88 @@
+/**
+ * What `verify` found, as the reconciliation report (its "Verification" section, JSON
+ * `verification`) and the terminal show it. Values in it are already shown as the report's
+ * privacy mode says (masked by default): nothing here is a value in the clear unless revealed.
+ */
+
+/** Where a record came from, and which one. */
+export interface VerifiedRecordRef {
+  pipeline: string;
+  file: string;
+  line: number;
+  legacyKey: string;
+  referenceId: string;
+}
+
+/** One field of one record the platform holds otherwise than it was sent. */
+export interface FieldDifferenceExample extends VerifiedRecordRef {
+  /** e.g. `"Vermeul***" (31 chars)`, `2 items`, `nothing`. */
+  sent: string;
+  held: string;
+  /** The accept rule that explains it, when one does. */
+  acceptedBy?: string;
+}
+
+export interface FieldDifferences {
+  field: string;
+  /** Records whose field differs and no accept rule explains. */
+  differing: number;
+  /** Records whose field differs the way an accept rule says. */
+  accepted: number;
+  /** The first records (up to `RECORDS_LISTED`), differing first, with their values as shown. */
+  records: FieldDifferenceExample[];
+}
+
+export interface StrayCounterparty {
+  referenceId: string;
+  sequenceNumber: number | undefined;
+  /** `earlier-migration`: the ledger knows it (pipeline, legacy key, file:line); `unknown`: no ledger record explains it. */
+  origin: 'earlier-migration' | 'unknown';
+  pipeline?: string;
+  legacyKey?: string;
+  file?: string;
+  line?: number;
+  /** The migration the ledger last sent it to, and its state there. */
+  migrationId?: string;
+  state?: string;
+}
+
+export interface VerificationReport {
+  migrationId: string;
+  pipelines: string[];
+  /** Live counterparties the platform streamed, and how often the stream was resumed after a cut. */
+  streamed: number;
+  resumes: number;
+  /** Records the ledger counts imported in the migration. */
+  imported: number;
+  /** Imported records whose every field shown by the platform is the one sent. */
+  identical: number;
+  /** Identical but for differences accept rules explain. */
+  identicalAfterAccepted: number;
+  /** Records with at least one field that differs and no accept rule explains. */
+  differing: number;
+  /** Imported records the platform does not hold (lost after the import). */
+  notHeld: { total: number; records: VerifiedRecordRef[] };
+  /**
+   * Held, but what was sent could not be rebuilt: the legacy row is gone or changed since it was
+   * sent, or the mapping of the run that sent it is not in the ledger. Not compared; fails the check.
+   */
+  notVerifiable: { total: number; records: Array<VerifiedRecordRef & { why: string }> };
+  /** Per field, the records that differ. */
+  fields: FieldDifferences[];
+  /** Staged fields the platform's stream does not show, with how many records carried them (not compared). */
+  notShown: Record<string, number>;
+  /** Live counterparties no imported record of the migration explains. */
+  strays: { total: number; earlierMigration: number; unknown: number; records: StrayCounterparty[] };
+  /** Live counterparties from before the migration's first imported record that no ledger record explains (not counted as strays). */
+  preExisting: number;
+  /** The accept rules in force. */
+  accept: string[];
+  /** True when nothing differs, nothing was lost, no stray, everything verifiable: the CI gate. */
+  passed: boolean;
+  /** One line per reason it did not pass. */
+  problems: string[];
+  seconds: number;
+}
+
+/** Records listed per category in the report (the counts are always whole). */
+export const RECORDS_LISTED = 1000;

@@ -1,0 +1,211 @@
+/**
+ * `verify` against a platform that changes data: the embedded service imports the sample CRM
+ * export with one data alteration at a time (docs/fault-injection.md, "Data alterations"), and
+ * `migrate` (which verifies once imported) must find exactly the records the service altered —
+ * the service lists them, the ledger traces them to legacy file:line — and nothing else. A clean
+ * run verifies 100% identical; an accept rule turns a known normalisation into a pass.
+ * Real service, real CLI.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { ROOT, runCli } from '../support/cli.js';
+import { startTestService, tempDir, type TestService } from '../support/service.js';
+import type { ReconciliationReport, VerificationReport } from '../../src/reconcile/index.js';
+
+const services: TestService[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const s of services.splice(0)) await s.dispose();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+interface Migrated {
+  code: number;
+  stdout: string;
+  verification: VerificationReport;
+  /** legacy file:line of each referenceId the ledger holds. */
+  where: Map<string, string>;
+  /** What the service altered: referenceId and field ('*': lost). */
+  altered: Array<{ rule: string; referenceId: string; field: string }>;
+}
+
+async function migrateWith(alterations: string | undefined, extra: string[] = [], faults?: string): Promise<Migrated> {
+  const svc = await startTestService({ ...(alterations ? { alterations } : {}), ...(faults ? { faults } : {}), faultSeed: 5 });
+  services.push(svc);
+  const dir = tempDir('stagecoach-verify-');
+  dirs.push(dir);
+  for (const sub of ['pipelines', 'mappings', 'samples/crm']) cpSync(join(ROOT, sub), join(dir, sub), { recursive: true });
+  const ledger = join(dir, 'ledger.db');
+  const r = await runCli(
+    ['migrate', 'pipelines/crm.yaml', '--drop-invalid', '--out', 'out', '--ledger', ledger, '--base-url', svc.url, ...extra],
+    {
+      cwd: dir,
+    },
+  );
+  const report = JSON.parse(readFileSync(join(dir, 'out/report.json'), 'utf8')) as ReconciliationReport;
+  const db = new Database(ledger, { readonly: true });
+  const where = new Map(
+    db
+      .prepare<[], { reference_id: string; file: string; line: number }>(
+        "SELECT reference_id, file, line FROM records WHERE state = 'imported'",
+      )
+      .all()
+      .map((x) => [x.reference_id, `${x.file}:${x.line}`]),
+  );
+  db.close();
+  const admin = (await (await fetch(`${svc.url}/_admin/faults/alterations`)).json()) as { altered: Migrated['altered'] };
+  expect(report.verification, r.stderr).toBeDefined();
+  return { code: r.code ?? -1, stdout: r.stdout, verification: report.verification!, where, altered: admin.altered };
+}
+
+/** Every record listed for a field, as file:line, sorted. */
+const listed = (v: VerificationReport, field: string) =>
+  (v.fields.find((f) => f.field === field)?.records ?? []).map((x) => `${x.file}:${x.line}`).sort();
+const truth = (m: Migrated, field: string) =>
+  m.altered
+    .filter((a) => a.field === field)
+    .map((a) => m.where.get(a.referenceId)!)
+    .sort();
+
+describe('verify', () => {
+  it('verifies a clean migration 100% identical, says so first, and exits 0', async () => {
+    const m = await migrateWith(undefined);
+    expect(m.code, m.stdout).toBe(0);
+    const v = m.verification;
+    expect(v.imported).toBe(228);
+    expect(v.identical).toBe(228);
+    expect(v).toMatchObject({ differing: 0, identicalAfterAccepted: 0, passed: true, problems: [], fields: [] });
+    expect(v.notHeld.total + v.notVerifiable.total + v.strays.total).toBe(0);
+    expect(m.stdout).toContain('Verified: 228 of 228 imported records identical on the platform (100%)');
+  });
+
+  it('resumes the stream with continue-from when the platform cuts it, and still verifies every record once', async () => {
+    const m = await migrateWith(undefined, [], 'GET /counterparty-management/counterparties/stream:cut=1:after=30000');
+    expect(m.code, m.stdout).toBe(0);
+    const v = m.verification;
+    expect(v.resumes).toBeGreaterThan(0);
+    expect(v).toMatchObject({ imported: 228, identical: 228, passed: true });
+    expect(v.streamed).toBe(228 + v.preExisting);
+  });
+
+  for (const [name, spec, field] of [
+    ['a surname cut to 8 characters', 'surname:truncate=8:p=0.4', 'surname'],
+    ['a telephone number dropped', 'telephoneNumbers:drop-item:p=0.2', 'telephoneNumbers'],
+    ['a birth date moved by a day', 'dateOfBirth:shift-date=-1:p=0.1', 'dateOfBirth'],
+    ['accents lost in first names', 'firstName:strip-accents', 'firstName'],
+  ] as const) {
+    it(`finds exactly the records imported with ${name}, traced to file:line, and nothing else`, async () => {
+      const m = await migrateWith(spec);
+      const expected = truth(m, field);
+      expect(expected.length).toBeGreaterThan(2);
+      expect(m.altered.every((a) => a.field === field)).toBe(true);
+      const v = m.verification;
+      expect(m.code).toBe(1);
+      expect(v.passed).toBe(false);
+      expect(v.fields.map((f) => f.field)).toEqual([field]);
+      expect(v.fields[0]).toMatchObject({ differing: expected.length, accepted: 0 });
+      expect(listed(v, field)).toEqual(expected);
+      expect(v.differing).toBe(expected.length);
+      expect(v.identical).toBe(v.imported - expected.length);
+      expect(v.notHeld.total + v.notVerifiable.total + v.strays.total).toBe(0);
+      expect(m.stdout).toContain(`${field}: ${expected.length} differ`);
+    });
+  }
+
+  it('finds exactly the records the platform lost after the import', async () => {
+    const m = await migrateWith('*:lose:p=0.05');
+    const expected = truth(m, '*');
+    expect(expected.length).toBeGreaterThan(2);
+    const v = m.verification;
+    expect(m.code).toBe(1);
+    expect(v.notHeld.total).toBe(expected.length);
+    expect(v.notHeld.records.map((r) => `${r.file}:${r.line}`).sort()).toEqual(expected);
+    expect(v).toMatchObject({ differing: 0, fields: [], identical: v.imported - expected.length });
+    expect(v.notVerifiable.total + v.strays.total).toBe(0);
+  });
+
+  it('accepts a known normalisation: exit 0, the records counted accepted, masked examples with lengths', async () => {
+    const m = await migrateWith('surname:truncate=8:p=0.4', ['--accept', 'surname:truncate=8']);
+    const expected = truth(m, 'surname');
+    const v = m.verification;
+    expect(m.code, m.stdout).toBe(0);
+    expect(v).toMatchObject({ passed: true, differing: 0, identicalAfterAccepted: expected.length, accept: ['surname:truncate=8'] });
+    expect(v.fields[0]).toMatchObject({ field: 'surname', differing: 0, accepted: expected.length });
+    const example = v.fields[0]!.records[0]!;
+    expect(example.acceptedBy).toBe('surname:truncate=8');
+    expect(example.held).toMatch(/^"[^"]*\*[^"]*" \(8 chars\)$/);
+    expect(example.sent).toMatch(/^"[^"]*\*[^"]*" \(\d+ chars\)$/);
+  });
+
+  it('verify --no-verify skips it; the verify command alone reports it again', async () => {
+    const svc = await startTestService({ alterations: 'dateOfBirth:shift-date=1:p=0.1', faultSeed: 5 });
+    services.push(svc);
+    const dir = tempDir('stagecoach-verify-');
+    dirs.push(dir);
+    for (const sub of ['pipelines', 'mappings', 'samples/crm']) cpSync(join(ROOT, sub), join(dir, sub), { recursive: true });
+    const common = ['--ledger', join(dir, 'ledger.db'), '--base-url', svc.url];
+    const m = await runCli(['migrate', 'pipelines/crm.yaml', '--drop-invalid', '--no-verify', '--out', 'out', ...common], { cwd: dir });
+    expect(m.code, m.stdout + m.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(join(dir, 'out/report.json'), 'utf8')).verification).toBeUndefined();
+    const v = await runCli(['verify', 'crm', '--json', '--out', 'out2', ...common], { cwd: dir });
+    expect(v.code).toBe(1);
+    const result = JSON.parse(v.stdout) as VerificationReport;
+    const admin = (await (await fetch(`${svc.url}/_admin/faults/alterations`)).json()) as { count: number };
+    expect(result.fields).toHaveLength(1);
+    expect(result.fields[0]).toMatchObject({ field: 'dateOfBirth', differing: admin.count });
+    const md = readFileSync(join(dir, 'out2/report.md'), 'utf8');
+    expect(md).toContain('## Verification: what the platform holds');
+    expect(md).toContain(`**VERIFICATION FAILED: ${228 - admin.count} of 228 imported records identical on the platform`);
+  });
+
+  it('tells strays apart: a record of an earlier migration of the same pipeline, and counterparties no ledger knows', async () => {
+    const svc = await startTestService();
+    services.push(svc);
+    const dir = tempDir('stagecoach-verify-');
+    dirs.push(dir);
+    for (const sub of ['pipelines', 'mappings', 'samples/crm', 'samples/core-banking'])
+      cpSync(join(ROOT, sub), join(dir, sub), { recursive: true });
+    const ledger = join(dir, 'ledger.db');
+    const common = ['--drop-invalid', '--base-url', svc.url];
+    const first = await runCli(['migrate', 'pipelines/crm.yaml', '--ledger', ledger, ...common], { cwd: dir });
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    // Customer 100004 (line 6, nobody's partner) leaves the export; the next migration no longer carries it.
+    const file = join(dir, 'samples/crm/klanten.csv');
+    const lines = readFileSync(file, 'latin1').split('\n');
+    expect(lines[5]!.startsWith('100004;')).toBe(true);
+    writeFileSync(file, Buffer.from([...lines.slice(0, 5), ...lines.slice(6)].join('\n'), 'latin1'));
+    // The first migration is complete: this run stages into a new one, which migrate then drives.
+    expect((await runCli(['run', 'pipelines/crm.yaml', '--ledger', ledger, '--base-url', svc.url], { cwd: dir })).code).toBe(0);
+    const second = await runCli(['migrate', 'pipelines/crm.yaml', '--ledger', ledger, '--out', 'out', ...common], { cwd: dir });
+    expect(second.code).toBe(1);
+    const v = (JSON.parse(readFileSync(join(dir, 'out/report.json'), 'utf8')) as ReconciliationReport).verification!;
+    expect(v).toMatchObject({ imported: 227, identical: 227, differing: 0, passed: false });
+    expect(v.strays).toMatchObject({ total: 1, earlierMigration: 1, unknown: 0 });
+    const firstMigration = JSON.parse(readFileSync(join(dir, '.stagecoach/reports/run-1/report.json'), 'utf8')).run.migrationId;
+    expect(firstMigration).not.toBe(v.migrationId);
+    expect(v.strays.records[0]).toMatchObject({
+      origin: 'earlier-migration',
+      pipeline: 'crm',
+      legacyKey: '100004',
+      file: 'samples/crm/klanten.csv',
+      line: 6,
+      migrationId: firstMigration,
+      state: 'imported',
+    });
+    expect(second.stdout).toContain('strays: 1 (1 known to the ledger, 0 unknown)');
+
+    // Someone else migrates into the same tenant with a ledger of their own: unknown to this one.
+    const other = await runCli(['migrate', 'pipelines/core-banking.yaml', '--ledger', join(dir, 'other.db'), '--out', 'other', ...common], {
+      cwd: dir,
+    });
+    expect(other.code, other.stdout).toBe(0);
+    const theirs = (JSON.parse(readFileSync(join(dir, 'other/report.json'), 'utf8')) as ReconciliationReport).totals.imported;
+    const again = await runCli(['verify', 'crm', '--json', '--ledger', ledger, '--base-url', svc.url, '--out', 'again'], { cwd: dir });
+    expect(again.code).toBe(1);
+    const w = JSON.parse(again.stdout) as VerificationReport;
+    expect(w.strays).toMatchObject({ total: 1 + theirs, earlierMigration: 1, unknown: theirs });
+    expect(w.preExisting).toBe(v.preExisting);
+  });
+});

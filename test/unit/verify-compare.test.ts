@@ -1,0 +1,148 @@
+/**
+ * The rules `verify` compares by: the staged shape against the streamed one
+ * (src/reconcile/verify/staged-to-streamed.ts), the accept rules (accept.ts), and the service's
+ * data alterations that tests plant (src/service/faults/alterations.ts).
+ */
+import { describe, expect, it } from 'vitest';
+import type { StagedCounterparty } from '../../src/contract/migration.js';
+import { acceptedBy, parseAcceptRules } from '../../src/reconcile/verify/accept.js';
+import { checkFields } from '../../src/reconcile/verify/staged-to-streamed.js';
+import { Alterations, parseAlterations } from '../../src/service/faults/alterations.js';
+
+const sent = {
+  referenceId: '6f1c2d9e-0000-5000-8000-000000000001',
+  type: 'person',
+  isActive: true,
+  initials: 'J.P.',
+  surname: 'Vermeulen-Achterbergh',
+  dateOfBirth: '1980-01-02',
+  telephoneNumbers: [
+    { type: 'mobile', number: '+31612345678' },
+    { type: 'home', number: '+31201234567' },
+  ],
+  income: { amount: 1000, currency: 'EUR', frequency: 'Monthly' },
+} as unknown as StagedCounterparty;
+
+const streamed = (over: Record<string, unknown> = {}) => ({
+  sequenceNumber: 7,
+  type: 'StreamingPersonCounterparty',
+  referenceId: sent.referenceId,
+  associatedParties: [],
+  countryCode: 'NL',
+  preferredCommunicationLanguage: 'nl-NL',
+  lifecycleStatus: 'counterparty',
+  relations: [],
+  initials: 'J.P.',
+  surname: 'Vermeulen-Achterbergh',
+  dateOfBirth: '1980-01-02',
+  telephoneNumbers: [
+    { type: 'mobile', number: '+31612345678' },
+    { type: 'home', number: '+31201234567' },
+  ],
+  income: { amount: 1000, currency: 'EUR', frequency: 'Monthly' },
+  ...over,
+});
+
+const verdicts = (held: Record<string, unknown>) => Object.fromEntries(checkFields(sent, held).map((c) => [c.field, c.verdict]));
+
+describe('staged against streamed', () => {
+  it('finds the same record the same, field by field, and a field the stream does not show not shown', () => {
+    expect(verdicts(streamed())).toEqual({
+      type: 'same',
+      isActive: 'notShown',
+      initials: 'same',
+      surname: 'same',
+      dateOfBirth: 'same',
+      telephoneNumbers: 'same',
+      income: 'same',
+    });
+  });
+
+  it('allows what the specification allows: code case, list order, key order, a date at midnight UTC', () => {
+    const held = streamed({
+      telephoneNumbers: [
+        { number: '+31201234567', type: 'HOME' },
+        { type: 'Mobile', number: '+31612345678' },
+      ],
+      income: { frequency: 'monthly', currency: 'EUR', amount: 1000 },
+      dateOfBirth: '1980-01-02T00:00:00Z',
+    });
+    expect(Object.values(verdicts(held)).filter((v) => v === 'differs')).toEqual([]);
+  });
+
+  it('calls a cut value, a dropped item, a moved date, a lost accent, a changed number, a wrong type a difference', () => {
+    expect(
+      verdicts(
+        streamed({
+          type: 'StreamingOrganisationCounterparty',
+          surname: 'Vermeulen-Achterber',
+          dateOfBirth: '1980-01-01',
+          telephoneNumbers: [{ type: 'mobile', number: '+31612345678' }],
+          income: { amount: 1000.01, currency: 'EUR', frequency: 'Monthly' },
+          initials: undefined,
+        }),
+      ),
+    ).toEqual({
+      type: 'differs',
+      isActive: 'notShown',
+      initials: 'differs',
+      surname: 'differs',
+      dateOfBirth: 'differs',
+      telephoneNumbers: 'differs',
+      income: 'differs',
+    });
+  });
+});
+
+describe('accept rules', () => {
+  const rules = parseAcceptRules(['surname:truncate=8', 'firstName:strip-accents', 'salutation:case', 'emailAddress:any']);
+
+  it('explain only the difference they name', () => {
+    expect(acceptedBy(rules, 'surname', 'Vermeulen', 'Vermeule')?.text).toBe('surname:truncate=8');
+    expect(acceptedBy(rules, 'surname', 'Vermeulen', 'Vermeul')).toBeUndefined();
+    expect(acceptedBy(rules, 'surname', 'Jansen', 'Janse')).toBeUndefined();
+    expect(acceptedBy(rules, 'firstName', 'Inès', 'Ines')?.text).toBe('firstName:strip-accents');
+    expect(acceptedBy(rules, 'firstName', 'Inès', 'Ine')).toBeUndefined();
+    expect(acceptedBy(rules, 'salutation', 'Mevr.', 'MEVR.')?.text).toBe('salutation:case');
+    expect(acceptedBy(rules, 'emailAddress', 'a@b.nl', undefined)?.text).toBe('emailAddress:any');
+    expect(acceptedBy(rules, 'dateOfBirth', '1980-01-02', '1980-01-01')).toBeUndefined();
+  });
+
+  it('refuses a rule it does not understand, naming it', () => {
+    expect(() => parseAcceptRules(['surname:cut=30'])).toThrow(
+      'accept rule 1 of --accept: expected <field>:truncate=<chars>, <field>:strip-accents, <field>:case or <field>:any, got `surname:cut=30`',
+    );
+  });
+});
+
+describe('data alterations of the embedded service', () => {
+  it('alter a record only where the rule changes something, the same records for the same seed', () => {
+    const a = new Alterations('surname:truncate=8;telephoneNumbers:drop-item;dateOfBirth:shift-date=-1', 1);
+    const out = a.apply(sent) as unknown as Record<string, unknown>;
+    expect(out.surname).toBe('Vermeule');
+    expect(out.telephoneNumbers).toEqual([{ type: 'mobile', number: '+31612345678' }]);
+    expect(out.dateOfBirth).toBe('1980-01-01');
+    expect((sent as unknown as Record<string, unknown>).surname).toBe('Vermeulen-Achterbergh');
+    expect(a.done.map((d) => d.field)).toEqual(['surname', 'telephoneNumbers', 'dateOfBirth']);
+    const short = new Alterations('initials:truncate=8', 1);
+    short.apply(sent);
+    expect(short.count).toBe(0);
+
+    const ids = Array.from({ length: 400 }, (_, i) => `00000000-0000-5000-8000-${String(i).padStart(12, '0')}`);
+    const lost = (seed: number) => {
+      const x = new Alterations('*:lose:p=0.1', seed);
+      return ids.filter((id) => x.apply({ ...sent, referenceId: id }) === undefined);
+    };
+    expect(lost(3)).toEqual(lost(3));
+    expect(lost(3)).not.toEqual(lost(4));
+    expect(lost(3).length).toBeGreaterThan(20);
+    expect(lost(3).length).toBeLessThan(70);
+  });
+
+  it('refuse a rule that does not parse, naming it', () => {
+    expect(() => parseAlterations('surname:lose')).toThrow(
+      'alteration 1 `surname:lose`: lose applies to a whole record: write *:lose; expected e.g. "surname:truncate=30:p=0.5" (docs/fault-injection.md)',
+    );
+    expect(() => parseAlterations('surname:truncate=x')).toThrow('truncate needs a whole number of characters (truncate=30), got "x"');
+  });
+});
