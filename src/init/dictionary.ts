@@ -1,8 +1,10 @@
 /**
  * The header dictionary: the names CRM and core-banking exports give their columns, in Dutch,
- * English and German, mapped to the staged-counterparty role they play. Headers are compared
+ * English, German and French, mapped to the staged-counterparty role they play. Headers are compared
  * normalised (lower case, accents and separators removed: `Geboorte-datum` = `geboortedatum`).
- * To teach `init` a new header, add it to the role's list.
+ * Countries and nationalities are read by the mapping's own `country` and `nationality` transforms
+ * (src/pipeline/mapping/transforms/country.ts), not by a table here. To teach `init` a new
+ * header, add it to the role's list.
  */
 
 export type Role =
@@ -42,11 +44,39 @@ export const HEADER_ROLES: ReadonlyArray<[Role, readonly string[]]> = [
   ],
   [
     'directorKey',
-    ['directeurklantnr', 'directeur', 'bestuurder', 'bestuurderklantnr', 'director', 'directorid', 'geschaftsfuhrer', 'geschaeftsfuehrer'],
+    [
+      'directorcustomerid',
+      'directorclientid',
+      'dirigeant',
+      'bestuurderid',
+      'directeurklantnr',
+      'directeur',
+      'bestuurder',
+      'bestuurderklantnr',
+      'director',
+      'directorid',
+      'geschaftsfuhrer',
+      'geschaeftsfuehrer',
+    ],
   ],
   [
     'cocNumber',
     [
+      'chamberofcommerceno',
+      'siren',
+      'siret',
+      'nsiren',
+      'numerosiren',
+      'kbo',
+      'kbonummer',
+      'ondernemingsnummer',
+      'numeroentreprise',
+      'numerodentreprise',
+      'companyregistrationnumber',
+      'crn',
+      'rcs',
+      'handelsregisternr',
+      'registernummer',
       'kvk',
       'kvknummer',
       'kvknr',
@@ -64,6 +94,12 @@ export const HEADER_ROLES: ReadonlyArray<[Role, readonly string[]]> = [
   [
     'organisationName',
     [
+      'raisonsociale',
+      'denomination',
+      'nomentreprise',
+      'societe',
+      'entreprise',
+      'bedrijf',
       'bedrijfsnaam',
       'handelsnaam',
       'statutairenaam',
@@ -84,6 +120,23 @@ export const HEADER_ROLES: ReadonlyArray<[Role, readonly string[]]> = [
   [
     'key',
     [
+      'contactid',
+      'customer',
+      'client',
+      'nclient',
+      'numeroclient',
+      'clientnr',
+      'kundennr',
+      'kunde',
+      'accountid',
+      'accountnumber',
+      'partyid',
+      'cif',
+      'cifnumber',
+      'idclient',
+      'identifiant',
+      'referentie',
+      'custid',
       'klantnr',
       'klantnummer',
       'klantid',
@@ -109,10 +162,14 @@ export const HEADER_ROLES: ReadonlyArray<[Role, readonly string[]]> = [
       'number',
     ],
   ],
-  ['initials', ['voorletters', 'voorl', 'vrl', 'initialen', 'initials', 'initial', 'vorletters']],
+  ['initials', ['initiales', 'voorletters', 'voorl', 'vrl', 'initialen', 'initials', 'initial', 'vorletters']],
   [
     'firstName',
     [
+      'prenom',
+      'prenoms',
+      'forenames',
+      'christianname',
       'voornaam',
       'voornamen',
       'roepnaam',
@@ -141,49 +198,305 @@ export const HEADER_ROLES: ReadonlyArray<[Role, readonly string[]]> = [
       'vorsatzwort',
     ],
   ],
-  ['surname', ['achternaam', 'geslachtsnaam', 'familienaam', 'surname', 'lastname', 'familyname', 'nachname', 'familienname']],
+  [
+    'surname',
+    [
+      'nom',
+      'nomdefamille',
+      'nomdenaissance',
+      'lastnames',
+      'achternaam',
+      'geslachtsnaam',
+      'familienaam',
+      'surname',
+      'lastname',
+      'familyname',
+      'nachname',
+      'familienname',
+    ],
+  ],
   ['fullName', ['naam', 'volledigenaam', 'name', 'fullname']],
-  ['sex', ['geslacht', 'sex', 'gender', 'geschlecht']],
-  ['salutation', ['aanhef', 'salutation', 'title', 'anrede', 'titel']],
+  ['sex', ['sexe', 'geslacht', 'sex', 'gender', 'geschlecht']],
+  ['salutation', ['civilite', 'titre', 'salutationcode', 'aanhef', 'salutation', 'title', 'anrede', 'titel']],
   [
     'dateOfBirth',
-    ['geboortedatum', 'gebdatum', 'geboortedat', 'dateofbirth', 'birthdate', 'dob', 'birthday', 'geburtsdatum', 'geburtstag'],
+    [
+      'datedenaissance',
+      'datenaissance',
+      'naissance',
+      'birthdt',
+      'gebdat',
+      'geboortedatum',
+      'gebdatum',
+      'geboortedat',
+      'dateofbirth',
+      'birthdate',
+      'dob',
+      'birthday',
+      'geburtsdatum',
+      'geburtstag',
+    ],
   ],
-  ['nationality', ['nationaliteit', 'nationality', 'staatsangehorigkeit', 'staatsangehoerigkeit', 'nationalitat', 'nationalitaet']],
-  ['street', ['straat', 'straatnaam', 'adres', 'street', 'streetname', 'address', 'addressline1', 'adresregel1', 'strasse', 'adresse']],
+  [
+    'nationality',
+    [
+      'nationalite',
+      'citizenship',
+      'staatsburgerschaft',
+      'nationaliteit',
+      'nationality',
+      'staatsangehorigkeit',
+      'staatsangehoerigkeit',
+      'nationalitat',
+      'nationalitaet',
+    ],
+  ],
+  [
+    'street',
+    [
+      'streetaddress',
+      'rue',
+      'adresse1',
+      'adresseligne1',
+      'addressline',
+      'straat',
+      'straatnaam',
+      'adres',
+      'street',
+      'streetname',
+      'address',
+      'addressline1',
+      'adresregel1',
+      'strasse',
+      'adresse',
+    ],
+  ],
   ['houseNumber', ['huisnummer', 'huisnr', 'housenumber', 'houseno', 'hausnummer', 'hausnr']],
   ['houseNumberAddition', ['toevoeging', 'huisnummertoevoeging', 'addition', 'housenumberaddition', 'zusatz']],
-  ['postalCode', ['postcode', 'zipcode', 'zip', 'postalcode', 'postal', 'plz', 'postleitzahl']],
-  ['locality', ['woonplaats', 'plaats', 'stad', 'vestigingsplaats', 'city', 'town', 'locality', 'ort', 'wohnort', 'stadt']],
-  ['country', ['land', 'country', 'countrycode', 'landcode', 'staat']],
-  ['email', ['email', 'emailadres', 'mail', 'emailaddress', 'emailadresse']],
-  ['mobile', ['mobiel', 'mobielnummer', 'gsm', 'mobile', 'mobilephone', 'cell', 'handy', 'mobilnummer']],
-  ['phone', ['telefoon', 'telefoonnummer', 'tel', 'telnr', 'phone', 'phonenumber', 'telephone', 'telefon', 'telefonnummer']],
-  ['incomeAmount', ['inkomen', 'brutoinkomen', 'income', 'salary', 'salaris', 'einkommen', 'gehalt', 'annualincome']],
-  ['incomeFrequency', ['inkomenfrequentie', 'frequentie', 'incomefrequency', 'frequency', 'periode', 'zahlungsintervall']],
-  ['active', ['actief', 'active', 'isactive', 'aktiv', 'status']],
+  [
+    'postalCode',
+    [
+      'codepostal',
+      'cp',
+      'postcodezip',
+      'zippostalcode',
+      'npa',
+      'postcode',
+      'zipcode',
+      'zip',
+      'postalcode',
+      'postal',
+      'plz',
+      'postleitzahl',
+    ],
+  ],
+  [
+    'locality',
+    [
+      'ville',
+      'commune',
+      'localite',
+      'towncity',
+      'gemeinde',
+      'ortschaft',
+      'woonplaats',
+      'plaats',
+      'stad',
+      'vestigingsplaats',
+      'city',
+      'town',
+      'locality',
+      'ort',
+      'wohnort',
+      'stadt',
+    ],
+  ],
+  [
+    'country',
+    [
+      'pays',
+      'countryofresidence',
+      'residencecountry',
+      'wohnland',
+      'woonland',
+      'countrycode',
+      'land',
+      'country',
+      'countrycode',
+      'landcode',
+      'staat',
+    ],
+  ],
+  [
+    'email',
+    ['courriel', 'adressemail', 'adresseemail', 'mel', 'mailadresse', 'email', 'emailadres', 'mail', 'emailaddress', 'emailadresse'],
+  ],
+  [
+    'mobile',
+    [
+      'portable',
+      'telportable',
+      'mobiletelephone',
+      'mobilenumber',
+      'natel',
+      'mobiel',
+      'mobielnummer',
+      'gsm',
+      'mobile',
+      'mobilephone',
+      'cell',
+      'handy',
+      'mobilnummer',
+    ],
+  ],
+  [
+    'phone',
+    [
+      'telephonenumber',
+      'telefonnr',
+      'numerodetelephone',
+      'telephonefixe',
+      'homephone',
+      'contactnumber',
+      'phoneno',
+      'telephoneno',
+      'telefoon',
+      'telefoonnummer',
+      'tel',
+      'telnr',
+      'phone',
+      'phonenumber',
+      'telephone',
+      'telefon',
+      'telefonnummer',
+    ],
+  ],
+  [
+    'incomeAmount',
+    [
+      'revenu',
+      'revenus',
+      'revenuannuel',
+      'salaire',
+      'jahreseinkommen',
+      'bruttoeinkommen',
+      'grossincome',
+      'jaarinkomen',
+      'inkomen',
+      'brutoinkomen',
+      'income',
+      'salary',
+      'salaris',
+      'einkommen',
+      'gehalt',
+      'annualincome',
+    ],
+  ],
+  [
+    'incomeFrequency',
+    [
+      'frequence',
+      'periodicite',
+      'incomeperiod',
+      'inkomenfrequentie',
+      'frequentie',
+      'incomefrequency',
+      'frequency',
+      'periode',
+      'zahlungsintervall',
+    ],
+  ],
+  [
+    'active',
+    ['statut', 'etat', 'accountstatus', 'customerstatus', 'kundenstatus', 'klantstatus', 'actief', 'active', 'isactive', 'aktiv', 'status'],
+  ],
   ['address', ['adres', 'address', 'adresse', 'vestigingsadres', 'bezoekadres']],
 ];
 
-/** A header compared as the dictionary writes it: lower case, no accents, letters and digits only. */
-export function normaliseHeader(header: string): string {
+/** Letters written as two in headers (`Straße` = `Strasse`), before accents are dropped. */
+const LIGATURES: Readonly<Record<string, string>> = { ß: 'ss', æ: 'ae', œ: 'oe', ø: 'o', ł: 'l', đ: 'd' };
+
+/** Words that only say "number" or "the" beside a header's meaning (`Customer No`, `N° client`, `Chamber of Commerce Nr.`). */
+const NOISE = new Set(['no', 'nr', 'n', 'num', 'number', 'nummer', 'numero', 'nro', 'of', 'de', 'du', 'la', 'le', 'the', 'ref']);
+
+/** A header's words: lower case, ligatures spelled out, accents dropped, split at anything not a letter or digit. */
+export function headerTokens(header: string): string[] {
   return header
+    .toLowerCase()
+    .replace(/[ßæœøłđ]/g, (c) => LIGATURES[c] ?? c)
     .normalize('NFD')
     .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]/g, '');
+    .split(/[^a-z0-9]+/)
+    .filter((t) => t !== '');
+}
+
+/** A header compared as the dictionary writes it: lower case, no accents, `ß` as `ss`, letters and digits only. */
+export function normaliseHeader(header: string): string {
+  return headerTokens(header).join('');
+}
+
+/**
+ * The forms of a header the dictionary is asked for, best first: all its words; without what
+ * stands in brackets (`Annual Income (GBP)`, `Date of Birth (dd/mm/yyyy)`); without the words
+ * that only say "number" (`Chamber of Commerce No` → `chamberofcommerce`).
+ */
+function headerForms(header: string): string[] {
+  const words = headerTokens(header.replace(/\([^)]*\)|\[[^\]]*\]/g, ' '));
+  const forms = [normaliseHeader(header), words.join(''), words.filter((w) => !NOISE.has(w)).join('')];
+  return [...new Set(forms.filter((f) => f !== ''))];
 }
 
 const BY_NAME = new Map<string, Role>();
 for (const [role, names] of HEADER_ROLES) for (const n of names) if (!BY_NAME.has(n)) BY_NAME.set(n, role);
 
+/** Edits between two strings (Levenshtein), stopping early beyond `max`. */
+function distance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/** A role and how the header was placed: `exact`, `holds <name>` or `close to <name>` (a typo). */
+export interface RoleMatch {
+  role: Role;
+  how: string;
+}
+
 /**
- * The role of a column by its header (for a nested path, by its last part: `adres.postcode`).
+ * The role of a column by its header (for a nested path, by its last part: `adres.postcode`):
+ * an exact dictionary name in any of its forms; else the first role (in dictionary order, so
+ * relations come before keys) with a name of six letters or more inside the header; else a name
+ * of seven letters or more one edit away (a typo).
+ * @example roleMatch('Geboorte-datum') // { role: 'dateOfBirth', how: 'exact' }
+ *          roleMatch('Director Customer ID') // { role: 'directorKey', how: 'holds director' }
+ */
+export function roleMatch(column: string): RoleMatch | undefined {
+  const parts = column.split('.').filter((p) => !/^\d+$/.test(p));
+  const forms = [...headerForms(column), ...(parts.length > 1 ? headerForms(parts[parts.length - 1]!) : [])];
+  for (const f of forms) {
+    const role = BY_NAME.get(f);
+    if (role) return { role, how: 'exact' };
+  }
+  for (const [role, names] of HEADER_ROLES)
+    for (const n of names) if (n.length >= 6 && forms.some((f) => f.includes(n))) return { role, how: `holds ${n}` };
+  for (const f of forms) {
+    if (f.length < 7) continue;
+    for (const [name, role] of BY_NAME) if (name.length >= 7 && distance(f, name, 1) <= 1) return { role, how: `close to ${name}` };
+  }
+  return undefined;
+}
+
+/**
+ * The role of a column by its header.
  * @example roleOf('Geboorte-datum') // 'dateOfBirth'
  */
 export function roleOf(column: string): Role | undefined {
-  const parts = column.split('.').filter((p) => !/^\d+$/.test(p));
-  return BY_NAME.get(normaliseHeader(column)) ?? BY_NAME.get(normaliseHeader(parts[parts.length - 1] ?? column));
+  return roleMatch(column)?.role;
 }
 
 /** Sex codes of legacy exports → the platform's (Dutch, English, German). */
@@ -241,84 +554,6 @@ export const FREQUENCY_CODES: Readonly<Record<string, string>> = {
   HALFYEARLY: 'HalfYearly',
 };
 
-/** Country names, adjectives and ISO-3 codes of legacy exports → ISO 3166 alpha-2. */
-export const COUNTRY_CODES: Readonly<Record<string, string>> = {
-  NL: 'NL',
-  NLD: 'NL',
-  NEDERLAND: 'NL',
-  NEDERLANDS: 'NL',
-  NETHERLANDS: 'NL',
-  HOLLAND: 'NL',
-  DUTCH: 'NL',
-  NIEDERLANDE: 'NL',
-  BE: 'BE',
-  BEL: 'BE',
-  BELGIE: 'BE',
-  BELG: 'BE',
-  BELGISCH: 'BE',
-  BELGIUM: 'BE',
-  BELGIAN: 'BE',
-  BELGIEN: 'BE',
-  DE: 'DE',
-  DEU: 'DE',
-  DUITSLAND: 'DE',
-  DUITS: 'DE',
-  GERMANY: 'DE',
-  GERMAN: 'DE',
-  DEUTSCHLAND: 'DE',
-  DEUTSCH: 'DE',
-  FR: 'FR',
-  FRA: 'FR',
-  FRANKRIJK: 'FR',
-  FRANS: 'FR',
-  FRANCE: 'FR',
-  FRENCH: 'FR',
-  GB: 'GB',
-  GBR: 'GB',
-  UK: 'GB',
-  ENGELAND: 'GB',
-  BRITS: 'GB',
-  'UNITED KINGDOM': 'GB',
-  TR: 'TR',
-  TUR: 'TR',
-  TURKIJE: 'TR',
-  TURKS: 'TR',
-  TURKEY: 'TR',
-  MA: 'MA',
-  MAR: 'MA',
-  MAROKKO: 'MA',
-  MAROKKAANS: 'MA',
-  MOROCCO: 'MA',
-  PL: 'PL',
-  POL: 'PL',
-  POLEN: 'PL',
-  POOLS: 'PL',
-  POLAND: 'PL',
-  ES: 'ES',
-  SPANJE: 'ES',
-  SPAIN: 'ES',
-  IT: 'IT',
-  ITALIE: 'IT',
-  ITALY: 'IT',
-  SR: 'SR',
-  SURINAME: 'SR',
-  SURINAAMS: 'SR',
-  US: 'US',
-  USA: 'US',
-  VS: 'US',
-  AT: 'AT',
-  OOSTENRIJK: 'AT',
-  AUSTRIA: 'AT',
-  OSTERREICH: 'AT',
-  CH: 'CH',
-  ZWITSERLAND: 'CH',
-  SWITZERLAND: 'CH',
-  SCHWEIZ: 'CH',
-  LU: 'LU',
-  LUXEMBURG: 'LU',
-  LUXEMBOURG: 'LU',
-};
-
 /** A legacy code looked up in a table by its upper-cased, accent-free form. */
 export function lookupCode(table: Readonly<Record<string, string>>, value: string): string | undefined {
   const key = value
@@ -328,3 +563,23 @@ export function lookupCode(table: Readonly<Record<string, string>>, value: strin
     .toUpperCase();
   return table[key];
 }
+
+/** Account and customer statuses of legacy exports → isActive (as the boolean transform reads it). */
+export const STATUS_CODES: Readonly<Record<string, string>> = {
+  ACTIVE: 'true',
+  ACTIEF: 'true',
+  AKTIV: 'true',
+  ACTIF: 'true',
+  OPEN: 'true',
+  INACTIVE: 'false',
+  INACTIEF: 'false',
+  INAKTIV: 'false',
+  INACTIF: 'false',
+  CLOSED: 'false',
+  GESLOTEN: 'false',
+  GESCHLOSSEN: 'false',
+  FERME: 'false',
+  OPGEZEGD: 'false',
+  GEKUENDIGT: 'false',
+  GEKUNDIGT: 'false',
+};

@@ -5,8 +5,9 @@
  * commas, Dutch postcodes), and value maps for code columns. Every guess carries its reason,
  * written as a comment next to it; every required field it cannot place becomes a TODO. Pure.
  */
-import { COUNTRY_CODES, FREQUENCY_CODES, lookupCode, type Role, roleOf, SEX_CODES } from './dictionary.js';
-import { type ColumnProfile, dateFormatsOf, dateShare, type FileProfile, shareOf } from './profile.js';
+import { FREQUENCY_CODES, lookupCode, type Role, roleMatch, SEX_CODES, STATUS_CODES } from './dictionary.js';
+import { countryEvidence, decideAmount, decideDate, decidePhone, looksLikeCountries, valuesWithCounts } from './evidence.js';
+import { type ColumnProfile, dateShare, type FileProfile, shareOf } from './profile.js';
 
 /** A YAML value as the generator writes it (flow style). */
 export type Y = string | number | boolean | null | Y[] | { [k: string]: Y };
@@ -29,24 +30,59 @@ export interface GuessedMapping {
   todos: string[];
   /** Why the key and the type are what they are. */
   notes: string[];
-  /** Columns no field reads. */
-  unmapped: string[];
+  /** Columns no field reads, each with why. */
+  unmapped: Array<{ column: string; reason: string }>;
 }
 
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 const num = (n: number) => n.toLocaleString('en-US');
+const rowsOf = (n: number) => `${num(n)} row${n === 1 ? '' : 's'}`;
 
 /**
  * @example guessMapping('klanten', profile, {}).fields.map((f) => f.name) // ['isActive', 'initials', 'surname', …]
  */
-export function guessMapping(sourceName: string, profile: FileProfile, context: { personScope?: string } = {}): GuessedMapping {
+export function guessMapping(
+  sourceName: string,
+  profile: FileProfile,
+  context: { personScope?: string; impliedDecimals?: Record<string, number> } = {},
+): GuessedMapping {
   const byRole = new Map<Role, ColumnProfile>();
   const used = new Set<string>();
+  /** Why a column was not taken, for the list of unmapped columns. */
+  const passed = new Map<string, string>();
+  /** How a column's role was found, when not by its exact name. */
+  const how = new Map<string, string>();
   for (const c of profile.columns) {
     if (c.arrayOfObjects !== undefined) continue;
-    const role = roleOf(c.name);
-    if (role && !byRole.has(role) && c.values - c.empty > 0) byRole.set(role, c);
+    const m = roleMatch(c.name);
+    if (!m) continue;
+    if (c.values - c.empty === 0) passed.set(c.name, `named like ${m.role} but empty in every row`);
+    else if (m.role === 'email' && shareOf(c, 'email') < 0.5)
+      passed.set(c.name, `named like an e-mail address but only ${pct(shareOf(c, 'email'))} of its values look like one`);
+    else if (byRole.has(m.role)) passed.set(c.name, `a second ${m.role} column (${byRole.get(m.role)!.name} is mapped)`);
+    else {
+      byRole.set(m.role, c);
+      if (m.how !== 'exact') how.set(c.name, `header ${m.how}`);
+    }
   }
+  // The values decide as much as the names: e-mail addresses, countries, Dutch postcodes,
+  // phone numbers are recognised whatever their column is called.
+  const free = profile.columns.filter((c) => c.arrayOfObjects === undefined && ![...byRole.values()].includes(c) && c.values > c.empty);
+  const byValues = (role: Role, test: (c: ColumnProfile) => boolean, what: string) => {
+    if (byRole.has(role)) return;
+    const c = free.find((x) => ![...byRole.values()].includes(x) && test(x));
+    if (c) {
+      byRole.set(role, c);
+      how.set(c.name, `its values: ${what}`);
+      passed.delete(c.name);
+    }
+  };
+  byValues('email', (c) => shareOf(c, 'email') >= 0.8, 'e-mail addresses');
+  byValues('country', looksLikeCountries, 'country names or codes');
+  byValues('postalCode', (c) => shareOf(c, 'postcode-nl') >= 0.9, 'Dutch postcodes');
+  byValues('phone', (c) => shareOf(c, 'phone') >= 0.8, 'phone numbers (+, spaces, brackets, dashes)');
+  // A column of dates is never taken as the birth date by its values alone: an account's opening
+  // date looks the same, and a wrong birth date is worse than none (it is listed as unmapped).
   const isOrg = byRole.has('organisationName') || byRole.has('cocNumber');
   const type = isOrg ? 'organisation' : 'person';
   const todos: string[] = [];
@@ -58,7 +94,8 @@ export function guessMapping(sourceName: string, profile: FileProfile, context: 
     if (c) used.add(c.name);
     return c;
   };
-  const filled = (c: ColumnProfile) => `${pct((c.values - c.empty) / Math.max(1, c.values))} filled`;
+  const filled = (c: ColumnProfile) =>
+    `${pct((c.values - c.empty) / Math.max(1, c.values))} filled${how.has(c.name) ? `; ${how.get(c.name)}` : ''}`;
 
   // The legacy key: a key-named column that is unique and never empty; else the KvK number; else any unique column.
   const uniques = profile.columns.filter((c) => c.unique === true);
@@ -98,9 +135,22 @@ export function guessMapping(sourceName: string, profile: FileProfile, context: 
 
   field('isActive', { value: true });
   const active = take('active');
-  if (active && Object.keys(active.kinds).includes('boolean')) {
+  if (active && shareOf(active, 'boolean') >= 0.9) {
     fields.pop();
-    field('isActive', col(active, [{ default: true }, 'boolean']), `${active.name}: yes/no values`);
+    field('isActive', col(active, [{ default: true }, 'boolean']), `${active.name}: yes/no values; empty is taken as active`);
+  } else if (active) {
+    fields.pop();
+    const table = codeTable(active, STATUS_CODES);
+    codes.status = table.codes;
+    field(
+      'isActive',
+      col(active, ['trim', 'upper', { code: { table: 'status', unknown: 'empty' } }, 'boolean']),
+      `${active.name} consumed as isActive: ${table.why}; a status in no list leaves isActive empty`,
+    );
+    if (table.unknown.length > 0)
+      todos.push(
+        `isActive: statuses ${valuesWithCounts(table.unknown)} of ${active.name} are neither active nor inactive to init; their rows get no isActive until you add them to codes.status (ACTIVE → "true")`,
+      );
   }
 
   if (type === 'person') {
@@ -129,32 +179,39 @@ export function guessMapping(sourceName: string, profile: FileProfile, context: 
           : `${surname.name} holds the whole name: split it in a script if the platform needs the parts`,
       );
     else todos.push('surname (required): no surname column found');
+    const salutation = take('salutation');
+    if (salutation) field('salutation', col(salutation, ['collapse-spaces']), `${salutation.name} (${filled(salutation)}), as written`);
     const sex = take('sex');
     if (sex) {
       const table = codeTable(sex, SEX_CODES);
       codes.sex = table.codes;
       field('sex', col(sex, ['trim', 'upper', { code: 'sex' }]), `${sex.name}: ${table.why}`);
       if (table.unknown.length > 0)
-        todos.push(`sex: values ${table.unknown.join(', ')} of ${sex.name} are in no code list; add them to codes.sex`);
+        todos.push(`sex: values ${valuesWithCounts(table.unknown)} of ${sex.name} are in no code list; add them to codes.sex`);
     }
     const dob = take('dateOfBirth');
     if (dob) {
-      const formats = dateFormatsOf(dob);
-      if (formats.length > 0)
-        field(
-          'dateOfBirth',
-          col(dob, [{ date: formats }]),
-          `${dob.name}: ${pct(dateShare(dob))} of its values are dates in ${formats.join(' or ')}`,
-        );
-      else todos.push(`dateOfBirth: ${dob.name} holds no values that read as dates; give its format ({ date: [dd-mm-yyyy] })`);
+      const countryCol = byRole.get('country');
+      const dominant = countryCol ? countryEvidence(countryCol).dominant : undefined;
+      const hint =
+        dominant && dominant.share >= 0.9
+          ? {
+              monthFirst: MONTH_FIRST.has(dominant.code),
+              why: `${pct(dominant.share)} of ${countryCol!.name} is ${dominant.code}, where dates are written ${MONTH_FIRST.has(dominant.code) ? 'month' : 'day'}-first`,
+            }
+          : undefined;
+      const d = decideDate(dob, hint);
+      if (d.transform) field('dateOfBirth', col(dob, [d.transform]), `${dob.name}: ${d.why}`);
+      if (d.todo) todos.push(`dateOfBirth: ${d.todo}`);
     }
     const nat = take('nationality');
     if (nat) {
-      const table = codeTable(nat, COUNTRY_CODES);
-      codes.land = { ...(codes.land ?? {}), ...table.codes };
-      field('nationalities', [col(nat, ['trim', 'upper', { code: 'land' }])], `${nat.name}: ${table.why}`);
-      if (table.unknown.length > 0)
-        todos.push(`nationalities: values ${table.unknown.join(', ')} of ${nat.name} are not countries init knows; add them to codes.land`);
+      const ev = countryEvidence(nat, true);
+      field('nationalities', [col(nat, ['trim', 'nationality'])], `${nat.name} (${filled(nat)}): ${describePlaced(ev.placed, nat)}`);
+      if (ev.unknown.length > 0)
+        todos.push(
+          `nationalities: values ${valuesWithCounts(ev.unknown)} of ${nat.name} are no country or nationality init knows; their rows are refused until you add them ({ nationality: { extra: { <value>: <ISO code> } } })`,
+        );
     }
   } else {
     const name = take('organisationName') ?? take('fullName');
@@ -181,31 +238,61 @@ export function guessMapping(sourceName: string, profile: FileProfile, context: 
   }
 
   const country = take('country');
-  const countryExpr: Y = country ? col(country, ['trim', 'upper', { code: 'land' }, { default: 'NL' }]) : { value: 'NL' };
+  const countryEv = country ? countryEvidence(country) : undefined;
+  const postcodeCol = byRole.get('postalCode');
+  // No invented defaults: a country for an empty cell (or for a file without a country column)
+  // only from evidence, written as the choice it is.
+  let assumed: { code: string; why: string } | undefined;
+  if (countryEv?.dominant && countryEv.dominant.share >= 0.9)
+    assumed = { code: countryEv.dominant.code, why: `${pct(countryEv.dominant.share)} of the filled ${country!.name} values` };
+  else if (!country && postcodeCol && shareOf(postcodeCol, 'postcode-nl') >= 0.9)
+    assumed = {
+      code: 'NL',
+      why: `no country column; ${pct(shareOf(postcodeCol, 'postcode-nl'))} of ${postcodeCol.name} are Dutch postcodes`,
+    };
+  let countryExpr: Y | undefined;
   if (country) {
-    const table = codeTable(country, COUNTRY_CODES);
-    codes.land = { ...(codes.land ?? {}), ...table.codes };
-    field(type === 'person' ? 'countryCode' : 'countryOfIncorporation', countryExpr, `${country.name}: ${table.why}; empty is NL`);
+    const withDefault = country.empty > 0 && assumed;
+    countryExpr = col(country, ['trim', ...(withDefault ? [{ default: assumed!.code }] : []), 'country']);
+    const why = `${country.name} (${filled(country)}): ${describePlaced(countryEv!.placed, country)}${withDefault ? `; an empty cell (${rowsOf(country.empty)}) is taken as ${assumed!.code}: ${assumed!.why} — remove the default if that is wrong` : ''}`;
+    field(type === 'person' ? 'countryCode' : 'countryOfIncorporation', countryExpr, why);
     if (type === 'organisation') field('countryCode', countryExpr);
-  }
+    if (countryEv!.unknown.length > 0)
+      todos.push(
+        `countryCode: values ${valuesWithCounts(countryEv!.unknown)} of ${country.name} are no country init knows; their rows are refused until you add them ({ country: { extra: { <value>: <ISO code> } } })`,
+      );
+    if (country.empty > 0 && !assumed)
+      todos.push(
+        `countryCode: ${rowsOf(country.empty)} with an empty ${country.name} and no country stands out; their addresses are refused`,
+      );
+    if (withDefault)
+      todos.push(
+        `countryCode: ${rowsOf(country.empty)} with an empty ${country.name}; init wrote { default: ${assumed!.code} } (${assumed!.why}): confirm it`,
+      );
+  } else if (assumed) countryExpr = { value: assumed.code };
   const email = take('email');
-  if (email) field('emailAddress', col(email, ['email']), `${email.name}: ${pct(shareOf(email, 'email'))} look like e-mail addresses`);
+  if (email)
+    field(
+      'emailAddress',
+      col(email, ['email']),
+      `${email.name}: ${pct(shareOf(email, 'email'))} look like e-mail addresses${how.has(email.name) ? ` (found by ${how.get(email.name)})` : ''}`,
+    );
 
   const phones: Y[] = [];
   const phone = take('phone');
   const mobile = take('mobile');
-  if (phone)
-    phones.push({ object: { type: { value: type === 'person' ? 'home' : 'office' }, number: col(phone, [{ phone: { country: 'NL' } }]) } });
-  if (mobile) phones.push({ object: { type: { value: 'mobile' }, number: col(mobile, [{ phone: { country: 'NL' } }]) } });
-  if (phones.length > 0)
-    field(
-      'telephoneNumbers',
-      phones,
-      [phone, mobile]
-        .filter(Boolean)
-        .map((c) => c!.name)
-        .join(' and '),
-    );
+  const phoneWhy: string[] = [];
+  for (const [c, kind] of [
+    [phone, type === 'person' ? 'home' : 'office'],
+    [mobile, 'mobile'],
+  ] as const) {
+    if (!c) continue;
+    const d = decidePhone(c, profile.sample, country, assumed);
+    phones.push({ object: { type: { value: kind }, number: col(c, [{ phone: d.spec }]) } });
+    phoneWhy.push(`${c.name}: ${d.why}`);
+    if (d.todo) todos.push(`telephoneNumbers: ${d.todo}`);
+  }
+  if (phones.length > 0) field('telephoneNumbers', phones, phoneWhy.join('; '));
 
   const street = take('street');
   const house = take('houseNumber');
@@ -237,35 +324,54 @@ export function guessMapping(sourceName: string, profile: FileProfile, context: 
     } else todos.push('addresses[0].postalCode (required in an address): no postcode column found');
     if (locality) address.locality = col(locality, ['collapse-spaces']);
     else todos.push('addresses[0].locality (required in an address): no place column found');
-    address.countryCode = countryExpr;
-    if (!country) why.push('no country column: NL assumed');
+    if (countryExpr) address.countryCode = countryExpr;
+    else
+      todos.push(
+        'addresses[0].countryCode (required in an address): no country column and no country init could infer; add { value: <ISO code> }',
+      );
+    if (!country && assumed) why.push(`country ${assumed.code}: ${assumed.why}`);
     field('addresses', [{ object: address }], why.join('; '));
   }
 
   const amount = take('incomeAmount');
   if (amount && type === 'person') {
-    const comma = shareOf(amount, 'decimal-comma') >= shareOf(amount, 'decimal-dot');
+    const implied = context.impliedDecimals?.[amount.name];
+    const a = implied
+      ? {
+          number: { decimal: '.', thousands: '' } as const,
+          why: `${implied} implied decimals (the layout's V${'9'.repeat(implied)}): the last ${implied} digits are the fraction`,
+          strip: undefined,
+          currency: undefined,
+          point: implied,
+        }
+      : { ...decideAmount(amount, profile.sample), point: undefined };
     const freq = take('incomeFrequency');
-    const frequency: Y = freq ? col(freq, ['trim', 'upper', { code: 'frequentie' }]) : { value: 'Monthly' };
+    const frequency: Y = freq ? col(freq, ['trim', 'upper', { code: 'frequentie' }]) : { value: 'Yearly' };
+    const yearly = /annual|yearly|jahr|annuel|jaar/i.test(amount.name);
     if (freq) {
       const table = codeTable(freq, FREQUENCY_CODES);
       codes.frequentie = table.codes;
       if (table.unknown.length > 0)
         todos.push(
-          `income.frequency: values ${table.unknown.join(', ')} of ${freq.name} are no known frequency; add them to codes.frequentie`,
+          `income.frequency: values ${valuesWithCounts(table.unknown)} of ${freq.name} are no known frequency; add them to codes.frequentie`,
         );
-    } else todos.push('income.frequency: no frequency column; Monthly is assumed, check it');
+    } else if (!yearly) todos.push(`income.frequency: no frequency column and ${amount.name} does not say; Yearly is written, check it`);
+    if (!a.currency) todos.push(`income.currency: neither ${amount.name} nor its values name a currency; EUR is written, check it`);
     field(
       'income',
       {
         when: { column: amount.name, notEmpty: true },
         object: {
-          amount: col(amount, [{ number: comma ? { decimal: ',', thousands: '.' } : { decimal: '.', thousands: ',' } }]),
-          currency: { value: 'EUR' },
-          frequency,
+          amount: col(amount, [
+            ...(a.strip ? [{ replace: { regex: a.strip, with: '' } }] : []),
+            ...(a.point ? [{ replace: { regex: `^([+-]?\\d*?)(\\d{${a.point}})$`, with: '$1.$2' } }] : []),
+            { number: a.number },
+          ]),
+          currency: { value: a.currency ?? 'EUR' },
+          frequency: freq ? frequency : { value: 'Yearly' },
         },
       },
-      `${amount.name}: amounts with a decimal ${comma ? 'comma' : 'point'}; currency EUR assumed`,
+      `${amount.name}: ${a.why}${freq ? '' : yearly ? '; Yearly: the header says annual' : ''}`,
     );
   }
 
@@ -303,8 +409,28 @@ export function guessMapping(sourceName: string, profile: FileProfile, context: 
       );
   const unmapped = profile.columns
     .filter((c) => !used.has(c.name) && c.arrayOfObjects === undefined && !c.name.includes('.0.'))
-    .map((c) => c.name);
+    .map((c) => ({ column: c.name, reason: passed.get(c.name) ?? unmappedReason(c, byRole, type) }));
   return { type, keyColumn: key?.name, scope, keyTransforms, fields, codes, todos, notes, unmapped };
+}
+
+/** Where dates are written month-first. */
+const MONTH_FIRST = new Set(['US', 'PH', 'FM', 'MH', 'PW', 'BZ']);
+
+/** Why a column no field reads is left alone. */
+function unmappedReason(c: ColumnProfile, byRole: Map<Role, ColumnProfile>, type: string): string {
+  const m = roleMatch(c.name);
+  if (c.values === c.empty) return 'empty in every row';
+  if (m && byRole.get(m.role) === c) return `named like ${m.role}, which a ${type} has no field for`;
+  if (m) return `named like ${m.role}, which a ${type} has no field for`;
+  if (dateShare(c) >= 0.9) return 'dates, but the header does not say they are birth dates';
+  return `header not recognised and its values (${c.distinct ? `${c.distinct.size} distinct` : 'many distinct'}) do not say what it holds`;
+}
+
+/** A country column's distinct values as read: `UK→GB, ENGLAND→GB, …`. */
+function describePlaced(placed: Map<string, string>, c: ColumnProfile): string {
+  if (!c.distinct) return 'many distinct values, read by the country transform';
+  const shown = [...placed].slice(0, 8).map(([k, v]) => `${k}→${v}`);
+  return `${c.distinct.size} distinct values (${shown.join(', ')}${placed.size > 8 ? ', …' : ''})`;
 }
 
 /**
@@ -314,18 +440,18 @@ export function guessMapping(sourceName: string, profile: FileProfile, context: 
 function codeTable(
   c: ColumnProfile,
   known: Readonly<Record<string, string>>,
-): { codes: Record<string, string>; unknown: string[]; why: string } {
+): { codes: Record<string, string>; unknown: Array<[string, number]>; why: string } {
   if (!c.distinct) {
     const codes = Object.fromEntries(Object.entries(known));
     return { codes, unknown: [], why: 'many distinct values: the whole table of known codes' };
   }
   const codes: Record<string, string> = {};
-  const unknown: string[] = [];
-  for (const v of [...c.distinct.keys()].sort()) {
+  const unknown: Array<[string, number]> = [];
+  for (const [v, n] of [...c.distinct].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
     const code = lookupCode(known, v);
     const upper = v.trim().toUpperCase();
     if (code) codes[upper] = code;
-    else unknown.push(v);
+    else unknown.push([v, n]);
   }
   const mapped = Object.entries(codes)
     .slice(0, 8)

@@ -15,15 +15,27 @@ import { summarisePlan, type PlanSummary } from '../pipeline/read-pipeline.js';
 import { roleOf } from './dictionary.js';
 import { guessMapping, type GuessedMapping } from './guess.js';
 import { profileFile, type FileProfile } from './profile.js';
+import { parseLayout, type RecordLayout } from './layout.js';
 import { type Dialect, SNIFF_BYTES, sniff } from './sniff.js';
 import { mappingYaml, pipelineYaml } from './write-yaml.js';
 
-export { sniff, sniffEncoding, sniffCsv, recordsPath, type Dialect, type CsvDialect, type JsonDialect } from './sniff.js';
+export {
+  sniff,
+  sniffEncoding,
+  sniffCsv,
+  sniffFixedWidth,
+  recordsPath,
+  type Dialect,
+  type CsvDialect,
+  type JsonDialect,
+  type FixedWidthDialect,
+} from './sniff.js';
+export { parseLayout, type RecordLayout } from './layout.js';
 export { ColumnProfiler, profileFile, type FileProfile, type ColumnProfile } from './profile.js';
 export { guessMapping, type GuessedMapping } from './guess.js';
 
 /** Extensions `init` takes from a folder. */
-const EXPORT_EXTENSIONS = new Set(['.csv', '.txt', '.tsv', '.json', '.jsonl', '.ndjson']);
+const EXPORT_EXTENSIONS = new Set(['.csv', '.txt', '.tsv', '.json', '.jsonl', '.ndjson', '.dat']);
 /** A JSON document up to this size is parsed whole to find its array of records. */
 const JSON_PARSE_LIMIT = 256 * 1024 * 1024;
 
@@ -38,6 +50,8 @@ export interface InitOptions {
   name?: string;
   /** Profile at most this many rows per file (default: all). */
   maxRows?: number;
+  /** A record layout for fixed-width exports: a COBOL copybook or a name,start,length CSV. */
+  layout?: string;
   /** Run `plan` on what was written (default true). */
   plan?: boolean;
   signal?: AbortSignal;
@@ -75,9 +89,12 @@ export async function initPipeline(options: InitOptions): Promise<InitResult> {
   const pipelineFile = join(outDir, 'pipeline.yaml');
   const names = uniqueNames(files);
 
+  const layout = options.layout
+    ? parseLayout(await readFile(options.layout, 'utf8'), relative(process.cwd(), resolve(options.layout)) || options.layout)
+    : undefined;
   const read: Array<{ name: string; path: string; dialect: Dialect; profile: FileProfile }> = [];
   for (const [i, path] of files.entries()) {
-    const dialect = await sniffFile(path);
+    const dialect = await sniffFile(path, layout);
     const source = {
       name: names[i]!,
       format: dialect.kind,
@@ -92,6 +109,7 @@ export async function initPipeline(options: InitOptions): Promise<InitResult> {
             }
           : { delimiter: ',', quote: '"', header: true },
       json: dialect.kind === 'json' && dialect.arrayPath ? { path: dialect.arrayPath } : {},
+      ...(dialect.kind === 'fixed-width' ? { fixedWidth: fixedWidthOptions(dialect) } : {}),
     };
     const profile = await profileFile(
       source,
@@ -106,11 +124,14 @@ export async function initPipeline(options: InitOptions): Promise<InitResult> {
   }
 
   // Persons first, so organisations' director relations can point at their scope.
-  const guesses = read.map((r) => ({ ...r, mapping: guessMapping(r.name, r.profile) }));
+  const decimalsOf = (d: Dialect) => (d.kind === 'fixed-width' ? { impliedDecimals: d.decimals } : {});
+  const guesses = read.map((r) => ({ ...r, mapping: withLayoutTodo(r.dialect, guessMapping(r.name, r.profile, decimalsOf(r.dialect))) }));
   const personScope = guesses.find((g) => g.mapping.type === 'person')?.mapping.scope;
   const ordered = guesses
     .map((g) =>
-      g.mapping.type === 'organisation' && personScope ? { ...g, mapping: guessMapping(g.name, g.profile, { personScope }) } : g,
+      g.mapping.type === 'organisation' && personScope
+        ? { ...g, mapping: withLayoutTodo(g.dialect, guessMapping(g.name, g.profile, { personScope, ...decimalsOf(g.dialect) })) }
+        : g,
     )
     .sort((a, b) => (a.mapping.type === b.mapping.type ? 0 : a.mapping.type === 'person' ? -1 : 1));
 
@@ -205,23 +226,55 @@ function uniqueNames(files: string[]): string[] {
   });
 }
 
-/** Sniffs a file from its head; a JSON document small enough is parsed to find its records. */
-async function sniffFile(path: string): Promise<Dialect> {
+/** The fixed-width source options of a sniffed dialect. */
+function fixedWidthOptions(d: Extract<Dialect, { kind: 'fixed-width' }>) {
+  return { columns: d.columns, header: d.header, trim: true, length: d.length, ...(d.trailer ? { trailer: d.trailer } : {}) };
+}
+
+/** A fixed-width file without a layout: its columns are only proposed, which the mapping's TODOs say first. */
+function withLayoutTodo(d: Dialect, m: GuessedMapping): GuessedMapping {
+  if (d.kind !== 'fixed-width' || d.named) return m;
+  return {
+    ...m,
+    todos: [
+      `the columns of this fixed-width file are only proposed from the data (${d.columns.map((c) => `${c.name} ${c.start}-${c.start + c.length - 1}`).join(', ')}); name them: stagecoach init <file> --layout <COBOL copybook or name,start,length CSV>`,
+      ...m.todos,
+    ],
+  };
+}
+
+/** Sniffs a file from its head (and last line); a JSON document small enough is parsed to find its records. */
+async function sniffFile(path: string, layout: RecordLayout | undefined): Promise<Dialect> {
   const fh = await open(path, 'r');
   let head: Buffer;
+  let tail: Buffer;
+  const size = (await stat(path)).size;
   try {
     const buf = Buffer.alloc(SNIFF_BYTES);
     const { bytesRead } = await fh.read(buf, 0, SNIFF_BYTES, 0);
     head = buf.subarray(0, bytesRead);
+    const tailBytes = Math.min(size, 4096);
+    const tbuf = Buffer.alloc(tailBytes);
+    await fh.read(tbuf, 0, tailBytes, size - tailBytes);
+    tail = tbuf;
   } finally {
     await fh.close();
   }
-  const size = (await stat(path)).size;
+  const lastLine = tail
+    .toString('latin1')
+    .split(/\r\n|\n|\r/)
+    .filter((l) => l.trim() !== '')
+    .pop();
+  const fixed = { ...(lastLine !== undefined ? { lastLine } : {}), ...(layout ? { layout } : {}) };
   let whole: unknown;
-  const dialect = sniff(head, () => {
-    if (size > JSON_PARSE_LIMIT) return undefined;
-    return whole;
-  });
+  const dialect = sniff(
+    head,
+    () => {
+      if (size > JSON_PARSE_LIMIT) return undefined;
+      return whole;
+    },
+    fixed,
+  );
   if (dialect.kind !== 'json' || size > JSON_PARSE_LIMIT) return dialect;
   const bytes = await readFile(path);
   const text =

@@ -16,7 +16,8 @@ export const DISTINCT_CAP = 64;
 /** Columns whose uniqueness is tracked exactly (the first ones that look unique). */
 const KEY_CANDIDATES = 3;
 
-export const DATE_FORMATS = ['dd-mm-yyyy', 'yyyy-mm-dd', 'dd/mm/yyyy', 'yyyy/mm/dd', 'dd.mm.yyyy', 'mm/dd/yyyy'] as const;
+/** Rows kept whole (the first ones) for evidence across columns: a phone number with its row's country. */
+export const SAMPLE_ROWS = 1000;
 
 export type ValueKind = 'integer' | 'decimal-comma' | 'decimal-dot' | 'email' | 'postcode-nl' | 'phone' | 'boolean' | `date:${string}`;
 
@@ -35,6 +36,12 @@ export interface ColumnProfile {
   duplicates: number;
   /** Dates with a one-digit day or month (so `d-m-yyyy` belongs in the formats too). */
   shortDateParts: number;
+  /**
+   * Numeric dates whose order of day and month the value alone does not say (`n/n/yyyy`), per
+   * shape: how many prove day-first (first part over 12), month-first (second part over 12), or
+   * neither (both parts 12 or less).
+   */
+  dateOrder: Record<string, { dayFirst: number; monthFirst: number; either: number }>;
   /** An array of objects in a JSON record (its first item's fields are profiled as `name.0.field`). */
   arrayOfObjects?: number;
 }
@@ -42,6 +49,8 @@ export interface ColumnProfile {
 export interface FileProfile {
   rows: number;
   columns: ColumnProfile[];
+  /** The first SAMPLE_ROWS rows as read (column → value). */
+  sample: Array<Record<string, string>>;
 }
 
 const INTEGER = /^[+-]?\d+$/;
@@ -51,27 +60,46 @@ const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 const POSTCODE_NL = /^[1-9]\d{3}\s?[A-Za-z]{2}$/;
 const PHONE = /^(\+|00)?[\d\s\-()]{8,}$/;
 const BOOLEAN = /^(true|false|ja|nee|yes|no|j|n|y|0|1)$/i;
-const DATE = /^(\d{1,4})([-/.])(\d{1,2})\2(\d{1,4})$/;
+const NUMERIC_DATE = /^(\d{1,4})([-/.])(\d{1,2})\2(\d{4}|\d{2})$/;
+const MONTH_NAME_DATE = /^(\d{1,2})(\.?)([\s\-/.]+)(\p{L}{3,}\.?)([\s\-/.]+)(\d{4})$/u;
 
-/** The date format of a value (day-first where the order is ambiguous, as Dutch and German exports write). */
-function dateFormat(v: string): { format: string; short: boolean } | undefined {
-  const m = DATE.exec(v);
-  if (!m) return undefined;
-  const [, a, sep, b, c] = m as unknown as [string, string, string, string, string];
-  if (a.length === 4 && c.length <= 2) return { format: `yyyy${sep}mm${sep}dd`, short: b.length === 1 || c.length === 1 };
-  if (c.length !== 4 || a.length > 2) return undefined;
-  const first = Number(a);
-  const second = Number(b);
-  if (second > 12 && first <= 12 && sep === '/') return { format: 'mm/dd/yyyy', short: a.length === 1 || b.length === 1 };
-  if (first > 31 || second > 12) return undefined;
-  return { format: `dd${sep}mm${sep}yyyy`, short: a.length === 1 || b.length === 1 };
+/**
+ * The date shape of a value: a format when the value says it (`yyyy-mm-dd`, `yyyymmdd`,
+ * `d mmm yyyy`), else a shape whose order of day and month is open (`n/n/yyyy`) with the
+ * parts, so the profile can count the evidence for each order.
+ */
+export function dateShape(v: string): { shape: string; first?: number; second?: number; short: boolean } | undefined {
+  if (/^\d{8}$/.test(v)) {
+    const y = Number(v.slice(0, 4));
+    const m = Number(v.slice(4, 6));
+    const d = Number(v.slice(6, 8));
+    return y >= 1850 && y <= 2100 && m >= 1 && m <= 12 && d >= 1 && d <= 31 ? { shape: 'yyyymmdd', short: false } : undefined;
+  }
+  const n = NUMERIC_DATE.exec(v);
+  if (n) {
+    const [, a, sep, b, c] = n as unknown as [string, string, string, string, string];
+    if (a.length === 4) return c.length <= 2 ? { shape: `yyyy${sep}mm${sep}dd`, short: b.length === 1 || c.length === 1 } : undefined;
+    if (a.length > 2) return undefined;
+    const first = Number(a);
+    const second = Number(b);
+    if (first < 1 || second < 1 || first > 31 || second > 31 || (first > 12 && second > 12)) return undefined;
+    return { shape: `n${sep}n${sep}${c.length === 4 ? 'yyyy' : 'yy'}`, first, second, short: a.length === 1 || b.length === 1 };
+  }
+  const w = MONTH_NAME_DATE.exec(v);
+  if (w) {
+    const [, , dot, sep1, , sep2] = w as unknown as [string, string, string, string, string, string, string];
+    const lit = (sep: string) => (/^\s+$/.test(sep) ? ' ' : sep.replace(/\s+/g, ' '));
+    return { shape: `d${dot}${lit(sep1)}mmm${lit(sep2)}yyyy`, short: false };
+  }
+  return undefined;
 }
 
 /** The kind of one non-empty value. */
 export function kindOf(v: string): { kind: ValueKind; short?: boolean } | undefined {
+  const date = dateShape(v);
+  if (date?.shape === 'yyyymmdd') return { kind: 'date:yyyymmdd' };
   if (INTEGER.test(v)) return { kind: 'integer' };
-  const date = dateFormat(v);
-  if (date) return { kind: `date:${date.format}`, short: date.short };
+  if (date) return { kind: `date:${date.shape}`, short: date.short };
   if (DECIMAL_COMMA.test(v)) return { kind: 'decimal-comma' };
   if (DECIMAL_DOT.test(v)) return { kind: 'decimal-dot' };
   if (EMAIL.test(v)) return { kind: 'email' };
@@ -84,6 +112,7 @@ export function kindOf(v: string): { kind: ValueKind; short?: boolean } | undefi
 /** Folds rows (column → value) into column profiles. */
 export class ColumnProfiler {
   readonly columns = new Map<string, ColumnProfile>();
+  readonly sample: Array<Record<string, string>> = [];
   private readonly uniques = new Map<string, Set<string>>();
   rows = 0;
 
@@ -96,6 +125,8 @@ export class ColumnProfiler {
     this.addObject(values, '', seen);
     // A column missing from this row (JSON) counts as empty.
     for (const p of this.columns.values()) if (!seen.has(p.name)) this.addValue(p.name, '');
+    if (this.sample.length < SAMPLE_ROWS) this.sample.push(this.current);
+    this.current = {};
   }
 
   private addObject(values: Record<string, unknown>, prefix: string, seen: Set<string>): void {
@@ -134,6 +165,7 @@ export class ColumnProfiler {
         unique: undefined,
         duplicates: 0,
         shortDateParts: 0,
+        dateOrder: {},
       };
       this.columns.set(name, p);
       if (this.rows === 1 && (this.uniques.size < KEY_CANDIDATES || this.keyHint(name))) this.uniques.set(name, new Set());
@@ -141,8 +173,11 @@ export class ColumnProfiler {
     return p;
   }
 
+  private current: Record<string, string> = {};
+
   private addValue(name: string, raw: string): void {
     const p = this.column(name);
+    if (this.sample.length < SAMPLE_ROWS) this.current[name] = raw;
     p.values++;
     const v = raw.trim();
     const unique = this.uniques.get(name);
@@ -156,6 +191,13 @@ export class ColumnProfiler {
     if (k) {
       p.kinds[k.kind] = (p.kinds[k.kind] ?? 0) + 1;
       if (k.short) p.shortDateParts++;
+      if (k.kind.startsWith('date:n')) {
+        const d = dateShape(v)!;
+        const o = (p.dateOrder[d.shape] ??= { dayFirst: 0, monthFirst: 0, either: 0 });
+        if (d.first! > 12) o.dayFirst++;
+        else if (d.second! > 12) o.monthFirst++;
+        else o.either++;
+      }
     }
     if (p.distinct) {
       p.distinct.set(v, (p.distinct.get(v) ?? 0) + 1);
@@ -183,7 +225,7 @@ export class ColumnProfiler {
       const p = this.columns.get(name)!;
       p.unique = p.values > 0 && p.duplicates + p.empty <= Math.max(10, p.values / 100);
     }
-    return { rows: this.rows, columns: [...this.columns.values()] };
+    return { rows: this.rows, columns: [...this.columns.values()], sample: this.sample };
   }
 }
 
@@ -211,18 +253,6 @@ export async function profileFile(
     }
   }
   return profiler.result();
-}
-
-/** The dominant date formats of a column (covering at least 90% of its dates), for a `date:` transform. */
-export function dateFormatsOf(p: ColumnProfile): string[] {
-  const dates = Object.entries(p.kinds).filter(([k]) => k.startsWith('date:'));
-  const total = dates.reduce((n, [, c]) => n + c, 0);
-  const formats: string[] = [];
-  for (const [k, c] of dates.sort((a, b) => b[1] - a[1])) if (c / total >= 0.05) formats.push(k.slice(5));
-  const withShort = formats.flatMap((f) =>
-    p.shortDateParts > 0 && /dd.mm|mm.dd/.test(f) ? [f, f.replace('dd', 'd').replace('mm', 'm')] : [f],
-  );
-  return [...new Set(withShort)];
 }
 
 /** Share of a column's non-empty values of one kind (0..1). */

@@ -1,7 +1,8 @@
 /**
  * Sniffing an export: from the first bytes of a file, the settings a pipeline source needs —
  * text encoding, CSV or JSON, the CSV dialect (delimiter, quote, header, line ends) or where the
- * records sit in a JSON document. Pure: bytes in, a dialect and the evidence for it out, so the
+ * records sit in a JSON document, or a fixed-width layout (record length, header and trailer
+ * records, column boundaries). Pure: bytes in, a dialect and the evidence for it out, so the
  * reasons can be written next to each guess in the generated pipeline.
  */
 import type { SourceEncoding } from '../pipeline/definition/schema.js';
@@ -15,6 +16,8 @@ export interface CsvDialect {
   lineEnd: 'LF' | 'CRLF' | 'CR';
   /** Column names: the header's, or `column1`… when there is none. */
   columns: string[];
+  /** Sampled records the delimiter split into the modal number of fields, of all sampled. */
+  split: { consistent: number; sampled: number };
   /** Why each setting was chosen, one line each. */
   evidence: string[];
 }
@@ -27,7 +30,25 @@ export interface JsonDialect {
   evidence: string[];
 }
 
-export type Dialect = CsvDialect | JsonDialect;
+export interface FixedWidthDialect {
+  kind: 'fixed-width';
+  encoding: SourceEncoding;
+  /** Characters in a record. */
+  length: number;
+  /** Lines at the top that are no records (a header record). */
+  header: number;
+  /** The last line is a trailer; where it holds its first run of digits (a record count, checked by plan). */
+  trailer?: { count?: { start: number; length: number } };
+  /** The columns: from the layout the user gave, else the boundaries seen in the data (`column1`…). */
+  columns: Array<{ name: string; start: number; length: number }>;
+  /** Numeric columns with implied decimals (from a copybook's `V99`). */
+  decimals: Record<string, number>;
+  /** Whether the columns are named by a layout (else they are only proposed from the data). */
+  named: boolean;
+  evidence: string[];
+}
+
+export type Dialect = CsvDialect | JsonDialect | FixedWidthDialect;
 
 /** How much of a file the sniffer looks at. */
 export const SNIFF_BYTES = 256 * 1024;
@@ -152,7 +173,92 @@ export function sniffCsv(text: string, encoding: SourceEncoding, encodingReason:
     `line ends ${lineEnd}`,
   ];
   if (quote === "'") evidence.push("quote ': fields are quoted with single quotes");
-  return { kind: 'csv', encoding, delimiter: best.delimiter, quote, header, lineEnd, columns, evidence };
+  const split = { consistent: best.consistent, sampled: complete.length };
+  return { kind: 'csv', encoding, delimiter: best.delimiter, quote, header, lineEnd, columns, split, evidence };
+}
+
+/** A character's class for comparing lines position by position: digit, blank or other. */
+const classOf = (c: string | undefined) => (c === undefined ? 'e' : c >= '0' && c <= '9' ? 'd' : c === ' ' ? 's' : 'a');
+
+/** Share of positions where a line has the class most record lines have there. */
+function agreement(line: string, modal: string[]): number {
+  let same = 0;
+  for (let i = 0; i < modal.length; i++) if (classOf(line[i]) === modal[i]) same++;
+  return same / Math.max(1, modal.length);
+}
+
+/**
+ * A fixed-width file from its head (and last line): no delimiter splits its records into one
+ * number of fields, nine in ten lines have one length, and they are blank-padded. Top lines and
+ * a last line unlike the records (a header record, a trailer) are set apart; the column
+ * boundaries are proposed where, in 95% of the lines, a blank run ends or digits meet letters —
+ * or taken from the layout the user gave.
+ */
+export function sniffFixedWidth(
+  text: string,
+  encoding: SourceEncoding,
+  encodingReason: string,
+  options: {
+    lastLine?: string;
+    layout?: { columns: FixedWidthDialect['columns']; decimals: Record<string, number>; length: number; evidence: string };
+  } = {},
+): FixedWidthDialect | undefined {
+  const all = text.split(/\r\n|\n|\r/);
+  if (all.length > 1) all.pop(); // the head may end inside a line
+  const lines = all.filter((l) => l.trim() !== '');
+  if (lines.length < 3) return undefined;
+  const length = options.layout?.length ?? mode(lines.map((l) => l.length));
+  const body = lines.filter((l) => l.length === length);
+  const padded = body.filter((l) => /\S {2,}\S/.test(l)).length;
+  if (length < 10 || body.length < 0.8 * lines.length || (!options.layout && padded < 0.8 * body.length)) return undefined;
+  const sample = body.slice(Math.min(5, body.length - 1), 205);
+  const modal: string[] = [];
+  for (let i = 0; i < length; i++) {
+    const counts: Record<string, number> = {};
+    for (const l of sample) counts[classOf(l[i])] = (counts[classOf(l[i])] ?? 0) + 1;
+    modal.push(Object.entries(counts).sort((a, b) => b[1] - a[1])[0]![0]);
+  }
+  let header = 0;
+  while (header < Math.min(5, lines.length - 2) && (lines[header]!.length !== length || agreement(lines[header]!, modal) < 0.6)) header++;
+  const last = options.lastLine ?? lines[lines.length - 1]!;
+  const isTrailer = last.length !== length || agreement(last, modal) < 0.6;
+  const countRun = isTrailer ? /\d{3,}/.exec(last) : null;
+  let columns = options.layout?.columns;
+  if (!columns) {
+    const starts = [0];
+    for (let p = 1; p < length; p++) {
+      let cut = 0;
+      for (const l of sample) {
+        const a = classOf(l[p - 1]);
+        const b = classOf(l[p]);
+        if ((a === 's' && b !== 's') || (a === 'd' && b === 'a') || (a === 'a' && b === 'd')) cut++;
+      }
+      if (cut >= 0.95 * sample.length) starts.push(p);
+    }
+    columns = starts.map((st, i) => ({ name: `column${i + 1}`, start: st + 1, length: (starts[i + 1] ?? length) - st }));
+  }
+  const evidence = [
+    `encoding ${encoding}: ${encodingReason}`,
+    `fixed-width: no delimiter splits the records consistently; ${body.length} of ${lines.length} sampled lines are ${length} characters long, blank-padded`,
+    header > 0 ? `header: the first ${header} line(s) are unlike the records (a header record)` : 'no header record',
+    isTrailer
+      ? `trailer: the last line is unlike the records${countRun ? `; its digits at ${countRun.index + 1}-${countRun.index + countRun[0].length} are taken as the record count, which plan checks` : ''}`
+      : 'no trailer',
+    options.layout
+      ? options.layout.evidence
+      : `columns: ${columns.length} proposed from the data (where blanks end or digits meet letters in 95% of lines); name them with --layout <copybook or name,start,length CSV>`,
+  ];
+  return {
+    kind: 'fixed-width',
+    encoding,
+    length,
+    header,
+    ...(isTrailer ? { trailer: countRun ? { count: { start: countRun.index + 1, length: countRun[0].length } } : {} } : {}),
+    columns,
+    decimals: options.layout?.decimals ?? {},
+    named: options.layout !== undefined,
+    evidence,
+  };
 }
 
 function mode(values: number[]): number {
@@ -188,7 +294,7 @@ export function recordsPath(doc: unknown): { path: string; items: number } | und
  * The dialect of a file from its head (and, for a JSON document, the document itself, parsed
  * by the caller when small enough).
  */
-export function sniff(head: Buffer, parseWhole?: () => unknown): Dialect {
+export function sniff(head: Buffer, parseWhole?: () => unknown, options: Parameters<typeof sniffFixedWidth>[3] = {}): Dialect {
   const enc = sniffEncoding(head);
   const text = enc.text.replace(/^\ufeff/, '');
   const start = text.trimStart()[0];
@@ -207,7 +313,12 @@ export function sniff(head: Buffer, parseWhole?: () => unknown): Dialect {
     if (found) evidence.push(`records: the array of ${found.items} objects at ${found.path || 'the top level'}`);
     return { kind: 'json', encoding: enc.encoding, ...(found?.path ? { arrayPath: found.path } : {}), evidence };
   }
-  return sniffCsv(text, enc.encoding, enc.reason);
+  const csv = sniffCsv(text, enc.encoding, enc.reason);
+  if (options.layout || csv.columns.length === 1 || csv.split.consistent < 0.9 * csv.split.sampled) {
+    const fixed = sniffFixedWidth(text, enc.encoding, enc.reason, options);
+    if (fixed) return fixed;
+  }
+  return csv;
 }
 
 function isJsonObject(line: string): boolean {

@@ -48,7 +48,10 @@ export function mappingYaml(m: GuessedMapping, meta: { source: string; file: str
     out.push('codes:');
     for (const [name, table] of tables) out.push(`  ${flow(name)}: ${flow(table as Y)}`);
   }
-  if (m.unmapped.length > 0) out.push(`# Columns no field reads: ${m.unmapped.join(', ')}`);
+  if (m.unmapped.length > 0) {
+    out.push('# Columns no field reads:');
+    for (const u of m.unmapped) out.push(`#   ${u.column}: ${comment(u.reason)}`);
+  }
   return `${out.join('\n')}\n`;
 }
 
@@ -86,6 +89,15 @@ export function pipelineYaml(p: {
       if (!d.header) csv.columns = d.columns;
       out.push(`    csv: ${flow(csv)}`);
     } else if (s.dialect.kind === 'json' && s.dialect.arrayPath) out.push(`    json: { path: ${flow(s.dialect.arrayPath)} }`);
+    else if (s.dialect.kind === 'fixed-width') {
+      const d = s.dialect;
+      out.push('    fixedWidth:');
+      out.push(`      length: ${d.length}`);
+      out.push(`      header: ${d.header}`);
+      if (d.trailer) out.push(`      trailer: ${flow(d.trailer as Y)}`);
+      out.push('      columns:');
+      for (const c of d.columns) out.push(`        - ${flow(c)}${d.decimals[c.name] ? `   # ${d.decimals[c.name]} implied decimals` : ''}`);
+    }
     out.push(`    mapping: ${flow(s.mapping)}`);
   }
   out.push('target:');

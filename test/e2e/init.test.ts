@@ -58,6 +58,9 @@ describe('stagecoach init', () => {
     expect(r.sources[0]!.dialect).toMatchObject({ kind: 'csv', encoding: 'windows-1252', delimiter: ';', header: true });
     expect(r.todos.filter((t) => REQUIRED_TODO.test(t))).toEqual([]);
     expect(r.plan.rowsRead).toBe(240);
+    // Nothing worse than before init learnt other languages (measured then: 229 of 240 mapped,
+    // the 11 planted defects refused).
+    expect(r.plan.mapped).toBe(229);
     expect(readFileSync(join(dir, 'gen/mappings/klanten.yaml'), 'utf8')).toContain(
       '# geboortedatum: 100% of its values are dates in dd-mm-yyyy',
     );
@@ -76,6 +79,10 @@ describe('stagecoach init', () => {
       svc.url,
     ]);
     expect(hand.code, hand.stderr).toBe(0);
+    // The generated pipeline migrates the same persons: into a service of its own, so migrate's
+    // verification compares it with its own import only.
+    const svc2 = await startTestService();
+    services.push(svc2);
     const gen = await runCli([
       'migrate',
       join(dir, 'gen/pipeline.yaml'),
@@ -85,7 +92,7 @@ describe('stagecoach init', () => {
       '--out',
       join(dir, 'genrep'),
       '--base-url',
-      svc.url,
+      svc2.url,
     ]);
     expect(gen.code, gen.stdout + gen.stderr).toBe(0);
     const handPersons = importedKeys(join(dir, 'hand.db'), 'crm').filter((k) => k.type === 'person');
@@ -106,7 +113,8 @@ describe('stagecoach init', () => {
     expect(r.sources.map((s) => s.type).sort()).toEqual(['organisation', 'person']);
     expect(r.sources.find((s) => s.type === 'person')!.dialect.encoding).toBe(encoding);
     expect(r.todos.filter((t) => REQUIRED_TODO.test(t))).toEqual([]);
-    expect(r.plan.mapped / r.plan.rowsRead).toBeGreaterThan(0.99);
+    // Every row, as before init learnt other languages (2,400 of 2,400 then).
+    expect(r.plan.mapped).toBe(r.plan.rowsRead);
   });
 
   it('reads an unseen messy export: windows-1252, Dutch headers, decimal commas, multi-line streets, nested JSON with a list of directors', async () => {
@@ -164,7 +172,7 @@ describe('stagecoach init', () => {
     );
     writeFileSync(
       join(dir, 'kunden.txt'),
-      'Kundennummer|Vorname|Nachname|Geburtsdatum|PLZ|Ort|Strasse\n7|Hans|Müller|01.02.1970|1234 AB|Utrecht|Markt 1\n8|Eva|Schmidt|03.04.1980|2514 EB|Den Haag|Weg 2\n',
+      'Kundennummer|Vorname|Nachname|Geburtsdatum|PLZ|Ort|Strasse\n7|Hans|Müller|01.02.1970|1234 AB|Utrecht|Markt 1\n8|Eva|Schmidt|23.04.1980|2514 EB|Den Haag|Weg 2\n',
     );
     writeFileSync(join(dir, 'raw.csv'), '1;Jansen;01-02-1970\n2;Smit;03-04-1980\n');
     const r = await init(['customers.tsv', 'kunden.txt', 'raw.csv', '--out', 'gen'], dir);

@@ -107,4 +107,20 @@ describe('fixed-width core', () => {
       'k.txt: the mapping reads column "postcode", expected it among fixedWidth.columns (nr, naam, plaats)',
     );
   });
+
+  it('a trailer is no record; the record count it states is checked against the records read', async () => {
+    const trailer = { ...LAYOUT, trailer: { count: { start: 4, length: 6 } } };
+    const text = 'KLANTEN 2024\n0001Jan     *Zwolle\n0002Piet    *Assen \nTRL000002\n';
+    for (const cut of [0, 20, 40, text.length - 3]) {
+      const { shown, tally } = await read([text.slice(0, cut), text.slice(cut)], trailer);
+      expect(shown).toEqual(['2@13 {"nr":"0001","naam":"Jan","plaats":"Zwolle"}', '3@33 {"nr":"0002","naam":"Piet","plaats":"Assen"}']);
+      expect(tally).toMatchObject({ physicalLines: 4, headerLines: 2, rowsRead: 2, rowErrors: 0 });
+      expect(tallyDisagreement(tally)).toBeUndefined();
+    }
+    const short = await read(['KLANTEN 2024\n0001Jan     *Zwolle\n0002Piet    *Assen \nTRL000003\n'], trailer);
+    expect(short.shown.at(-1)).toBe(
+      'SOURCE_READ_FAILED k.txt:4: the trailer states 3 records, expected the 2 records read; the export looks cut off or padded',
+    );
+    expect(short.tally.truncated).toBe('the trailer states 3 records, 2 were read');
+  });
 });

@@ -18,18 +18,23 @@ export function registerInitCommand(program: Command): void {
     .argument('<exports...>', 'export files (CSV, JSON, JSON Lines) or folders of them')
     .option('--out <dir>', 'folder to write pipeline.yaml and mappings/ into', '.')
     .option('--name <name>', "name of the pipeline (default: the out folder's name)")
+    .option('--layout <file>', 'record layout of fixed-width exports: a COBOL copybook or a name,start,length CSV')
     .option('--rows <n>', 'profile at most n rows per file (default: all)', (v) => Number(v))
     .option('--force', 'overwrite files that exist')
     .option('--no-plan', 'do not run plan on what was written')
     .option('--json', 'print the result as JSON')
     .action(
-      async (inputs: string[], opts: { out: string; name?: string; rows?: number; force?: boolean; plan: boolean; json?: boolean }) => {
+      async (
+        inputs: string[],
+        opts: { out: string; name?: string; layout?: string; rows?: number; force?: boolean; plan: boolean; json?: boolean },
+      ) => {
         const { initPipeline } = await import('../../init/index.js');
         const result = await initPipeline({
           inputs,
           outDir: opts.out,
           plan: opts.plan,
           ...(opts.name ? { name: opts.name } : {}),
+          ...(opts.layout ? { layout: opts.layout } : {}),
           ...(opts.rows !== undefined && Number.isFinite(opts.rows) ? { maxRows: opts.rows } : {}),
           ...(opts.force ? { force: true } : {}),
         });
@@ -46,7 +51,7 @@ export function registerInitCommand(program: Command): void {
               key: s.mapping.keyColumn,
               mappingFile: s.mappingFile,
               fields: s.mapping.fields.map((f) => f.name),
-              unmapped: s.mapping.unmapped,
+              unmapped: s.mapping.unmapped.map((u) => `${u.column}: ${u.reason}`),
             })),
             plan: result.plan,
           });
@@ -58,16 +63,20 @@ export function registerInitCommand(program: Command): void {
           const how =
             d.kind === 'csv'
               ? `CSV ${d.encoding}, ${JSON.stringify(d.delimiter)}, ${d.header ? 'header' : 'no header'}, ${d.lineEnd}`
-              : `${d.kind} ${d.encoding}${d.kind === 'json' && d.arrayPath ? ` at ${d.arrayPath}` : ''}`;
+              : d.kind === 'fixed-width'
+                ? `fixed-width ${d.encoding}, ${d.length} characters, ${d.columns.length} columns ${d.named ? 'from the layout' : 'proposed (no layout)'}${d.header ? `, ${d.header} header line(s)` : ''}${d.trailer ? ', a trailer' : ''}`
+                : `${d.kind} ${d.encoding}${d.kind === 'json' && d.arrayPath ? ` at ${d.arrayPath}` : ''}`;
           out.push(
             `  ${pc.cyan(s.name)}  ${rel(s.file)}: ${how}; ${s.profile.rows.toLocaleString('en-US')} rows, ${s.profile.columns} columns → ${s.mapping.type}, key ${s.mapping.keyColumn ?? '(TODO)'}, ${s.mapping.fields.length} fields  (${rel(s.mappingFile)})`,
           );
-          if (s.mapping.unmapped.length > 0) out.push(pc.dim(`      unmapped columns: ${s.mapping.unmapped.join(', ')}`));
+          for (const u of s.mapping.unmapped) out.push(pc.dim(`      unmapped ${u.column}: ${u.reason}`));
         }
         const p = result.plan;
         if (p) {
           out.push('', pc.bold('Plan of what was written (nothing sent)'));
-          out.push(`  rows read ${p.rowsRead}, mapped ${p.mapped}, rejected ${p.rejected}`);
+          out.push(
+            `  rows read ${p.rowsRead}, mapped ${p.mapped}, rejected ${p.rejected}; rejected rows by their first reason (plan lists every reason a row has):`,
+          );
           for (const [code, n] of Object.entries(p.rejectedByReason).sort((a, b) => b[1] - a[1]))
             out.push(`    ${code.padEnd(26)} ${String(n).padStart(7)}`);
         }

@@ -68,6 +68,15 @@ export const fixedWidthOptionsSchema = z
       .default(0)
       .describe('lines at the top of each file that are not records (a title, a run date); default 0'),
     trim: z.boolean().default(true).describe('strip the padding blanks around each value; default true'),
+    trailer: z
+      .strictObject({
+        count: fixedWidthColumnSchema
+          .omit({ name: true })
+          .optional()
+          .describe('where the trailer states the number of records (start, length): checked against the records read'),
+      })
+      .optional()
+      .describe('the last line of each file is a trailer, not a record (a record count, a checksum)'),
     length: z
       .number()
       .int()

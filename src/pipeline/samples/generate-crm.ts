@@ -112,7 +112,8 @@ export interface GenerateCrmResult {
 // ---------------------------------------------------------------------------------------------
 // Deterministic randomness (Rng is also the seeded generator of the tests) and Dutch-looking data
 
-function mulberry32(seed: number): () => number {
+/** A seeded generator of numbers in [0, 1): the same seed, the same sequence. */
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -103,6 +103,15 @@ export async function* fixedWidthBatches(
     return { source, values, provenance };
   };
 
+  // With a trailer, each line waits for the next before it is read as a record: the last one is the trailer.
+  let held: [text: string, at: number, offset: number] | undefined;
+  const emit = (text: string, at: number, offset: number): SourceRow | SourceRowError | undefined => {
+    if (!fixedWidth.trailer || at <= fixedWidth.header || isBlankLine(text)) return record(text, at, offset);
+    const previous = held;
+    held = [text, at, offset];
+    return previous ? record(...previous) : undefined;
+  };
+
   for await (const chunk of chunks) {
     enc = chunk.enc;
     let text = chunk.text;
@@ -118,7 +127,7 @@ export async function* fixedWidthBatches(
       if (c === 13 && i === text.length - 1) break; // a CR at the chunk's end: its LF may follow
       const end = c === 13 && text.charCodeAt(i + 1) === 10 ? i + 2 : i + 1;
       const body = text.slice(from, i);
-      const row = record(body, line, byteOffset);
+      const row = emit(body, line, byteOffset);
       if (row) batch.push(row);
       byteOffset += byteLength(text.slice(from, end), enc);
       line++;
@@ -130,7 +139,10 @@ export async function* fixedWidthBatches(
   }
   counter.end(tally);
   if (carry.endsWith('\r')) {
-    const row = record(carry.slice(0, -1), line, byteOffset);
+    const row = emit(carry.slice(0, -1), line, byteOffset);
+    if (row) yield [row];
+  } else if (carry !== '' && fixedWidth.trailer) {
+    const row = emit(carry, line, byteOffset);
     if (row) yield [row];
   } else if (carry !== '') {
     const row = record(carry, line, byteOffset);
@@ -148,6 +160,22 @@ export async function* fixedWidthBatches(
     }
     if (row) yield [row];
   }
+  if (fixedWidth.trailer) {
+    const failure = trailerFailure(held, fixedWidth, tally.rowsRead, file);
+    if (held) tally.headerLines++;
+    if (failure) {
+      tally.truncated = failure.why;
+      yield [
+        {
+          source,
+          provenance: { file, line: held?.[1] ?? line, byteOffset: held?.[2] ?? 0, hash: '' },
+          code: 'SOURCE_READ_FAILED',
+          message: failure.message,
+        },
+      ];
+      return;
+    }
+  }
   if (tally.rowsRead === 0) {
     const what =
       tally.physicalLines === 0
@@ -163,4 +191,32 @@ export async function* fixedWidthBatches(
       },
     ];
   }
+}
+
+/** What is wrong with a file's trailer: missing, or stating another record count than was read. */
+function trailerFailure(
+  held: [string, number, number] | undefined,
+  o: FixedWidthOptions,
+  read: number,
+  file: string,
+): { why: string; message: string } | undefined {
+  if (!held)
+    return {
+      why: 'no trailer line',
+      message: `${file}: no trailer line, expected one after the records (fixedWidth.trailer); the export looks cut off`,
+    };
+  const count = o.trailer?.count;
+  if (!count) return undefined;
+  const [text, at] = held;
+  const stated = text.slice(count.start - 1, count.start - 1 + count.length).trim();
+  if (!/^\d+$/.test(stated))
+    return {
+      why: `the trailer states no record count`,
+      message: `${file}:${at}: the trailer holds no record count at ${count.start}-${count.start + count.length - 1}, expected digits, got \`${stated}\``,
+    };
+  if (Number(stated) === read) return undefined;
+  return {
+    why: `the trailer states ${Number(stated)} records, ${read} were read`,
+    message: `${file}:${at}: the trailer states ${Number(stated)} records, expected the ${read} records read; the export looks cut off or padded`,
+  };
 }

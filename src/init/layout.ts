@@ -1,0 +1,113 @@
+/**
+ * Record layouts the user gives `init --layout` for a fixed-width export: a COBOL copybook (the
+ * common `PIC X(n)`, `PIC 9(n)`, `PIC S9(n)V99`, `FILLER`, group levels) or a simple
+ * `name,start,length` CSV. Out: the columns by position (1-based, as the fixed-width source
+ * declares them) and the implied decimals of numeric fields (`V99`: the value's last two digits
+ * are cents), which init maps as amounts. What it cannot lay out as text (binary `COMP` fields,
+ * `OCCURS`, `REDEFINES`) is refused naming the line. Pure: text in, layout out.
+ */
+import { StagecoachError } from '../contract/errors.js';
+
+export interface RecordLayout {
+  columns: Array<{ name: string; start: number; length: number }>;
+  /** Numeric columns with implied decimals: name → digits after the implied point. */
+  decimals: Record<string, number>;
+  /** Characters in a record (where the last field ends, FILLER included). */
+  length: number;
+  /** What the layout was read as, for the pipeline's comments. */
+  evidence: string;
+}
+
+/**
+ * @example parseLayout('01 R.\n 05 NR PIC 9(4).\n 05 FILLER PIC X.\n 05 BEDRAG PIC S9(5)V99.', 'r.cpy')
+ *          // { columns: [{ name: 'NR', start: 1, length: 4 }, { name: 'BEDRAG', start: 6, length: 7 }], decimals: { BEDRAG: 2 }, length: 12, … }
+ */
+export function parseLayout(text: string, file: string): RecordLayout {
+  return /\bPIC(TURE)?\b/i.test(text) ? parseCopybook(text, file) : parseLayoutCsv(text, file);
+}
+
+const bad = (file: string, line: number, what: string) => new StagecoachError('CONFIG_INVALID', `${file}:${line}: ${what}`, { file, line });
+
+/** The characters a PIC clause takes and its digits after an implied point: `S9(7)V99` → 9 and 2. */
+function picture(pic: string, file: string, line: number): { length: number; decimals: number } {
+  const expanded = pic.toUpperCase().replace(/([X9AZ])\((\d+)\)/g, (_m, c: string, n: string) => c.repeat(Number(n)));
+  if (!/^S?[X9AZ]*(V9*)?$/.test(expanded) || expanded.replace(/[SV]/g, '') === '')
+    throw bad(file, line, `PIC ${pic} is not a picture init can lay out, expected X(n), A(n), 9(n), S9(n)V99 and the like`);
+  const [whole = '', fraction = ''] = expanded.replace(/^S/, '').split('V');
+  return { length: whole.length + fraction.length, decimals: fraction.length };
+}
+
+function parseCopybook(text: string, file: string): RecordLayout {
+  // Statements end at a full stop; comment lines (a `*` in column 7 or first) and sequence numbers are dropped.
+  const statements: Array<{ text: string; line: number }> = [];
+  let current = '';
+  let startLine = 1;
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const fixedFormat = /^\d{6}/.test(raw) || /^.{6}[*\-/ ]/.test(raw);
+    const indicator = fixedFormat ? raw[6] : undefined;
+    if (raw.trim().startsWith('*') || indicator === '*' || indicator === '/') return;
+    const body = (/^\d{6}/.test(raw) ? raw.slice(7, 72) : raw).trim();
+    if (body === '') return;
+    if (current === '') startLine = i + 1;
+    current += ` ${body}`;
+    while (current.includes('.')) {
+      const dot = current.search(/\.(\s|$)/);
+      if (dot < 0) break;
+      statements.push({ text: current.slice(0, dot).trim(), line: startLine });
+      current = current.slice(dot + 1);
+      startLine = i + 1;
+    }
+  });
+  const columns: RecordLayout['columns'] = [];
+  const decimals: Record<string, number> = {};
+  let position = 1;
+  for (const s of statements) {
+    const m = /^(\d{1,2})\s+([A-Z0-9][A-Z0-9-]*)\s*(.*)$/i.exec(s.text);
+    if (!m) continue;
+    const [, level, name, rest] = m as unknown as [string, string, string, string];
+    if (level === '88' || level === '66') continue;
+    if (/\b(OCCURS|REDEFINES)\b/i.test(rest))
+      throw bad(
+        file,
+        s.line,
+        `${name}: ${/OCCURS/i.test(rest) ? 'OCCURS' : 'REDEFINES'} is not laid out by init; give the columns as a name,start,length CSV`,
+      );
+    if (/\bCOMP(UTATIONAL)?(-\d)?\b|\bBINARY\b|\bPACKED-DECIMAL\b/i.test(rest))
+      throw bad(file, s.line, `${name}: a binary field (COMP) cannot be read as text; export it as display digits`);
+    const pic = /\bPIC(?:TURE)?\s+(?:IS\s+)?(\S+)/i.exec(rest);
+    if (!pic) continue; // a group level: its fields follow
+    const p = picture(pic[1]!, file, s.line);
+    const separateSign = /\bSIGN\b.*\bSEPARATE\b/i.test(rest) ? 1 : 0;
+    const length = p.length + separateSign;
+    if (name.toUpperCase() !== 'FILLER') {
+      columns.push({ name, start: position, length });
+      if (p.decimals > 0) decimals[name] = p.decimals;
+    }
+    position += length;
+  }
+  if (columns.length === 0) throw bad(file, 1, 'no field with a PIC clause, expected a COBOL copybook (05 NAME PIC X(20).)');
+  return {
+    columns,
+    decimals,
+    length: position - 1,
+    evidence: `COBOL copybook ${file}: ${columns.length} fields, ${position - 1} characters a record`,
+  };
+}
+
+function parseLayoutCsv(text: string, file: string): RecordLayout {
+  const lines = text.split(/\r?\n/);
+  const columns: RecordLayout['columns'] = [];
+  const decimals: Record<string, number> = {};
+  lines.forEach((raw, i) => {
+    const cells = raw.split(/[;,\t]/).map((c) => c.trim());
+    if (raw.trim() === '' || (i === 0 && !/^\d+$/.test(cells[1] ?? ''))) return; // blank, or the header
+    const [name, start, length, dec] = cells;
+    if (!name || !/^\d+$/.test(start ?? '') || !/^\d+$/.test(length ?? ''))
+      throw bad(file, i + 1, `expected name,start,length (start 1-based), got \`${raw}\``);
+    columns.push({ name, start: Number(start), length: Number(length) });
+    if (dec && /^\d+$/.test(dec) && Number(dec) > 0) decimals[name] = Number(dec);
+  });
+  if (columns.length === 0) throw bad(file, 1, 'no columns, expected lines of name,start,length');
+  const length = Math.max(...columns.map((c) => c.start + c.length - 1));
+  return { columns, decimals, length, evidence: `layout ${file}: ${columns.length} columns, ${length} characters a record` };
+}
