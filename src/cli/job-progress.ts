@@ -13,7 +13,7 @@ import type { StagecoachClient } from '../client/index.js';
 import type { JobResult, LogEntry } from '../contract/migration.js';
 import type { ChainEvent } from '../reconcile/chain.js';
 import { progressLine } from './output.js';
-import { clock, commandLogger } from './progress.js';
+import { clock, commandLogger, stepDisplay, type StepDisplay } from './progress.js';
 
 export interface JobDisplayOptions {
   /** The client's migrations API (log stream, migration object). */
@@ -94,6 +94,8 @@ export function jobDisplay(options: JobDisplayOptions): JobDisplay {
   let lastLog = 0;
   // On a terminal the line's clock moves every second, between polls (up to 5 s apart).
   let ticker: NodeJS.Timeout | undefined;
+  // The deletes of a --drop-invalid round: seconds to minutes, one DELETE per record.
+  let removing: StepDisplay | undefined;
 
   const say = (text: string) => {
     if (options.json) return;
@@ -172,8 +174,19 @@ export function jobDisplay(options: JobDisplayOptions): JobDisplay {
         say(e.type === 'started' ? `${e.kind} job ${e.jobId} started` : `${e.kind} job ${e.jobId} was running: polling it again`);
         if (e.kind !== 'counts') begin(e.kind, e.jobId, e.migrationId);
       } else if (e.type === 'reused') say(`${e.kind} job ${e.jobId} already finished: using its result`);
-      else if (e.type === 'removed') say(`removed ${e.count} invalid record(s) from staging`);
-      else if (e.type === 'settled') say(`settled ${e.removed} removal(s) from staging an interrupted run had started`);
+      else if (e.type === 'removing') {
+        removing ??= stepDisplay({
+          label: 'removing invalid records from staging',
+          unit: 'records',
+          stream,
+          ...(logger ? { logger } : {}),
+        });
+        removing.update(e.done, e.of);
+      } else if (e.type === 'removed') {
+        removing?.done();
+        removing = undefined;
+        say(`removed ${e.count} invalid record(s) from staging`);
+      } else if (e.type === 'settled') say(`settled ${e.removed} removal(s) from staging an interrupted run had started`);
       else if (e.type === 'poll') {
         const job = current;
         if (!job || job.tally.jobId !== e.jobId) return;
@@ -193,6 +206,7 @@ export function jobDisplay(options: JobDisplayOptions): JobDisplay {
     },
     done() {
       end();
+      removing?.done();
       line.done();
     },
   };

@@ -26,6 +26,8 @@ export interface RunDisplayOptions {
   logEverySeconds?: number;
   /** Name shown at the start of the line. */
   label: string;
+  /** The `command` of the log lines (default `run`). */
+  command?: string;
 }
 
 /**
@@ -37,10 +39,9 @@ export interface RunDisplayOptions {
 export function runDisplay(options: RunDisplayOptions): RunDisplay {
   const stream = options.stream ?? process.stderr;
   const tty = stream.isTTY === true;
-  const logger = commandLogger('run', options.level, tty);
+  const logger = commandLogger(options.command ?? 'run', options.level, tty);
   const line = progressLine(stream);
-  const every = (options.logEverySeconds ?? 5) * 1000;
-  let lastLog = 0;
+  const due = logDue(options.logEverySeconds);
   return {
     logger,
     onProgress(p) {
@@ -48,9 +49,7 @@ export function runDisplay(options: RunDisplayOptions): RunDisplay {
         line.update(formatProgress(options.label, p));
         return;
       }
-      const now = Date.now();
-      if (!p.done && now - lastLog < every) return;
-      lastLog = now;
+      if (!due(p.done)) return;
       logger.info(
         {
           rowsRead: p.rowsRead,
@@ -75,6 +74,103 @@ export function runDisplay(options: RunDisplayOptions): RunDisplay {
       } else logger.warn(text);
     },
     done() {
+      line.done();
+    },
+  };
+}
+
+/**
+ * When a progress line is due in a log (not on a terminal): every few seconds, and at the end.
+ * The first comes at once or, with `firstAfterInterval`, after the interval (so a step of a
+ * second logs only its end).
+ */
+export function logDue(everySeconds = 5, firstAfterInterval = false, now: () => number = Date.now): (final: boolean) => boolean {
+  const every = everySeconds * 1000;
+  let last = firstAfterInterval ? now() : Number.NEGATIVE_INFINITY;
+  return (final) => {
+    const t = now();
+    if (!final && t - last < every) return false;
+    last = t;
+    return true;
+  };
+}
+
+export interface StepDisplay {
+  /** `done` of `of` (when known) so far; `fraction` (0..1) when the share done is known otherwise (bytes read). */
+  update(done: number, of?: number, fraction?: number): void;
+  /** The step is over: the last log line (not on a terminal), the line cleared (on one). */
+  done(): void;
+}
+
+/**
+ * Progress of one long step that is not a pipeline run (deletes from staging, `plan`, `init`):
+ * `removing invalid records from staging  1,200 of 5,000  150/s  24%  ETA 0:25` on a terminal,
+ * redrawn in place; otherwise a pino `progress` line every few seconds and one at the end.
+ * @example
+ *   const step = stepDisplay({ label: 'plan', unit: 'rows' });
+ *   for (…) step.update(rows, total);
+ *   step.done();
+ */
+export function stepDisplay(options: {
+  label: string;
+  unit: string;
+  stream?: NodeJS.WriteStream;
+  logger?: Logger;
+  logEverySeconds?: number;
+  /** Not on a terminal: no `step done` line for a step that ended before its first `progress` line. */
+  quietWhenShort?: boolean;
+}): StepDisplay {
+  const stream = options.stream ?? process.stderr;
+  const tty = stream.isTTY === true;
+  const line = progressLine(stream);
+  const logger = options.logger ?? (tty ? undefined : commandLogger(options.label.split(/[ :]/)[0]!, 'info', false));
+  const due = logDue(options.logEverySeconds, true);
+  const started = Date.now();
+  let last: { done: number; of?: number | undefined; fraction?: number | undefined } | undefined;
+  let logged = false;
+  let finished = false;
+  const show = (final: boolean) => {
+    if (!last) return;
+    const seconds = (Date.now() - started) / 1000;
+    const perSecond = seconds > 0 ? Math.round(last.done / seconds) : 0;
+    const fraction = last.fraction ?? (last.of ? Math.min(1, last.done / last.of) : undefined);
+    const etaMs = fraction && fraction > 0.001 && fraction < 1 ? ((seconds * (1 - fraction)) / fraction) * 1000 : undefined;
+    if (tty) {
+      const parts = [
+        `${options.label}  ${n(last.done)}${last.of !== undefined ? ` of ${n(last.of)}` : ''} ${options.unit}`,
+        `${n(perSecond)}/s`,
+      ];
+      if (fraction !== undefined) parts.push(`${Math.floor(fraction * 100)}%`);
+      if (etaMs !== undefined) parts.push(`ETA ${clock(etaMs)}`);
+      line.update(parts.join('  '));
+      return;
+    }
+    if (final && !logged && options.quietWhenShort) return;
+    if (!due(final)) return;
+    logged = true;
+    logger?.info(
+      {
+        step: options.label,
+        ...(fraction !== undefined ? { percent: Math.round(fraction * 1000) / 10 } : {}),
+        done: last.done,
+        ...(last.of !== undefined ? { of: last.of } : {}),
+        unit: options.unit,
+        perSecond,
+        ...(etaMs !== undefined ? { etaSeconds: Math.round(etaMs / 1000) } : {}),
+        seconds: Math.round(seconds),
+      },
+      final ? 'step done' : 'progress',
+    );
+  };
+  return {
+    update(done, of, fraction) {
+      last = { done, of, fraction };
+      show(false);
+    },
+    done() {
+      if (finished) return;
+      finished = true;
+      show(true);
       line.done();
     },
   };

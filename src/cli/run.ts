@@ -42,8 +42,22 @@ export function exitCodeFor(err: unknown): number {
   return EXIT.failed;
 }
 
+/**
+ * A reader that stops early (`stagecoach map --json | head`) closes stdout: the command's output
+ * is no longer wanted, so the process ends at once and quietly, as `cat` does, instead of dying
+ * with a stack trace. Other stdout errors are still reported.
+ */
+export function exitQuietlyOnClosedStdout(stdout: NodeJS.WriteStream = process.stdout): void {
+  stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.ok);
+    process.stderr.write(`stagecoach: cannot write the output: ${err.message}\n`);
+    process.exit(EXIT.failed);
+  });
+}
+
 export async function runCli(program: Command, argv: readonly string[]): Promise<void> {
   program.exitOverride();
+  exitQuietlyOnClosedStdout();
   try {
     await program.parseAsync(argv);
   } catch (err) {

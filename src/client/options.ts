@@ -13,11 +13,16 @@ export const timeoutsSchema = z
   })
   .prefault({});
 
+/**
+ * The default budget is time, not a count: a service restart or a deployment takes seconds to a
+ * minute, and 6 retries of 0.25 s doubling (the former default) gave up after about 8 s. With
+ * waits capped at 10 s, about 20 retries fill the two minutes; 60 never binds before the clock.
+ */
 export const retrySchema = z
   .object({
-    retries: z.number().int().min(0).default(6).describe('Retries per request after the first attempt'),
+    retries: z.number().int().min(0).default(60).describe('Retries per request after the first attempt'),
     baseDelayMs: z.number().int().min(0).default(250).describe('First backoff bound; doubles per retry, full jitter'),
-    maxDelayMs: z.number().int().min(0).default(30_000).describe('Largest single wait, also the cap on Retry-After'),
+    maxDelayMs: z.number().int().min(0).default(10_000).describe('Largest single wait, also the cap on Retry-After'),
     maxRetryTimeMs: z.number().int().positive().default(120_000).describe('Total time one request may spend retrying'),
   })
   .prefault({});

@@ -209,13 +209,23 @@ export class Transport {
         headers.authorization = spec.auth.authorization;
       }
       if (spec.contentType) headers['content-type'] = spec.contentType;
-      const sent = await undiciRequest(this.url(spec.path, spec.query), {
-        method: spec.method,
-        headers,
-        body: spec.body ?? null,
-        dispatcher: this.agent,
-        signal: spec.signal ?? null,
-      });
+      const link = exchangeSignal(spec.signal);
+      let sent: Dispatcher.ResponseData;
+      try {
+        sent = await undiciRequest(this.url(spec.path, spec.query), {
+          method: spec.method,
+          headers,
+          body: spec.body ?? null,
+          dispatcher: this.agent,
+          signal: link.signal,
+        });
+      } catch (err) {
+        link.release();
+        throw err;
+      }
+      // A body handed to the caller (a stream) stays abortable until it closes; one read here
+      // lets go of the caller's signal as soon as it is read.
+      sent.body.once('close', link.release);
       const res: DecodedResponse = { statusCode: sent.statusCode, headers: sent.headers, body: decodedBody(sent, spec) };
       const ok = (res.statusCode >= 200 && res.statusCode < 300) || spec.allowStatus?.includes(res.statusCode);
       if (ok) {
@@ -224,9 +234,11 @@ export class Transport {
         } catch (err) {
           res.body.destroy();
           throw err;
+        } finally {
+          if (res.body.readableEnded || res.body.destroyed) link.release();
         }
       }
-      const text = await readCapped(res.body);
+      const text = await readCapped(res.body).finally(link.release);
       if (res.statusCode === 401 && token && !refreshed) {
         // An expired or revoked token: one fresh token, one repeat (safe for any method: the
         // service refused the request before doing anything).
@@ -398,3 +410,20 @@ function abortError(spec: RequestSpec, reason: unknown): ClientError {
 }
 
 export { FormData };
+
+/**
+ * A signal of one HTTP exchange, aborted with the caller's. undici lets go of a request's abort
+ * listener only when the response body emits 'close', a tick after the body was read: requests
+ * made one after another on one long-lived signal (validation lookups 8 at a time, thousands of
+ * staging deletes in a `--drop-invalid` round) piled their listeners on it past Node's limit of
+ * 10 (MaxListenersExceededWarning). The caller's signal carries one listener per exchange in
+ * flight, released as soon as the exchange is done.
+ */
+function exchangeSignal(signal: AbortSignal | undefined): { signal: AbortSignal | null; release(): void } {
+  if (!signal) return { signal: null, release: () => undefined };
+  const own = new AbortController();
+  if (signal.aborted) own.abort(signal.reason);
+  const forward = () => own.abort(signal.reason);
+  signal.addEventListener('abort', forward, { once: true });
+  return { signal: own.signal, release: () => signal.removeEventListener('abort', forward) };
+}

@@ -51,6 +51,8 @@ export function createFrameDecoder(format: StreamFormat, emit: (frame: Frame) =>
   let pendingOffset = 0; // stream offset of pending[0]
   let skippingOversize = false; // inside a record already reported as too large
   let oversizeStart = 0;
+  // The first bytes of a record skipped as too large: they name it (its referenceId comes first).
+  let oversizeHead = '';
   let index = 0;
   let bytesRead = 0;
 
@@ -122,7 +124,7 @@ export function createFrameDecoder(format: StreamFormat, emit: (frame: Frame) =>
       if (at < 0) break;
       if (skippingOversize) {
         skippingOversize = false;
-        invalid('too-large', oversizeStart, chunkOffset + at - oversizeStart, '', `record larger than ${maxRecordBytes} bytes`);
+        invalid('too-large', oversizeStart, chunkOffset + at - oversizeStart, oversizeHead, `record larger than ${maxRecordBytes} bytes`);
         pending = EMPTY;
       } else if (format === 'json-seq') {
         // everything before this RS finishes the previous record
@@ -148,6 +150,9 @@ export function createFrameDecoder(format: StreamFormat, emit: (frame: Frame) =>
     if (pending.length + rest.length > maxRecordBytes) {
       skippingOversize = true;
       oversizeStart = pendingOffset;
+      oversizeHead = Buffer.concat([pending, rest.subarray(0, SNIPPET)])
+        .subarray(0, SNIPPET)
+        .toString('utf8');
       pending = EMPTY;
       return;
     }
@@ -158,7 +163,7 @@ export function createFrameDecoder(format: StreamFormat, emit: (frame: Frame) =>
 
   function end() {
     if (skippingOversize) {
-      invalid('too-large', oversizeStart, bytesRead - oversizeStart, '', `record larger than ${maxRecordBytes} bytes`);
+      invalid('too-large', oversizeStart, bytesRead - oversizeStart, oversizeHead, `record larger than ${maxRecordBytes} bytes`);
       skippingOversize = false;
     } else if (format === 'json-seq') {
       if (pendingStarted) piece(pending, pendingOffset, true);

@@ -160,7 +160,18 @@ export const validationResultSchema = z.object({
   referenceId: uuid,
   jobType: z.literal('ValidateStaging'),
   isValid: z.boolean(),
-  errors: z.array(z.object({ component: z.string(), referenceId: z.string(), field: z.string(), message: z.string() })),
+  errors: z.array(
+    z.object({
+      component: z.string(),
+      referenceId: z.string(),
+      field: z.string(),
+      message: z.string(),
+      /** DUPLICATE_IDENTITY: the record staged first with the same identity, which was kept (docs/contract-gaps.md). */
+      duplicateOf: z.string().optional(),
+      /** DUPLICATE_IDENTITY: the identity the two share, as the records give it (personal data: mask before showing). */
+      identity: z.string().optional(),
+    }),
+  ),
 });
 export const importResultSchema = z.object({
   referenceId: uuid,

@@ -55,6 +55,17 @@ export interface InitOptions {
   /** Run `plan` on what was written (default true). */
   plan?: boolean;
   signal?: AbortSignal;
+  /** Called as the files are read: profiled (rows so far, per file) and planned (rows, share of the bytes). */
+  onProgress?: (progress: InitProgress) => void;
+}
+
+export interface InitProgress {
+  step: 'profile' | 'plan';
+  rowsRead: number;
+  /** The file being profiled. */
+  file?: string;
+  /** `plan`: share of the source bytes read. */
+  fraction?: number | undefined;
 }
 
 export interface InitSource {
@@ -118,6 +129,7 @@ export async function initPipeline(options: InitOptions): Promise<InitResult> {
         keyHint: (c) => roleOf(c) === 'key' || roleOf(c) === 'cocNumber',
         ...(options.maxRows !== undefined ? { maxRows: options.maxRows } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.onProgress ? { onRows: (rowsRead: number) => options.onProgress!({ step: 'profile', file: path, rowsRead }) } : {}),
       },
     );
     read.push({ name: names[i]!, path, dialect, profile });
@@ -187,7 +199,12 @@ export async function initPipeline(options: InitOptions): Promise<InitResult> {
   const result: InitResult = { pipelineFile, sources, todos };
   if (options.plan !== false) {
     const def = await loadPipeline(pipelineFile);
-    result.plan = await summarisePlan(def, { ...(options.signal ? { signal: options.signal } : {}) });
+    result.plan = await summarisePlan(def, {
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onProgress
+        ? { onProgress: (p) => options.onProgress!({ step: 'plan', rowsRead: p.rowsRead, fraction: p.fraction }) }
+        : {}),
+    });
   }
   return result;
 }

@@ -237,7 +237,7 @@ export class ColumnProfiler {
 export async function profileFile(
   source: Pick<SourceDefinition, 'name' | 'format' | 'encoding' | 'csv' | 'json'>,
   file: { path: string; file: string },
-  options: { maxRows?: number; signal?: AbortSignal; keyHint?: (name: string) => boolean } = {},
+  options: { maxRows?: number; signal?: AbortSignal; keyHint?: (name: string) => boolean; onRows?: (rowsRead: number) => void } = {},
 ): Promise<FileProfile> {
   const profiler = new ColumnProfiler(options.keyHint);
   const max = options.maxRows ?? Number.POSITIVE_INFINITY;
@@ -251,6 +251,7 @@ export async function profileFile(
       profiler.add(row.values);
       if (profiler.rows >= max) break outer;
     }
+    options.onRows?.(profiler.rows);
   }
   return profiler.result();
 }

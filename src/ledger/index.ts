@@ -21,7 +21,13 @@ export {
   type StoredRemoval,
 } from './ledger-removals.js';
 export { logCursor, logCursorMover } from './ledger-logs.js';
-export { canceledRecords, recordMigrationCanceled, type CanceledRecords } from './ledger-migration-ends.js';
+export {
+  canceledRecords,
+  migrationEnd,
+  recordMigrationCanceled,
+  type CanceledRecords,
+  type MigrationEnd,
+} from './ledger-migration-ends.js';
 export {
   recordWrittenFile,
   heldFiles,

@@ -3,13 +3,16 @@
  * migration the pipeline's last run staged into, and for a group of legacy keys what the ledger
  * holds of each — its state there, the hash of the record last sent, the reasons of a refusal.
  * The same rule as a run's skip-unchanged stage (Ledger.isSettled): a record staged, invalid or
- * imported in that migration with the same content hash is not sent again.
+ * imported in that migration with the same content hash is not sent again. A migration the ledger
+ * knows ended (completed by its import, or canceled) takes no more records: a run registers a new
+ * one and sends every record into it, so nothing is compared with the ended one.
  */
 import { existsSync } from 'node:fs';
 import { StagecoachError } from '../contract/errors.js';
 import { openLedger, type Ledger } from './ledger.js';
 import type { RecordError, RecordState } from './types.js';
 import { runMappings } from './ledger-mappings.js';
+import { migrationEnd, type MigrationEnd } from './ledger-migration-ends.js';
 import { correctedOrigins } from './ledger-corrections.js';
 import type { MappingSnapshot } from '../pipeline/definition/mapping-snapshot.js';
 
@@ -33,8 +36,10 @@ export class LedgerImpact {
   private constructor(
     private readonly ledger: Ledger,
     private readonly scope: number | undefined,
-    /** The migration of the pipeline's latest run that had one, and the ledger's number for it. */
+    /** The migration of the pipeline's latest run that had one, and the ledger's number for it (none when it ended). */
     readonly migration: { id: string; no: number } | undefined,
+    /** That migration, when the ledger knows it ended: a run starts a new one. */
+    readonly ended: MigrationEnd | undefined,
   ) {
     this.lookupOne = ledger.db.prepare<
       [number, string],
@@ -44,7 +49,7 @@ export class LedgerImpact {
 
   /**
    * Opens `file` read only for a pipeline's records of a component; compared with the migration of
-   * its latest run, or with none (`newMigration`: a run would start one).
+   * its latest run, or with none (`newMigration`: a run would start one; or that migration ended).
    * @example const impact = LedgerImpact.open('.stagecoach/ledger.db', 'crm', 'Counterparties');
    */
   static open(file: string, pipeline: string, component: string, options: { newMigration?: boolean } = {}): LedgerImpact {
@@ -69,7 +74,8 @@ export class LedgerImpact {
     const no = run
       ? db.prepare<[string], { id: number }>('SELECT id FROM migrations WHERE reference_id = ?').get(run.migration_id)?.id
       : undefined;
-    return new LedgerImpact(ledger, scope, run && no !== undefined ? { id: run.migration_id, no } : undefined);
+    const ended = run ? migrationEnd(db, run.migration_id) : undefined;
+    return new LedgerImpact(ledger, scope, run && no !== undefined && !ended ? { id: run.migration_id, no } : undefined, ended);
   }
 
   /** What the ledger holds of each key (keys it holds nothing of are absent), in one read transaction. */

@@ -9,7 +9,9 @@
  * the next run continues: `in_flight` records are sent again, `staged` ones with the same
  * content are skipped.
  */
+import { accessSync, constants, existsSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { StagecoachError } from '../contract/errors.js';
 import { openLedgerDb, type Db, type OpenOptions } from './schema.js';
@@ -160,11 +162,40 @@ export function openLedger(file: string, options: OpenOptions = {}): Ledger {
   let db: Db;
   try {
     db = openLedgerDb(file, options);
+    // A ledger in WAL mode is only readable with its -shm file beside it: a disk that refuses it
+    // shows at the first read, so read once here, where the failure can be explained.
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
   } catch (err) {
     if (err instanceof StagecoachError) throw err;
-    throw new StagecoachError('LEDGER_ERROR', `cannot open the ledger ${file}: ${(err as Error).message}`, { file }, { cause: err });
+    throw new StagecoachError(
+      'LEDGER_ERROR',
+      `cannot open the ledger ${file}: ${whyNotOpen(file, err as Error)}`,
+      { file },
+      { cause: err },
+    );
   }
   return new Ledger(file, db);
+}
+
+/**
+ * Why SQLite could not open (or create) a ledger, in words that say what to do: SQLite's own
+ * "unable to open database file" names neither the path nor the cause. SQLite writes the ledger
+ * and its -wal and -shm files beside it, so the folder must be writable, even to read.
+ */
+function whyNotOpen(file: string, err: Error): string {
+  let folder = dirname(resolve(file));
+  while (!existsSync(folder) && dirname(folder) !== folder) folder = dirname(folder);
+  const what = `SQLite writes the ledger and its -wal and -shm files in that folder, also to read it; name a ledger on a writable disk with --ledger <file>${existsSync(file) ? ` (a copy of ${file} keeps its history)` : ''}`;
+  for (const target of existsSync(file) ? [folder, file] : [folder]) {
+    try {
+      accessSync(target, constants.W_OK);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EROFS') return `${folder} is on a read-only file system (EROFS); ${what}`;
+      if (code === 'EACCES' || code === 'EPERM') return `no permission to write ${target} (${code}); ${what}`;
+    }
+  }
+  return err.message;
 }
 
 export class Ledger {

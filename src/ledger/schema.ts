@@ -153,6 +153,29 @@ const REFUSAL_TRIGGER = `
     VALUES (OLD.scope, OLD.keyed, OLD.legacy_key, OLD.state, OLD.errors, OLD.last_run, OLD.file, OLD.line,
       NEW.last_run, NEW.file, NEW.line, NEW.updated_at, OLD.former_key);
   END;
+
+  -- Imports a record's row no longer shows (src/ledger/ledger-migration-ends.ts): a record
+  -- imported in one migration and written again by a later run (staged into a new migration,
+  -- refused, …) stays live on the platform from that import, whatever the later migration does
+  -- (canceled: its staging area is gone, the imported counterparty is not). The record row keeps
+  -- only its latest migration, so the import is kept here when the row leaves it. A trigger for
+  -- the same reason as record_history; its WHEN is false unless an imported record is written
+  -- by a later run.
+  CREATE TABLE IF NOT EXISTS earlier_imports (
+    scope INTEGER NOT NULL,
+    keyed INTEGER NOT NULL,
+    legacy_key TEXT NOT NULL,
+    migration INTEGER NOT NULL,
+    reference_id TEXT,
+    content_hash TEXT,
+    at TEXT NOT NULL,
+    PRIMARY KEY (scope, keyed, legacy_key));
+  CREATE TRIGGER IF NOT EXISTS record_import_kept AFTER UPDATE OF last_run ON records
+    WHEN OLD.state = 'imported' AND NEW.last_run <> OLD.last_run AND NEW.migration IS NOT OLD.migration
+  BEGIN
+    INSERT OR REPLACE INTO earlier_imports (scope, keyed, legacy_key, migration, reference_id, content_hash, at)
+    VALUES (OLD.scope, OLD.keyed, OLD.legacy_key, OLD.migration, OLD.reference_id, OLD.content_hash, NEW.updated_at);
+  END;
 `;
 
 /**

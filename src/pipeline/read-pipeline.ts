@@ -28,6 +28,7 @@ import { readCorrections, type CorrectionsIndex, type IgnoredColumns } from './c
 import { summariseRows, withTallies, type PlanSummary } from './checks/plan-summary.js';
 import type { ImpactTally } from './checks/plan-impact.js';
 import { preparePipeline, type PreparedSource } from './prepare-pipeline.js';
+import { etaFrom, sourcePosition } from './source/position.js';
 
 /** Where a resumed run starts reading (runner/resume.ts ResumeStart). */
 export interface ReadResume {
@@ -335,30 +336,69 @@ export type { CorrectionsIndex };
  */
 export async function summarisePlan(
   def: PipelineDefinition,
-  options: ReadPipelineOptions & { samplesPerReason?: number; impact?: ImpactTally } = {},
+  options: ReadPipelineOptions & {
+    samplesPerReason?: number;
+    impact?: ImpactTally;
+    /** Called after each batch of rows: rows read so far and the share of the source bytes. */
+    onProgress?: (progress: PlanProgress) => void;
+  } = {},
 ): Promise<PlanSummary> {
   const tallies: SourceTally[] = [];
-  const { impact } = options;
-  const summary = await summariseRows(
-    readPipelineBatches(def, {
-      ...options,
-      tallies,
-      // Compared with a ledger, each row is hashed (an export row a correction replaced is told by
-      // its hash) and each record framed and hashed as a run does it.
-      hashRows: impact !== undefined,
-      keepRecords: impact !== undefined,
-      parallel: { workers: def.concurrency.workers, ...(impact ? { encode: 'json-seq' as const } : {}) },
-    }),
-    {
-      pipeline: def.file,
-      component: def.component,
-      ...(options.samplesPerReason !== undefined ? { samplesPerReason: options.samplesPerReason } : {}),
-      impact,
-    },
-  );
+  const { impact, onProgress } = options;
+  const where = sourcePosition(def);
+  if (onProgress && !options.corrections) await where.init();
+  const batches = readPipelineBatches(def, {
+    ...options,
+    tallies,
+    // Compared with a ledger, each row is hashed (an export row a correction replaced is told by
+    // its hash) and each record framed and hashed as a run does it.
+    hashRows: impact !== undefined,
+    keepRecords: impact !== undefined,
+    parallel: { workers: def.concurrency.workers, ...(impact ? { encode: 'json-seq' as const } : {}) },
+  });
+  const summary = await summariseRows(onProgress ? reportingProgress(batches, where, onProgress) : batches, {
+    pipeline: def.file,
+    component: def.component,
+    ...(options.samplesPerReason !== undefined ? { samplesPerReason: options.samplesPerReason } : {}),
+    impact,
+  });
   return withTallies(summary, tallies);
+}
+
+export interface PlanProgress {
+  rowsRead: number;
+  elapsedMs: number;
+  /** Share of the source bytes read (0..1), when their sizes are known. */
+  fraction: number | undefined;
+  etaMs: number | undefined;
+}
+
+/** Passes the batches on, telling how far the reading is after each. */
+async function* reportingProgress(
+  batches: AsyncIterable<Iterable<FrontRow>>,
+  where: ReturnType<typeof sourcePosition>,
+  onProgress: (progress: PlanProgress) => void,
+): AsyncGenerator<Iterable<FrontRow>> {
+  const started = performance.now();
+  let rowsRead = 0;
+  for await (const rows of batches) {
+    // A batch may be read only once: counted while the summary reads it.
+    let last: FrontRow | undefined;
+    yield (function* () {
+      for (const r of rows) {
+        rowsRead++;
+        last = r;
+        yield r;
+      }
+    })();
+    if (last) where.at(last);
+    const elapsedMs = performance.now() - started;
+    const fraction = where.fraction();
+    onProgress({ rowsRead, elapsedMs, fraction, etaMs: etaFrom(elapsedMs, fraction) });
+  }
 }
 
 export { loadPipeline, type PipelineDefinition, type SourceDefinition } from './definition/load-pipeline.js';
 export type { PlanSummary, RejectSample } from './checks/plan-summary.js';
 export { ImpactTally, type PlanImpact, type ImpactExample } from './checks/plan-impact.js';
+export { checkConfiguration } from './checks/configuration.js';

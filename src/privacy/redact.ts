@@ -57,6 +57,25 @@ export class Redactor {
     return this.show(value, this.classify(field));
   }
 
+  /**
+   * A changed value of a field, before and after, as shown. A mask keeps a word's first letter
+   * only, so `Jansen` → `Jensen` would show `J*** → J***`, a change that looks like none: when
+   * the two look the same the after side says where they differ (the lengths, or the first
+   * character that differs), which tells the change apart without showing a letter of it.
+   * @example new Redactor({ mode: 'masked' }).change('surname', 'Jansen', 'Jensen')
+   *   // { before: 'J***', after: 'J*** (differs from character 2)' }
+   */
+  change(field: string, before: unknown, after: unknown): { before: string; after: string } {
+    const shown = { before: this.value(field, before), after: this.value(field, after) };
+    const raw = [before, after].map((v) => (typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v))));
+    const [a, b] = raw as [string, string];
+    if (shown.before !== shown.after || a === b) return shown;
+    if (a.length !== b.length) return { ...shown, after: `${shown.after} (${b.length} characters, was ${a.length})` };
+    let at = 0;
+    while (a[at] === b[at]) at++;
+    return { ...shown, after: `${shown.after} (differs from character ${at + 1})` };
+  }
+
   /** A legacy key, as shown. */
   legacyKey(key: string): string {
     return this.keyIsPersonal ? this.show(key, 'direct') : key;

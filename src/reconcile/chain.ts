@@ -14,6 +14,7 @@ import { markImportOutcome } from '../ledger/ledger-jobs.js';
 import type { CountsResult, ImportResult, JobResult, ValidationResult } from '../contract/migration.js';
 import { StagecoachError } from '../contract/errors.js';
 import { driveJob, type JobEvent, type JobKind, type JobsApi } from './jobs-driver.js';
+import { explainDuplicates } from './duplicate-identities.js';
 import { explainRelationTargets } from './relation-targets.js';
 import { activeRemovals, confirmRemoval, dropRemoval, intendRemovals, pendingRemovals } from '../ledger/index.js';
 
@@ -46,6 +47,8 @@ export type ChainEvent =
   | JobEvent
   /** `invalid`: records this validation refused; `total`: records invalid in the ledger now (removed ones included). */
   | { type: 'validated'; isValid: boolean; invalid: number; errors: number; total: number }
+  /** A `--drop-invalid` round deleting refused records from staging, one by one: `done` of `of` so far. */
+  | { type: 'removing'; done: number; of: number }
   | { type: 'removed'; count: number }
   /** Removals an earlier, killed run had started: `removed` now confirmed, `void` no longer meant (the record was sent again). */
   | { type: 'settled'; removed: number; void: number }
@@ -137,7 +140,10 @@ export async function validateStep(
     'validate-staging',
   );
   // The refused records are still staged: name the legacy rows a missing relation target points at.
-  const explained = await explainRelationTargets(client.migrations, ledger, migrationId, result.errors, { signal: options.signal });
+  const explained = explainDuplicates(
+    ledger,
+    await explainRelationTargets(client.migrations, ledger, migrationId, result.errors, { signal: options.signal }),
+  );
   const v: ValidationResult = { ...result, errors: result.errors.map((e, i) => ({ ...e, message: explained[i]!.message })) };
   // Records deleted from staging are absent from a new validation's errors, yet still refused:
   // they keep their errors (markValidated would otherwise clear every record it does not name).
@@ -219,10 +225,12 @@ export async function runChain(
         migrationId,
         invalid.map((rec) => ({ referenceId: rec.referenceId!, lastBatch: rec.lastBatch, errors: rec.errors })),
       );
-      for (const rec of invalid) {
+      emit({ type: 'removing', done: 0, of: invalid.length });
+      for (const [i, rec] of invalid.entries()) {
         if (options.signal?.aborted) throw new StagecoachError('ABORTED', 'Interrupted while removing invalid records from staging');
         await removeFromStaging(client, migrationId, rec.referenceId!, options.signal);
         confirmRemoval(ledger, migrationId, rec.referenceId!);
+        emit({ type: 'removing', done: i + 1, of: invalid.length });
       }
       emit({ type: 'removed', count: invalid.length });
       validation = await validateStep(client, ledger, migrationId, step);

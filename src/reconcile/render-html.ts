@@ -7,6 +7,7 @@
 import { renderFunnelSvg, type FunnelStep } from './funnel-svg.js';
 import { describeExplanation } from './render-markdown.js';
 import {
+  headline,
   otherTableText,
   STEP_LABELS,
   storyText,
@@ -34,6 +35,7 @@ h2 { font-size: 17px; margin: 28px 0 10px; }
 .status { display: inline-block; font-weight: 650; padding: 6px 12px; border-radius: 6px; margin: 4px 0 8px; }
 .status.ok { color: var(--ok); background: var(--okbg); }
 .status.bad { color: var(--bad); background: var(--badbg); }
+.status.pending { color: #7a5b00; background: #fff4d6; }
 ul.problems { margin: 4px 0 0; color: var(--bad); }
 .cards { display: grid; grid-template-columns: repeat(6, 1fr); gap: 10px; margin: 16px 0 6px; }
 .card { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; }
@@ -128,8 +130,9 @@ export function renderHtml(report: ReconciliationReport): string {
   h.push(`<title>Reconciliation: ${esc(run.pipeline)}</title>`, `<style>${CSS}</style>`, '</head>', '<body>', '<main>');
   h.push(`<h1>Reconciliation report: ${esc(run.pipeline)}</h1>`, `<div class="meta">${meta.join(' · ')}</div>`);
   if (report.privacy) h.push(`<div class="meta privacy">${esc(report.privacy.note)}</div>`);
-  if (report.balanced) {
-    h.push('<div class="status ok">Balanced: every source row is accounted for, and the platform agrees with the ledger.</div>');
+  const head = headline(report);
+  if (head.state !== 'not-balanced') {
+    h.push(`<div class="status ${head.state === 'balanced' ? 'ok' : 'pending'}">${esc(head.title)}: ${esc(head.text)}</div>`);
   } else {
     h.push(
       '<div class="status bad">Not balanced</div>',

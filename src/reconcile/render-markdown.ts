@@ -3,6 +3,7 @@
  * (for other tools). Both print the model of report-model.ts and decide nothing themselves.
  */
 import {
+  headline,
   otherTableText,
   STEP_LABELS,
   storyText,
@@ -58,8 +59,9 @@ export function renderMarkdown(report: ReconciliationReport): string {
   meta.push(`generated ${report.generatedAt}`, `tolerance ${report.tolerance}`);
   out.push(meta.join(' · '), '');
   if (report.privacy) out.push(`> ${report.privacy.note}`, '');
-  if (report.balanced) {
-    out.push('**Balanced**: every source row is accounted for, and the platform agrees with the ledger.', '');
+  const head = headline(report);
+  if (head.state !== 'not-balanced') {
+    out.push(`**${head.title}**: ${head.text}`, '');
   } else {
     out.push('**NOT BALANCED**:', '');
     for (const p of report.problems) out.push(`- ${p}`);

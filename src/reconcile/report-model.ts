@@ -614,3 +614,37 @@ export function entityMatchesComponent(entity: string, component: string): boole
   const c = component.toLowerCase();
   return e === c || `${e}s` === c || e.replace(/y$/, 'ies') === c || c.startsWith(e);
 }
+
+/** Where the jobs stand when nothing is imported yet, in the words of a status report. */
+export function importState(jobs: JobFacts): string {
+  if (jobs.validation === 'not-run') return 'validation has not run';
+  if (jobs.validation === 'running') return 'validation is running';
+  if (jobs.validation === 'invalid') return 'validation refused records: fix them or use --drop-invalid';
+  if (jobs.import === 'not-run') return 'the import has not run';
+  return jobs.import === 'running' ? 'the import is running' : 'the import is done';
+}
+
+/**
+ * The report's first line, the one a migration lead pastes into a status report: balanced only
+ * says every row is accounted for, which is also true before anything reached the platform, so a
+ * balanced report with nothing imported says that first.
+ * @example headline(report)
+ *   // { state: 'pending', title: 'Nothing imported yet', text: '228 of 240 source rows staged, 12 not staged (refused, see below), 0 imported; the import has not run. Every row is accounted for so far.' }
+ */
+export function headline(report: Pick<ReconciliationReport, 'balanced' | 'totals' | 'jobs'>): {
+  state: 'balanced' | 'pending' | 'not-balanced';
+  title: string;
+  text: string;
+} {
+  const t = report.totals;
+  if (!report.balanced) return { state: 'not-balanced', title: 'NOT BALANCED', text: '' };
+  if (t.imported === 0 && t.sourceRows > 0) {
+    const notStaged = t.sourceRows - t.staged;
+    return {
+      state: 'pending',
+      title: 'Nothing imported yet',
+      text: `${t.staged} of ${t.sourceRows} source rows staged, ${notStaged} not staged${notStaged > 0 ? ' (refused, see below)' : ''}, 0 imported; ${importState(report.jobs)}. Every row is accounted for so far.`,
+    };
+  }
+  return { state: 'balanced', title: 'Balanced', text: 'every source row is accounted for, and the platform agrees with the ledger.' };
+}

@@ -53,7 +53,7 @@ describe('corrections round trip', () => {
     const rep1 = await runCli(['report', 'crm', '--out', 'r1', ...common], { cwd: dir });
     expect(rep1.stdout).toContain('corrections: r1/klanten.corrections.csv');
     expect(rep1.stdout.split('\n')[0]).toBe(
-      'Reconciliation balanced (tolerance 0): every row accounted for, but nothing imported yet (the import has not run)',
+      'Reconciliation (tolerance 0): nothing imported yet: 228 of 240 source rows staged, 12 not staged (refused, see below), 0 imported; validation has not run. Every row is accounted for so far.',
     );
     const first = readFileSync(join(dir, 'r1/klanten.corrections.csv'), 'utf8');
     expect(statSync(join(dir, 'r1/klanten.corrections.csv')).mode & 0o777).toBe(0o600);

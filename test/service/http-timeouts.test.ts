@@ -93,6 +93,38 @@ describe('service timeouts', () => {
     expect(c.received()).toMatch(/^HTTP\/1\.1 408 /);
   }, 20_000);
 
+  it('answers 408 within a twentieth of the headers bound after it, not a quarter', async () => {
+    // Node checks the bound on a timer of its own phase: five connections opened 200 ms apart
+    // see five different delays, which with a check every quarter of the bound (the former
+    // interval, 1 s here) spread over that second, so one of them waits 800 ms or more.
+    const bound = 4000;
+    const own = await startTestService({ idleTimeoutMs: 60_000, requestTimeoutMs: 30_000, headersTimeoutMs: bound });
+    const slowHeaders = async (): Promise<{ status: string; after: number }> => {
+      const socket = connect(Number(new URL(own.url).port), '127.0.0.1');
+      await new Promise((r) => socket.once('connect', r));
+      const started = performance.now();
+      let text = '';
+      socket.on('data', (d) => (text += d));
+      socket.on('error', () => undefined);
+      socket.write('GET /migration-assistance/migrations HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+      const trickle = setInterval(() => socket.write('X-Slow: 1\r\n'), 400);
+      const after = await new Promise<number>((r) => socket.once('close', () => r(performance.now() - started)));
+      clearInterval(trickle);
+      return { status: text.split('\r\n')[0]!, after };
+    };
+    try {
+      const answers = await Promise.all(
+        [0, 200, 400, 600, 800].map((offset) => new Promise((r) => setTimeout(r, offset)).then(slowHeaders)),
+      );
+      expect(answers.map((a) => a.status)).toEqual(Array(5).fill('HTTP/1.1 408 Request Timeout'));
+      // bound / 20 = 200 ms late at most, plus room for a loaded machine
+      for (const a of answers) expect(a.after).toBeGreaterThanOrEqual(bound);
+      expect(Math.max(...answers.map((a) => a.after))).toBeLessThan(bound + 600);
+    } finally {
+      await own.dispose();
+    }
+  }, 20_000);
+
   it('keeps serving a client that sends its request in time', async () => {
     const res = await fetch(`${svc.url}/migration-assistance/migrations/${migrationId}`, { headers: { authorization: `Bearer ${token}` } });
     expect(res.status).toBe(200);

@@ -57,9 +57,16 @@ describe('validate-staging, import and counts', () => {
         { component: 'Counterparties', referenceId: id(2), field: 'relations.0.to', message: 'RELATION_TARGET_MISSING' },
         { component: 'Counterparties', referenceId: id(3), field: 'telephoneNumbers.0.type', message: 'MISSING_REQUIRED_FIELD' },
         { component: 'Counterparties', referenceId: id(3), field: 'countryOfIncorporation', message: 'MISSING_REQUIRED_FIELD' },
-        { component: 'Counterparties', referenceId: id(4), field: 'surname,initials,dateOfBirth', message: 'DUPLICATE_IDENTITY' },
         { component: 'Counterparties', referenceId: id(5), field: 'income.frequency', message: 'UNKNOWN_CODE' },
-        { component: 'Counterparties', referenceId: id(5), field: 'surname,initials,dateOfBirth', message: 'DUPLICATE_IDENTITY' },
+        // the twin staged first (4) is kept; the later one is refused, naming it and the identity
+        {
+          component: 'Counterparties',
+          referenceId: id(5),
+          field: 'surname,initials,dateOfBirth',
+          message: 'DUPLICATE_IDENTITY',
+          duplicateOf: id(4),
+          identity: 'Tweeling J. 1990-05-05',
+        },
       ],
     });
     expect((await migration(m)).stagingStatus).toBe('InProgress');

@@ -159,6 +159,33 @@ describe('staging upload', () => {
     expect((await call(svc.url, token, 'GET', stagingPath(m))).body.items).toEqual([person(1), person(3)]);
   });
 
+  it('names a too-large record by its referenceId also when it spans chunks and is skipped unread', async () => {
+    const m = await freshMigration();
+    const body = frames('json-seq', [person(1), person(2, { firstName: 'x'.repeat(MAX_RECORD * 3) }), person(3)]);
+    // the big record's head (with its referenceId) in the first chunk, more than the limit of
+    // it in the second (skipped unread from there), its end and the next record in the third
+    const cut = body.indexOf(id(2)) + 200;
+    const cut2 = cut + MAX_RECORD * 2;
+    const chunks = [body.slice(0, cut), body.slice(cut, cut2), body.slice(cut2)].map((c) => new TextEncoder().encode(c));
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const next = chunks.shift();
+        if (!next) return controller.close();
+        controller.enqueue(next);
+        await new Promise((r) => setTimeout(r, 50));
+      },
+    });
+    const res = await call(svc.url, token, 'PUT', stagingPath(m), {
+      raw: stream,
+      headers: { 'content-type': MEDIA_SEQ, accept: 'application/json' },
+    });
+    expect(res.body).toEqual([
+      { referenceId: id(1), isSuccessful: true, errors: [] },
+      { referenceId: id(2), isSuccessful: false, errors: [{ field: '', message: 'RECORD_TOO_LARGE' }] },
+      { referenceId: id(3), isSuccessful: true, errors: [] },
+    ]);
+  });
+
   it('refuses a body over the byte limit with 413 and stages nothing of it', async () => {
     const m = await freshMigration();
     const many = Array.from({ length: 200 }, (_, i) => person(i + 1));

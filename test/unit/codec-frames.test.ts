@@ -55,6 +55,25 @@ describe('json-seq decoding (RFC 7464)', () => {
       { ok: true },
     ]);
   });
+
+  it('keeps the first bytes of a too-large record skipped across chunks, so its referenceId can be named', () => {
+    const big = `\x1e{"referenceId":"r-1","x":"${'y'.repeat(100)}"}\n`;
+    const frames: Frame[] = [];
+    const d = createFrameDecoder('json-seq', (f) => frames.push(f), { maxRecordBytes: 50 });
+    for (const part of [big.slice(0, 30), big.slice(30, 60), big.slice(60)]) d.write(Buffer.from(part));
+    d.end();
+    expect(frames).toEqual([
+      {
+        kind: 'invalid',
+        reason: 'too-large',
+        index: 0,
+        offset: 1,
+        bytes: big.length - 1,
+        text: big.slice(1, 60),
+        message: 'record larger than 50 bytes',
+      },
+    ]);
+  });
 });
 
 describe('JSON Lines decoding', () => {

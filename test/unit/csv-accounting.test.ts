@@ -154,6 +154,32 @@ describe('CSV core (bytes in, rows out, no I/O)', () => {
     for (const size of [1, 2, 5]) expect(feed(text, size)).toEqual(whole);
   });
 
+  it('reads CR CR LF line ends (a CRLF converted twice) to clean rows, each followed by the empty line its second CR makes, and balances', () => {
+    // plain lines, a quoted value over lines (csv-parse's path), a blank record, a last row
+    const text = 'a;b\r\r\n1;x\r\r\n2;"y\r\r\nz"\r\r\n\r\r\n3;w\r\r\n';
+    const whole = feed(text);
+    expect(whole.out).toEqual([
+      [3, { a: '1', b: 'x' }],
+      [5, { a: '2', b: 'y\r\r\nz' }],
+      [11, { a: '3', b: 'w' }],
+    ]);
+    // lines 2, 4, 6, 8, 9, 10 and 12 are the empty lines the second CRs make
+    expect(whole.tally).toMatchObject({ physicalLines: 12, blankLines: 7, headerLines: 1, rowsRead: 3, linesInRows: 4, swallowed: [] });
+    expect(tallyDisagreement(whole.tally)).toBeUndefined();
+    for (const size of [1, 2, 3, 7]) expect(feed(text, size)).toEqual(whole);
+    // a quote opened by mistake swallows the lines up to the next quote: named, every line still counted once
+    const broken = feed('a;b\r\r\n1;"open\r\r\n2;z\r\r\n3;"q"\r\r\n4;w\r\r\n');
+    // (its "n following rows" counts the span's lines, empty ones included)
+    expect(broken.out).toEqual([
+      [3, expect.stringMatching(/^f\.csv:3–7: a quote opened on line 3 closes on line 7; /)],
+      [9, { a: '4', b: 'w' }],
+    ]);
+    expect(tallyDisagreement(broken.tally)).toBe('f.csv: 4 lines read as part of another row: 4–7 (in the row at line 3)');
+    // and every physical line is counted once: 10 = header 1 + blank 5 (lines 2, 4, 6, 8, 10) + in rows 4 (3, 5, 7 and 9)
+    const t = broken.tally;
+    expect([t.physicalLines, t.headerLines, t.blankLines, t.linesInRows]).toEqual([10, 1, 5, 4]);
+  });
+
   it('counts a one-column row of blanks once, as a blank line', () => {
     const tally = newTally('s', 'f.csv', 'csv');
     const core = new CsvCore({

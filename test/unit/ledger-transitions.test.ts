@@ -61,7 +61,18 @@ describe('ledger transitions', () => {
     expect(ledger.db.pragma('wal_autocheckpoint', { simple: true })).toBe(100000);
     expect(ledger.db.pragma('user_version', { simple: true })).toBe(2);
     const tables = ledger.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
-    expect(tables).toEqual(['batches', 'jobs', 'log_cursor', 'migrations', 'record_history', 'records', 'run_sources', 'runs', 'scopes']);
+    expect(tables).toEqual([
+      'batches',
+      'earlier_imports',
+      'jobs',
+      'log_cursor',
+      'migrations',
+      'record_history',
+      'records',
+      'run_sources',
+      'runs',
+      'scopes',
+    ]);
   });
 
   it('moves a batch of records to in_flight before the upload and to staged or failed with the results', () => {

@@ -87,3 +87,19 @@ describe('the class of a legacy column', () => {
     expect(['achternaam', 'freq', 'bedrag', 'postcode', 'unread'].map(classOf)).toEqual(['direct', 'none', 'financial', 'quasi', 'direct']);
   });
 });
+
+describe('a changed value, masked (plan --ledger)', () => {
+  const masked = new Redactor({ mode: 'masked' });
+  it('says where two values differ when their masks look the same, without showing a letter', () => {
+    expect(masked.change('surname', 'Jansen', 'Jensen')).toEqual({ before: 'J***', after: 'J*** (differs from character 2)' });
+    expect(masked.change('surname', 'Jansen', 'Janssen')).toEqual({ before: 'J***', after: 'J*** (7 characters, was 6)' });
+    expect(masked.change('dateOfBirth', '1980-01-02', '1980-02-01')).toEqual({
+      before: '19**-**-**',
+      after: '19**-**-** (differs from character 7)',
+    });
+  });
+  it('adds nothing when the masks already differ, or in the clear', () => {
+    expect(masked.change('surname', 'Jansen', 'Pietersen')).toEqual({ before: 'J***', after: 'P***' });
+    expect(new Redactor({ mode: 'revealed' }).change('surname', 'Jansen', 'Jensen')).toEqual({ before: 'Jansen', after: 'Jensen' });
+  });
+});

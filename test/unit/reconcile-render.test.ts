@@ -127,3 +127,24 @@ describe('reconciliation report as HTML', () => {
     );
   });
 });
+
+describe('the headline before anything is imported', () => {
+  // Balanced (every row accounted for), but the platform holds nothing yet: staged, not validated.
+  const staged = {
+    ...report,
+    totals: { ...report.totals, valid: 0, imported: 0 },
+    jobs: { validation: 'not-run', import: 'not-run', counts: 'not-run' } as const,
+  };
+  const { sourceRows, staged: n } = staged.totals;
+  const text = `${n} of ${sourceRows} source rows staged, ${sourceRows - n} not staged (refused, see below), 0 imported; validation has not run. Every row is accounted for so far.`;
+
+  it('says "Nothing imported yet" with the counts, never "Balanced"', () => {
+    expect(report.balanced).toBe(true);
+    const md = renderMarkdown(staged);
+    expect(md).toContain(`\n**Nothing imported yet**: ${text}\n`);
+    expect(md).not.toContain('Balanced');
+    const html = renderHtml(staged);
+    expect(html).toContain(`<div class="status pending">Nothing imported yet: ${text}</div>`);
+    expect(html).not.toContain('status ok');
+  });
+});

@@ -29,7 +29,17 @@ export function registerInitCommand(program: Command): void {
         opts: { out: string; name?: string; layout?: string; rows?: number; force?: boolean; plan: boolean; json?: boolean },
       ) => {
         const { initPipeline } = await import('../../init/index.js');
+        const { stepDisplay } = await import('../progress.js');
+        // Reading every row of every export twice (profile, then plan) takes seconds to minutes.
+        const steps = {
+          profile: stepDisplay({ label: 'init: profiling', unit: 'rows', quietWhenShort: true }),
+          plan: stepDisplay({ label: 'init: planning', unit: 'rows', quietWhenShort: true }),
+        };
         const result = await initPipeline({
+          onProgress: (p) => {
+            if (p.step === 'plan') steps.profile.done();
+            steps[p.step].update(p.rowsRead, undefined, p.fraction);
+          },
           inputs,
           outDir: opts.out,
           plan: opts.plan,
@@ -37,6 +47,9 @@ export function registerInitCommand(program: Command): void {
           ...(opts.layout ? { layout: opts.layout } : {}),
           ...(opts.rows !== undefined && Number.isFinite(opts.rows) ? { maxRows: opts.rows } : {}),
           ...(opts.force ? { force: true } : {}),
+        }).finally(() => {
+          steps.profile.done();
+          steps.plan.done();
         });
         if (opts.json) {
           printJson({

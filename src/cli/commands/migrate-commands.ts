@@ -11,14 +11,14 @@ import { relative } from 'node:path';
 import { addConnectionOptions, clientFromOptions, type ConnectionFlags } from '../connection.js';
 import { printJson } from '../output.js';
 import { jobDisplay } from '../job-progress.js';
-import { commandLogger } from '../progress.js';
+import { commandLogger, runDisplay } from '../progress.js';
 import { StagecoachError } from '../../contract/errors.js';
 import type { StreamFormat } from '../../contract/media.js';
 import type { StagecoachClient } from '../../client/index.js';
 import type { Ledger } from '../../ledger/index.js';
 import { DEFAULT_LEDGER_FILE, type RunRow } from '../../ledger/types.js';
 import type { ReconcileResult } from '../../reconcile/reconcile.js';
-import { parseTolerance, type ReconciliationReport } from '../../reconcile/report-model.js';
+import { headline, parseTolerance, type ReconciliationReport } from '../../reconcile/report-model.js';
 import { EXIT } from '../run.js';
 import { correctionsNotes } from '../corrections-notes.js';
 import type { AcceptRule } from '../../reconcile/verify/accept.js';
@@ -151,23 +151,15 @@ async function withClientAndLedger<T>(
   }
 }
 
-/** Why a balanced report has nothing imported: where the jobs stand. */
-function importState(r: ReconciliationReport): string {
-  if (r.jobs.validation === 'invalid') return 'validation refused records: fix them or use --drop-invalid';
-  if (r.jobs.import === 'not-run') return 'the import has not run';
-  return `import ${r.jobs.import}`;
-}
-
 function printReportSummary(result: ReconcileResult): void {
   const r: ReconciliationReport = result.report;
   const t = r.totals;
+  const head = headline(r);
   const lines = [
-    // Balanced says every row is accounted for; with nothing imported yet, say that too.
-    `${pc.bold('Reconciliation')} ${r.balanced ? pc.green('balanced') : pc.red('NOT BALANCED')} (tolerance ${r.tolerance})${
-      r.balanced && t.imported === 0 && t.mapped > 0
-        ? pc.yellow(`: every row accounted for, but nothing imported yet (${importState(r)})`)
-        : ''
-    }`,
+    // Balanced says every row is accounted for; with nothing imported yet, that comes first.
+    head.state === 'pending'
+      ? `${pc.bold('Reconciliation')} (tolerance ${r.tolerance}): ${pc.yellow(head.title.toLowerCase())}: ${head.text}`
+      : `${pc.bold('Reconciliation')} ${r.balanced ? pc.green('balanced') : pc.red('NOT BALANCED')} (tolerance ${r.tolerance})`,
     `  source rows ${t.sourceRows} → mapped ${t.mapped} → accepted by staging ${t.staged} → valid ${t.valid} → imported ${t.imported}; unaccounted ${t.unaccounted}`,
   ];
   for (const p of r.problems) lines.push(`  ${pc.red('!')} ${p}`);
@@ -465,6 +457,13 @@ function registerMigrate(program: Command): void {
           json: opts.json,
           ...(opts.logLevel ? { logger: commandLogger('migrate', opts.logLevel) } : {}),
         });
+        // Staging first (seconds to minutes for a big export), then the jobs: the run's line
+        // gives way to the jobs' when the first job event comes.
+        const staging = runDisplay({ label: file, command: 'migrate', ...(opts.logLevel ? { level: opts.logLevel } : {}) });
+        const onEvent: typeof display.onEvent = (e) => {
+          staging.done();
+          display.onEvent(e);
+        };
         try {
           const result = await interruptible((signal) =>
             migrate({
@@ -472,8 +471,9 @@ function registerMigrate(program: Command): void {
               client,
               signal,
               tolerance: opts.tolerance,
-              onEvent: display.onEvent,
-              logger: commandLogger('migrate', opts.logLevel),
+              onEvent,
+              onProgress: staging.onProgress,
+              logger: staging.logger,
               ...(opts.reveal ? { values: 'revealed' as const } : {}),
               ...(opts.ledger ? { ledgerFile: opts.ledger } : {}),
               ...(opts.corrections ? { corrections: opts.corrections } : {}),
@@ -484,7 +484,10 @@ function registerMigrate(program: Command): void {
               verify: opts.verify,
               accept,
             }),
-          ).finally(display.done);
+          ).finally(() => {
+            staging.done();
+            display.done();
+          });
           if (opts.json) {
             printJson({
               run: result.run,

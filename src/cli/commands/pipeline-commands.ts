@@ -1,16 +1,23 @@
 /** Commands of this group are registered here as they are built. */
 import type { Command } from 'commander';
 import pc from 'picocolors';
-import { ImpactTally, loadPipeline, readPipeline, summarisePlan, type PlanImpact, type PlanSummary } from '../../pipeline/read-pipeline.js';
+import {
+  checkConfiguration,
+  ImpactTally,
+  loadPipeline,
+  readPipeline,
+  summarisePlan,
+  type PlanImpact,
+  type PlanSummary,
+} from '../../pipeline/read-pipeline.js';
 import { generateCrmSamples } from '../../pipeline/samples/generate-crm.js';
 import { StagecoachError } from '../../contract/errors.js';
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { RunReport } from '../../pipeline/runner/index.js';
 import type { CanceledRecords, PipelineStatus, RunRow } from '../../ledger/index.js';
 import { DEFAULT_LEDGER_FILE, RECORD_STATES } from '../../ledger/types.js';
 import { addConnectionOptions, resolveConnection, type ConnectionFlags } from '../connection.js';
 import { EXIT, exitCodeFor } from '../run.js';
+import { existingLedgerFile } from '../ledger-file.js';
 import { printJson, printTable } from '../output.js';
 import { Redactor } from '../../privacy/index.js';
 import { correctionsNotes } from '../corrections-notes.js';
@@ -85,11 +92,15 @@ function redactImpact(impact: PlanImpact, redactor: Redactor): PlanImpact {
               remapped: {
                 ...x.before.remapped,
                 record: redactRecord(x.before.remapped.record, redactor),
-                changes: x.before.remapped.changes.map((c) => ({
-                  field: c.field,
-                  ...('before' in c ? { before: redactor.value(c.field, c.before) } : {}),
-                  ...('after' in c ? { after: redactor.value(c.field, c.after) } : {}),
-                })),
+                changes: x.before.remapped.changes.map((c) =>
+                  'before' in c && 'after' in c
+                    ? { field: c.field, ...redactor.change(c.field, c.before, c.after) }
+                    : {
+                        field: c.field,
+                        ...('before' in c ? { before: redactor.value(c.field, c.before) } : {}),
+                        ...('after' in c ? { after: redactor.value(c.field, c.after) } : {}),
+                      },
+                ),
               },
             }
           : {}),
@@ -112,13 +123,27 @@ const IMPACT_HEADS: Record<PlanImpact['examples'][number]['kind'], string> = {
 
 function printImpact(i: PlanImpact, out: string[]): void {
   const num = (n: number) => String(n).padStart(9);
+  const ended = i.newMigration?.after;
   out.push(
     '',
-    pc.bold(`Compared with the ledger ${i.ledger}${i.migrationId ? ` (migration ${i.migrationId})` : ' (no run staged anything yet)'}`),
+    pc.bold(
+      `Compared with the ledger ${i.ledger}${
+        i.migrationId ? ` (migration ${i.migrationId})` : ended ? '' : ' (no run staged anything yet)'
+      }`,
+    ),
   );
+  if (ended)
+    out.push(
+      `  migration ${ended.migrationId} was ${ended.how === 'completed' ? 'completed (imported)' : 'canceled'} ${ended.at} and takes no more records:`,
+      '  a run registers a new migration and sends every mapped record into it',
+    );
   out.push(`  changed   ${num(i.changed)}   already staged, would be sent again`);
   out.push(`  new       ${num(i.new)}   not in the ledger`);
-  out.push(`  again     ${num(i.again)}   in the ledger, not staged (refused, failed or unsent before)`);
+  out.push(
+    `  again     ${num(i.again)}   ${
+      ended ? `in the ledger, sent again into the new migration` : 'in the ledger, not staged (refused, failed or unsent before)'
+    }`,
+  );
   out.push(`  unchanged ${num(i.unchanged)}   staged with this content, not sent`);
   if (i.nowRefused > 0) out.push(`  now refused ${String(i.nowRefused).padStart(7)}   staged before, refused now (not sent)`);
   if (i.keptCorrected > 0)
@@ -203,6 +228,7 @@ export function registerPlanCommand(program: Command): void {
     .action(
       async (file: string, opts: { json?: boolean; samples: number; corrections?: string[]; reveal?: boolean; ledger?: string | true }) => {
         const def = await loadPipeline(file);
+        await checkConfiguration(def);
         const ac = new AbortController();
         const stop = () => ac.abort();
         process.once('SIGINT', stop);
@@ -215,12 +241,15 @@ export function registerPlanCommand(program: Command): void {
           : undefined;
         try {
           const impact = held && ledgerFile ? new ImpactTally(held, ledgerFile, Math.min(opts.samples, 3)) : undefined;
+          const { stepDisplay } = await import('../progress.js');
+          const progress = stepDisplay({ label: `plan ${file}`, unit: 'rows', quietWhenShort: true });
           const summary = await summarisePlan(def, {
             signal: ac.signal,
             samplesPerReason: opts.samples,
+            onProgress: (p) => progress.update(p.rowsRead, undefined, p.fraction),
             ...(opts.corrections ? { corrections: opts.corrections } : {}),
             ...(impact ? { impact } : {}),
-          });
+          }).finally(progress.done);
           await impact?.addBefore(def);
           const reveal = opts.reveal === true || def.privacy.reportValues === 'revealed';
           const redactor = new Redactor({ mode: reveal ? 'revealed' : 'masked', keyIsPersonal: def.privacy.legacyKeyIsPersonal });
@@ -247,6 +276,7 @@ export function registerMapCommand(program: Command): void {
     .option('--json', 'one JSON object a line: {provenance, source, values, kind, record | reasons}')
     .action(async (file: string, opts: { sample: number; skip: number; source?: string; rejected?: boolean; json?: boolean }) => {
       const def = await loadPipeline(file);
+      await checkConfiguration(def);
       if (opts.source && !def.sources.some((s) => s.name === opts.source)) {
         throw new StagecoachError(
           'CONFIG_INVALID',
@@ -530,21 +560,39 @@ function printStatus(ledgerFile: string, pipelines: PipelineStatus[], runs: RunR
     const run = p.lastRun;
     process.stdout.write(`${pc.bold(`${p.pipeline} (${p.component})`)}: ${num(p.records)} records in ${ledgerFile}\n`);
     // Records of a canceled migration are not staged (or invalid, in flight) on the platform any
-    // more: they get a row of their own instead of counting under the state they had.
+    // more: they get a row of their own instead of counting under the state they had; those
+    // imported in an earlier migration are live on the platform from that import, and count as
+    // imported.
     const gone = canceled.filter((c) => c.pipeline === p.pipeline && c.component === p.component);
     const inCanceled = (state: string) => gone.filter((c) => c.state === state).reduce((n, c) => n + c.records, 0);
-    const states = RECORD_STATES.map((s) => ({ state: s as string, records: p.byState[s] - inCanceled(s) }));
-    const canceledTotal = gone.reduce((n, c) => n + c.records, 0);
+    const sum = (rows: readonly CanceledRecords[]) => rows.reduce((n, c) => n + c.records, 0);
+    const liveEarlier = sum(gone.filter((c) => c.importedIn));
+    const states = RECORD_STATES.map((s) => ({
+      state: s as string,
+      records: p.byState[s] - inCanceled(s) + (s === 'imported' ? liveEarlier : 0),
+    }));
+    const canceledTotal = sum(gone) - liveEarlier;
     if (canceledTotal > 0) states.push({ state: 'in a canceled migration', records: canceledTotal });
     printTable(states, [
       { header: 'State', value: (r) => r.state },
       { header: 'Records', value: (r) => num(r.records), align: 'right' },
     ]);
     for (const m of new Map(gone.map((c) => [c.migrationId, c])).values()) {
-      const records = gone.filter((c) => c.migrationId === m.migrationId).reduce((n, c) => n + c.records, 0);
+      const ofIt = gone.filter((c) => c.migrationId === m.migrationId);
+      const records = sum(ofIt);
+      const lost = sum(ofIt.filter((c) => !c.importedIn));
+      const live = [...new Set(ofIt.flatMap((c) => (c.importedIn ? [c.importedIn] : [])))].map(
+        (from) => `${num(sum(ofIt.filter((c) => c.importedIn === from)))} stay imported from migration ${from}, live on the platform`,
+      );
+      const held =
+        live.length === 0
+          ? 'the platform no longer holds them'
+          : lost === 0
+            ? `its staging area is gone; ${live.join('; ')}`
+            : `the platform no longer holds ${num(lost)} of them; ${live.join('; ')}`;
       process.stdout.write(
         pc.yellow(
-          `${num(records)} records were sent to migration ${m.migrationId}, canceled ${m.canceledAt}: the platform no longer holds them; the next run stages them into a new migration.\n`,
+          `${num(records)} records were sent to migration ${m.migrationId}, canceled ${m.canceledAt}: ${held}; the next run stages them into a new migration.\n`,
         ),
       );
     }
@@ -588,14 +636,7 @@ export function registerStatusCommand(program: Command): void {
     .option('--runs <n>', 'how many recent runs to list', positiveInt('--runs'), 10)
     .option('--json', 'print {ledger, pipelines, runs} as JSON')
     .action(async (opts: { ledger?: string; runs: number; json?: boolean }) => {
-      const ledgerFile = resolve(opts.ledger ?? DEFAULT_LEDGER_FILE);
-      if (!existsSync(ledgerFile)) {
-        throw new StagecoachError(
-          'CONFIG_INVALID',
-          `no ledger at ${ledgerFile}: run a pipeline first (stagecoach run <pipeline>) or name the ledger with --ledger <file>`,
-          { file: ledgerFile },
-        );
-      }
+      const ledgerFile = existingLedgerFile(opts.ledger);
       const { openLedger, canceledRecords } = await import('../../ledger/index.js');
       const ledger = openLedger(ledgerFile, { readonly: true });
       try {

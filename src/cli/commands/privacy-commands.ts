@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import pc from 'picocolors';
-import { relative, resolve } from 'node:path';
+import { relative } from 'node:path';
 import { StagecoachError } from '../../contract/errors.js';
 import type { Ledger } from '../../ledger/index.js';
 import { DEFAULT_LEDGER_FILE } from '../../ledger/types.js';
@@ -13,6 +13,7 @@ import type { PipelineDefinition } from '../../pipeline/definition/load-pipeline
 import type { HeldData } from '../../privacy/index.js';
 import { printJson } from '../output.js';
 import { EXIT } from '../run.js';
+import { existingLedgerFile } from '../ledger-file.js';
 
 const rel = (f: string) => relative(process.cwd(), f) || f;
 
@@ -53,7 +54,7 @@ export function registerPrivacyCommands(program: Command): void {
     .action(async (pipeline: string, opts: { ledger?: string; expired?: boolean; force?: boolean; json?: boolean }) => {
       const { openLedger } = await import('../../ledger/index.js');
       const { purge } = await import('../../privacy/index.js');
-      const ledger = openLedger(resolve(opts.ledger ?? DEFAULT_LEDGER_FILE));
+      const ledger = openLedger(existingLedgerFile(opts.ledger));
       try {
         if (!ledger.status().some((p) => p.pipeline === pipeline))
           throw new StagecoachError('CONFIG_INVALID', `the ledger ${ledger.file} holds no pipeline named ${pipeline}`);

@@ -30,6 +30,8 @@ export interface HeldRecord {
 /** A ledger to compare with (ledger/ledger-impact.ts LedgerImpact), kept apart so `plan` loads SQLite only when asked. */
 export interface HeldRecords {
   readonly migration: { id: string } | undefined;
+  /** The migration of the pipeline's latest run, when the ledger knows it ended (ledger-migration-ends.ts). */
+  readonly ended?: EndedMigration | undefined;
   lookup(keys: readonly string[]): Map<string, HeldRecord>;
   /** The mappings a run used, when the ledger kept them. */
   mappingsOf(runId: number): MappingSnapshot | undefined;
@@ -38,6 +40,13 @@ export interface HeldRecords {
    * run leaves such a row alone while it is unchanged, so plan does too.
    */
   correctedOrigins?(): ReadonlySet<string>;
+}
+
+/** A migration that takes no more records: completed by its import, or canceled. */
+export interface EndedMigration {
+  migrationId: string;
+  how: 'completed' | 'canceled';
+  at: string;
 }
 
 export type ImpactKind = 'changed' | 'again' | 'nowRefused';
@@ -76,6 +85,11 @@ export interface PlanImpact {
   ledger: string;
   /** The migration compared with: of the pipeline's latest run in the ledger (none: every record is new). */
   migrationId?: string;
+  /**
+   * The pipeline's latest run staged into this migration, and it ended: a run registers a new
+   * migration and sends every mapped record into it (the records the ledger holds count `again`).
+   */
+  newMigration?: { after: EndedMigration };
   /** On the platform, and the mapping now makes another record: sent again. */
   changed: number;
   /** On the platform with this very content: not sent. */
@@ -117,6 +131,7 @@ export class ImpactTally {
     this.impact = {
       ledger,
       ...(held.migration ? { migrationId: held.migration.id } : {}),
+      ...(held.ended ? { newMigration: { after: { ...held.ended } } } : {}),
       changed: 0,
       unchanged: 0,
       new: 0,
@@ -210,7 +225,8 @@ export class ImpactTally {
   }
 
   private example(kind: ImpactKind, r: FrontRow, h: HeldRecord, after?: ImpactExample['after']): void {
-    if (this.shown[kind] >= this.examplesPerKind) return;
+    // Into a new migration every record goes: one held in the ended one is no example of anything.
+    if (this.shown[kind] >= this.examplesPerKind || this.impact.newMigration) return;
     this.shown[kind]++;
     const p = r.row.provenance;
     this.inputs.push({ values: 'values' in r.row ? r.row.values : undefined, lastRun: h.lastRun });

@@ -113,7 +113,9 @@ export const sourceSchema = z
     encoding: z
       .enum(ENCODINGS)
       .default('auto')
-      .describe('text encoding; auto: a BOM decides (UTF-8/UTF-16), otherwise UTF-8; default auto'),
+      .describe(
+        'text encoding; auto: a BOM decides (UTF-8/UTF-16), else a NUL byte every other byte means UTF-16, otherwise UTF-8; default auto',
+      ),
     csv: csvOptionsSchema.default({ delimiter: ',', quote: '"', header: true }).describe('CSV options (format csv)'),
     json: jsonOptionsSchema.default({}).describe('JSON options (format json)'),
     fixedWidth: fixedWidthOptionsSchema.optional().describe('fixed-width options (format fixed-width, where they are required)'),

@@ -4,7 +4,7 @@
  * Both the pipeline loader and the mapping loader go through here: one way to report a bad file.
  */
 import { readFile } from 'node:fs/promises';
-import { isMap, isNode, isPair, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
+import { isMap, isNode, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import { StagecoachError } from '../../contract/errors.js';
 import { suggestKey } from './json-schemas.js';
@@ -42,6 +42,52 @@ export async function loadYamlFile<S extends z.ZodType>(
     );
   }
   return parseYamlText(text, schema, displayName, check);
+}
+
+/** Where a declaration holds a value: line and column (1-based) and the path of its node. */
+export interface ValueLocation {
+  line: number;
+  column: number;
+  path: string;
+}
+
+/**
+ * Where a declaration's text names `value` as a value (not a key): the first node whose key is one
+ * of `keys` (e.g. `column`), else the first anywhere; nothing under the top-level keys `skip`.
+ * @example locateValue(mappingText, 'achternaam', { keys: ['column', 'each'], skip: ['codes'] }) // { line: 12, column: 22, path: 'record.lastName.column' }
+ */
+export function locateValue(
+  text: string,
+  value: string,
+  opts: { keys: readonly string[]; skip: readonly string[] },
+): ValueLocation | undefined {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc });
+  let keyed: { node: unknown; path: (string | number)[] } | undefined;
+  let other: typeof keyed;
+  const visit = (node: unknown, path: (string | number)[]): void => {
+    if (keyed) return;
+    const found = (child: unknown, at: string | number) => {
+      if (!isScalar(child) || child.value !== value) return false;
+      const p = [...path, at];
+      if (typeof at === 'string' && opts.keys.includes(at)) keyed ??= { node: child, path: p };
+      else other ??= { node: child, path: p };
+      return true;
+    };
+    if (isMap(node))
+      for (const pair of node.items) {
+        const key = isScalar(pair.key) ? String(pair.key.value) : '?';
+        if (path.length === 0 && opts.skip.includes(key)) continue;
+        if (!found(pair.value, key)) visit(pair.value, [...path, key]);
+      }
+    else if (isSeq(node)) node.items.forEach((item, i) => found(item, i) || visit(item, [...path, i]));
+  };
+  visit(doc.contents, []);
+  const hit = keyed ?? other;
+  const start = hit && nodeStart(hit.node);
+  if (!hit || start === undefined) return undefined;
+  const at = lc.linePos(start);
+  return { line: at.line, column: at.col, path: formatPath(hit.path) };
 }
 
 /** Checks beyond the schema's shape; each problem names the path of the node it is about. */

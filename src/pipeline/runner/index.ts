@@ -24,6 +24,7 @@ import {
   type LedgerWriter,
   type Scope,
 } from '../../ledger/index.js';
+import { checkConfiguration } from '../checks/configuration.js';
 import { type MappingSnapshot, takeMappingSnapshot } from '../definition/mapping-snapshot.js';
 import { type CorrectionsSummary, loadPipeline, readPipelineBatches, type PipelineDefinition } from '../read-pipeline.js';
 import type { SourceTally } from '../source/index.js';
@@ -94,6 +95,8 @@ export interface RunPipelineOptions {
  */
 export async function runPipeline(options: RunPipelineOptions): Promise<RunReport> {
   const def = await loadPipeline(options.pipelineFile);
+  // Nothing touches the platform (nor the ledger) before the configuration is known good.
+  await checkConfiguration(def, options.signal);
   const ledgerFile = resolve(options.ledgerFile ?? DEFAULT_LEDGER_FILE);
   const retries = { count: 0 };
   let ownClient: PipelineClient | undefined;
@@ -233,7 +236,18 @@ async function runWith(
       }
       report.skippedUnchanged = send.skipped;
     }
-    if (!send.failure && !readAbort.signal.aborted) await send.finish();
+    if (!send.failure && !readAbort.signal.aborted) {
+      await send.finish();
+      // A file cut or rewritten while it was read: its rows are not the file's, and the run must
+      // not end as if they were (a corrections run does not read the sources).
+      const changed = options.corrections === undefined ? await resume.changedFiles() : [];
+      if (changed.length > 0)
+        throw new StagecoachError(
+          'SOURCE_READ_FAILED',
+          `${changed.map((c) => c.message).join('; ')}. The rows read from ${changed.length === 1 ? 'it' : 'them'} are staged but not accounted for: run again once the export is complete and no longer written to`,
+          { file: changed[0]!.file },
+        );
+    }
   } catch (err) {
     failure = err;
   } finally {

@@ -2,9 +2,8 @@
  * A run's progress for whoever watches it (the CLI's progress line, a log): counts, speed and an
  * ETA from the share of source bytes read, emitted at most every `progressEveryMs`.
  */
-import { stat } from 'node:fs/promises';
 import type { PipelineDefinition } from '../definition/load-pipeline.js';
-import { listSourceFiles } from '../source/index.js';
+import { etaFrom, sourcePosition } from '../source/position.js';
 import type { FrontRow } from '../types.js';
 import type { Uploader } from '../uploader/index.js';
 import type { RunReport } from './run-report.js';
@@ -37,13 +36,11 @@ export function progressTracker(
   started: number,
 ) {
   const every = options.progressEveryMs ?? 250;
-  const fileStart = new Map<string, number>();
-  let totalBytes = 0;
-  let position = 0;
+  const where = sourcePosition(def);
   let last = 0;
   const snapshot = (done: boolean): RunProgress => {
     const elapsedMs = performance.now() - started;
-    const fraction = totalBytes > 0 && !options.corrections ? Math.min(1, position / totalBytes) : undefined;
+    const fraction = options.corrections ? undefined : where.fraction();
     const up = uploader();
     return {
       rowsRead: report.rowsRead,
@@ -57,7 +54,7 @@ export function progressTracker(
       elapsedMs: Math.round(elapsedMs),
       rowsPerSecond: elapsedMs > 0 ? Math.round((report.rowsRead * 1000) / elapsedMs) : 0,
       fraction: done ? 1 : fraction,
-      etaMs: done ? 0 : fraction !== undefined && fraction > 0.001 ? Math.round((elapsedMs * (1 - fraction)) / fraction) : undefined,
+      etaMs: done ? 0 : etaFrom(elapsedMs, fraction),
       done,
     };
   };
@@ -72,23 +69,11 @@ export function progressTracker(
   return {
     /** Learns the source files' sizes for the ETA (not fatal when it cannot). */
     async init() {
-      if (!options.onProgress) return;
-      try {
-        for (const s of def.sources) {
-          for (const f of await listSourceFiles(def.dir, s)) {
-            if (fileStart.has(f.file)) continue;
-            fileStart.set(f.file, totalBytes);
-            totalBytes += (await stat(f.path)).size;
-          }
-        }
-      } catch {
-        totalBytes = 0;
-      }
+      if (options.onProgress) await where.init();
     },
     row(row: FrontRow) {
       if (!options.onProgress) return;
-      const start = fileStart.get(row.row.provenance.file);
-      if (start !== undefined) position = start + row.row.provenance.byteOffset;
+      where.at(row);
       // Reading the clock on every row costs more than the row's own bookkeeping.
       if (++rowsSinceCheck >= 256) {
         rowsSinceCheck = 0;

@@ -25,17 +25,36 @@ export interface ResolvedEncoding {
   bomLength: number;
 }
 
+/** Bytes of a file's head looked at: its byte-order mark, and the NUL pattern of UTF-16 without one. */
+const HEAD_BYTES = 4096;
+
 /**
- * Decides the encoding from the declaration and the file's first bytes.
+ * Decides the encoding from the declaration and the file's first bytes. `auto` takes a
+ * byte-order mark, else the NUL pattern of UTF-16 text (below), else UTF-8. A one-byte or UTF-8
+ * declaration of a file that is plainly UTF-16 (its byte-order mark, or that pattern) is refused:
+ * read as declared, every other byte is a NUL and every line break counts twice.
  * @example resolveEncoding('auto', Buffer.from([0xff, 0xfe, 0x61, 0])) // utf-16le, bomLength 2
  */
-export function resolveEncoding(declared: SourceEncoding, head: Buffer): ResolvedEncoding {
+export function resolveEncoding(declared: SourceEncoding, head: Buffer, file = 'the file'): ResolvedEncoding {
   const utf8Bom = head.length >= 3 && head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf;
   const le = head.length >= 2 && head[0] === 0xff && head[1] === 0xfe;
   const be = head.length >= 2 && head[0] === 0xfe && head[1] === 0xff;
+  const pattern = le || be || utf8Bom ? undefined : utf16Pattern(head);
   let name: ResolvedEncoding['name'];
-  if (declared === 'auto') name = utf8Bom ? 'utf-8-bom' : le ? 'utf-16le' : be ? 'utf-16be' : 'utf-8';
+  if (declared === 'auto') name = utf8Bom ? 'utf-8-bom' : le ? 'utf-16le' : be ? 'utf-16be' : (pattern ?? 'utf-8');
   else name = declared;
+  if (name !== 'utf-16le' && name !== 'utf-16be' && (le || be || pattern)) {
+    const looks = le || pattern === 'utf-16le' ? 'utf-16le' : 'utf-16be';
+    const why =
+      le || be
+        ? `it starts with a ${looks.toUpperCase()} byte-order mark (${le ? 'FF FE' : 'FE FF'})`
+        : `a NUL byte is every other byte of its first ${head.length.toLocaleString('en-US')} bytes`;
+    throw new StagecoachError(
+      'CONFIG_INVALID',
+      `${file} looks like ${looks.toUpperCase()}, declared ${declared}: ${why}; declare encoding: ${looks} (or auto)`,
+      { file, field: 'encoding', value: declared },
+    );
+  }
   switch (name) {
     case 'utf-8':
     case 'utf-8-bom':
@@ -48,6 +67,27 @@ export function resolveEncoding(declared: SourceEncoding, head: Buffer): Resolve
       // After the swap, a BE BOM (FE FF) reads as the LE BOM (FF FE).
       return { node: 'utf16le', name, swap16: true, repair1252: false, bomLength: be ? 2 : 0 };
   }
+}
+
+/**
+ * UTF-16 without a byte-order mark, told by where its NUL bytes fall: text of Latin letters,
+ * digits and punctuation (an export) has a NUL in the high byte of nearly every code unit, and
+ * a NUL almost never in the low one. Other binary data (an image, random bytes) has NULs on
+ * both sides or few at all. Undefined when the head is too short to tell.
+ * @example utf16Pattern(Buffer.from('nr;naam\r\n', 'utf16le')) // 'utf-16le'
+ */
+export function utf16Pattern(head: Buffer): 'utf-16le' | 'utf-16be' | undefined {
+  const pairs = Math.floor(head.length / 2);
+  if (pairs < 8) return undefined;
+  let low = 0;
+  let high = 0;
+  for (let i = 0; i + 1 < head.length; i += 2) {
+    if (head[i] === 0) low++;
+    if (head[i + 1] === 0) high++;
+  }
+  if (high >= pairs / 2 && low <= pairs / 20) return 'utf-16le';
+  if (low >= pairs / 2 && high <= pairs / 20) return 'utf-16be';
+  return undefined;
 }
 
 /** Swaps each byte pair, carrying an odd byte over to the next chunk. */
@@ -88,12 +128,12 @@ export function repairWindows1252(latin1: string): string {
  * @example const enc = await detectEncoding('/…/klanten.csv', 'klanten.csv', 'auto');
  */
 export async function detectEncoding(path: string, file: string, declared: SourceEncoding): Promise<ResolvedEncoding> {
-  const head = Buffer.alloc(4);
+  const head = Buffer.alloc(HEAD_BYTES);
   let n = 0;
   try {
     const fh = await open(path, 'r');
     try {
-      n = (await fh.read(head, 0, 4, 0)).bytesRead;
+      n = (await fh.read(head, 0, HEAD_BYTES, 0)).bytesRead;
     } finally {
       await fh.close();
     }
@@ -105,7 +145,7 @@ export async function detectEncoding(path: string, file: string, declared: Sourc
       { cause: err },
     );
   }
-  return resolveEncoding(declared, head.subarray(0, n));
+  return resolveEncoding(declared, head.subarray(0, n), file);
 }
 
 // NUL, a byte-order mark inside the text, the replacement character a decoder puts for bytes it

@@ -6,8 +6,10 @@
  * in the pipeline schema. Everything downstream (mapping, checks, runner, plan) reads rows
  * through `readSourceBatches` and never asks which format it is. docs/pipelines.md: "Adding a format".
  */
+import { lstatSync, readlinkSync, statSync, type Stats } from 'node:fs';
+import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { glob } from 'tinyglobby';
+import { glob, isDynamicPattern } from 'tinyglobby';
 import { StagecoachError } from '../../contract/errors.js';
 import type { SourceRow, SourceRowError } from '../types.js';
 import type { SourceDefinition } from '../definition/load-pipeline.js';
@@ -113,19 +115,57 @@ export const SOURCE_FORMATS: Record<SourceFormat, Format> = {
 };
 
 /**
- * The files of a source, sorted; a glob that matches nothing is a configuration error.
+ * The files of a source, sorted, each read once: two paths to one file (a recursive glob through
+ * a symlinked folder) count as the first. A glob that matches nothing is a configuration error,
+ * and a path that names something other than a regular file says what it is.
  * @example await listSourceFiles(def.dir, def.sources[0]) // [{ path: '/…/samples/crm/klanten.csv', file: 'samples/crm/klanten.csv' }]
  */
 export async function listSourceFiles(dir: string, source: Pick<SourceDefinition, 'name' | 'path'>): Promise<SourceFile[]> {
   const paths = await glob(source.path, { cwd: dir, absolute: true, onlyFiles: true, expandDirectories: false });
   if (paths.length === 0) {
+    const named = isDynamicPattern(source.path) ? undefined : notARegularFile(resolve(dir, source.path));
     throw new StagecoachError(
       'CONFIG_INVALID',
-      `source ${source.name}: ${JSON.stringify(source.path)} matches no file (relative to ${displayPath(dir) || '.'})`,
+      `source ${source.name}: ${named ?? `${JSON.stringify(source.path)} matches no file`} (relative to ${displayPath(dir) || '.'})`,
       { field: 'path', value: source.path },
     );
   }
-  return paths.sort().map((p) => ({ path: resolve(p), file: displayPath(p) }));
+  const seen = new Set<string>();
+  const files: SourceFile[] = [];
+  for (const p of paths.sort()) {
+    const real = await realpath(p);
+    if (seen.has(real)) continue;
+    seen.add(real);
+    files.push({ path: resolve(p), file: displayPath(p) });
+  }
+  return files;
+}
+
+/** Why a path the glob passed over is no source file, or undefined when it is simply absent. */
+function notARegularFile(path: string): string | undefined {
+  const shown = displayPath(path);
+  let stats: Stats;
+  try {
+    stats = statSync(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') return `symlink loop at ${shown}: its links lead back to themselves, expected a regular file`;
+    if (code === 'ENOENT' && lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink())
+      return `${shown} is a symlink to ${readlinkSync(path)}, which does not exist`;
+    return undefined;
+  }
+  const kind = stats.isFIFO()
+    ? 'a FIFO (named pipe)'
+    : stats.isSocket()
+      ? 'a socket'
+      : stats.isCharacterDevice() || stats.isBlockDevice()
+        ? 'a device'
+        : stats.isDirectory()
+          ? 'a folder'
+          : undefined;
+  if (!kind) return undefined;
+  const hint = stats.isDirectory() ? `name its files, e.g. ${shown}/*.csv` : 'copy what it delivers to a file and name that file';
+  return `${shown} is ${kind}, not a regular file; ${hint}`;
 }
 
 /** Reads one file of a source in its format, row by row. */

@@ -172,14 +172,9 @@ export class JobRunner {
     const jobId = job.reference_id;
     this.markOthersCompleted(job);
     // Shared identities are a property of the whole staging area: find them once per (re)start.
-    const twins = new Map<string, string[]>();
-    for (const ids of staging.duplicates(mid)) {
-      for (const id of ids)
-        twins.set(
-          id,
-          ids.filter((other) => other !== id),
-        );
-    }
+    // The record staged first is kept; each later one is refused naming it (docs/contract-gaps.md).
+    const keptTwin = new Map<string, string>();
+    for (const [first, ...later] of staging.duplicates(mid)) for (const id of later) keptTwin.set(id, first!);
     const targetExists = (id: string) => staging.exists(mid, id) || liveCounterpartyExists(ctx.db, job.broker_key, id);
 
     const step = ctx.db.transaction((rows: Array<{ id: number; reference_id: string; data: string }>, processed: number) => {
@@ -187,17 +182,24 @@ export class JobRunner {
       for (const row of rows) {
         const record = JSON.parse(row.data) as StagedCounterparty;
         const issues: ValidationIssue[] = checkStagedRecord(record, targetExists);
-        const others = twins.get(row.reference_id);
-        if (others) {
+        const kept = keptTwin.get(row.reference_id);
+        const identity = kept ? identityOf(record) : undefined;
+        if (kept) {
           issues.push({
             field: record.type === 'organisation' ? 'cocNumber' : 'surname,initials,dateOfBirth',
             message: 'DUPLICATE_IDENTITY',
-            detail: `same ${record.type === 'organisation' ? 'cocNumber' : 'surname, initials and dateOfBirth'} as staged ${others.join(', ')}`,
+            detail: `same ${record.type === 'organisation' ? 'cocNumber' : 'surname, initials and dateOfBirth'} (${identity}) as ${kept}, staged earlier and kept`,
           });
         }
         if (issues.length === 0) continue;
         for (const i of issues)
-          errors.push({ component: COUNTERPARTIES, referenceId: row.reference_id, field: i.field, message: i.message });
+          errors.push({
+            component: COUNTERPARTIES,
+            referenceId: row.reference_id,
+            field: i.field,
+            message: i.message,
+            ...(i.message === 'DUPLICATE_IDENTITY' ? { duplicateOf: kept, identity } : {}),
+          });
         this.parts.log(mid, {
           component: COUNTERPARTIES,
           action: 'ValidatedStaging',
@@ -502,4 +504,10 @@ function logActionOf(type: JobType) {
     : type === 'Import'
       ? ('ImportedEntities' as const)
       : ('CountedEntities' as const);
+}
+
+/** The identity two records share, as the records give it: what a person fixing the export looks for. */
+function identityOf(record: StagedCounterparty): string {
+  if (record.type === 'organisation') return record.cocNumber;
+  return [record.surnamePrefix, record.surname, record.initials, record.dateOfBirth].filter(Boolean).join(' ');
 }

@@ -166,7 +166,7 @@ export class StagingStore {
       ),
       /** Identities shared by several staged records, with the referenceIds sharing them. */
       duplicates: db.prepare<[string], { identity_key: string; ids: string }>(
-        `SELECT identity_key, json_group_array(reference_id) AS ids FROM staged_counterparties
+        `SELECT identity_key, json_group_array(json_array(id, reference_id)) AS ids FROM staged_counterparties
          WHERE migration_no = ${MIGRATION_NO} AND identity_key IS NOT NULL GROUP BY identity_key HAVING COUNT(*) > 1`,
       ),
       count: db.prepare<[string], { n: number }>(`SELECT COUNT(*) AS n FROM staged_counterparties WHERE migration_no = ${MIGRATION_NO}`),
@@ -312,7 +312,10 @@ export class StagingStore {
   }
 
   /** Identities shared by several staged records: each with the referenceIds sharing it. */
+  /** The referenceIds of each group of staged records sharing an identity, in staging order. */
   duplicates(migrationId: string): string[][] {
-    return this.s.duplicates.all(migrationId).map((r) => JSON.parse(r.ids) as string[]);
+    return this.s.duplicates
+      .all(migrationId)
+      .map((r) => (JSON.parse(r.ids) as Array<[number, string]>).sort((a, b) => a[0] - b[0]).map(([, ref]) => ref));
   }
 }

@@ -43,11 +43,23 @@ import { parse, type CsvError, type Info, type Options, type Parser } from 'csv-
 import type { SourceRow, SourceRowError } from '../../types.js';
 import { addSwallowed, type SourceTally } from '../tally.js';
 import { StagecoachError } from '../../../contract/errors.js';
+import { cutText } from '../../../contract/cut.js';
 import { repairWindows1252, textDefect, textDefectHint } from '../encoding.js';
 import { sha256Hex } from '../row-hash.js';
 import { csvParseOptions, type CsvDialect } from './dialect.js';
 import { LineIndex, PhysicalLines } from './lines.js';
-import { plainLinesPossible, plainTail, recordDelimiterOf, walkPlainLines, type PlainLineFormat } from './plain-lines.js';
+import {
+  plainLineFormat,
+  plainLinesPossible,
+  plainTail,
+  recordDelimiterOf,
+  walkPlainLines,
+  type PlainLineFormat,
+  type RecordDelimiter,
+} from './plain-lines.js';
+
+/** Column names listed in a message about the header. */
+const SHOWN_NAMES = 30;
 
 export type CsvItem = SourceRow | SourceRowError;
 
@@ -149,7 +161,13 @@ export class CsvCore {
   private plain: PlainLineFormat | undefined;
   private plainOn: boolean;
   private plainLost = false; // the record delimiter turned out to be one plain lines cannot have
-  private recordDelimiter: '\n' | '\r\n' | undefined;
+  private recordDelimiter: RecordDelimiter | undefined;
+  /**
+   * The input's start, held until its first line break shows whether lines end in CR CR LF
+   * (csv-parse alone would take the first CR for the record delimiter, and start every record
+   * after it with the LF): both readers then take CR CR LF whole. Undefined once known.
+   */
+  private head: Buffer | undefined;
   private carry: Buffer | undefined; // the incomplete last line of the input so far
   private carryAt: number; // its offset in the file
   private nextLine: number; // line of carry's first byte
@@ -193,6 +211,7 @@ export class CsvCore {
     this.plainAllowed = o.plainLines !== false && !this.wide && plainLinesPossible(d);
     this.plainOn = this.plainAllowed;
     this.recordDelimiter = range?.recordDelimiter ?? d.recordDelimiter;
+    if (this.recordDelimiter === undefined && this.fromStart && !this.wide) this.head = Buffer.alloc(0);
     this.carryAt = range?.start ?? 0;
     this.nextLine = lineBase + 1;
     this.lines = new LineIndex(1, this.wide);
@@ -461,7 +480,13 @@ export class CsvCore {
     const missing = required.filter((c) => !columns.includes(c) && !c.includes('.'));
     const headerDefect = given ? undefined : textDefect(record.join(FIELD_SEPARATOR));
     const doubled = required.filter((c) => columns.indexOf(c) !== columns.lastIndexOf(c));
-    const names = (list: string[]) => list.map((c) => JSON.stringify(c)).join(', ');
+    // A file without a line break is all header: its one "name" can be 50 MB. Names are cut like
+    // any echoed value, and a list of thousands shows its first ones.
+    const names = (list: string[]) =>
+      list
+        .slice(0, SHOWN_NAMES)
+        .map((c) => JSON.stringify(cutText(c)))
+        .join(', ') + (list.length > SHOWN_NAMES ? ` … (${list.length} in all)` : '');
     const s = (list: string[]) => (list.length > 1 ? 's' : '');
     let problem: string | undefined;
     if (missing.length > 0 && headerDefect) {
@@ -473,7 +498,13 @@ export class CsvCore {
       // Which of the two would the mapping read? Neither guess is safe.
       problem = `the header names column${s(doubled)} ${names(doubled)} more than once and the mapping reads ${doubled.length > 1 ? 'them' : 'it'}; rename the columns with csv.columns`;
     }
-    if (problem) this.failure ??= new StagecoachError('CONFIG_INVALID', `${file}:${line}: ${problem}`, { file, line });
+    if (problem)
+      this.failure ??= new StagecoachError('CONFIG_INVALID', `${file}:${line}: ${problem}`, {
+        file,
+        line,
+        // what the check before a run (checks/configuration.ts) needs to point at the mapping instead
+        ...(missing.length > 0 ? { missingColumns: missing, headerColumns: columns, headerDefect: headerDefect !== undefined } : {}),
+      });
   }
 
   // ---------------------------------------------------------------- driving the two readers
@@ -486,6 +517,20 @@ export class CsvCore {
    */
   private read(chunk: Buffer | undefined, last: boolean): void {
     let data = chunk;
+    if (this.head) {
+      const head = data ? Buffer.concat([this.head, data]) : this.head;
+      const lf = head.indexOf(LF_BYTE);
+      const cr = head.indexOf(CR_BYTE);
+      // a CR or two at the end may still be the start of CRLF or CR CR LF
+      const open = lf < 0 && (cr < 0 || (cr >= head.length - 2 && head.subarray(cr).every((b) => b === CR_BYTE)));
+      if (open && !last && head.length <= PLAIN_LINE_LIMIT) {
+        this.head = head;
+        return;
+      }
+      this.head = undefined;
+      if (recordDelimiterOf(head, this.d.quote.charCodeAt(0)) === '\r\r\n') this.recordDelimiter = '\r\r\n';
+      data = head.length > 0 ? head : data;
+    }
     for (;;) {
       if (this.plainOn) {
         const carry = this.carry;
@@ -509,15 +554,17 @@ export class CsvCore {
 
   // ---------------------------------------------------------------- plain lines
 
-  /** The file's record delimiter is known (LF or CRLF): plain lines can be told from here on. */
-  private adoptRecordDelimiter(rd: '\n' | '\r\n'): PlainLineFormat {
+  /** The file's record delimiter is known (LF, CRLF, CR CR LF): plain lines can be told from here on. */
+  private adoptRecordDelimiter(rd: RecordDelimiter): PlainLineFormat {
     this.recordDelimiter = rd;
-    return (this.plain = { quote: this.d.quote, crlf: rd === '\r\n' });
+    return (this.plain = plainLineFormat(this.d.quote, rd));
   }
 
   /** A plain line: its text is [s, e) of `plainText`, the next line starts at `next`. */
   private takePlain(s: number, e: number, next: number): void {
-    const line = this.nextLine++;
+    const line = this.nextLine;
+    // CR CR LF ends two physical lines (a lone CR ends one, lines.ts): the row's, and an empty one
+    this.nextLine += this.recordDelimiter === '\r\r\n' && next > e ? 2 : 1;
     if (s === e) return; // a blank line: csv-parse skips it too
     this.finish(line, this.plainBase + next);
     this.plainRecords++;
@@ -572,7 +619,7 @@ export class CsvCore {
     }
     this.plainText = data;
     this.plainBase = dataAt;
-    const step = format.crlf ? 2 : 1;
+    const step = format.crs + 1;
     const walked = walkPlainLines(data, from, format, (s, e) => this.takePlain(s, e, e + step));
     from = walked.at;
     // A line longer than the limit goes to csv-parse, which reads it without copying it again and again.
@@ -628,7 +675,9 @@ export class CsvCore {
   private parsedRecord(p: Parser, record: string[], info: Info): void {
     const at = this.recordStart(p, info);
     const end = this.byteBase + info.bytes;
-    const endLine = Math.max(at.line, this.lines.at(end - 1));
+    // The row ends on the line of its delimiter's first byte: after CR CR LF, that is the line
+    // before the empty one the second CR ends.
+    const endLine = Math.max(at.line, this.lines.at(end - (this.recordDelimiter === '\r\r\n' ? 3 : 1)));
     this.finish(endLine, end);
     this.lastRecordEnd = end;
     this.skippedSince = false;
@@ -641,7 +690,7 @@ export class CsvCore {
     const at = this.recordStart(p, info);
     // At the end of the input it is an unclosed quote, which took every line after it.
     const end = this.ending ? this.parserAt : this.byteBase + info.bytes;
-    const endLine = Math.max(at.line, this.lines.at(end - 1));
+    const endLine = Math.max(at.line, this.lines.at(end - (!this.ending && this.recordDelimiter === '\r\r\n' ? 3 : 1)));
     this.finish(endLine, end);
     this.skippedSince = true;
     if (this.ending) this.outcome.endedAtRecord = false;
@@ -718,7 +767,8 @@ export class CsvCore {
       this.parser = undefined;
       this.plainOn = true;
       this.carryAt = this.lastRecordEnd;
-      this.nextLine = this.prevEndLine + 1;
+      // past the record's line, and past the empty line a CR CR LF's second CR makes
+      this.nextLine = this.prevEndLine + (this.recordDelimiter === '\r\r\n' ? 2 : 1);
       return data.subarray(this.lastRecordEnd - dataAt);
     }
     return undefined;

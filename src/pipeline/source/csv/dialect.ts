@@ -5,6 +5,7 @@
 import type { Options } from 'csv-parse';
 import type { CsvOptions } from '../../definition/schema.js';
 import type { ResolvedEncoding } from '../encoding.js';
+import type { RecordDelimiter } from './plain-lines.js';
 
 export interface CsvDialect {
   delimiter: string;
@@ -13,13 +14,13 @@ export interface CsvDialect {
   header: boolean;
   /** Column names given in the pipeline (no header, or renamed). */
   columns?: string[] | undefined;
-  /** LF or CRLF when known (a range after the file's start knows it); else found in the first line. */
-  recordDelimiter?: '\n' | '\r\n' | undefined;
+  /** LF, CRLF or CR CR LF when known (a range after the file's start knows it); else found in the first line. */
+  recordDelimiter?: RecordDelimiter | undefined;
   encoding: ResolvedEncoding;
 }
 
 /** The dialect of a pipeline source's `csv` options in a resolved encoding. */
-export function csvDialect(csv: CsvOptions, encoding: ResolvedEncoding, recordDelimiter?: '\n' | '\r\n'): CsvDialect {
+export function csvDialect(csv: CsvOptions, encoding: ResolvedEncoding, recordDelimiter?: RecordDelimiter): CsvDialect {
   return { delimiter: csv.delimiter, quote: csv.quote, header: csv.header, columns: csv.columns, recordDelimiter, encoding };
 }
 

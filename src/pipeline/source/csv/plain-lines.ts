@@ -10,18 +10,27 @@
  * provenance and errors.
  *
  * Plain needs a one-byte ASCII delimiter and quote (a multi-byte UTF-8 one is left to csv-parse)
- * and a record delimiter that is LF or CRLF. Under CRLF every LF must follow a CR and every CR
- * precede an LF; under LF there is no CR at all. Anything else (a lone CR, a bare LF inside a
- * CRLF file) makes a line not plain.
+ * and a record delimiter that is LF, CRLF or CR CR LF (a CRLF file whose line ends were converted
+ * to CRLF a second time). Under CRLF every LF must follow a CR and every CR precede an LF; under
+ * CR CR LF every LF follows two CRs and there is no other CR; under LF there is no CR at all.
+ * Anything else (a lone CR, a bare LF inside a CRLF file) makes a line not plain.
  */
 
 const LF = 10;
 const CR = 13;
 
-/** What a walk needs to know: the quote character and whether lines end in CRLF (else LF). */
+/** The record delimiters a CSV file's lines can end in, for the plain path and csv-parse alike. */
+export type RecordDelimiter = '\n' | '\r\n' | '\r\r\n';
+
+/** What a walk needs to know: the quote character and how many CRs come before each line's LF. */
 export interface PlainLineFormat {
   quote: string;
-  crlf: boolean;
+  crs: 0 | 1 | 2;
+}
+
+/** The format of plain lines ending in `rd`. */
+export function plainLineFormat(quote: string, rd: RecordDelimiter): PlainLineFormat {
+  return { quote, crs: (rd.length - 1) as 0 | 1 | 2 };
 }
 
 /** Whether lines can be read plainly in this format at all (see the module comment). */
@@ -31,19 +40,22 @@ export function plainLinesPossible(f: { delimiter: string; quote: string }): boo
 }
 
 /**
- * The record delimiter csv-parse would find in a file that starts with `data` (it takes the
- * first line break outside quotes): undefined when it cannot be told from `data` alone, or when
- * it is a lone CR, or when the first line holds a quote (so csv-parse reads it anyway).
+ * The record delimiter of a file that starts with `data` (the first line break outside quotes,
+ * which csv-parse takes too; CR CR LF is taken whole, where csv-parse alone would take the lone
+ * CR): undefined when it cannot be told from `data` alone, or when it is a lone CR, or when the
+ * first line holds a quote (so csv-parse reads it anyway).
  * @example recordDelimiterOf(Buffer.from('a;b\r\n1;2\r\n'), 34) // '\r\n'
  */
-export function recordDelimiterOf(data: Buffer, quote: number): '\n' | '\r\n' | undefined {
+export function recordDelimiterOf(data: Buffer, quote: number): RecordDelimiter | undefined {
   const lf = data.indexOf(LF);
   if (lf < 0) return undefined;
   const q = data.indexOf(quote);
   if (q >= 0 && q < lf) return undefined;
   const cr = data.indexOf(CR);
-  if (cr >= 0 && cr < lf - 1) return undefined; // a lone CR comes first
-  return cr === lf - 1 && lf > 0 ? '\r\n' : '\n';
+  if (cr < 0 || cr > lf) return '\n';
+  if (cr === lf - 1) return '\r\n';
+  if (cr === lf - 2 && data[lf - 1] === CR) return '\r\r\n';
+  return undefined; // a lone CR comes first
 }
 
 /**
@@ -52,7 +64,7 @@ export function recordDelimiterOf(data: Buffer, quote: number): '\n' | '\r\n' | 
  * that is not plain or is not complete.
  * @returns the offset it stopped at, and whether it stopped at a line that is not plain
  *          (rather than at the end of the complete lines).
- * @example const r = walkPlainLines(buf, 0, { quote: '"', crlf: true }, (s, e) => rows.push(buf.toString('utf8', s, e).split(';')));
+ * @example const r = walkPlainLines(buf, 0, { quote: '"', crs: 1 }, (s, e) => rows.push(buf.toString('utf8', s, e).split(';')));
  */
 export function walkPlainLines(
   data: Buffer,
@@ -69,9 +81,10 @@ export function walkPlainLines(
     if (lf < 0) return { at: s, stopped: false };
     if (nextQuote >= 0 && nextQuote < lf) return { at: s, stopped: true };
     let end = lf;
-    if (f.crlf) {
-      if (lf === s || data[lf - 1] !== CR || nextCr < lf - 1) return { at: s, stopped: true };
-      end = lf - 1;
+    if (f.crs > 0) {
+      // the line's only CRs are the f.crs right before its LF
+      end = lf - f.crs;
+      if (end < s || nextCr !== end || (f.crs === 2 && data[lf - 1] !== CR) || data[lf - f.crs] !== CR) return { at: s, stopped: true };
       nextCr = data.indexOf(CR, lf + 1);
     } else if (nextCr >= 0 && nextCr < lf) {
       return { at: s, stopped: true };

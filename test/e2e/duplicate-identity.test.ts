@@ -1,0 +1,62 @@
+/**
+ * Two rows of an export with one identity (surname, initials, date of birth): validation keeps
+ * the record staged first and refuses the later one only, and the report and the corrections
+ * file name the kept row by its legacy key and file:line, with the identity masked.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCli } from '../support/cli.js';
+import { startTestService, tempDir, type TestService } from '../support/service.js';
+
+let svc: TestService;
+let dir: string;
+beforeAll(async () => {
+  svc = await startTestService();
+  dir = tempDir('stagecoach-duplicate-identity-');
+});
+afterAll(async () => {
+  await svc.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('DUPLICATE_IDENTITY', () => {
+  it('refuses the later of two rows only, naming the kept row and the identity masked', async () => {
+    expect((await runCli(['generate-samples', '--persons', '40', '--organisations', '0', '--out', dir])).code).toBe(0);
+    const file = join(dir, 'klanten.csv');
+    const cells = readFileSync(file, 'utf8')
+      .split('\r\n')
+      .map((l) => l.split(';'));
+    // row 9 (line 10) takes the identity of row 2 (line 3): voorletters … geboortedatum
+    for (const c of [1, 2, 3, 4, 5, 6]) cells[9]![c] = cells[2]![c]!;
+    writeFileSync(file, cells.map((c) => c.join(';')).join('\r\n'));
+
+    const out = join(dir, 'report');
+    const r = await runCli([
+      'migrate',
+      join(dir, 'pipeline.yaml'),
+      '--ledger',
+      join(dir, 'ledger.db'),
+      '--out',
+      out,
+      '--base-url',
+      svc.url,
+    ]);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).toContain('validation refused 1 record(s)');
+    const message =
+      `same surname, initials and dateOfBirth \\(\`[^\`]+\`\\) as record ${cells[2]![0]} \\(\\S*klanten\\.csv:3\\), ` +
+      'staged first and kept — if both rows are one person, drop this one; if not, correct the identity';
+    const corrections = readFileSync(join(out, 'klanten.corrections.csv'), 'utf8').split('\r\n');
+    expect(corrections.filter((l) => l.includes('DUPLICATE_IDENTITY'))).toEqual([
+      expect.stringMatching(new RegExp(`;${cells[9]![0]};.*;"${message}";validation;`)),
+    ]);
+    const masked = new RegExp(`\\(\`([^\`]+)\`\\) as record ${cells[2]![0]}`).exec(readFileSync(join(out, 'report.md'), 'utf8'))?.[1];
+    // masked: neither the surname nor the date of birth shows
+    expect(masked).toBeDefined();
+    expect(masked).not.toContain(cells[2]![4]);
+    const [d, m, y] = cells[2]![6]!.split('-');
+    expect(masked).not.toContain(`${y}-${m!.padStart(2, '0')}-${d!.padStart(2, '0')}`);
+    expect(masked).toMatch(/^\S\*+ .+ \d\*{3}-\d\*-\d\*$/);
+  });
+});
