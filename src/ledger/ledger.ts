@@ -32,6 +32,7 @@ import {
   type RecordRow,
   type RecordState,
   type RunRow,
+  type ImportedRef,
   type RunStatus,
   noRecords,
 } from './types.js';
@@ -730,6 +731,22 @@ export class Ledger {
         errors: r.errors.map((e) => ({ field: e.field, code: e.code, message: e.message, stage: e.stage })),
       };
     }
+  }
+
+  /**
+   * The imported records of one migration and pipeline, only what `verify` sets beside the
+   * platform (no errors to parse, no provenance beyond file and line), in referenceId order: one
+   * scan, and the caller's referenceId-keyed table is appended to instead of written at random.
+   */
+  *importedOf(migrationId: string, pipeline: string): Generator<ImportedRef> {
+    yield* this.db
+      .prepare<[string, string], ImportedRef>(
+        `SELECT r.reference_id AS referenceId, r.file, r.line, CASE WHEN r.keyed = 1 THEN r.legacy_key ELSE '' END AS legacyKey, r.content_hash AS contentHash
+        FROM records r JOIN scopes s ON s.id = r.scope JOIN migrations m ON m.id = r.migration
+        WHERE m.reference_id = ? AND s.pipeline = ? AND r.state = 'imported' AND r.reference_id IS NOT NULL
+        ORDER BY r.reference_id, r.scope, r.keyed DESC, r.legacy_key`,
+      )
+      .iterate(migrationId, pipeline);
   }
 
   /** Records grouped by pipeline, component, entity type, state and first error code (for reports). */

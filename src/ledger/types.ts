@@ -168,3 +168,13 @@ export interface JobRow<Result = unknown> {
   startedAt: string;
   finishedAt?: string;
 }
+
+/** An imported record as `verify` needs it (Ledger.importedOf). */
+export interface ImportedRef {
+  referenceId: string;
+  file: string;
+  line: number;
+  /** '' for a record without a legacy key. */
+  legacyKey: string;
+  contentHash: string | null;
+}

@@ -324,7 +324,6 @@ export class JobRunner {
 
     const walked = await this.walkStaged(job, signal, step);
     if (walked.outcome) return walked.outcome;
-    const processed = walked.processed;
 
     ctx.db.transaction(() => {
       const components = migrations.components(mid);
