@@ -21,7 +21,7 @@ import { MIGRATION_COMPONENT } from './store-logs.js';
 import { checkStagedRecord, type ValidationIssue } from './validate.js';
 
 /** Entity names of the components in counts tables. */
-const ENTITY_OF: Record<Component, string> = {
+export const ENTITY_OF: Record<Component, string> = {
   Counterparties: 'Counterparty',
   Collaterals: 'Collateral',
   FinancingSolutions: 'FinancingSolution',
