@@ -88,7 +88,8 @@ export function jobDisplay(options: JobDisplayOptions): JobDisplay {
   const line = progressLine(stream);
   const logger = options.logger ?? (tty ? undefined : commandLogger('jobs', 'info', false));
   const every = (options.logEverySeconds ?? 5) * 1000;
-  let current: { tally: JobTally; migrationId: string; next: number; ready: Promise<void>; ac: AbortController } | undefined;
+  // `next` undefined: from the start of the log (the platform's counter may start at 0 or 1).
+  let current: { tally: JobTally; migrationId: string; next: number | undefined; ready: Promise<void>; ac: AbortController } | undefined;
   let reading = false; // one log read at a time
   let lastLog = 0;
   // On a terminal the line's clock moves every second, between polls (up to 5 s apart).
@@ -107,9 +108,9 @@ export function jobDisplay(options: JobDisplayOptions): JobDisplay {
     for await (const entry of options.migrations.logs(
       job.migrationId,
       { Actions: actions },
-      { continueFrom: job.next, signal: job.ac.signal },
+      { ...(job.next !== undefined ? { continueFrom: job.next } : {}), signal: job.ac.signal },
     )) {
-      job.next = Math.max(job.next, (entry.sequenceNumber ?? 0) + 1);
+      if (entry.sequenceNumber !== undefined) job.next = Math.max(job.next ?? 0, entry.sequenceNumber + 1);
       if (count) countEntry(job.tally, entry);
     }
   };
@@ -139,7 +140,7 @@ export function jobDisplay(options: JobDisplayOptions): JobDisplay {
     const job = {
       tally: { kind, jobId, startedAt: Date.now(), componentsCompleted: [], imported: 0, failed: 0, refused: 0 } as JobTally,
       migrationId,
-      next: 1,
+      next: undefined as number | undefined,
       ac,
       ready: Promise.resolve(),
     };

@@ -3,6 +3,9 @@
  * against the embedded service and against a platform that chose differently: the token
  * response, job ids, the staging-result container, process definitions (one or many).
  */
+import { Readable } from 'node:stream';
+import streamArray from 'stream-json/streamers/stream-array.js';
+import streamObject from 'stream-json/streamers/stream-object.js';
 import { z } from 'zod';
 import { createFrameDecoder, type Frame } from '../codec/index.js';
 import { StagecoachError } from '../contract/errors.js';
@@ -17,10 +20,16 @@ export interface ReadToken {
   expiresIn?: number;
 }
 
+/** Members a token response may wrap its token object in (`{"data": {"accessToken": …}}`). */
+const TOKEN_ENVELOPES = ['data', 'result', 'response', 'payload', 'token'] as const;
+
 /**
  * The access token from a token response body: a bare JWT, a JSON string, or an object with
- * `access_token`, `accessToken` or `token`. Throws (without echoing the body) when none fits.
+ * `access_token`, `accessToken`, `token` or `jwt`, also inside one envelope member (`data`,
+ * `result`, `response`, `payload`, `token`); `expires_in` / `expiresIn` as a number or digits.
+ * Throws (without echoing the body, which may hold secrets) when none fits.
  * @example readTokenBody('{"access_token":"eyJ…","expires_in":300}') // { token: 'eyJ…', expiresIn: 300 }
+ * @example readTokenBody('{"data":{"accessToken":"eyJ…","expiresIn":"300"}}') // { token: 'eyJ…', expiresIn: 300 }
  */
 export function readTokenBody(text: string): ReadToken {
   const trimmed = text.trim();
@@ -32,22 +41,42 @@ export function readTokenBody(text: string): ReadToken {
     json = undefined;
   }
   if (typeof json === 'string' && json.trim()) return { token: json.trim() };
-  if (json && typeof json === 'object' && !Array.isArray(json)) {
-    const o = json as Record<string, unknown>;
+  const fromObject = (o: Record<string, unknown>): ReadToken | undefined => {
     const token = [o.access_token, o.accessToken, o.token, o.jwt].find((v): v is string => typeof v === 'string' && v.length > 0);
-    const expiresIn = [o.expires_in, o.expiresIn].find((v): v is number => typeof v === 'number' && v > 0);
-    if (token) return expiresIn === undefined ? { token } : { token, expiresIn };
+    if (!token) return undefined;
+    const expiresIn = [o.expires_in, o.expiresIn]
+      .map((v) => (typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v) : v))
+      .find((v): v is number => typeof v === 'number' && v > 0);
+    return expiresIn === undefined ? { token } : { token, expiresIn };
+  };
+  const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+  if (isObject(json)) {
+    const read = fromObject(json);
+    if (read) return read;
+    for (const key of TOKEN_ENVELOPES) {
+      const inner = json[key];
+      const wrapped = isObject(inner) ? fromObject(inner) : undefined;
+      if (wrapped) return wrapped;
+    }
   }
   // The body may hold secrets: describe its shape only.
+  const keysOf = (o: Record<string, unknown>) =>
+    Object.keys(o)
+      .slice(0, 10)
+      .map((k) => k.slice(0, 40));
   const shape =
     json === undefined
       ? `${trimmed.length} characters of non-JSON text`
       : Array.isArray(json)
         ? 'a JSON array'
-        : `JSON ${typeof json}${json && typeof json === 'object' ? ` with keys ${Object.keys(json).join(', ')}` : ''}`;
+        : isObject(json)
+          ? `a JSON object with keys ${keysOf(json).join(', ')}${TOKEN_ENVELOPES.filter((k) => isObject(json[k]))
+              .map((k) => ` (${k}: keys ${keysOf(json[k] as Record<string, unknown>).join(', ')})`)
+              .join('')}`
+          : `JSON ${json === null ? 'null' : typeof json}`;
   throw new StagecoachError(
     'HTTP_ERROR',
-    `token response not understood: expected a JWT, a JSON string or an object with access_token, got ${shape}`,
+    `token response not understood: expected a JWT, a JSON string or an object with access_token (also inside data, result, response or payload), got ${shape}`,
   );
 }
 
@@ -123,39 +152,62 @@ const tolerantDefinitionSchema = processDefinitionSchema
   .loose();
 
 /**
- * The staging results of one upload, whatever the container: a JSON array (or an object with
- * `results` / `items`), JSON Lines, or json-seq. `contentType` only breaks ties: the first byte
- * decides (RS → json-seq, `[` or `{` followed by an array key → JSON, else JSON Lines).
+ * The staging results of one upload, whatever the container: json-seq, JSON Lines, or a JSON
+ * container (an array, or an object whose `results`, `items` or `data` member is the array),
+ * the last read as a stream of items (stream-json) whether pretty-printed or not. The
+ * Content-Type says which (application/json → a container); the first byte decides when it is
+ * missing or unknown (RS → json-seq, `[` → a container, `{` → a container when the whole body is
+ * one JSON text, else JSON Lines).
  */
 export async function readStagingResults(body: AsyncIterable<Uint8Array>, contentType: string | undefined): Promise<StagingResult[]> {
-  const chunks: Uint8Array[] = [];
-  for await (const c of body) chunks.push(c);
-  const buf = Buffer.concat(chunks);
-  let i = 0;
-  while (i < buf.length && (buf[i] === 0x20 || buf[i] === 0x0a || buf[i] === 0x0d || buf[i] === 0x09)) i++;
-  const first = buf[i];
   const out: StagingResult[] = [];
   const take = (value: unknown, where: string) =>
     out.push(acceptedResult(value) ?? parseWith(stagingResultSchema, normaliseResult(value), where));
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  // The first bytes, up to the first that is not white space, tell the container.
+  const iterator = body[Symbol.asyncIterator]();
+  const head: Buffer[] = [];
+  let first: number | undefined;
+  let i = 0;
+  while (first === undefined) {
+    const next = await iterator.next();
+    if (next.done) break;
+    const chunk = Buffer.from(next.value);
+    head.push(chunk);
+    for (i = 0; i < chunk.length; i++) {
+      const b = chunk[i]!;
+      if (b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09) {
+        first = b;
+        break;
+      }
+    }
+  }
   if (first === undefined) return out;
-  if (first === 0x1e || (first !== 0x5b && first !== 0x7b && /json-seq/.test(contentType ?? ''))) {
-    return decodeAll(buf, 'json-seq', take);
-  }
-  if (first === 0x5b) {
-    const json = JSON.parse(buf.toString('utf8')) as unknown[];
-    json.forEach((v, n) => take(v, `staging result ${n + 1}`));
+  const rest = (async function* () {
+    yield* head;
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield Buffer.from(next.value);
+  })();
+  const isJsonType = type === 'application/json' || /^application\/[\w.-]+\+json$/.test(type);
+  if (first !== 0x1e && (first === 0x5b || (first === 0x7b && isJsonType))) {
+    await readJsonContainer(rest, first, take);
     return out;
   }
-  // `{`: either a wrapper object ({results: […]}) or the first line of JSON Lines.
+  const chunks: Buffer[] = [];
+  for await (const c of rest) chunks.push(c);
+  const buf = Buffer.concat(chunks);
+  if (first === 0x1e || (first !== 0x7b && /json-seq/.test(type))) return decodeAll(buf, 'json-seq', take);
+  if (/jsonl|ndjson|x-json-stream/.test(type)) return decodeAll(buf, 'jsonl', take);
+  // `{` of an unnamed type: one JSON text (a wrapper object or a single result) or JSON Lines.
   const text = buf.toString('utf8');
-  const firstLineEnd = text.indexOf('\n', i);
-  if (firstLineEnd < 0 || text.slice(firstLineEnd).trim() === '') {
-    const json = JSON.parse(text) as Record<string, unknown>;
-    const list = Array.isArray(json.results) ? json.results : Array.isArray(json.items) ? json.items : [json];
-    list.forEach((v, n) => take(v, `staging result ${n + 1}`));
-    return out;
+  let whole: unknown;
+  try {
+    whole = JSON.parse(text);
+  } catch {
+    return decodeAll(buf, 'jsonl', take);
   }
-  return decodeAll(buf, 'jsonl', take);
+  const list = containerItems(whole as Record<string, unknown>) ?? [whole];
+  list.forEach((v, n) => take(v, `staging result ${n + 1}`));
+  return out;
 
   function decodeAll(bytes: Buffer, format: 'jsonl' | 'json-seq', onValue: typeof take): StagingResult[] {
     if (format === 'json-seq' && first === 0x1e) {
@@ -174,6 +226,64 @@ export async function readStagingResults(body: AsyncIterable<Uint8Array>, conten
       onValue(frame.value, `staging result ${frame.index + 1}`);
     }
     return out;
+  }
+}
+
+/** Members of a JSON container object that hold the list of staging results. */
+const RESULT_CONTAINERS = ['results', 'items', 'data'] as const;
+
+/** The result list of a container object, or undefined when it has none of the known members. */
+function containerItems(o: Record<string, unknown>): unknown[] | undefined {
+  if (!o || typeof o !== 'object' || Array.isArray(o)) return undefined;
+  for (const key of RESULT_CONTAINERS) if (Array.isArray(o[key])) return o[key] as unknown[];
+  return undefined;
+}
+
+/**
+ * A JSON container of staging results read as a stream: the items of a top-level array one by
+ * one; for an object, its members one by one (the result list is the `results`, `items` or
+ * `data` member; an object with `referenceId` is a single result). Any other shape is refused
+ * with its keys, never read as no results.
+ */
+async function readJsonContainer(body: AsyncIterable<Buffer>, first: number, take: (value: unknown, where: string) => void): Promise<void> {
+  const source = Readable.from(body);
+  try {
+    if (first === 0x5b) {
+      const items = source.pipe(streamArray.withParserAsStream());
+      for await (const { key, value } of items as AsyncIterable<{ key: number; value: unknown }>) take(value, `staging result ${key + 1}`);
+      return;
+    }
+    const members = source.pipe(streamObject.withParserAsStream());
+    const keys: string[] = [];
+    const single: Record<string, unknown> = {};
+    let found = false;
+    for await (const { key, value } of members as AsyncIterable<{ key: string; value: unknown }>) {
+      keys.push(key);
+      single[key] = value;
+      if (!found && (RESULT_CONTAINERS as readonly string[]).includes(key) && Array.isArray(value)) {
+        found = true;
+        value.forEach((v, n) => take(v, `staging result ${n + 1}`));
+      }
+    }
+    if (found) return;
+    if ('referenceId' in single) return void take(single, 'staging result 1');
+    throw new StagecoachError(
+      'HTTP_ERROR',
+      `staging response not understood: a JSON object with keys ${
+        keys
+          .slice(0, 10)
+          .map((k) => k.slice(0, 40))
+          .join(', ') || '(none)'
+      }; expected an array of results, or an object whose results, items or data member is that array`,
+    );
+  } catch (err) {
+    if (err instanceof StagecoachError) throw err;
+    throw new StagecoachError(
+      'HTTP_ERROR',
+      `staging response not understood: the JSON container does not parse: ${(err as Error).message}`,
+    );
+  } finally {
+    source.destroy();
   }
 }
 
@@ -231,11 +341,45 @@ function badFrame(index: number, message: string): StagecoachError {
   return new StagecoachError('HTTP_ERROR', `staging response not understood: record ${index + 1}: ${message}`);
 }
 
-/** zod parse with an error that names what was being read and the first issue. */
+/**
+ * zod parse of something the platform sent, with an error that names what was being read and
+ * the first issue. A member whose value is `null` is read as absent (withoutNulls): every reader
+ * of platform data goes through here, so none has to allow null field by field.
+ */
 export function parseWith<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
-  const parsed = schema.safeParse(value);
+  const parsed = schema.safeParse(withoutNulls(value));
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const field = issue.path.map(String).join('.') || '(root)';
   throw new StagecoachError('HTTP_ERROR', `${what} from the service is not of the expected shape: ${field}: ${issue.message}`, { field });
+}
+
+/**
+ * The value with every object member whose value is `null` left out, at any depth. A platform
+ * that serialises an absent optional field as `null` (a .NET or Java default) means "absent",
+ * as RFC 8259 leaves it to the application; nulls inside arrays are kept (they are values).
+ * @example withoutNulls({ surnamePrefix: null, surname: 'Jansen' }) // { surname: 'Jansen' }
+ */
+export function withoutNulls(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      const next = withoutNulls(item);
+      if (next !== item) (copy ??= value.slice())[i] = next;
+    }
+    return copy ?? value;
+  }
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    if (item === null) {
+      copy ??= { ...(value as Record<string, unknown>) };
+      delete copy[key];
+      continue;
+    }
+    const next = withoutNulls(item);
+    if (next !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = next;
+  }
+  return copy ?? value;
 }

@@ -5,6 +5,8 @@
  * backoff, jitter and Retry-After) and turns every failure into a ClientError. Response bodies
  * are always read or destroyed, so no socket is left hanging.
  */
+import { pipeline, Transform, type Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate, createInflateRaw } from 'node:zlib';
 import pRetry, { AbortError } from 'p-retry';
 import { Agent, FormData, request as undiciRequest, type Dispatcher } from 'undici';
 import { acceptHeader, MEDIA, type VersionedArea } from '../contract/media.js';
@@ -46,7 +48,8 @@ export interface TextResponse {
 export interface StreamResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  body: Dispatcher.ResponseData['body'];
+  /** The body as sent, content coding (gzip, deflate, br) already undone. */
+  body: Readable;
 }
 
 /** What the transport needs from the token manager. */
@@ -84,7 +87,7 @@ export class Transport {
   /** Sends a request and reads the whole response body as text. */
   async text(spec: RequestSpec): Promise<TextResponse> {
     return this.withRetries(spec, async (res) => {
-      const text = await res.body.text();
+      const text = (await readAll(res.body)).toString('utf8');
       return { status: res.statusCode, headers: res.headers, text };
     });
   }
@@ -143,7 +146,7 @@ export class Transport {
     return `${base}${path}${q ? `?${q}` : ''}`;
   }
 
-  private async withRetries<T>(spec: RequestSpec, read: (res: Dispatcher.ResponseData) => Promise<T>): Promise<T> {
+  private async withRetries<T>(spec: RequestSpec, read: (res: DecodedResponse) => Promise<T>): Promise<T> {
     const policy = spec.retry ?? (spec.method === 'POST' ? 'unsent-only' : 'idempotent');
     const { retry } = this.options;
     const started = Date.now();
@@ -188,9 +191,10 @@ export class Transport {
   }
 
   /** One HTTP exchange, plus one immediate repeat with a fresh token after a 401. */
-  private async attempt<T>(spec: RequestSpec, read: (res: Dispatcher.ResponseData) => Promise<T>): Promise<T> {
+  private async attempt<T>(spec: RequestSpec, read: (res: DecodedResponse) => Promise<T>): Promise<T> {
     for (let refreshed = false; ; refreshed = true) {
-      const headers: Record<string, string> = { accept: this.acceptFor(spec) };
+      // Says which codings we decode (RFC 9110 §12.5.3: without it, any coding is acceptable).
+      const headers: Record<string, string> = { accept: this.acceptFor(spec), 'accept-encoding': ACCEPTED_CODINGS };
       let token: string | undefined;
       if (spec.auth === undefined || spec.auth === 'bearer') {
         if (!this.tokens) throw new Error('transport has no token source');
@@ -206,9 +210,9 @@ export class Transport {
       }
       if (spec.contentType) headers['content-type'] = spec.contentType;
       const link = exchangeSignal(spec.signal);
-      let res: Dispatcher.ResponseData;
+      let sent: Dispatcher.ResponseData;
       try {
-        res = await undiciRequest(this.url(spec.path, spec.query), {
+        sent = await undiciRequest(this.url(spec.path, spec.query), {
           method: spec.method,
           headers,
           body: spec.body ?? null,
@@ -221,7 +225,8 @@ export class Transport {
       }
       // A body handed to the caller (a stream) stays abortable until it closes; one read here
       // lets go of the caller's signal as soon as it is read.
-      res.body.once('close', link.release);
+      sent.body.once('close', link.release);
+      const res: DecodedResponse = { statusCode: sent.statusCode, headers: sent.headers, body: decodedBody(sent, spec) };
       const ok = (res.statusCode >= 200 && res.statusCode < 300) || spec.allowStatus?.includes(res.statusCode);
       if (ok) {
         try {
@@ -300,7 +305,7 @@ export class Transport {
   }
 }
 
-async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string> {
+async function readCapped(body: Readable): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -316,6 +321,88 @@ async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string
     body.destroy();
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Content codings the client decodes, as sent in Accept-Encoding. */
+const ACCEPTED_CODINGS = 'gzip, deflate, br';
+
+interface DecodedResponse {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Readable;
+}
+
+/**
+ * The response body with its content coding undone (undici's \`request\` hands over the bytes
+ * as sent). Codings are undone last-applied first (RFC 9110 §8.4); `identity` is none. deflate
+ * is read as the zlib format of RFC 9110, or as a bare deflate stream, which some servers send.
+ * A coding we cannot undo is refused with its name, never read as text.
+ */
+function decodedBody(res: Dispatcher.ResponseData, spec: RequestSpec): Readable {
+  const header = res.headers['content-encoding'];
+  const codings = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c && c !== 'identity')
+    .reverse();
+  let body: Readable = res.body;
+  for (const coding of codings) {
+    const decoder =
+      coding === 'gzip' || coding === 'x-gzip'
+        ? createGunzip()
+        : coding === 'br'
+          ? createBrotliDecompress()
+          : coding === 'deflate'
+            ? deflateDecoder()
+            : undefined;
+    if (!decoder) {
+      res.body.on('error', () => undefined); // destroying an unread body reports an abort nobody waits for
+      res.body.destroy();
+      throw new AbortError(
+        new ClientError(
+          'HTTP_ERROR',
+          `${spec.method} ${spec.path} answered ${res.statusCode} with Content-Encoding ${JSON.stringify(String(header).slice(0, 60))}, which the client cannot decode (it accepts ${ACCEPTED_CODINGS})`,
+          { method: spec.method, path: spec.path, status: res.statusCode },
+        ),
+      );
+    }
+    body = pipeline(body, decoder, () => undefined);
+  }
+  return body;
+}
+
+/** zlib-wrapped deflate (RFC 1950, what RFC 9110 means) or a bare deflate stream, told apart by the first two bytes. */
+function deflateDecoder(): Transform {
+  let inner: Transform | undefined;
+  let head = Buffer.alloc(0);
+  const outer = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      let bytes = chunk;
+      if (!inner) {
+        head = Buffer.concat([head, chunk]);
+        if (head.length < 2) return done();
+        const zlibWrapped = (head[0]! & 0x0f) === 8 && ((head[0]! << 8) | head[1]!) % 31 === 0;
+        inner = zlibWrapped ? createInflate() : createInflateRaw();
+        inner.on('data', (c: Buffer) => outer.push(c));
+        inner.on('error', (err) => outer.destroy(err));
+        bytes = head;
+      }
+      inner.write(bytes, () => done());
+    },
+    flush(done) {
+      if (!inner) return done();
+      inner.once('end', () => done());
+      inner.end();
+    },
+  });
+  return outer;
+}
+
+/** Reads a whole body. */
+async function readAll(body: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(Buffer.from(chunk as Uint8Array));
+  return Buffer.concat(chunks);
 }
 
 function abortError(spec: RequestSpec, reason: unknown): ClientError {

@@ -19,6 +19,22 @@ export function cutText(text: string, max: number = SHOWN_CHARS): string {
   return text.length > max ? `${text.slice(0, max - 3)}…` : text;
 }
 
+/** How many names (columns, fields) a message lists before it only counts the rest. */
+export const SHOWN_NAMES = 30;
+
+/**
+ * Names as a message lists them: each quoted and cut, the first `SHOWN_NAMES`, then how many in
+ * all. A file without a line break is all header: its one "name" can be 50 MB.
+ * @example quotedNames(['nr', 'surname']) // '"nr", "surname"'
+ */
+export function quotedNames(list: readonly string[]): string {
+  const shown = list
+    .slice(0, SHOWN_NAMES)
+    .map((c) => JSON.stringify(cutText(c)))
+    .join(', ');
+  return list.length > SHOWN_NAMES ? `${shown} … (${list.length} in all)` : shown;
+}
+
 /**
  * A value as a message shows it: its text (JSON for anything but a string) cut, in backticks;
  * `nothing` when there is none.

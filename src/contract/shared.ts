@@ -1,8 +1,22 @@
 /** Small shapes several resources share. */
 import { z } from 'zod';
+import { readIsoDateTime } from './iso8601.js';
 
 export const uuid = z.uuid();
-export const timestamp = z.iso.datetime({ offset: true });
+/**
+ * A timestamp in any ISO 8601 form with a zone, read as the extended form (iso8601.ts): the one
+ * schema for every timestamp read from the platform.
+ */
+export const timestamp = z.string().transform((text, ctx) => {
+  const read = readIsoDateTime(text);
+  if (read !== undefined) return read;
+  ctx.issues.push({
+    code: 'custom',
+    input: text,
+    message: `expected an ISO 8601 date-time with a zone (e.g. 2026-01-02T03:04:05Z or 20260102T030405Z), got ${JSON.stringify(text.slice(0, 60))}`,
+  });
+  return z.NEVER;
+});
 export const isoDate = z.iso.date();
 export const externalReferenceSchema = z.object({ origin: z.string().min(1), referenceId: z.string().min(1) });
 export type ExternalReference = z.infer<typeof externalReferenceSchema>;

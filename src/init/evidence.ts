@@ -9,7 +9,9 @@
 import { isPossiblePhoneNumber, isValidPhoneNumber, type CountryCode } from 'libphonenumber-js/max';
 import { countryResolver } from '../pipeline/mapping/index.js';
 import type { ColumnProfile, FileProfile } from './profile.js';
-import type { Y } from './guess.js';
+
+/** A YAML value as the generator writes it (flow style). */
+export type Y = string | number | boolean | null | Y[] | { [k: string]: Y };
 
 const num = (n: number) => n.toLocaleString('en-US');
 const pct = (x: number) => `${Math.round(x * 100)}%`;

@@ -6,11 +6,8 @@
  * written as a comment next to it; every required field it cannot place becomes a TODO. Pure.
  */
 import { FREQUENCY_CODES, lookupCode, type Role, roleMatch, SEX_CODES, STATUS_CODES } from './dictionary.js';
-import { countryEvidence, decideAmount, decideDate, decidePhone, looksLikeCountries, valuesWithCounts } from './evidence.js';
+import { countryEvidence, decideAmount, decideDate, decidePhone, looksLikeCountries, type Y, valuesWithCounts } from './evidence.js';
 import { type ColumnProfile, dateShare, type FileProfile, shareOf } from './profile.js';
-
-/** A YAML value as the generator writes it (flow style). */
-export type Y = string | number | boolean | null | Y[] | { [k: string]: Y };
 
 /** One field of the mapping's record, with why it is mapped so. */
 export interface GuessedField {

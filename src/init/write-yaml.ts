@@ -4,7 +4,8 @@
  * every TODO at the top. Pure: returns text.
  */
 import type { Dialect } from './sniff.js';
-import type { GuessedMapping, Y } from './guess.js';
+import type { Y } from './evidence.js';
+import type { GuessedMapping } from './guess.js';
 
 const PLAIN = /^[A-Za-z_][A-Za-z0-9_./-]*$/;
 const RESERVED = /^(true|false|null|yes|no|on|off|y|n|~)$/i;

@@ -57,6 +57,7 @@ export {
   type RunRow,
   type BatchRow,
   type RecordRow,
+  type ImportedRef,
   type PipelineStatus,
   type RecordFacts,
   type JobKind,

@@ -10,11 +10,10 @@
 import { existsSync } from 'node:fs';
 import { StagecoachError } from '../contract/errors.js';
 import { openLedger, type Ledger } from './ledger.js';
-import type { RecordError, RecordState } from './types.js';
+import type { MappingSnapshot, RecordError, RecordState } from './types.js';
 import { runMappings } from './ledger-mappings.js';
 import { migrationEnd, type MigrationEnd } from './ledger-migration-ends.js';
 import { correctedOrigins } from './ledger-corrections.js';
-import type { MappingSnapshot } from '../pipeline/definition/mapping-snapshot.js';
 
 /** One record as the ledger holds it, for the comparison with what the mapping makes now. */
 export interface HeldRecord {

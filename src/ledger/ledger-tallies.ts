@@ -5,7 +5,7 @@
  * Its table is created when first written, so older ledgers open unchanged.
  */
 import type { Db } from './schema.js';
-import type { SourceTally } from '../pipeline/source/tally.js';
+import type { SourceTally } from './types.js';
 
 const DDL = `
   CREATE TABLE IF NOT EXISTS source_tallies (

@@ -19,7 +19,7 @@ export type Db = Database.Database;
  * Version of the table layout below, kept in `PRAGMA user_version`. Each version after the first
  * has its step in UPGRADES, which brings a ledger of the version before up to it, in place.
  */
-export const LEDGER_SCHEMA_VERSION = 3;
+export const LEDGER_SCHEMA_VERSION = 2;
 
 /** Pages written to the WAL before SQLite copies them back into the database file. */
 export const WAL_AUTOCHECKPOINT_PAGES = 100_000;
@@ -160,7 +160,10 @@ const REFUSAL_TRIGGER = `
   -- (canceled: its staging area is gone, the imported counterparty is not). The record row keeps
   -- only its latest migration, so the import is kept here when the row leaves it. A trigger for
   -- the same reason as record_history; its WHEN is false unless an imported record is written
-  -- by a later run.
+  -- by a later run. It deletes, then inserts: inside a trigger, the conflict policy of the outer
+  -- statement (the run's upsert of the record: abort) overrides an INSERT OR REPLACE, so a record
+  -- imported a second time and then written by a third migration's run failed the run on the
+  -- primary key. record_import_kept was that trigger; a ledger that has it gets this one instead.
   CREATE TABLE IF NOT EXISTS earlier_imports (
     scope INTEGER NOT NULL,
     keyed INTEGER NOT NULL,
@@ -170,11 +173,9 @@ const REFUSAL_TRIGGER = `
     content_hash TEXT,
     at TEXT NOT NULL,
     PRIMARY KEY (scope, keyed, legacy_key));
-  CREATE TRIGGER IF NOT EXISTS record_import_kept AFTER UPDATE OF last_run ON records
+  DROP TRIGGER IF EXISTS record_import_kept;
+  CREATE TRIGGER IF NOT EXISTS earlier_import_kept AFTER UPDATE OF last_run ON records
     WHEN OLD.state = 'imported' AND NEW.last_run <> OLD.last_run AND NEW.migration IS NOT OLD.migration
-  -- Delete, then insert: the conflict clause of a statement in a trigger gives way to the outer
-  -- statement's, and the outer one is the run's upsert (its default ABORT), so an INSERT OR
-  -- REPLACE here failed on the key's import of a migration before (a record's third migration).
   BEGIN
     DELETE FROM earlier_imports WHERE scope = OLD.scope AND keyed = OLD.keyed AND legacy_key = OLD.legacy_key;
     INSERT INTO earlier_imports (scope, keyed, legacy_key, migration, reference_id, content_hash, at)
@@ -188,9 +189,6 @@ const REFUSAL_TRIGGER = `
  * - 2: corrections as a chapter of a record's life (docs/reconciliation.md): the export row a
  *   correction replaced (`origin_*`), the key a re-keyed refusal had (`former_key`), and the story
  *   trigger copying it.
- * - 3: the earlier-imports trigger replaces a key's earlier import by delete-then-insert (its
- *   `INSERT OR REPLACE` failed under the run's upsert from a record's third migration on): the old
- *   trigger is dropped here, and recreated as it is now on open.
  */
 const UPGRADES: Record<number, (db: Db) => void> = {
   2: (db) => {
@@ -205,7 +203,6 @@ const UPGRADES: Record<number, (db: Db) => void> = {
     if (!has('record_history', 'former_key')) db.exec('ALTER TABLE record_history ADD COLUMN former_key TEXT');
     db.exec('DROP TRIGGER IF EXISTS record_refusal_kept');
   },
-  3: (db) => db.exec('DROP TRIGGER IF EXISTS record_import_kept'),
 };
 
 export interface OpenOptions {

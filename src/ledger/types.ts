@@ -168,3 +168,64 @@ export interface JobRow<Result = unknown> {
   startedAt: string;
   finishedAt?: string;
 }
+
+/** A record the platform holds from an import, as `verify` needs it (Ledger.liveImportsOf). */
+export interface ImportedRef {
+  referenceId: string;
+  file: string;
+  line: number;
+  /** '' for a record without a legacy key. */
+  legacyKey: string;
+  contentHash: string | null;
+  /** The run whose mappings sent what was imported (null: the ledger does not know it). */
+  run: number | null;
+  /** The migration it was imported in. */
+  migrationId: string;
+}
+
+/** What a source file holds, counted two ways (the tally of src/pipeline/source/tally.ts): kept per run and file. */
+/** A row that took the lines after its first one into itself (a quote opened and not closed). */
+export interface SwallowedSpan {
+  /** Line where the row starts. */
+  line: number;
+  /** First and last line read as part of that row although they look like rows of their own. */
+  from: number;
+  to: number;
+}
+
+export interface SourceTally {
+  /** The source's name in the pipeline, and the file as shown in provenance. */
+  source: string;
+  file: string;
+  format: string;
+  /** Counted from the bytes alone (line breaks: LF, CRLF, lone CR; a last line without one counts). */
+  physicalLines: number;
+  /** Physical lines holding nothing but blanks. */
+  blankLines: number;
+  /** JSON array / JSON Lines: top-level items counted by a byte scanner, not by the parser. */
+  items?: number;
+  /** Lines that are not rows by the pipeline's own declaration (a header, a fixed-width trailer). */
+  headerLines: number;
+  /** What the parser yielded: rows plus row errors. */
+  rowsRead: number;
+  rowErrors: number;
+  /** Sum of the line spans of everything yielded (a row over three lines counts three). */
+  linesInRows: number;
+  /** Rows that swallowed the lines after them: the first `SWALLOWED_LISTED` listed… */
+  swallowed: SwallowedSpan[];
+  /** …and the rest only counted, so that a file of broken quotes cannot fill the memory. */
+  unlisted?: { spans: number; lines: number };
+  /** The file ended inside a value, or held no rows at all: why, when it did. */
+  truncated?: string;
+}
+
+/**
+ * A pipeline's mappings (and their scripts) as a run used them, kept per run so that `plan --ledger`
+ * can map a row the way that run did (src/pipeline/definition/mapping-snapshot.ts takes and restores it).
+ */
+export interface MappingSnapshot {
+  /** Each source's mapping file, as a path among `files`. */
+  sources: Record<string, string>;
+  /** The files' text by their path relative to the folder that holds them all. */
+  files: Record<string, string>;
+}

@@ -19,10 +19,16 @@ import type { CsvRange } from './source/csv/index.js';
 import { ParallelReader, type ParallelOptions } from './parallel/read-parallel.js';
 import type { PipelineDefinition } from './definition/load-pipeline.js';
 import type { MapContext } from './mapping/compile.js';
-import { formatTallies, isSourceRowError, newTally, readSourceBatches, readSourceFile, type SourceTally } from './source/index.js';
+import {
+  formatOf,
+  formatTallies,
+  isSourceRowError,
+  newTally,
+  readSourceBatches,
+  readSourceFile,
+  type SourceTally,
+} from './source/index.js';
 import { KeyIndex } from './checks/key-index.js';
-import { detectEncoding } from './source/encoding.js';
-import { scanCsvKeys } from './source/csv/index.js';
 import { mapAndCheck, rejectUnreadable, settleRow, type KeyChecks } from './checks/index.js';
 import { readCorrections, type CorrectionsIndex, type IgnoredColumns } from './checks/corrections.js';
 import { summariseRows, withTallies, type PlanSummary } from './checks/plan-summary.js';
@@ -297,13 +303,9 @@ async function readKeys(sources: readonly PreparedSource[], index: KeyIndex, sig
       const key = s.mapping.key(probe);
       if (key !== undefined) index.mark(scope, key);
     };
+    const scanKeys = formatOf(s.def.format).scanKeys;
     for (const f of s.files) {
-      const enc = s.def.format === 'csv' ? await detectEncoding(f.path, f.file, s.def.encoding) : undefined;
-      if (enc && enc.node !== 'utf16le') {
-        const { delimiter, quote, header, columns } = s.def.csv;
-        await scanCsvKeys({ path: f.path, file: f.file, enc, delimiter, quote, header, columns, column: keyColumn, signal }, mark);
-        continue;
-      }
+      if (scanKeys && (await scanKeys(s.def, f, keyColumn, signal, mark))) continue;
       for await (const row of readSourceFile(s.def, f, { requiredColumns: s.mapping.columns, signal, hashRows: false })) {
         if (isSourceRowError(row)) continue;
         const key = s.mapping.key(row.values);

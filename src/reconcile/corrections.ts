@@ -29,13 +29,14 @@ import {
   correctionsDialect,
   correctionsFormatOf,
   ERROR_COLUMNS,
+  EXTRA_COLUMN,
   isMetaColumn,
   ORIGIN_COLUMN,
   ROW_HASH_COLUMN,
   rowFingerprint,
   SOURCE_COLUMN,
 } from '../pipeline/checks/corrections.js';
-import { csvColumns, readRowAt, type RowFormat } from './source-rows.js';
+import { formatOf, readRowAt, type RowFormat } from '../pipeline/source/index.js';
 
 export { ERROR_COLUMNS };
 
@@ -106,12 +107,11 @@ export async function writeCorrections(
   type Open = { out: ReturnType<typeof createWriteStream>; columns: string[]; rows: number; file: string; delimiter: string; csv: boolean };
   const open = new Map<string, Open>();
   const formats = new Map<string, RowFormat | undefined>(); // provenance file → its corrections dialect, if it is one
-  // provenance file → its CSV header, read once: read again for every row, it doubled the time a row takes
-  const headers = new Map<string, string[]>();
-  const headerOf = async (path: string, format: RowFormat): Promise<string[]> => {
-    let h = headers.get(path);
-    if (!h) headers.set(path, (h = await csvColumns(path, format)));
-    return h;
+  // provenance file → its header (undefined: records name their own), read once: read again for every row, it doubled the time a row takes
+  const headers = new Map<string, string[] | undefined>();
+  const headerOf = async (path: string, format: RowFormat): Promise<string[] | undefined> => {
+    if (!headers.has(path)) headers.set(path, await formatOf(format.format).header(path, format));
+    return headers.get(path);
   };
   const write = async (o: Open, text: string) => {
     if (!o.out.write(text)) await once(o.out, 'drain');
@@ -133,7 +133,7 @@ export async function writeCorrections(
           ? []
           : source.columns?.length
             ? [...source.columns]
-            : (await headerOf(path, fromCorrections ?? source)).filter((c) => !isMetaColumn(c));
+            : ((await headerOf(path, fromCorrections ?? source)) ?? []).filter((c) => !isMetaColumn(c));
         o = { out: createWriteStream(file, { mode: 0o600 }), columns, rows: 0, file, delimiter: dialect.delimiter, csv };
         await once(o.out, 'open');
         await chmod(file, 0o600); // an existing file keeps its mode on open
@@ -141,30 +141,36 @@ export async function writeCorrections(
         if (csv)
           await write(
             o,
-            `\uFEFF${line([...(multi ? [SOURCE_COLUMN] : []), ORIGIN_COLUMN, ...o.columns, ...ERROR_COLUMNS, ROW_HASH_COLUMN], o.delimiter)}`,
+            `\uFEFF${line([...(multi ? [SOURCE_COLUMN] : []), ORIGIN_COLUMN, ...o.columns, EXTRA_COLUMN, ...ERROR_COLUMNS, ROW_HASH_COLUMN], o.delimiter)}`,
           );
       }
       const format = fromCorrections ?? source;
-      const header = format.format === 'csv' ? await headerOf(path, format) : undefined;
-      const row = await readRowAt(path, rec.provenance.byteOffset, format, header);
+      const row = await readRowAt(path, rec.provenance.byteOffset, format, await headerOf(path, format));
       const own = row.columns.filter((c) => !isMetaColumn(c));
       const joined = (pick: (e: RefusedRecord['errors'][number]) => string) => rec.errors.map(pick).join(CODE_SEPARATOR);
       const errors = [joined((e) => e.field), joined((e) => e.code), joined(advice), joined((e) => e.stage)];
       const origin = rec.origin ?? rec.provenance;
       const originText = `${origin.file}:${origin.line}`;
       if (o.csv) {
-        // A row read back from a corrections file with columns its source does not have (a
-        // remark): the source's columns by name. Otherwise the cells the row has, in order: a row
-        // with a column too many or too few keeps it.
-        const extra = own.some((c) => !o!.columns.includes(c));
-        const misfit = fromCorrections && header ? misfitCells(row, header, o.columns) : undefined;
-        const cells = misfit
-          ? misfit.map(cellText)
-          : extra
-            ? o.columns.map((c) => cellText(row.values[c]))
-            : own.slice(0, Math.max(row.width ?? own.length, 0)).map((c) => cellText(row.values[c]));
-        const values = Object.fromEntries((extra ? o.columns : own).map((c) => [c, row.values[c]]));
-        await write(o, line([...(multi ? [rec.source] : []), originText, ...cells, ...errors, rowFingerprint(values)], o.delimiter));
+        // The source's columns by name, every row alike (a remark column a corrections file read
+        // back held is left out); what did not fit them goes to `_extra`, so the error columns
+        // are in the same place on every row and the row stays refused until it is fixed.
+        const cells = o.columns.map((c) => cellText(row.values[c]));
+        const values = Object.fromEntries(o.columns.map((c) => [c, row.values[c]]));
+        await write(
+          o,
+          line(
+            [
+              ...(multi ? [rec.source] : []),
+              originText,
+              ...cells,
+              row.extra ?? cellText(row.values[EXTRA_COLUMN]),
+              ...errors,
+              rowFingerprint(values),
+            ],
+            o.delimiter,
+          ),
+        );
       } else {
         const values = Object.fromEntries(own.map((c) => [c, row.values[c]]));
         const object: Record<string, unknown> = multi
@@ -183,25 +189,4 @@ export async function writeCorrections(
     }
   }
   return [...open.entries()].map(([source, o]) => ({ source, file: o.file, rows: o.rows }));
-}
-
-/**
- * The source cells of a row read back from a corrections file with a cell too few or too many
- * (handed back unfixed): its metadata sit at both ends as written (`_source`, `_origin` before,
- * the error columns and `_row_hash` after), so the cells between are the row's own, however many.
- * Taken by name instead, the old `error_field` would slide into the last source column and the
- * row would look complete while refused for its width. Undefined for a row of the header's width.
- */
-function misfitCells(
-  row: { columns: string[]; values: Record<string, unknown>; width?: number },
-  header: readonly string[],
-  own: readonly string[],
-): unknown[] | undefined {
-  const width = row.width;
-  if (width === undefined || width === header.length) return undefined;
-  const first = header.findIndex((c) => own.includes(c));
-  const last = header.findLastIndex((c) => own.includes(c));
-  if (first < 0) return undefined;
-  const record = row.columns.slice(0, width).map((c) => row.values[c]);
-  return record.slice(first, Math.max(first, width - (header.length - 1 - last)));
 }

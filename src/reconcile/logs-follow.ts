@@ -34,6 +34,11 @@ export interface FollowOptions {
   query?: Omit<LogQuery, 'continue-from'>;
   /** Start here instead of at the stored cursor. */
   continueFrom?: number;
+  /**
+   * Start at the first entry the platform holds, whatever its number (continue-from is left out:
+   * a platform may count from 0 or from 1); like `continueFrom`, the stored cursor is not used.
+   */
+  fromStart?: boolean;
   /** Wait between two reads when following and the stream ended; doubles up to 8× while idle. */
   idleMs?: number;
   onEntry?: (entry: LogEntry & { sequenceNumber: number }) => void;
@@ -65,10 +70,14 @@ export async function followLogs(
   db: Database,
   migrationId: string,
   options: FollowOptions = {},
-): Promise<{ received: number; continueFrom: number }> {
-  const useCursor = !filtered(options.query) && options.continueFrom === undefined;
+): Promise<{ received: number; continueFrom: number | undefined }> {
+  const useCursor = !filtered(options.query) && options.continueFrom === undefined && !options.fromStart;
   const moveCursor = useCursor ? logCursorMover(db, migrationId) : undefined;
-  let next = options.continueFrom ?? (useCursor ? logCursor(db, migrationId) : undefined) ?? 1;
+  // undefined: from the start. The next position is always the last number received + 1, never
+  // an assumed first number (a platform counting from 0 would lose its first entry to a 1).
+  let next: number | undefined = options.fromStart
+    ? undefined
+    : (options.continueFrom ?? (useCursor ? logCursor(db, migrationId) : undefined));
   let received = 0;
   let idle = options.idleMs ?? 1000;
   for (;;) {
@@ -77,11 +86,11 @@ export async function followLogs(
       for await (const entry of api.logs(
         migrationId,
         { ...options.query },
-        { format: options.format, continueFrom: next, signal: options.signal },
+        { format: options.format, ...(next !== undefined ? { continueFrom: next } : {}), signal: options.signal },
       )) {
         const seq = readCounter(entry as Record<string, unknown>);
         // An entry without a counter cannot be resumed from; an old one was already stored.
-        if (seq === undefined || seq < next) continue;
+        if (seq === undefined || (next !== undefined && seq < next)) continue;
         options.onEntry?.({ ...entry, sequenceNumber: seq });
         next = seq + 1;
         moveCursor?.(next);

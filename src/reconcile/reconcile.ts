@@ -16,8 +16,8 @@ import { gatherLedgerFacts, pipelinesOf } from './ledger-facts.js';
 import { renderHtml } from './render-html.js';
 import { renderJson, renderMarkdown } from './render-markdown.js';
 import { buildReport, parseTolerance, type ReconciliationReport, type Tolerance } from './report-model.js';
-import { readRowAt } from './source-rows.js';
-import { correctionsFormatOf, sourceColumns } from '../pipeline/checks/corrections.js';
+import { formatOf, readRowAt } from '../pipeline/source/index.js';
+import { cellText, correctionsFormatOf, sourceColumns } from '../pipeline/checks/corrections.js';
 import { Redactor, columnClassifier, migrationKey, type ValuesMode } from '../privacy/index.js';
 import { cutText } from '../contract/cut.js';
 import type { VerificationReport } from './verify/verification-model.js';
@@ -90,7 +90,11 @@ async function excerpt(rec: RecordRow, defs: PipelineDefinition[], redactor: Red
     // Each value cut first: masking a 10 MB field (a million line breaks) split it into a million pieces.
     const values = Object.fromEntries(Object.entries(row.values).map(([c, v]) => [c, typeof v === 'string' ? cutText(v, 1000) : v]));
     const shown = redactor.row(values, columnClassifier(spec), spec.key.column);
-    const text = source.format === 'csv' ? row.columns.map((c) => shown[c] ?? '').join(source.csv.delimiter) : JSON.stringify(shown);
+    // Formats whose records share one header show as a line of cells; the others as the object.
+    const text =
+      formatOf(source.format).corrections === 'csv'
+        ? row.columns.map((c) => cellText(shown[c])).join(source.csv.delimiter)
+        : JSON.stringify(shown);
     // Cut before flattening: a 10 MB field full of line breaks made the replace take 100 MB.
     const flat = text.slice(0, 1000).replace(/\s*\r?\n\s*/g, ' ');
     return flat.length > 240 ? `${flat.slice(0, 239)}…` : flat;
@@ -210,7 +214,15 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
     const sources: CorrectionSource[] = [];
     for (const s of def.sources) {
       const columns = await sourceColumns(def, s);
-      sources.push({ name: s.name, format: s.format, encoding: s.encoding, csv: s.csv, ...(columns ? { columns: [...columns] } : {}) });
+      sources.push({
+        name: s.name,
+        format: s.format,
+        encoding: s.encoding,
+        csv: s.csv,
+        ...(s.fixedWidth ? { fixedWidth: s.fixedWidth } : {}),
+        xlsx: s.xlsx,
+        ...(columns ? { columns: [...columns] } : {}),
+      });
     }
     const written = await writeCorrections(ledger.refused({ pipeline: def.name }), sources, dir, process.cwd());
     // They hold the refused rows' personal data: the ledger keeps where, for status and purge.

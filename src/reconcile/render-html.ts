@@ -6,9 +6,9 @@
  */
 import { renderFunnelSvg, type FunnelStep } from './funnel-svg.js';
 import { describeExplanation } from './render-markdown.js';
-import { verificationHeadline, verificationHtml } from './verify/render-verification.js';
 import {
   headline,
+  otherTableText,
   STEP_LABELS,
   storyText,
   type Explanation,
@@ -16,6 +16,7 @@ import {
   type ReconciliationReport,
   type StepName,
 } from './report-model.js';
+import { verificationHeadline, verificationHtml } from './verify/render-verification.js';
 
 const STEPS: StepName[] = ['sourceRows', 'mapped', 'staged', 'valid', 'imported'];
 
@@ -80,6 +81,8 @@ function reasonsHtml(explained: Explanation[]): string {
 }
 
 function checkRow(c: PlatformCheck, scope: string): string {
+  if (c.platform === null || c.difference === null)
+    return `<tr><td>${esc(scope)}</td><td>${c.measure}</td><td>${c.source}</td><td class="n">${fmt(c.ledger)}</td><td class="n">not reported by the platform</td><td class="n">—</td><td>not checked</td></tr>`;
   const diff = c.difference === 0 ? '0' : c.difference > 0 ? `+${c.difference}` : String(c.difference);
   return `<tr><td>${esc(scope)}</td><td>${c.measure}</td><td>${c.source}</td><td class="n">${fmt(c.ledger)}</td><td class="n">${fmt(c.platform)}</td><td class="n">${diff}</td><td class="${c.ok ? 'ok' : 'bad'}">${c.ok ? 'agrees' : 'MISMATCH'}</td></tr>`;
 }
@@ -220,6 +223,8 @@ export function renderHtml(report: ReconciliationReport): string {
   } else {
     h.push('<p class="meta">No platform numbers were available (no migration, or the counts job has not run).</p>');
   }
+  for (const t of report.otherCountTables ?? [])
+    h.push(`<p class="meta">Counts table ${esc(t.type)} (shown, not compared): ${esc(otherTableText(t))}</p>`);
 
   const importErrors = report.components.flatMap((c) => c.importErrors);
   if (importErrors.length) {

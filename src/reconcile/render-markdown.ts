@@ -4,6 +4,7 @@
  */
 import {
   headline,
+  otherTableText,
   STEP_LABELS,
   storyText,
   type Explanation,
@@ -39,6 +40,8 @@ function gapCells(g: Gap | undefined): [string, string, string] {
 }
 
 function checkRow(c: PlatformCheck, name: string): string {
+  if (c.platform === null || c.difference === null)
+    return `| ${cell(name)} | ${c.measure} | ${c.source} | ${c.ledger} | not reported by the platform | — | not checked |`;
   const diff = c.difference === 0 ? '0' : c.difference > 0 ? `+${c.difference}` : String(c.difference);
   return `| ${cell(name)} | ${c.measure} | ${c.source} | ${c.ledger} | ${c.platform} | ${diff} | ${c.ok ? 'ok' : '**MISMATCH**'} |`;
 }
@@ -134,6 +137,7 @@ export function renderMarkdown(report: ReconciliationReport): string {
   } else {
     out.push('No platform numbers were available (no migration, or the counts job has not run).', '');
   }
+  for (const t of report.otherCountTables ?? []) out.push(`Counts table ${cell(t.type)} (shown, not compared): ${otherTableText(t)}`, '');
 
   const importErrors = report.components.flatMap((c) => c.importErrors);
   if (importErrors.length) {

@@ -191,8 +191,9 @@ export interface PlatformCheck {
   /** Where the platform's number came from. */
   source: 'counts job' | 'counts job total' | 'migration';
   ledger: number;
-  platform: number;
-  difference: number;
+  /** null: the platform did not report this number (unknown, not 0), so it was not checked. */
+  platform: number | null;
+  difference: number | null;
   allowed: number;
   ok: boolean;
 }
@@ -242,6 +243,8 @@ export interface ReconciliationReport {
   rowStories: { total: number; stories: RowStory[] };
   /** One line per reason the report does not balance; empty when it does. */
   problems: string[];
+  /** Counts tables of the platform that break down nothing the ledger knows: shown, not compared. */
+  otherCountTables?: NonNullable<CountsByType['otherTables']>;
   /** How the report shows values of personal fields (set when it is written; see docs/privacy.md). */
   privacy?: { values: 'masked' | 'hashed' | 'revealed'; note: string };
   /** What `verify` found the platform holds, field by field (verify/verification-model.ts), when it ran. */
@@ -282,11 +285,12 @@ function check(
   measure: PlatformCheck['measure'],
   source: PlatformCheck['source'],
   ledger: number,
-  platform: number,
+  platform: number | null,
   tolerance: Tolerance,
 ): PlatformCheck {
-  const difference = platform - ledger;
   const allowed = allowedDifference(tolerance, ledger);
+  if (platform === null) return { measure, source, ledger, platform, difference: null, allowed, ok: true };
+  const difference = platform - ledger;
   return { measure, source, ledger, platform, difference, allowed, ok: Math.abs(difference) <= allowed };
 }
 
@@ -394,8 +398,9 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
       const expectedOnPlatform = steps.staged - g.removedFromStaging;
       const checks: PlatformCheck[] = [];
       if (platform.counts && jobs.counts === 'done') {
-        checks.push(check('staged', 'counts job', expectedOnPlatform, platform.counts.staged[g.entityType] ?? 0, tolerance));
-        checks.push(check('imported', 'counts job', steps.imported, platform.counts.imported[g.entityType] ?? 0, tolerance));
+        // A type the counts job does not name is unknown, not 0: shown as not reported, not compared.
+        checks.push(check('staged', 'counts job', expectedOnPlatform, platform.counts.staged[g.entityType] ?? null, tolerance));
+        checks.push(check('imported', 'counts job', steps.imported, platform.counts.imported[g.entityType] ?? null, tolerance));
       }
       const label = `${g.component} / ${g.entityType}`;
       for (const gp of gaps) {
@@ -407,7 +412,7 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
       for (const c of checks) {
         if (!c.ok)
           problems.push(
-            `${label}: the platform (${c.source}) reports ${c.platform} ${c.measure}, the ledger ${c.ledger} (difference ${signed(c.difference)}, tolerance ${c.allowed})`,
+            `${label}: the platform (${c.source}) reports ${c.platform} ${c.measure}, the ledger ${c.ledger} (difference ${signed(c.difference!)}, tolerance ${c.allowed})`,
           );
       }
       return {
@@ -423,10 +428,19 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
       };
     });
 
-  // Counts job types that the ledger has no records of are still set against zero.
+  // Counts job types and entities that the ledger has no records of are still set against zero
+  // (a zero is agreement); TotalEntity rows are entities, checked per component below.
   if (platform.counts && jobs.counts === 'done') {
+    const totals = platform.counts.totals ?? {};
     const known = new Set(groups.map((g) => g.entityType));
-    for (const [type, n] of [...Object.entries(platform.counts.staged), ...Object.entries(platform.counts.imported)]) {
+    const numbers = [...Object.entries(platform.counts.staged), ...Object.entries(platform.counts.imported)].filter(
+      ([t]) => !(t in totals),
+    );
+    for (const [entity, t] of Object.entries(totals)) {
+      if (groups.some((g) => entityMatchesComponent(entity, g.component))) continue;
+      numbers.push([entity, t.staged], [entity, t.imported]);
+    }
+    for (const [type, n] of numbers) {
       if (!known.has(type) && n !== 0) {
         problems.push(`${type}: the platform (counts job) reports ${n} record(s) of an entity type the ledger has none of`);
         known.add(type);
@@ -456,7 +470,7 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
     for (const c of checks) {
       if (!c.ok)
         problems.push(
-          `${component}: the platform (${c.source}) reports ${c.platform} ${c.measure}, the ledger ${c.ledger} (difference ${signed(c.difference)}, tolerance ${c.allowed})`,
+          `${component}: the platform (${c.source}) reports ${c.platform} ${c.measure}, the ledger ${c.ledger} (difference ${signed(c.difference!)}, tolerance ${c.allowed})`,
         );
     }
     const importErrors = (platform.importErrors ?? []).filter((e) => e.component === component);
@@ -514,6 +528,7 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
     sourceFiles,
     rowStories: input.rowStories ?? { total: 0, stories: [] },
     problems,
+    ...(platform.counts?.otherTables && jobs.counts === 'done' ? { otherCountTables: platform.counts.otherTables } : {}),
   };
 }
 
@@ -539,11 +554,16 @@ function signed(n: number): string {
 }
 
 export interface CountsByType {
-  /** Per entity type (person, organisation): from the per-type tables, else the TotalEntity rows. */
+  /** Per entity type (person, organisation): from the per-type tables, else the TotalEntity rows. Absent: not reported. */
   staged: Record<string, number>;
   imported: Record<string, number>;
-  /** Per entity (Counterparty…) from the TotalEntity table, when per-type tables exist beside it. */
+  /** Per entity (Counterparty…) from the TotalEntity table. */
   totals?: Record<string, { staged: number; imported: number }>;
+  /**
+   * Tables that break down no entity of the TotalEntity table (e.g. an import-outcome table):
+   * shown in the report, never compared.
+   */
+  otherTables?: Array<{ type: string; staged: Record<string, number>; imported: Record<string, number> }>;
 }
 
 /** Reads one counts table's rows into name → count, finding the name and count columns by their headers. */
@@ -580,21 +600,32 @@ export function countsByType(result: {
   counts: Array<{ type: string; headers: string[]; stagedRows: string[][]; importedRows: string[][] }>;
 }): CountsByType {
   const total = result.counts.find((t) => t.type === 'TotalEntity');
-  const perType = result.counts.filter((t) => t !== total);
-  if (perType.length === 0) return total ? readTable(total) : { staged: {}, imported: {} };
-  const out: CountsByType = { staged: {}, imported: {} };
+  const totalRows = total ? readTable(total) : undefined;
+  const totals: Record<string, { staged: number; imported: number }> = {};
+  if (totalRows)
+    for (const name of new Set([...Object.keys(totalRows.staged), ...Object.keys(totalRows.imported)]))
+      totals[name] = { staged: totalRows.staged[name] ?? 0, imported: totalRows.imported[name] ?? 0 };
+  // With a TotalEntity table, a per-type table counts only when it breaks down one of its entities.
+  const perType = result.counts.filter((t) => t !== total && (!total || t.type in totals));
+  const others = result.counts.filter((t) => t !== total && !perType.includes(t));
+  const out: CountsByType = perType.length === 0 && totalRows ? { ...totalRows } : { staged: {}, imported: {} };
   for (const t of perType) {
     const r = readTable(t);
     for (const [k, v] of Object.entries(r.staged)) out.staged[k] = (out.staged[k] ?? 0) + v;
     for (const [k, v] of Object.entries(r.imported)) out.imported[k] = (out.imported[k] ?? 0) + v;
   }
-  if (total) {
-    const r = readTable(total);
-    out.totals = {};
-    for (const name of new Set([...Object.keys(r.staged), ...Object.keys(r.imported)]))
-      out.totals[name] = { staged: r.staged[name] ?? 0, imported: r.imported[name] ?? 0 };
-  }
+  if (total) out.totals = totals;
+  if (others.length) out.otherTables = others.map((t) => ({ type: t.type, ...readTable(t) }));
   return out;
+}
+
+/** An uncompared counts table in one line. @example otherTableText({type: 'X', staged: {a: 1}, imported: {}}) // 'staged a 1; imported none' */
+export function otherTableText(t: { staged: Record<string, number>; imported: Record<string, number> }): string {
+  const list = (r: Record<string, number>) =>
+    Object.entries(r)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ') || 'none';
+  return `staged ${list(t.staged)}; imported ${list(t.imported)}`;
 }
 
 /** Whether a counts table's entity name (Counterparty) stands for a migration component (Counterparties). */

@@ -10,6 +10,7 @@ import { installGuard } from './auth/guard.js';
 import { httpTimeouts } from './http/timeouts.js';
 import { authenticationRoutes } from './auth/route-authentication.js';
 import { installFaults } from './faults/index.js';
+import { installDialect } from './dialect/index.js';
 import { registerMigrationAssistance } from './migration/index.js';
 import { registerProcessOrchestration } from './process/index.js';
 import { registerLodging } from './lodging/index.js';
@@ -35,6 +36,8 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
     },
   });
   installProblemHandlers(app);
+  // First: every answer, refusals of the guard and injected faults included, speaks the dialect.
+  installDialect(app, ctx);
   installGuard(app, ctx);
   installFaults(app, ctx);
   // An empty application/json body (PUT …/send, PUT …/cancel) is allowed: no body needed.

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { closestName } from '../contract/closest-name.js';
 import { StagecoachError } from '../contract/errors.js';
+import { parseDialect } from './dialect/switches.js';
 
 export const serviceConfigSchema = z.object({
   port: z.number().int().min(0).max(65535).default(0).describe('TCP port on 127.0.0.1; 0 picks a free one'),
@@ -46,6 +47,12 @@ export const serviceConfigSchema = z.object({
   allowLoopbackWebhooks: z.boolean().default(true).describe('Allow webhook uris on loopback (this is a local service)'),
   faults: z.string().optional().describe('Fault-injection spec, see docs/fault-injection.md'),
   faultSeed: z.number().int().default(1).describe('Seed of the fault-injection random generator'),
+  dialect: z
+    .string()
+    .optional()
+    .describe(
+      'Answer with the alternatives to the service’s own choices, e.g. "nulls,counters-from-0,gzip" or "all" (docs/contract-gaps.md)',
+    ),
   alterations: z
     .string()
     .optional()
@@ -82,5 +89,7 @@ export function parseServiceConfig(options: ServiceOptions): ServiceConfig {
       { field: key },
     );
   }
-  return serviceConfigSchema.parse(options);
+  const config = serviceConfigSchema.parse(options);
+  parseDialect(config.dialect); // a misspelt switch is refused at start, not ignored
+  return config;
 }

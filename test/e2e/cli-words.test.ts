@@ -56,7 +56,7 @@ describe('a file without a line break', () => {
     writeFileSync(join(at, 'people.csv'), `nr;initials;surname;nationality${'x'.repeat(5_000_000)}`);
     const r = await runCli(['plan', join(at, 'pipeline.yaml')]);
     expect(r.stderr).toBe(
-      `stagecoach: ${join(at, 'people.csv')}:1: the mapping reads column "nationality" that the header lacks; expected one of "nr", "initials", "surname", "nationality${'x'.repeat(46)}…"\n`,
+      `stagecoach: ${join(at, 'people-mapping.yaml')}:11:17: record.nationalities[0] reads column "nationality", which the header of ${join(at, 'people.csv')} (${join(at, 'people.csv')}:1) lacks; expected one of "nr", "initials", "surname", "nationality${'x'.repeat(46)}…"\n`,
     );
     expect(r.code).toBe(2);
   });

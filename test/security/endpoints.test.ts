@@ -135,6 +135,7 @@ const ROUTES: Route[] = [
   { method: 'DELETE', url: '/_admin/faults', owner: 'public', why: 'as above', path: () => '/_admin/faults' },
   { method: 'GET', url: '/_admin/faults/stats', owner: 'public', why: 'as above', path: () => '/_admin/faults/stats' },
   { method: 'DELETE', url: '/_admin/faults/stats', owner: 'public', why: 'as above', path: () => '/_admin/faults/stats' },
+  { method: 'GET', url: '/_admin/faults/alterations', owner: 'public', why: 'as above', path: () => '/_admin/faults/alterations' },
   { method: 'GET', url: '/authentication/validation', owner: 'any', path: () => '/authentication/validation' },
   {
     method: 'GET',

@@ -24,7 +24,7 @@ describe('token response reader', () => {
   });
   it('refuses a body it does not understand without echoing it', () => {
     expect(() => readTokenBody('{"secretish":"x"}')).toThrow(
-      'token response not understood: expected a JWT, a JSON string or an object with access_token, got JSON object with keys secretish',
+      'token response not understood: expected a JWT, a JSON string or an object with access_token (also inside data, result, response or payload), got a JSON object with keys secretish',
     );
   });
   it('reads exp and the scopes from the payload without verifying it', () => {

@@ -59,7 +59,7 @@ describe('ledger transitions', () => {
   it('creates the file in WAL mode with the raised checkpoint and the schema version', () => {
     expect(ledger.db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(ledger.db.pragma('wal_autocheckpoint', { simple: true })).toBe(100000);
-    expect(ledger.db.pragma('user_version', { simple: true })).toBe(3);
+    expect(ledger.db.pragma('user_version', { simple: true })).toBe(2);
     const tables = ledger.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
     expect(tables).toEqual([
       'batches',
@@ -320,6 +320,42 @@ describe('ledger transitions', () => {
     expect(ledger.counts('crm')).toMatchObject({ staged: 3, invalid: 0 });
     expect(ledger.markImported(MIGRATION)).toBe(3);
     expect(ledger.counts('crm')).toMatchObject({ staged: 0, imported: 3 });
+  });
+
+  it('keeps a record imported by two migrations in turn when a third run writes it, and verify finds its live import', () => {
+    const THIRD = '33333333-3333-4333-8333-333333333333';
+    const importInto = (migrationId: string, run: number) => {
+      const batch = ledger.beginBatch(run, scope, ledger.migrationNo(migrationId), [rec(1)], 100);
+      ledger.finishBatch(scope, batch, [{ legacyKey: 'K0001', state: 'staged' }]);
+      return ledger.markImported(migrationId);
+    };
+    const nextRun = (migrationId: string) => {
+      ledger.finishRun(runId, 'completed');
+      runId = ledger.startRun({ pipeline: 'crm', component: 'Counterparties', pipelineFile: 'pipelines/crm.yaml', pipelineHash: 'abc' }).run
+        .id;
+      ledger.setRunMigration(runId, migrationId);
+      return runId;
+    };
+    expect(importInto(MIGRATION, runId)).toBe(1);
+    const second = nextRun(OTHER_MIGRATION);
+    expect(importInto(OTHER_MIGRATION, second)).toBe(1);
+    // The third run stages it into a third migration (it failed here on earlier_imports' key).
+    const third = nextRun(THIRD);
+    const batch = ledger.beginBatch(third, scope, ledger.migrationNo(THIRD), [rec(1, 'h1-third')], 100);
+    ledger.finishBatch(scope, batch, [{ legacyKey: 'K0001', state: 'failed' }]);
+    expect(ledger.db.prepare('SELECT count(*) FROM earlier_imports').pluck().get()).toBe(1);
+    // Not imported by the third: live on the platform from the second, as the second run sent it.
+    expect([...ledger.liveImportsOf('crm')]).toEqual([
+      {
+        referenceId: rec(1).referenceId,
+        file: 'samples/persons.csv',
+        line: 2,
+        legacyKey: 'K0001',
+        contentHash: 'h1',
+        run: second,
+        migrationId: OTHER_MIGRATION,
+      },
+    ]);
   });
 
   it('writes a removal from staging as an intent (removing) first, then confirms it (removed); only confirmed ones count', () => {
@@ -777,7 +813,7 @@ describe("corrections in a record's life", () => {
     readOnly.close();
 
     const ledger = openLedger(file);
-    expect(ledger.db.pragma('user_version', { simple: true })).toBe(3);
+    expect(ledger.db.pragma('user_version', { simple: true })).toBe(2);
     // The record was refused by a run of version 1 (run 1 here); this is a later one.
     ledger.finishRun(ledger.startRun({ ...input, readsEverything: false }).run.id, 'completed');
     const { run, scope } = ledger.startRun({ ...input, readsEverything: false });

@@ -5,6 +5,7 @@ import { join, relative } from 'node:path';
 import { loadPipeline } from '../../src/pipeline/definition/load-pipeline.js';
 import { readPipeline } from '../../src/pipeline/read-pipeline.js';
 import type { StagecoachError } from '../../src/contract/errors.js';
+import { FORMATS } from '../../src/pipeline/definition/schema.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 let dir: string;
@@ -82,7 +83,7 @@ describe('pipeline definition', () => {
     expect(err.message).toBe(
       [
         `Invalid ${f}: 4 problems`,
-        `  ${f}:4:13: sources[0].format: expected one of "csv" | "json" | "jsonl" | "fixed-width", got "xml"`,
+        `  ${f}:4:13: sources[0].format: expected one of ${FORMATS.map((x) => `"${x}"`).join(' | ')}, got "xml"`,
         `  ${f}:7:23: sources[0].csv.delimiter: expected a single character (delimiter), got ";;"`,
         `  ${f}:7:29: sources[0].csv: unknown option "quoute"; did you mean "quote"?`,
         `  ${f}:9:23: target.referenceNamespace: expected a UUID, got "not-a-uuid"`,

@@ -48,13 +48,13 @@ describe('corrections file', () => {
     ]);
     const persons = readFileSync(join(out, 'persons.corrections.csv'), 'utf8').split('\r\n');
     expect(persons[0]).toBe(
-      '\uFEFF_source;_origin;klantnr;voorletters;achternaam;land;error_field;error_code;error_message;error_stage;_row_hash',
+      '\uFEFF_source;_origin;klantnr;voorletters;achternaam;land;_extra;error_field;error_code;error_message;error_stage;_row_hash',
     );
     expect(persons[1]).toMatch(
-      /^persons;persons\.csv:3;1002;;"de Vries; jr";NL;initials;MISSING_REQUIRED_FIELD;initials is required — fill in the value;mapping;[0-9a-f]{16}$/,
+      /^persons;persons\.csv:3;1002;;"de Vries; jr";NL;;initials;MISSING_REQUIRED_FIELD;initials is required — fill in the value;mapping;[0-9a-f]{16}$/,
     );
     expect(persons[2]).toMatch(
-      /^persons;persons\.csv:4;1003;P\.;Bakker;XX;countryCode \| nationalities\.0;UNKNOWN_CODE \| UNKNOWN_CODE;XX is not a configured country — correct the value \| XX is not a configured nationality — correct the value;validation \| validation;[0-9a-f]{16}$/,
+      /^persons;persons\.csv:4;1003;P\.;Bakker;XX;;countryCode \| nationalities\.0;UNKNOWN_CODE \| UNKNOWN_CODE;XX is not a configured country — correct the value \| XX is not a configured nationality — correct the value;validation \| validation;[0-9a-f]{16}$/,
     );
     expect(persons.slice(3)).toEqual(['']);
     const orgs = JSON.parse(readFileSync(join(out, 'organisations.corrections.jsonl'), 'utf8')) as Record<string, unknown>;
@@ -80,5 +80,28 @@ describe('corrections file', () => {
     expect(csvField('two\nlines')).toBe('"two\nlines"');
     expect(csvField(' padded')).toBe('" padded"');
     expect(csvField('a;b', ';')).toBe('"a;b"');
+  });
+
+  it('keeps the error columns in place for a row refused for its number of cells, what did not fit in _extra', async () => {
+    const csv = 'nr,naam\n1,Jansen,extra,more\n2\n';
+    writeFileSync(join(dir, 'width.csv'), csv);
+    const refused = (line: number, at: number) => ({
+      source: 'p',
+      provenance: { file: 'width.csv', line, byteOffset: at },
+      errors: [{ field: '', code: 'SOURCE_ROW_INVALID', message: 'wrong number of cells', stage: 'source' }],
+    });
+    const out = join(dir, 'width');
+    await writeCorrections(
+      [refused(2, csv.indexOf('1,')), refused(3, csv.indexOf('2\n'))],
+      [{ name: 'p', format: 'csv', encoding: 'auto', csv: { delimiter: ',' } }],
+      out,
+      dir,
+    );
+    const lines = readFileSync(join(out, 'p.corrections.csv'), 'utf8').split('\r\n');
+    expect(lines[0]).toBe('\uFEFF_origin,nr,naam,_extra,error_field,error_code,error_message,error_stage,_row_hash');
+    expect(lines[1]).toMatch(
+      /^width\.csv:2,1,Jansen,"extra,more",,SOURCE_ROW_INVALID,wrong number of cells — make the row hold exactly the columns of the header,source,[0-9a-f]{16}$/,
+    );
+    expect(lines[2]).toMatch(/^width\.csv:3,2,,1 of 2 cells: 1 missing,,SOURCE_ROW_INVALID,/);
   });
 });

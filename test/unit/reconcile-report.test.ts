@@ -148,7 +148,11 @@ describe('counts job table', () => {
           },
         ],
       }),
-    ).toEqual({ staged: { person: 3, organisation: 2 }, imported: { person: 3 } });
+    ).toEqual({
+      staged: { person: 3, organisation: 2 },
+      imported: { person: 3 },
+      totals: { person: { staged: 3, imported: 3 }, organisation: { staged: 2, imported: 0 } },
+    });
   });
 
   it('takes entity types from the per-entity tables and per-component totals from TotalEntity', () => {
@@ -184,5 +188,91 @@ describe('counts job table', () => {
       { measure: 'staged', source: 'counts job total', ledger: 6, platform: 7, difference: 1, allowed: 0, ok: false },
       { measure: 'imported', source: 'counts job total', ledger: 6, platform: 6, difference: 0, allowed: 0, ok: true },
     ]);
+  });
+
+  // A platform that answers the counts job with only the TotalEntity table (the spec's example).
+  it('says "not reported" for a type the platform did not count, and balances on the totals it gave', () => {
+    const counts = countsByType({
+      counts: [
+        {
+          type: 'TotalEntity',
+          headers: ['EntityType', 'Count'],
+          stagedRows: [['Counterparty', '6']],
+          importedRows: [['Counterparty', '6']],
+        },
+      ],
+    });
+    const report = buildReport(input({ platform: { counts } }));
+    expect(report.groups[0]!.platform).toEqual([
+      { measure: 'staged', source: 'counts job', ledger: 6, platform: null, difference: null, allowed: 0, ok: true },
+      { measure: 'imported', source: 'counts job', ledger: 6, platform: null, difference: null, allowed: 0, ok: true },
+    ]);
+    expect(report.components[0]!.platform).toEqual([
+      { measure: 'staged', source: 'counts job total', ledger: 6, platform: 6, difference: 0, allowed: 0, ok: true },
+      { measure: 'imported', source: 'counts job total', ledger: 6, platform: 6, difference: 0, allowed: 0, ok: true },
+    ]);
+    expect(report.problems).toEqual([]);
+    expect(report.balanced).toBe(true);
+    // …and a wrong total still shows.
+    const wrong = countsByType({
+      counts: [
+        {
+          type: 'TotalEntity',
+          headers: ['EntityType', 'Count'],
+          stagedRows: [['Counterparty', '5']],
+          importedRows: [['Counterparty', '6']],
+        },
+      ],
+    });
+    expect(buildReport(input({ platform: { counts: wrong } })).problems).toEqual([
+      'Counterparties: the platform (counts job total) reports 5 staged, the ledger 6 (difference -1, tolerance 0)',
+    ]);
+  });
+
+  // A platform that answers with more: zero rows for the components not migrated, one more table.
+  it('takes zeros for other components as agreement and shows an unknown table without comparing it', () => {
+    const counts = countsByType({
+      counts: [
+        {
+          type: 'TotalEntity',
+          headers: ['EntityType', 'Count'],
+          stagedRows: [
+            ['Counterparty', '6'],
+            ['Collateral', '0'],
+            ['FinancingSolution', '0'],
+          ],
+          importedRows: [
+            ['Counterparty', '6'],
+            ['Collateral', '0'],
+            ['FinancingSolution', '0'],
+          ],
+        },
+        { type: 'Counterparty', headers: ['Type', 'Count'], stagedRows: [['person', '6']], importedRows: [['person', '6']] },
+        { type: 'Address', headers: ['AddressType', 'Count'], stagedRows: [['main', '5500']], importedRows: [['main', '5500']] },
+      ],
+    });
+    expect(counts.otherTables).toEqual([{ type: 'Address', staged: { main: 5500 }, imported: { main: 5500 } }]);
+    const report = buildReport(input({ platform: { counts } }));
+    expect(report.problems).toEqual([]);
+    expect(report.balanced).toBe(true);
+    expect(report.otherCountTables).toEqual([{ type: 'Address', staged: { main: 5500 }, imported: { main: 5500 } }]);
+    // A component the ledger has nothing of, reported with records, still does not balance.
+    const more = countsByType({
+      counts: [
+        {
+          type: 'TotalEntity',
+          headers: ['EntityType', 'Count'],
+          stagedRows: [
+            ['Counterparty', '6'],
+            ['Collateral', '3'],
+          ],
+          importedRows: [],
+        },
+        { type: 'Counterparty', headers: ['Type', 'Count'], stagedRows: [['person', '6']], importedRows: [['person', '6']] },
+      ],
+    });
+    expect(buildReport(input({ platform: { counts: more } })).problems).toContain(
+      'Collateral: the platform (counts job) reports 3 record(s) of an entity type the ledger has none of',
+    );
   });
 });

@@ -321,8 +321,9 @@ function registerLogs(program: Command): void {
     .option('--before <timestamp>', 'only entries before this time')
     .option('--continue-from <n>', 'start at this sequence number instead of where the ledger stopped', (v) => {
       const n = Number(v);
-      if (!Number.isInteger(n) || n < 1)
-        throw new StagecoachError('CONFIG_INVALID', `--continue-from expects a whole number from 1, got ${JSON.stringify(v)}`);
+      // 0 is a position too: a platform may count its entries from 0.
+      if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n))
+        throw new StagecoachError('CONFIG_INVALID', `--continue-from expects a whole number from 0, got ${JSON.stringify(v)}`);
       return n;
     })
     .option('--json', 'print one entry a line as JSON')
@@ -347,7 +348,7 @@ function registerLogs(program: Command): void {
           throw new StagecoachError('CONFIG_INVALID', `--format expects json-seq or jsonl, got ${JSON.stringify(opts.format)}`);
         await withClientAndLedger(opts, async (client, ledger, signal) => {
           const migrationId = await migrationOf(client, ledger, given, opts.pipeline, signal);
-          const continueFrom = opts.fromStart ? 1 : opts.continueFrom;
+          const continueFrom = opts.continueFrom;
           const query = {
             ...(opts.level ? { LogLevels: opts.level } : {}),
             ...(opts.component ? { Components: opts.component } : {}),
@@ -363,7 +364,8 @@ function registerLogs(program: Command): void {
             signal,
             format: opts.format as StreamFormat,
             query,
-            ...(continueFrom ? { continueFrom } : {}),
+            ...(continueFrom !== undefined ? { continueFrom } : {}),
+            ...(opts.fromStart ? { fromStart: true } : {}),
             onEntry: (e) => {
               if (opts.json) process.stdout.write(`${JSON.stringify(e)}\n`);
               else
@@ -373,11 +375,13 @@ function registerLogs(program: Command): void {
             },
           });
           if (opts.json) return;
-          if (continueFrom) process.stderr.write(`${out.received} entr${out.received === 1 ? 'y' : 'ies'} from ${continueFrom} on\n`);
+          const entries = `${out.received} entr${out.received === 1 ? 'y' : 'ies'}`;
+          if (opts.fromStart) process.stderr.write(`${entries} from the start\n`);
+          else if (continueFrom !== undefined) process.stderr.write(`${entries} from ${continueFrom} on\n`);
           else
             process.stderr.write(
-              `${out.received} new entr${out.received === 1 ? 'y' : 'ies'}; next read continues from ${out.continueFrom}${
-                out.received === 0 && out.continueFrom > 1 ? ' (--from-start prints the whole log)' : ''
+              `${out.received} new entr${out.received === 1 ? 'y' : 'ies'}; next read continues from ${out.continueFrom ?? 'the start'}${
+                out.received === 0 && out.continueFrom !== undefined ? ' (--from-start prints the whole log)' : ''
               }\n`,
             );
         }).catch((err) => {

@@ -33,6 +33,10 @@ export function registerServeCommands(program: Command): void {
     .option('--faults <spec>', 'fault injection, e.g. "*:status=503:p=0.1" (docs/fault-injection.md)')
     .option('--alter <spec>', 'import some records altered, e.g. "surname:truncate=30;*:lose:p=0.01" (docs/fault-injection.md)')
     .option('--fault-seed <n>', 'seed of the fault-injection generator', wholeNumber('--fault-seed', 0, 2 ** 31), 1)
+    .option(
+      '--dialect <switches>',
+      'answer with the alternatives to the service’s own choices: nulls, counters-from-0, token-envelope, staging-container=array|results|items, timestamps=basic|comma|offset, counts=totals-only|more, gzip|deflate|br, or a preset (all, all-second, all-third); docs/contract-gaps.md',
+    )
     .option('--job-rate <records/s>', 'slow background jobs down to this many records per second', Number)
     .option('--allow-private-webhooks', 'allow webhook uris on private networks', false)
     // Loopback receivers stay allowed by default (demos and tests receive on loopback); a
@@ -70,6 +74,7 @@ export function registerServeCommands(program: Command): void {
         logLevel: opts.logLevel,
         faults: opts.faults,
         faultSeed: opts.faultSeed,
+        dialect: opts.dialect,
         alterations: opts.alter,
         jobRecordsPerSecond: opts.jobRate,
         allowPrivateWebhooks: opts.allowPrivateWebhooks,

@@ -13,6 +13,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { StagecoachError } from '../../contract/errors.js';
+import { cutText, quotedNames } from '../../contract/cut.js';
 import type { PipelineDefinition } from '../definition/load-pipeline.js';
 import { locateValue } from '../definition/yaml-file.js';
 import { preparePipeline, type PreparedSource } from '../prepare-pipeline.js';
@@ -82,12 +83,12 @@ async function missingColumns(s: PreparedSource, missing: string[], present: str
   const reader = (path: string) => path.replace(/\.(column|each)$/, '');
   const place = (x: (typeof at)[number]) => (x.loc ? `${mapping.display}:${x.loc.line}:${x.loc.column}` : mapping.display);
   const first = at[0]!;
-  const others = at.slice(1).map((x) => `${JSON.stringify(x.column)} (${place(x)})`);
+  const others = at.slice(1).map((x) => `${JSON.stringify(cutText(x.column))} (${place(x)})`);
   return new StagecoachError(
     'CONFIG_INVALID',
-    `${place(first)}: ${first.loc ? `${reader(first.loc.path)} reads` : 'the mapping reads'} column ${JSON.stringify(first.column)}, which ${where} lacks${
+    `${place(first)}: ${first.loc ? `${reader(first.loc.path)} reads` : 'the mapping reads'} column ${JSON.stringify(cutText(first.column))}, which ${where} lacks${
       others.length > 0 ? `; it lacks ${others.join(', ')} too` : ''
-    }; expected one of ${present.map((c) => JSON.stringify(c)).join(', ')}`,
+    }; expected one of ${quotedNames(present)}`,
     {
       file: mapping.display,
       ...(first.loc ? { line: first.loc.line, column: first.loc.column } : {}),

@@ -19,8 +19,8 @@ import { extname, join, resolve } from 'node:path';
 import { StagecoachError } from '../../contract/errors.js';
 import type { PipelineDefinition, SourceDefinition } from '../definition/load-pipeline.js';
 import { displayPath } from '../definition/load-pipeline.js';
-import { csvHeader } from '../source/csv/index.js';
-import { listSourceFiles, readSourceFile } from '../source/index.js';
+import type { SourceFormat } from '../definition/schema.js';
+import { formatOf, listSourceFiles, readSourceFile } from '../source/index.js';
 import { sha256Hex } from '../source/row-hash.js';
 import type { SourceRow, SourceRowError } from '../types.js';
 
@@ -31,6 +31,8 @@ export const SOURCE_COLUMN = '_source';
 export const ROW_HASH_COLUMN = '_row_hash';
 /** The export row (file:line) a refused record stands for, right after `_source`: never shifted by a row's missing cells. */
 export const ORIGIN_COLUMN = '_origin';
+/** What of a refused row did not fit its columns (before the error columns): a row with it stays refused until it is emptied. */
+export const EXTRA_COLUMN = '_extra';
 /** Codes in `error_code` are joined by this when a row has several. */
 export const CODE_SEPARATOR = ' | ';
 
@@ -38,14 +40,14 @@ const ERROR_SET: ReadonlySet<string> = new Set(ERROR_COLUMNS);
 /** Metadata: never mapped, never part of the row's fingerprint. */
 export const isMetaColumn = (column: string): boolean => column.startsWith('_') || ERROR_SET.has(column);
 
-/** How a corrections file of a source is written and read: CSV sources as CSV, the others as JSON Lines. */
-export function correctionsDialect(source: { format: string; csv?: { delimiter?: string } }): {
+/** How a corrections file of a source is written and read: in the shape its format registers (CSV or JSON Lines). */
+export function correctionsDialect(source: { format: SourceFormat; csv?: { delimiter?: string } | undefined }): {
   format: 'csv' | 'jsonl';
   extension: 'csv' | 'jsonl';
   delimiter: ',' | ';';
 } {
-  const csv = source.format === 'csv' || source.format === 'fixed-width';
-  return { format: csv ? 'csv' : 'jsonl', extension: csv ? 'csv' : 'jsonl', delimiter: source.csv?.delimiter === ';' ? ';' : ',' };
+  const shape = formatOf(source.format).corrections;
+  return { format: shape, extension: shape, delimiter: source.csv?.delimiter === ';' ? ';' : ',' };
 }
 
 /** A cell as a corrections file holds it: strings as they are, anything nested as JSON. */
@@ -116,12 +118,14 @@ function leadingCellOfRaw(raw: string | undefined, header: readonly string[], co
   return cells[at];
 }
 
-/** The columns of a CSV source as its first file holds them (undefined for other formats, or no file). */
+/** The columns of a source as its first file holds them (its format's header; undefined when records name their own, or no file). */
 export async function sourceColumns(def: PipelineDefinition, source: SourceDefinition): Promise<Set<string> | undefined> {
-  if (source.format !== 'csv') return undefined;
   const files = await listSourceFiles(def.dir, source).catch(() => []);
   if (files.length === 0) return undefined;
-  return new Set(await csvHeader(files[0]!.path, source).catch(() => []));
+  const header = await formatOf(source.format)
+    .header(files[0]!.path, source)
+    .catch(() => []);
+  return header ? new Set(header) : undefined;
 }
 
 const NO_COLUMNS: ReadonlySet<string> = new Set();
@@ -206,7 +210,7 @@ export async function readCorrections(
         const file = shown[i]!;
         const dialect = await dialectOf(abs);
         const source = { ...dialect, name: '_corrections', path: abs, mapping: '' } as unknown as SourceDefinition;
-        const header = dialect.format === 'csv' ? await csvHeader(abs, dialect) : [];
+        const header = (await formatOf(dialect.format).header(abs, dialect)) ?? [];
         for await (const row of readSourceFile(source, { path: abs, file }, { ...(signal ? { signal } : {}) })) {
           if ('code' in row) {
             const origin = parseOrigin(leadingCellOfRaw(row.raw, header, ORIGIN_COLUMN, dialect.csv.delimiter));
@@ -234,12 +238,25 @@ export async function readCorrections(
             yield { row: error, sourceName: def.sources[0]!.name, codes: [], unchanged: false };
             continue;
           }
+          const extraText = String(row.values[EXTRA_COLUMN] ?? '');
+          if (extraText !== '') {
+            const error: SourceRowError = {
+              source: sourceName,
+              provenance: row.provenance,
+              code: 'SOURCE_ROW_INVALID',
+              message: `${file}:${row.provenance.line}: ${EXTRA_COLUMN} holds ${JSON.stringify(extraText.slice(0, 200))}, what of the row did not fit the source's columns; expected the values moved into their columns and ${EXTRA_COLUMN} emptied`,
+              raw: extraText.slice(0, 200),
+            };
+            const origin = parseOrigin(row.values[ORIGIN_COLUMN]);
+            yield { row: error, sourceName, codes: [], unchanged: false, ...(origin ? { origin } : {}) };
+            continue;
+          }
           const written = row.values[ROW_HASH_COLUMN];
           const codes = String(row.values.error_code ?? '')
             .split(CODE_SEPARATOR)
             .map((c) => c.trim())
             .filter(Boolean);
-          const extra = dialect.format === 'csv' ? await extrasOf(file, header, sourceName) : NO_COLUMNS;
+          const extra = await extrasOf(file, header, sourceName);
           const values: Record<string, unknown> = {};
           for (const [k, v] of Object.entries(row.values)) if (!isMetaColumn(k) && !extra.has(k)) values[k] = v;
           const unchanged = typeof written === 'string' && written !== '' && written === rowFingerprint(values);

@@ -13,13 +13,10 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { PipelineDefinition } from './load-pipeline.js';
 import { mappingFileSchema, type MappingFile } from '../mapping/schema.js';
 import { loadYamlFile } from './yaml-file.js';
+import type { MappingSnapshot } from '../../ledger/types.js';
 
-export interface MappingSnapshot {
-  /** Each source's mapping file, as a path among `files`. */
-  sources: Record<string, string>;
-  /** The files' text by their path relative to the folder that holds them all. */
-  files: Record<string, string>;
-}
+// The snapshot's shape is the ledger's (it keeps one per run), so it is declared there.
+export type { MappingSnapshot } from '../../ledger/types.js';
 
 /**
  * The mappings (and their scripts) of a pipeline as they are on disk now.

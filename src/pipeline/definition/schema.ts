@@ -3,12 +3,13 @@
  * default and a one-line description. Types, validation and docs/pipelines.md derive from it.
  */
 import { z } from 'zod';
+import { xlsxOptionsSchema } from '../source/xlsx/options.js';
 import { COMPONENTS } from '../../contract/migration.js';
 import { VALUES_MODES } from '../../contract/classification.js';
 
 export const ENCODINGS = ['utf-8', 'utf-8-bom', 'windows-1252', 'utf-16le', 'utf-16be', 'auto'] as const;
 export type SourceEncoding = (typeof ENCODINGS)[number];
-export const FORMATS = ['csv', 'json', 'jsonl', 'fixed-width'] as const;
+export const FORMATS = ['csv', 'json', 'jsonl', 'fixed-width', 'xlsx'] as const;
 export type SourceFormat = (typeof FORMATS)[number];
 
 /** A retention period: a number of days (`30d`), hours (`12h`), or `0` (remove at once). */
@@ -107,7 +108,7 @@ export const sourceSchema = z
     format: z
       .enum(FORMATS)
       .describe(
-        'csv, json (an array, or an array at json.path), jsonl (one object a line) or fixed-width (columns by position, see fixedWidth)',
+        'csv, json (an array, or an array at json.path), jsonl (one object a line), fixed-width (columns by position, see fixedWidth) or xlsx (a sheet of an Excel workbook, see xlsx)',
       ),
     path: z.string().min(1).describe('file or glob, relative to the pipeline file; several files are read in sorted order'),
     encoding: z
@@ -119,6 +120,7 @@ export const sourceSchema = z
     csv: csvOptionsSchema.default({ delimiter: ',', quote: '"', header: true }).describe('CSV options (format csv)'),
     json: jsonOptionsSchema.default({}).describe('JSON options (format json)'),
     fixedWidth: fixedWidthOptionsSchema.optional().describe('fixed-width options (format fixed-width, where they are required)'),
+    xlsx: xlsxOptionsSchema.default({ sheet: 1, headerRow: 1 }),
     mapping: z.string().min(1).describe('mapping file for this source, relative to the pipeline file'),
   })
   .superRefine((s, ctx) => {

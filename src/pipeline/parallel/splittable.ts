@@ -10,6 +10,7 @@ import { splitCsv, type CsvSplit, type SplitCsvOptions, readCsvBatches, type Csv
 import type { SourceRow, SourceRowError } from '../types.js';
 import type { PreparedSource } from '../prepare-pipeline.js';
 import type { SourceTally } from '../source/tally.js';
+import { formatOf } from '../source/index.js';
 
 /** A byte range that starts at a record, with what its reader must know beforehand (the columns). */
 export type RecordRange = CsvRange;
@@ -53,7 +54,8 @@ export type CsvSplitter = (options: SplitCsvOptions) => Promise<CsvSplit | undef
  * @example const sp = splittableFor(source); const split = sp && (await sp.split(file, 1 << 20, signal));
  */
 export function splittableFor(s: PreparedSource, splitter: CsvSplitter = splitCsv): Splittable | undefined {
-  if (s.def.format !== 'csv') return undefined;
+  // Splitting is CSV's today (the only format with `canSplit`); a second one brings its splitter here.
+  if (!formatOf(s.def.format).canSplit) return undefined;
   const { csv, encoding, name } = s.def;
   return {
     async split(f, chunkBytes, signal) {

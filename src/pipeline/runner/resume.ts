@@ -19,7 +19,7 @@ import { hash } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
 import type { Ledger, RecordProvenance, RunRow } from '../../ledger/index.js';
 import type { PipelineDefinition, SourceDefinition } from '../definition/load-pipeline.js';
-import { listSourceFiles, type SourceFile } from '../source/index.js';
+import { formatOf, listSourceFiles, type SourceFile } from '../source/index.js';
 import { readCsvBatches, type CsvReadOutcome, type CsvRange } from '../source/csv/index.js';
 
 /** Bytes of a file's head that its fingerprint hashes. */
@@ -135,7 +135,8 @@ export class Resume {
     const at = this.position(point);
     if (at < 0) return full(`${point.file} is no longer a file of source ${point.source}`);
     const { source, file } = this.listed[at]!;
-    if (source.format !== 'csv') return full(`source ${source.name} is ${source.format}: resuming reads from a byte offset (CSV only)`);
+    if (!formatOf(source.format).canSplit)
+      return full(`source ${source.name} is ${source.format}: resuming reads from a byte offset, which this format cannot start at`);
     // Every file up to the checkpoint's must be as the previous run found it.
     for (let i = 0; i <= at; i++) {
       const now = this.fingerprints[i]!;

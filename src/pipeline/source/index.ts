@@ -15,12 +15,20 @@ import type { SourceRow, SourceRowError } from '../types.js';
 import type { SourceDefinition } from '../definition/load-pipeline.js';
 import { displayPath } from '../definition/load-pipeline.js';
 import type { SourceFormat } from '../definition/schema.js';
-import { readCsvBatches, type CsvRange } from './csv/index.js';
+import { csvHeader, readCsvBatches, scanCsvKeys, type CsvRange } from './csv/index.js';
+import { csvRowAt } from './csv/row-at.js';
+import { detectEncoding } from './encoding.js';
 import { readJsonArrayBatches, readJsonLinesBatches } from './json/stream.js';
+import { jsonRowAt } from './json/row-at.js';
 import { readFixedWidthBatches } from './fixed-width/stream.js';
+import { fixedWidthHeader, fixedWidthRowAt } from './fixed-width/row-at.js';
+import type { RawRow, RowFormat } from './row-at.js';
+import { readXlsxBatches } from './xlsx/stream.js';
+import { xlsxColumns, xlsxRowAt } from './xlsx/row-at.js';
 import type { SourceTally } from './tally.js';
 
 export { newTally, tallyDisagreement, type SourceTally } from './tally.js';
+export type { RawRow, RowFormat } from './row-at.js';
 
 export interface SourceFile {
   /** Absolute path. */
@@ -55,13 +63,36 @@ export interface ReadOptions {
   tally?: SourceTally | undefined;
 }
 
-/** One format: how to read a file of it, and what it can do besides. */
+/** One format: how to read a file of it, and what it can do besides. Every member is required, so
+ * the compiler points a new format at each decision it has to make. */
 export interface Format {
   read(source: SourceDefinition, file: SourceFile, options: ReadOptions): AsyncGenerator<(SourceRow | SourceRowError)[]>;
-  /** The format can start at a byte offset that begins a record (parallel reading, resume). */
-  canSplit?: boolean;
+  /** The format can start at a byte offset that begins a record (parallel reading, resume); `read` then honours `from`. */
+  canSplit: boolean;
   /** The reader fills in the tally it is given (the independent count of docs/pipelines.md). */
-  tallies?: boolean;
+  tallies: boolean;
+  /** The record at a provenance's byte offset, in the source's columns (`columns`: the file's header, when known). */
+  rowAt(path: string, byteOffset: number, format: RowFormat, columns?: string[]): Promise<RawRow>;
+  /** The columns every record of a file has (a header, declared columns or a layout); undefined when records name their own (JSON). */
+  header(path: string, format: RowFormat): Promise<string[] | undefined>;
+  /**
+   * The shape of its corrections file: `csv` (one column per header column, read back as CSV: the
+   * source's columns must be its header's) or `jsonl` (one object a line, types and nesting kept).
+   */
+  corrections: 'csv' | 'jsonl';
+  /**
+   * The key pass's fast path: marks the key column's value of every record without building
+   * rows, and says whether it could (false: the pass reads rows instead). Null when the format has none.
+   */
+  scanKeys:
+    | ((
+        source: SourceDefinition,
+        file: SourceFile,
+        column: string,
+        signal: AbortSignal | undefined,
+        mark: (raw: string) => void,
+      ) => Promise<boolean>)
+    | null;
 }
 
 const common = (source: SourceDefinition, file: SourceFile, options: ReadOptions) => ({
@@ -87,6 +118,16 @@ export const SOURCE_FORMATS: Record<SourceFormat, Format> = {
   csv: {
     canSplit: true,
     tallies: true,
+    rowAt: csvRowAt,
+    header: (path, format) => csvHeader(path, format),
+    corrections: 'csv',
+    async scanKeys(source, file, column, signal, mark) {
+      const enc = await detectEncoding(file.path, file.file, source.encoding);
+      if (enc.node === 'utf16le') return false; // the scanner reads bytes; UTF-16 goes through the rows
+      const { delimiter, quote, header, columns } = source.csv;
+      await scanCsvKeys({ path: file.path, file: file.file, enc, delimiter, quote, header, columns, column, signal }, mark);
+      return true;
+    },
     read: (source, file, options) =>
       readCsvBatches({
         ...common(source, file, options),
@@ -96,19 +137,48 @@ export const SOURCE_FORMATS: Record<SourceFormat, Format> = {
       }),
   },
   json: {
+    canSplit: false,
     tallies: true,
+    rowAt: jsonRowAt,
+    header: async () => undefined,
+    corrections: 'jsonl',
+    scanKeys: null,
     read: (source, file, options) => readJsonArrayBatches({ ...common(source, file, options), arrayPath: source.json.path }),
   },
   jsonl: {
+    canSplit: false,
     tallies: true,
+    rowAt: jsonRowAt,
+    header: async () => undefined,
+    corrections: 'jsonl',
+    scanKeys: null,
     read: (source, file, options) => readJsonLinesBatches(common(source, file, options)),
   },
   'fixed-width': {
+    canSplit: false,
     tallies: true,
+    rowAt: (path, byteOffset, format) => fixedWidthRowAt(path, byteOffset, format),
+    header: async (_path, format) => fixedWidthHeader(format),
+    corrections: 'csv',
+    scanKeys: null,
     read: (source, file, options) =>
       readFixedWidthBatches({
         ...common(source, file, options),
         fixedWidth: source.fixedWidth!,
+        ...(options.requiredColumns ? { requiredColumns: options.requiredColumns } : {}),
+      }),
+  },
+  xlsx: {
+    canSplit: false,
+    tallies: false,
+    rowAt: (path, rowNumber, format) => xlsxRowAt(path, rowNumber, format),
+    header: xlsxColumns,
+    corrections: 'csv',
+    scanKeys: null,
+    read: (source, file, options) =>
+      readXlsxBatches({
+        ...common(source, file, options),
+        xlsx: source.xlsx,
         ...(options.requiredColumns ? { requiredColumns: options.requiredColumns } : {}),
       }),
   },
@@ -193,7 +263,22 @@ export function readSourceBatches(
 
 /** Whether the format fills in a tally (so plan, ledger and report can show its count). */
 export function formatTallies(format: SourceFormat): boolean {
-  return SOURCE_FORMATS[format].tallies === true;
+  return SOURCE_FORMATS[format].tallies;
+}
+
+/** The format of a source, from the registry. */
+export function formatOf(format: SourceFormat): Format {
+  return SOURCE_FORMATS[format];
+}
+
+/**
+ * Reads the record that starts at `byteOffset` of `file`, in its format.
+ * @example
+ *   const row = await readRowAt('samples/crm/persons.csv', 812, { format: 'csv', encoding: 'auto', csv: { delimiter: ';' } });
+ *   row.values // { klantnr: '1014', voorletters: 'J.', … }
+ */
+export function readRowAt(file: string, byteOffset: number, format: RowFormat, columns?: string[]): Promise<RawRow> {
+  return SOURCE_FORMATS[format.format].rowAt(file, byteOffset, format, columns);
 }
 
 export function isSourceRowError(row: SourceRow | SourceRowError): row is SourceRowError {

@@ -9,40 +9,9 @@
  * end. Plan, ledger and report carry it per file.
  */
 
-/** A row that took the lines after its first one into itself (a quote opened and not closed). */
-export interface SwallowedSpan {
-  /** Line where the row starts. */
-  line: number;
-  /** First and last line read as part of that row although they look like rows of their own. */
-  from: number;
-  to: number;
-}
-
-export interface SourceTally {
-  /** The source's name in the pipeline, and the file as shown in provenance. */
-  source: string;
-  file: string;
-  format: string;
-  /** Counted from the bytes alone (line breaks: LF, CRLF, lone CR; a last line without one counts). */
-  physicalLines: number;
-  /** Physical lines holding nothing but blanks. */
-  blankLines: number;
-  /** JSON array / JSON Lines: top-level items counted by a byte scanner, not by the parser. */
-  items?: number;
-  /** Lines that are not rows by the pipeline's own declaration (a header, a fixed-width trailer). */
-  headerLines: number;
-  /** What the parser yielded: rows plus row errors. */
-  rowsRead: number;
-  rowErrors: number;
-  /** Sum of the line spans of everything yielded (a row over three lines counts three). */
-  linesInRows: number;
-  /** Rows that swallowed the lines after them: the first `SWALLOWED_LISTED` listed… */
-  swallowed: SwallowedSpan[];
-  /** …and the rest only counted, so that a file of broken quotes cannot fill the memory. */
-  unlisted?: { spans: number; lines: number };
-  /** The file ended inside a value, or held no rows at all: why, when it did. */
-  truncated?: string;
-}
+// The tally's shape is the ledger's (it keeps one per run and file), so it is declared there.
+export type { SourceTally, SwallowedSpan } from '../../ledger/types.js';
+import type { SourceTally, SwallowedSpan } from '../../ledger/types.js';
 
 /** How many swallowed spans a tally lists; past these it only counts them. */
 export const SWALLOWED_LISTED = 1000;

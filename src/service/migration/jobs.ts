@@ -21,7 +21,7 @@ import { MIGRATION_COMPONENT } from './store-logs.js';
 import { checkStagedRecord, type ValidationIssue } from './validate.js';
 
 /** Entity names of the components in counts tables. */
-const ENTITY_OF: Record<Component, string> = {
+export const ENTITY_OF: Record<Component, string> = {
   Counterparties: 'Counterparty',
   Collaterals: 'Collateral',
   FinancingSolutions: 'FinancingSolution',
@@ -324,7 +324,6 @@ export class JobRunner {
 
     const walked = await this.walkStaged(job, signal, step);
     if (walked.outcome) return walked.outcome;
-    const processed = walked.processed;
 
     ctx.db.transaction(() => {
       const components = migrations.components(mid);

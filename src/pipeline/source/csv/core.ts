@@ -43,7 +43,7 @@ import { parse, type CsvError, type Info, type Options, type Parser } from 'csv-
 import type { SourceRow, SourceRowError } from '../../types.js';
 import { addSwallowed, type SourceTally } from '../tally.js';
 import { StagecoachError } from '../../../contract/errors.js';
-import { cutText } from '../../../contract/cut.js';
+import { quotedNames as names } from '../../../contract/cut.js';
 import { repairWindows1252, textDefect, textDefectHint } from '../encoding.js';
 import { sha256Hex } from '../row-hash.js';
 import { csvParseOptions, type CsvDialect } from './dialect.js';
@@ -57,9 +57,6 @@ import {
   type PlainLineFormat,
   type RecordDelimiter,
 } from './plain-lines.js';
-
-/** Column names listed in a message about the header. */
-const SHOWN_NAMES = 30;
 
 export type CsvItem = SourceRow | SourceRowError;
 
@@ -480,13 +477,6 @@ export class CsvCore {
     const missing = required.filter((c) => !columns.includes(c) && !c.includes('.'));
     const headerDefect = given ? undefined : textDefect(record.join(FIELD_SEPARATOR));
     const doubled = required.filter((c) => columns.indexOf(c) !== columns.lastIndexOf(c));
-    // A file without a line break is all header: its one "name" can be 50 MB. Names are cut like
-    // any echoed value, and a list of thousands shows its first ones.
-    const names = (list: string[]) =>
-      list
-        .slice(0, SHOWN_NAMES)
-        .map((c) => JSON.stringify(cutText(c)))
-        .join(', ') + (list.length > SHOWN_NAMES ? ` … (${list.length} in all)` : '');
     const s = (list: string[]) => (list.length > 1 ? 's' : '');
     let problem: string | undefined;
     if (missing.length > 0 && headerDefect) {

@@ -35,6 +35,16 @@ export function recordLength(o: FixedWidthOptions): number {
   return o.length ?? Math.max(...o.columns.map((c) => c.start + c.length - 1));
 }
 
+/** A record's values by the layout's column names (trimmed when the layout says so). */
+export function fixedWidthFields(text: string, fixedWidth: FixedWidthOptions): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const c of fixedWidth.columns) {
+    const v = text.slice(c.start - 1, c.start - 1 + c.length);
+    values[c.name] = fixedWidth.trim ? v.trim() : v;
+  }
+  return values;
+}
+
 /**
  * The records of a fixed-width text, in batches (the lines each chunk completes).
  * @example for await (const batch of fixedWidthBatches(textChunks('0001Jan \n0002Piet\n'), { source: 'klanten', file: 'k.txt',
@@ -95,12 +105,7 @@ export async function* fixedWidthBatches(
         raw: text.slice(0, RAW_LIMIT),
       };
     }
-    const values: Record<string, string> = {};
-    for (const c of columns) {
-      const v = text.slice(c.from, c.to);
-      values[c.name] = fixedWidth.trim ? v.trim() : v;
-    }
-    return { source, values, provenance };
+    return { source, values: fixedWidthFields(text, fixedWidth), provenance };
   };
 
   // With a trailer, each line waits for the next before it is read as a record: the last one is the trailer.

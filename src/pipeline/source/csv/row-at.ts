@@ -1,0 +1,30 @@
+/**
+ * One CSV record read back at its provenance, in its file's columns, by the pipeline's own CSV
+ * reader (read-record.ts). A record the reader refuses there (an unclosed quote: the row was
+ * refused for it) comes back as one field, the text of its first line.
+ */
+import { encodingOf, lineAt, type RawRow, type RowFormat } from '../row-at.js';
+import { csvHeader, csvRecordAt } from './read-record.js';
+
+/**
+ * The record at `byteOffset`, named by `columns` (the file's header when not given); cells past
+ * the header are `column_<n>`, and `width` says how many fields the record has.
+ */
+export async function csvRowAt(file: string, byteOffset: number, format: RowFormat, columns?: string[]): Promise<RawRow> {
+  const cols = columns ?? (await csvHeader(file, format));
+  let record = await csvRecordAt(file, byteOffset, format);
+  if (record === 'unreadable') record = [await lineAt(file, (await encodingOf(file, format.encoding)).encoding, byteOffset)];
+  record ??= [];
+  const names = cols.length ? [...cols] : record.map((_v, i) => `column_${i + 1}`);
+  for (let i = names.length; i < record.length; i++) names.push(`column_${i + 1}`);
+  const values: Record<string, unknown> = {};
+  names.forEach((name, i) => (values[name] = record[i] ?? ''));
+  const short = cols.length - record.length;
+  const extra =
+    cols.length === 0 || short === 0
+      ? undefined
+      : short > 0
+        ? `${record.length} of ${cols.length} cells: ${short} missing`
+        : record.slice(cols.length).join(format.csv?.delimiter ?? ',');
+  return { columns: names, values, width: record.length, ...(extra !== undefined ? { extra } : {}) };
+}

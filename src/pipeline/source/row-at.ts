@@ -1,0 +1,73 @@
+/**
+ * Reading one record back at its provenance (file + byte offset), the part every format shares:
+ * the row type, the file's text encoding, and the text from a byte on. Each format's `rowAt`
+ * (in its folder, registered in index.ts) builds on these; the report and the corrections files
+ * read a refused row exactly as the legacy system wrote it, reading only that row.
+ */
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import iconv from 'iconv-lite';
+import type { SourceSpec } from '../definition/schema.js';
+
+/** The reading options of a source that matter for one row. */
+export type RowFormat = Pick<SourceSpec, 'format' | 'encoding'> & {
+  csv?: Partial<SourceSpec['csv']> | undefined;
+  json?: Partial<SourceSpec['json']> | undefined;
+  fixedWidth?: SourceSpec['fixedWidth'] | undefined;
+  xlsx?: Partial<SourceSpec['xlsx']> | undefined;
+};
+
+/** A legacy row as its columns and values, both in file order. */
+export interface RawRow {
+  columns: string[];
+  values: Record<string, unknown>;
+  /** The number of fields the record has when it may differ from its columns' (a CSV row refused for it). */
+  width?: number;
+  /**
+   * What of a refused record does not fit its columns (cells beyond the header, a note of the
+   * cells missing, a fixed-width line of another length): kept in the corrections file's
+   * `_extra` column so the error columns stay in place and the row stays refused until fixed.
+   */
+  extra?: string;
+}
+
+/** Longest row text re-read: a longer row is shown cut, as text. */
+export const MAX_ROW_CHARS = 1024 * 1024;
+
+/** Decides the text encoding of a file: the declared one, or its byte-order mark under `auto`. */
+export async function encodingOf(file: string, declared: RowFormat['encoding']): Promise<{ encoding: string; bomBytes: number }> {
+  if (declared !== 'auto' && declared !== 'utf-8-bom') return { encoding: declared, bomBytes: 0 };
+  const fh = await open(file, 'r');
+  try {
+    const head = Buffer.alloc(3);
+    const { bytesRead } = await fh.read(head, 0, 3, 0);
+    const b = head.subarray(0, bytesRead);
+    if (b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) return { encoding: 'utf-8', bomBytes: 3 };
+    if (b[0] === 0xff && b[1] === 0xfe) return { encoding: 'utf-16le', bomBytes: 2 };
+    if (b[0] === 0xfe && b[1] === 0xff) return { encoding: 'utf-16be', bomBytes: 2 };
+    return { encoding: 'utf-8', bomBytes: 0 };
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The decoded text of `file` from byte `start` on. */
+export function textFrom(file: string, encoding: string, start: number): NodeJS.ReadableStream {
+  return createReadStream(file, { start }).pipe(iconv.decodeStream(encoding));
+}
+
+/** The line that starts at byte `start` (its line break left off, cut at MAX_ROW_CHARS). */
+export async function lineAt(file: string, encoding: string, start: number): Promise<string> {
+  const stream = textFrom(file, encoding, start);
+  let text = '';
+  try {
+    for await (const chunk of stream as AsyncIterable<string>) {
+      const nl = chunk.search(/[\r\n]/);
+      text += nl >= 0 ? chunk.slice(0, nl) : chunk;
+      if (nl >= 0 || text.length > MAX_ROW_CHARS) break;
+    }
+  } finally {
+    (stream as unknown as { destroy?: () => void }).destroy?.();
+  }
+  return text.slice(0, MAX_ROW_CHARS);
+}

@@ -1,0 +1,134 @@
+/**
+ * XLSX sources: one sheet of a workbook (by name or position), read as a stream with exceljs's
+ * streaming WorkbookReader in bounded memory (shared strings and styles cached, rows never
+ * kept), the row after `headerRow` on. Provenance is the workbook and the sheet's row number:
+ * `line` is the row number and so is `byteOffset` (a zipped workbook has no byte a row starts
+ * at; `rowAt` finds the row by its number). Messages name a row as `file:Sheet!12`.
+ */
+import ExcelJS from 'exceljs';
+import { StagecoachError } from '../../../contract/errors.js';
+import type { SourceRow, SourceRowError } from '../../types.js';
+import { sha256Hex } from '../row-hash.js';
+import { cellValue, columnLetters, headerNames } from './cells.js';
+import type { XlsxOptions } from './options.js';
+
+export interface XlsxFileOptions {
+  source: string;
+  path: string;
+  file: string;
+  xlsx: XlsxOptions;
+  requiredColumns?: ReadonlySet<string>;
+  signal?: AbortSignal;
+  hashRows?: boolean;
+  /** Stop after this row number (reading one row back). */
+  lastRow?: number;
+}
+
+const BATCH = 500;
+
+interface SheetRow {
+  number: number;
+  values: unknown[];
+}
+
+/** The rows of the sheet the options name; a sheet the workbook lacks is a configuration error naming the ones it has. */
+async function* sheetRows(path: string, file: string, sheet: string | number, signal?: AbortSignal): AsyncGenerator<SheetRow> {
+  const reader = new ExcelJS.stream.xlsx.WorkbookReader(path, {
+    sharedStrings: 'cache',
+    styles: 'cache',
+    worksheets: 'emit',
+    hyperlinks: 'ignore',
+    entries: 'emit',
+  });
+  const seen: string[] = [];
+  for await (const ws of reader as AsyncIterable<AsyncIterable<{ number: number; values: unknown }> & { name?: string }>) {
+    const name = ws.name ?? String(seen.length + 1);
+    seen.push(name);
+    const chosen = typeof sheet === 'number' ? seen.length === sheet : name === sheet;
+    for await (const row of ws) {
+      if (!chosen) continue;
+      signal?.throwIfAborted();
+      yield { number: row.number, values: (row.values as unknown[]) ?? [] };
+    }
+    if (chosen) return;
+  }
+  throw new StagecoachError(
+    'CONFIG_INVALID',
+    `${file}: the workbook has no sheet ${typeof sheet === 'number' ? `number ${sheet}` : JSON.stringify(sheet)}, expected one of ${seen.map((s) => JSON.stringify(s)).join(', ') || '(none)'}`,
+    { file, field: 'xlsx.sheet', value: String(sheet) },
+  );
+}
+
+/** The sheet's name as messages show it. */
+const sheetLabel = (sheet: string | number) => (typeof sheet === 'number' ? `sheet ${sheet}` : sheet);
+
+/**
+ * The records of a workbook's sheet, in batches.
+ * @example for await (const batch of readXlsxBatches({ source: 'klanten', path, file, xlsx: { sheet: 'Klanten', headerRow: 1 } })) …
+ */
+export async function* readXlsxBatches(opts: XlsxFileOptions): AsyncGenerator<(SourceRow | SourceRowError)[]> {
+  const { source, path, file, xlsx } = opts;
+  const hashRows = opts.hashRows !== false;
+  const where = (row: number, column?: number) => `${file}:${sheetLabel(xlsx.sheet)}!${column ? columnLetters(column) : ''}${row}`;
+  let columns: string[] | undefined;
+  let batch: (SourceRow | SourceRowError)[] = [];
+  for await (const row of sheetRows(path, file, xlsx.sheet, opts.signal)) {
+    if (row.number < xlsx.headerRow) continue;
+    if (row.number === xlsx.headerRow) {
+      columns = headerNames(row.values);
+      for (const name of opts.requiredColumns ?? [])
+        if (!columns.includes(name))
+          throw new StagecoachError(
+            'CONFIG_INVALID',
+            `${where(row.number)}: the mapping reads column ${JSON.stringify(name)}, expected it in the header row (${columns.join(', ')})`,
+            { file, field: name },
+          );
+      continue;
+    }
+    if (!columns) break; // rows before the header row only: see below
+    if (opts.lastRow !== undefined && row.number > opts.lastRow) break;
+    const values: Record<string, unknown> = {};
+    const problems: string[] = [];
+    let filled = false;
+    for (let i = 1; i < row.values.length; i++) {
+      const v = cellValue(row.values[i]);
+      if (v === undefined) continue;
+      filled = true;
+      if (typeof v === 'object') problems.push(`cell ${where(row.number, i)} holds the error ${v.error}, expected a value`);
+      else if (i > columns.length)
+        problems.push(
+          `cell ${where(row.number, i)} holds ${JSON.stringify(v)} beyond the header's last column (${columnLetters(columns.length)})`,
+        );
+      else values[columns[i - 1]!] = v;
+    }
+    if (!filled) continue; // an empty row (trailing rows a spreadsheet keeps formatted)
+    const hash = hashRows ? sha256Hex(JSON.stringify(row.values.slice(1).map(cellValue))) : '';
+    const provenance = { file, line: row.number, byteOffset: row.number, hash };
+    if (problems.length > 0)
+      batch.push({
+        source,
+        provenance,
+        code: 'SOURCE_ROW_INVALID',
+        message: `${where(row.number)}: ${problems.join('; ')}`,
+        raw: JSON.stringify(values).slice(0, 200),
+      });
+    else batch.push({ source, values, provenance });
+    if (batch.length >= BATCH) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (!columns)
+    throw new StagecoachError(
+      'SOURCE_READ_FAILED',
+      `${file}:${sheetLabel(xlsx.sheet)}!${xlsx.headerRow}: the sheet has no header row, expected the column names on row ${xlsx.headerRow} (xlsx.headerRow)`,
+      { file },
+    );
+  if (batch.length > 0) yield batch;
+}
+
+/** The column names of the sheet's header row. */
+export async function xlsxHeader(path: string, file: string, xlsx: XlsxOptions): Promise<string[]> {
+  for await (const row of sheetRows(path, file, xlsx.sheet)) if (row.number === xlsx.headerRow) return headerNames(row.values);
+  return [];
+}

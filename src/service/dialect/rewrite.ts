@@ -1,0 +1,175 @@
+/**
+ * What a dialect changes in the values the service answers with, per resource. Pure functions
+ * of (resource, value, dialect): the HTTP edge (index.ts) decodes bodies, calls these, encodes.
+ */
+import { ENTITY_OF } from '../migration/jobs.js';
+import type { Dialect } from './switches.js';
+
+/** The resources whose values a dialect changes (by route); `other` gets only the generic rewrites. */
+export type Resource =
+  | 'token'
+  | 'jwks'
+  | 'counterparty-list'
+  | 'counterparty-stream'
+  | 'log-stream'
+  | 'staging'
+  | 'job'
+  | 'job-start'
+  | 'other';
+
+const ROUTES: Record<string, Resource> = {
+  'GET /authentication/token/:brokerKey/:labelId': 'token',
+  'GET /counterparty-management/counterparties': 'counterparty-list',
+  'GET /counterparty-management/counterparties/stream': 'counterparty-stream',
+  'GET /migration-assistance/migrations/:id/logs/stream': 'log-stream',
+  'PUT /counterparty-management/migrations/:id/staging/counterparties': 'staging',
+  'GET /migration-assistance/jobs/:jobId': 'job',
+  'GET /authentication/jwks': 'jwks',
+  'PUT /migration-assistance/migrations/:id/jobs/validate-staging': 'job-start',
+  'PUT /migration-assistance/migrations/:id/jobs/import': 'job-start',
+  'PUT /migration-assistance/migrations/:id/jobs/counts': 'job-start',
+};
+
+/** The resource a route serves. @example resourceOf('GET', '/migration-assistance/jobs/:jobId') // 'job' */
+export function resourceOf(method: string, routeUrl: string | undefined): Resource {
+  return ROUTES[`${method} ${routeUrl ?? ''}`] ?? 'other';
+}
+
+/** Whether the resource's stream carries a sequence counter. */
+export const countedStream = (r: Resource): boolean => r === 'counterparty-stream' || r === 'log-stream';
+
+// Optional fields of streamed counterparties that the service leaves out when unknown.
+const OPTIONAL_FIELDS: Record<string, readonly string[]> = {
+  StreamingPersonCounterparty: [
+    'nationalities',
+    'salutation',
+    'initials',
+    'firstName',
+    'surnamePrefix',
+    'surname',
+    'sex',
+    'dateOfBirth',
+    'income',
+    'emailAddress',
+    'addresses',
+    'externalReferences',
+    'ratings',
+  ],
+  StreamingOrganisationCounterparty: [
+    'organisationName',
+    'countryOfIncorporation',
+    'cocNumber',
+    'emailAddress',
+    'addresses',
+    'externalReferences',
+    'ratings',
+  ],
+};
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** One record of a stream (or one item of the list) as the dialect answers it. */
+export function rewriteRecord(resource: Resource, value: unknown, d: Dialect): unknown {
+  if (!isObject(value)) return rewriteTimestamps(value, d);
+  let out: Json = value;
+  if ((resource === 'counterparty-stream' || resource === 'counterparty-list') && d.nulls) {
+    out = { ...out };
+    for (const field of OPTIONAL_FIELDS[String(out.type)] ?? []) if (!(field in out)) out[field] = null;
+  }
+  const counted = countedStream(resource) || resource === 'counterparty-list';
+  if (d.countersFrom0 && counted && typeof out.sequenceNumber === 'number') {
+    out = { ...out, sequenceNumber: out.sequenceNumber - 1 };
+  }
+  if (d.counterName && counted && 'sequenceNumber' in out) {
+    const { sequenceNumber, ...rest } = out;
+    out = { [d.counterName]: sequenceNumber, ...rest };
+  }
+  return rewriteTimestamps(out, d);
+}
+
+/** A whole JSON body as the dialect answers it. */
+export function rewriteBody(resource: Resource, value: unknown, d: Dialect): unknown {
+  let out = value;
+  if (resource === 'token' && isObject(out)) out = rewriteToken(out, d);
+  else if (resource === 'counterparty-list' && isObject(out) && Array.isArray(out.items))
+    out = { ...out, items: out.items.map((item) => rewriteRecord(resource, item, d)) };
+  else if (resource === 'job' && isObject(out) && out.jobType === 'Counts' && Array.isArray(out.counts) && d.counts)
+    out = { ...out, counts: rewriteCounts(out.counts as CountsTable[], d.counts) };
+  else if (resource === 'staging' && Array.isArray(out) && d.stagingContainer && d.stagingContainer !== 'array')
+    out = { [d.stagingContainer]: out };
+  else if (resource === 'job-start' && typeof out === 'string' && d.jobIdObject) out = { referenceId: out };
+  else if (resource === 'jwks' && Array.isArray(out) && d.jwksSet) out = { keys: out };
+  return rewriteTimestamps(out, d);
+}
+
+function rewriteToken(body: Json, d: Dialect): Json {
+  const extra = d.nulls ? { refreshToken: null, scope: null } : {};
+  if (!d.tokenEnvelope) return d.nulls ? { ...body, refresh_token: null, scope: null } : body;
+  return { data: { accessToken: body.access_token, tokenType: body.token_type, expiresIn: body.expires_in, ...extra } };
+}
+
+interface CountsTable {
+  type: string;
+  headers: string[];
+  stagedRows: string[][];
+  importedRows: string[][];
+}
+
+/**
+ * totals-only: only the TotalEntity table (the one the spec shows). more: a TotalEntity row at
+ * "0" for every component the migration did not name, and one more table (import outcome).
+ */
+function rewriteCounts(tables: CountsTable[], mode: 'totals-only' | 'more'): CountsTable[] {
+  const totals = tables.find((t) => t.type === 'TotalEntity');
+  if (mode === 'totals-only') return totals ? [totals] : [];
+  if (!totals) return tables;
+  const named = new Set(totals.stagedRows.map((r) => r[0]));
+  const zeros = Object.values(ENTITY_OF)
+    .filter((e) => !named.has(e))
+    .map((e) => [e, '0']);
+  const sum = (rows: string[][]) => String(rows.reduce((a, r) => a + Number(r[1] ?? 0), 0));
+  const outcome: CountsTable = {
+    type: 'ImportOutcome',
+    headers: ['Outcome', 'Count'],
+    stagedRows: [['Staged', sum(totals.stagedRows)]],
+    importedRows: [['Imported', sum(totals.importedRows)]],
+  };
+  return [
+    { ...totals, stagedRows: [...totals.stagedRows, ...zeros], importedRows: [...totals.importedRows, ...zeros] },
+    ...tables.filter((t) => t !== totals),
+    outcome,
+  ];
+}
+
+const EXTENDED = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/;
+
+/** Every timestamp (a string in the RFC 3339 form) in another ISO 8601 form, at any depth. */
+export function rewriteTimestamps(value: unknown, d: Dialect): unknown {
+  if (!d.timestamps) return value;
+  if (typeof value === 'string') return otherForm(value, d.timestamps);
+  if (Array.isArray(value)) return value.map((v) => rewriteTimestamps(v, d));
+  if (isObject(value)) {
+    const out: Json = {};
+    for (const [k, v] of Object.entries(value)) out[k] = rewriteTimestamps(v, d);
+    return out;
+  }
+  return value;
+}
+
+/**
+ * @example otherForm('2026-01-02T03:04:05.123Z', 'basic')  // '20260102T030405.123Z'
+ * @example otherForm('2026-01-02T03:04:05.123Z', 'comma')  // '2026-01-02T03:04:05,123Z'
+ * @example otherForm('2026-01-02T03:04:05.123Z', 'offset') // '2026-01-02T04:04:05.123+0100'
+ */
+export function otherForm(text: string, form: 'basic' | 'comma' | 'offset'): string {
+  const m = EXTENDED.exec(text);
+  if (!m) return text;
+  const [, y, mo, d, h, mi, s, fraction, zone] = m;
+  if (form === 'basic') return `${y}${mo}${d}T${h}${mi}${s}${fraction ? `.${fraction}` : ''}${zone!.replace(':', '')}`;
+  if (form === 'comma') return `${y}-${mo}-${d}T${h}:${mi}:${s},${fraction ?? '000'}${zone}`;
+  // The same instant one hour east of UTC, the offset written without a colon.
+  const shifted = new Date(Date.parse(text) + 3_600_000).toISOString();
+  const whole = shifted.slice(0, 19);
+  return `${whole}${fraction ? `.${shifted.slice(20, 23)}` : ''}+0100`;
+}

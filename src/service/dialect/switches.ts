@@ -1,0 +1,117 @@
+/**
+ * The switches of a dialect: which alternative the service answers with, per choice it made
+ * where the specification is silent (docs/contract-gaps.md, "Alternatives the client is tested
+ * against"). Parsed from `serve --dialect <spec>` / the `dialect` option of startService.
+ */
+import { closestName } from '../../contract/closest-name.js';
+import { StagecoachError } from '../../contract/errors.js';
+
+export type ContentCoding = 'gzip' | 'deflate' | 'br';
+
+export interface Dialect {
+  /** Absent optional fields sent as `null` (a .NET-style serialiser). */
+  nulls: boolean;
+  /** Stream counters start at 0 instead of 1 (responses and `continue-from` alike). */
+  countersFrom0: boolean;
+  /** The token response as `{"data": {"accessToken", "tokenType", "expiresIn"}}`. */
+  tokenEnvelope: boolean;
+  /** Staging results in one JSON container served as application/json instead of the request's stream format. */
+  stagingContainer?: 'array' | 'results' | 'items';
+  /** Timestamps in another ISO 8601 form: basic (`20260102T030405Z`), comma decimals, or an offset `+0100`. */
+  timestamps?: 'basic' | 'comma' | 'offset';
+  /** Counts results with only the TotalEntity table, or with zero rows for every other component and one more table. */
+  counts?: 'totals-only' | 'more';
+  /** Every response body in this content coding, whatever the request's Accept-Encoding says. */
+  coding?: ContentCoding;
+  /** The stream counter under another name than `sequenceNumber`. */
+  counterName?: (typeof COUNTER_NAMES)[number];
+  /** A started job's id as `{"referenceId": …}` instead of a JSON string. */
+  jobIdObject?: boolean;
+  /** The JWKS as an RFC 7517 set `{"keys": […]}` instead of an array. */
+  jwksSet?: boolean;
+}
+
+/** Other names a platform may give the stream counter (the spec's name for it is garbled). */
+const COUNTER_NAMES = ['sequence', 'seq', 'counter', 'position', 'streamPosition'] as const;
+
+/** Named sets of switches: every alternative at once, in two combinations. */
+export const DIALECT_PRESETS: Record<string, string> = {
+  all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set',
+  'all-second': 'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position',
+  'all-third': 'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set',
+};
+
+const VALUES = {
+  'staging-container': ['array', 'results', 'items'],
+  timestamps: ['basic', 'comma', 'offset'],
+  counts: ['totals-only', 'more'],
+  'counter-name': COUNTER_NAMES,
+  'job-id': ['object'],
+  jwks: ['set'],
+} as const;
+const FLAGS = ['nulls', 'counters-from-0', 'token-envelope', 'gzip', 'deflate', 'br'] as const;
+const NAMES = [...FLAGS, ...Object.keys(VALUES), ...Object.keys(DIALECT_PRESETS)];
+
+/** The service's own choices: no switch on. */
+export const NO_DIALECT: Dialect = { nulls: false, countersFrom0: false, tokenEnvelope: false };
+
+/**
+ * Reads a dialect spec: comma-separated switches and presets, later ones winning.
+ * @example parseDialect('nulls,timestamps=basic').timestamps // 'basic'
+ */
+export function parseDialect(spec: string | undefined): Dialect {
+  const d: Dialect = { ...NO_DIALECT };
+  const refuse = (item: string, why: string): never => {
+    throw new StagecoachError('CONFIG_INVALID', `dialect switch ${JSON.stringify(item)}: ${why}; the switches are ${NAMES.join(', ')}`, {
+      field: 'dialect',
+    });
+  };
+  const apply = (list: string) => {
+    for (const raw of list.split(',')) {
+      const item = raw.trim();
+      if (!item || item === 'none') continue;
+      const [name = '', value] = item.split('=', 2) as [string, string | undefined];
+      if (name in DIALECT_PRESETS && value === undefined) {
+        apply(DIALECT_PRESETS[name]!);
+        continue;
+      }
+      if (name in VALUES) {
+        const allowed = VALUES[name as keyof typeof VALUES] as readonly string[];
+        if (value === undefined || !allowed.includes(value)) refuse(item, `expected ${name}=${allowed.join('|')}`);
+        if (name === 'staging-container') d.stagingContainer = value as Dialect['stagingContainer'];
+        else if (name === 'timestamps') d.timestamps = value as Dialect['timestamps'];
+        else if (name === 'counts') d.counts = value as Dialect['counts'];
+        else if (name === 'counter-name') d.counterName = value as Dialect['counterName'];
+        else if (name === 'job-id') d.jobIdObject = true;
+        else d.jwksSet = true;
+        continue;
+      }
+      if (value !== undefined || !(FLAGS as readonly string[]).includes(name)) {
+        const near = closestName(name, NAMES);
+        refuse(item, `not a switch${near ? ` (did you mean ${near}?)` : ''}`);
+      }
+      if (name === 'nulls') d.nulls = true;
+      else if (name === 'counters-from-0') d.countersFrom0 = true;
+      else if (name === 'token-envelope') d.tokenEnvelope = true;
+      else d.coding = name as ContentCoding;
+    }
+  };
+  apply(spec ?? '');
+  return d;
+}
+
+/** Whether any switch is on (off: the service installs no hook at all). */
+export function dialectActive(d: Dialect): boolean {
+  return (
+    d.nulls ||
+    d.countersFrom0 ||
+    d.tokenEnvelope ||
+    !!d.stagingContainer ||
+    !!d.timestamps ||
+    !!d.counts ||
+    !!d.coding ||
+    !!d.counterName ||
+    !!d.jobIdObject ||
+    !!d.jwksSet
+  );
+}

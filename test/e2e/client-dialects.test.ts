@@ -1,0 +1,328 @@
+/**
+ * The client against a platform that chose differently: the embedded service started with a
+ * dialect (src/service/dialect/) answers with the alternatives to its own choices, and the real
+ * CLI must get the same results as against the service's own choices: the same token summary,
+ * migrate report, log, exports (also resumed after a cut) and lodging outcome. The default
+ * service's run is the truth each dialect run is compared with.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync, rmSync, truncateSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { CLI, ROOT, runCli, startCli } from '../support/cli.js';
+import { createClient } from '../../src/client/index.js';
+import { startTestService, tempDir, type TestService } from '../support/service.js';
+import type { ReconciliationReport } from '../../src/reconcile/report-model.js';
+import { COUNTER_FIELD_ALIASES } from '../../src/contract/shared.js';
+
+const services: TestService[] = [];
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const s of services.splice(0)) await s.dispose();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const EXTENDED_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+interface ChainOutcome {
+  token: Record<string, unknown>;
+  report: ReconciliationReport;
+  migrateStdout: string;
+  logs: Array<{ sequenceNumber: number; action: string; logLevel: string; timestamp: string; component: string }>;
+  jsonl: Array<Record<string, unknown>>;
+  csv: string[];
+  resumed: { first: number; text: string; full: string };
+  lodged: Record<string, unknown>;
+  events: Array<{ eventName: string; data: Record<string, unknown> }>;
+  /** Entries of the first plain `logs` read, then those a follower printed after a counts job. */
+  read: number;
+  followed: Array<{ sequenceNumber: number; action: string }>;
+  subscribed: { subscribed: Array<{ event: string }> };
+}
+
+const lines = (text: string) => text.split('\n').filter(Boolean);
+
+/** The main chain through the real CLI against one service: token, migrate, logs, exports (one resumed), lodge. */
+async function runChain(dialect: string | undefined): Promise<ChainOutcome> {
+  const svc = await startTestService(dialect ? { dialect } : {});
+  services.push(svc);
+  const dir = tempDir('stagecoach-dialect-');
+  dirs.push(dir);
+  const conn = ['--ledger', join(dir, 'ledger.db'), '--base-url', svc.url];
+  const ok = async (args: string[]) => {
+    const r = await runCli(args);
+    expect({ args: args.slice(0, 2), code: r.code, stderr: r.code === 0 ? '' : r.stderr }).toEqual({
+      args: args.slice(0, 2),
+      code: 0,
+      stderr: '',
+    });
+    return r;
+  };
+  const token = JSON.parse((await ok(['token', '--json', '--base-url', svc.url])).stdout) as Record<string, unknown>;
+  const migrated = await ok(['migrate', 'pipelines/crm.yaml', '--drop-invalid', '--out', join(dir, 'report'), ...conn]);
+  const report = JSON.parse(readFileSync(join(dir, 'report', 'report.json'), 'utf8')) as ReconciliationReport;
+  const logs = lines((await ok(['logs', '--from-start', '--json', ...conn])).stdout).map((l) => JSON.parse(l));
+  // A plain read stores the position in the ledger; a follower started later resumes from it and
+  // prints only what a counts job adds.
+  const read = lines((await ok(['logs', '--json', ...conn])).stdout).map((l) => JSON.parse(l) as { sequenceNumber: number });
+  const follower = spawn(process.execPath, [CLI, 'logs', '--follow', '--json', ...conn], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  let followedText = '';
+  follower.stdout.on('data', (d: Buffer) => (followedText += d));
+  const followerDone = new Promise<number | null>((r) => follower.on('exit', r));
+  await ok(['counts', ...conn]);
+  for (let waited = 0; !followedText.includes('CountedEntities') && waited < 30_000; waited += 100)
+    await new Promise((r) => setTimeout(r, 100));
+  follower.kill('SIGINT');
+  expect(await followerDone).toBe(0);
+  const followed = lines(followedText).map((l) => JSON.parse(l) as { sequenceNumber: number; action: string });
+
+  const jsonlFile = join(dir, 'cps.jsonl');
+  await ok(['counterparties', 'export', '--format', 'jsonl', '--out', jsonlFile, '--base-url', svc.url]);
+  const full = readFileSync(jsonlFile, 'utf8');
+  const csvFile = join(dir, 'cps.csv');
+  await ok(['counterparties', 'export', '--format', 'csv', '--out', csvFile, '--base-url', svc.url]);
+  // A crash in the middle of record 4: the next run cuts the half record and continues after 3.
+  const cutAt = lines(full)
+    .slice(0, 3)
+    .reduce((n, l) => n + Buffer.byteLength(l) + 1, 0);
+  truncateSync(jsonlFile, cutAt + 20);
+  expect(statSync(jsonlFile).size).toBe(cutAt + 20);
+  const again = JSON.parse(
+    (await ok(['counterparties', 'export', '--format', 'jsonl', '--out', jsonlFile, '--json', '--base-url', svc.url])).stdout,
+  );
+  // A webhook receiver subscribed through the platform gets the lodging's event.
+  const listener = await startCli([
+    'webhooks',
+    'listen',
+    '--port',
+    '0',
+    '--subscribe',
+    'lodging.message.handling_succeeded',
+    '--count',
+    '1',
+    '--json',
+    '--base-url',
+    svc.url,
+  ]);
+  let heard = '';
+  listener.child.stdout!.on('data', (d: Buffer) => (heard += d));
+  const stopped = new Promise<number | null>((r) => listener.child.on('exit', r));
+  const lodged = JSON.parse((await ok(['lodge', 'samples/lodging', '--json', '--external-ref', 'crm:A-17', '--base-url', svc.url])).stdout);
+  const timer = setTimeout(() => listener.child.kill('SIGINT'), 30_000);
+  expect(await stopped).toBe(0);
+  clearTimeout(timer);
+  const events = lines(heard).map((l) => JSON.parse(l) as { eventName: string; data: Record<string, unknown> });
+  return {
+    token,
+    report,
+    migrateStdout: migrated.stdout,
+    logs,
+    jsonl: lines(full).map((l) => JSON.parse(l)),
+    csv: lines(readFileSync(csvFile, 'utf8')),
+    resumed: { first: again.resumedAfter, text: readFileSync(jsonlFile, 'utf8'), full },
+    lodged,
+    events,
+    read: read.length,
+    followed,
+    subscribed: JSON.parse(listener.firstLine) as { subscribed: Array<{ event: string }> },
+  };
+}
+
+/** Records in referenceId order: the order imports make them live may differ between two runs. */
+const byReference = (records: Array<Record<string, unknown>>) =>
+  [...records].sort((a, b) => String(a.referenceId).localeCompare(String(b.referenceId)));
+/** A record without its counter, under whichever name the platform gave it. */
+const withoutCounter = (record: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(record).filter(([k]) => !(COUNTER_FIELD_ALIASES as readonly string[]).includes(k)));
+const summary = (r: ReconciliationReport) => ({
+  balanced: r.balanced,
+  problems: r.problems,
+  totals: r.totals,
+  groups: r.groups.map((g) => ({ component: g.component, entityType: g.entityType, steps: g.steps, gaps: g.gaps })),
+});
+
+describe('the main chain against a platform that chose differently', () => {
+  let truth: ChainOutcome;
+  beforeAll(async () => {
+    truth = await runChain(undefined);
+  }, 240_000);
+
+  // Every alternative of docs/contract-gaps.md, in three combinations (switches.ts DIALECT_PRESETS).
+  it.each(['all', 'all-second', 'all-third'])(
+    'dialect %s: same token, balanced report, whole log, exports and lodging as against the service’s own choices',
+    async (dialect) => {
+      const got = await runChain(dialect);
+      const { issuedAt: _i, expiresAt: _e, baseUrl: _b, ...token } = got.token;
+      const { issuedAt: _ti, expiresAt: _te, baseUrl: _tb, ...truthToken } = truth.token;
+      expect(token).toEqual(truthToken);
+
+      expect(summary(got.report)).toEqual(summary(truth.report));
+      expect(got.report.balanced).toBe(true);
+
+      // the whole log, none lost, in order, every timestamp read into the extended form
+      expect(got.logs.map((e) => [e.action, e.logLevel, e.component])).toEqual(truth.logs.map((e) => [e.action, e.logLevel, e.component]));
+      const first = got.logs[0]!.sequenceNumber;
+      expect(first).toBe(dialect === 'all-third' ? 1 : 0); // the dialect really counts from 0
+      expect(got.logs.map((e) => e.sequenceNumber)).toEqual(got.logs.map((_e, i) => first + i));
+      for (const e of got.logs) expect(e.timestamp).toMatch(EXTENDED_TIMESTAMP);
+      expect(got.read).toBe(got.logs.length);
+      expect(got.followed.map((e) => e.action)).toEqual(truth.followed.map((e) => e.action));
+      expect(got.followed.map((e) => e.sequenceNumber)).toEqual(got.followed.map((_e, i) => first + got.logs.length + i));
+      expect(truth.followed.map((e) => e.action)).toContain('CountedEntities');
+      expect(got.logs.map((e) => Date.parse(e.timestamp)).every((t, i, all) => i === 0 || t >= all[i - 1]!)).toBe(true);
+
+      // exports: the same records (nulls read as absent), the counter as the platform numbers them
+      expect(byReference(got.jsonl.map(withoutCounter))).toEqual(byReference(truth.jsonl.map(withoutCounter)));
+      for (const cp of got.jsonl) expect(Object.values(cp)).not.toContain(null);
+      const rows = (csv: string[]) => csv.map((l) => l.replace(/^\d+,/, '')).sort();
+      expect(rows(got.csv)).toEqual(rows(truth.csv));
+      expect(got.resumed.first).toBe(got.jsonl[2]!.sequenceNumber);
+      expect(got.resumed.text).toBe(got.resumed.full);
+
+      const status = (o: Record<string, unknown>) => (o.message as { status: string }).status;
+      expect([status(got.lodged), status(truth.lodged)]).toEqual(['Sent', 'Sent']);
+      expect(got.subscribed.subscribed.map((x) => x.event)).toEqual(['lodging.message.handling_succeeded']);
+      expect(got.events.map((e) => [e.eventName, e.data.messageType])).toEqual(truth.events.map((e) => [e.eventName, e.data.messageType]));
+      expect(truth.events.length).toBe(1);
+    },
+    240_000,
+  );
+});
+
+/** A short chain on the small people export: token, migrate, the whole log, a JSON Lines export. */
+async function miniChain(dialect: string | undefined) {
+  const svc = await startTestService(dialect ? { dialect } : {});
+  services.push(svc);
+  const dir = tempDir('stagecoach-dialect-');
+  dirs.push(dir);
+  const conn = ['--ledger', join(dir, 'ledger.db'), '--base-url', svc.url];
+  const token = await runCli(['token', '--json', '--base-url', svc.url]);
+  const migrate = await runCli([
+    'migrate',
+    'test/cases/reconcile/people/pipeline.yaml',
+    '--drop-invalid',
+    '--out',
+    join(dir, 'report'),
+    ...conn,
+  ]);
+  const report =
+    migrate.code === 0 ? (JSON.parse(readFileSync(join(dir, 'report', 'report.json'), 'utf8')) as ReconciliationReport) : undefined;
+  const markdown = migrate.code === 0 ? readFileSync(join(dir, 'report', 'report.md'), 'utf8') : '';
+  const logs = await runCli(['logs', '--from-start', '--json', ...conn]);
+  const exported = join(dir, 'cps.jsonl');
+  const exp = await runCli(['counterparties', 'export', '--format', 'jsonl', '--out', exported, '--base-url', svc.url]);
+  return {
+    codes: { token: token.code, migrate: migrate.code, logs: logs.code, export: exp.code },
+    stderr: [token, migrate, logs, exp].filter((r) => r.code !== 0).map((r) => r.stderr),
+    token: token.code === 0 ? (JSON.parse(token.stdout) as Record<string, unknown>) : {},
+    report,
+    markdown,
+    logs: lines(logs.stdout).map((l) => JSON.parse(l) as { sequenceNumber: number; action: string; timestamp: string }),
+    records: exp.code === 0 ? lines(readFileSync(exported, 'utf8')).map((l) => JSON.parse(l) as Record<string, unknown>) : [],
+  };
+}
+
+describe('each alternative alone (the eight cases of issue 31 and the content codings)', () => {
+  let truth: Awaited<ReturnType<typeof miniChain>>;
+  beforeAll(async () => {
+    truth = await miniChain(undefined);
+    expect(truth.codes).toEqual({ token: 0, migrate: 0, logs: 0, export: 0 });
+  }, 120_000);
+
+  const same = (got: typeof truth) => {
+    expect({ codes: got.codes, stderr: got.stderr }).toEqual({ codes: { token: 0, migrate: 0, logs: 0, export: 0 }, stderr: [] });
+    expect(summary(got.report!)).toEqual(summary(truth.report!));
+    expect(got.logs.map((e) => e.action)).toEqual(truth.logs.map((e) => e.action));
+    expect(byReference(got.records.map(withoutCounter))).toEqual(byReference(truth.records.map(withoutCounter)));
+    expect(got.token.clientId).toBe(truth.token.clientId);
+  };
+
+  it.each([
+    // 1: optional person fields sent as null (counterparties export exited 4)
+    [
+      'nulls',
+      (got: typeof truth) =>
+        expect(got.records.some((r) => r.type === 'StreamingPersonCounterparty' && !('surnamePrefix' in r))).toBe(true),
+    ],
+    // 2: a coded body the request did not ask for (token exited 4)
+    ['gzip', () => undefined],
+    ['deflate', () => undefined],
+    ['br', () => undefined],
+    // 3: counters from 0 (logs --from-start lost the first entry)
+    [
+      'counters-from-0',
+      (got: typeof truth) => {
+        expect(got.logs.length).toBe(truth.logs.length);
+        expect(got.logs.map((e) => e.sequenceNumber)).toEqual(truth.logs.map((e) => e.sequenceNumber - 1));
+        expect(got.records[0]!.sequenceNumber).toBe(0);
+      },
+    ],
+    // 4: other ISO 8601 forms (logs exited 4)
+    ...(['basic', 'comma', 'offset'] as const).map((form) => [
+      `timestamps=${form}`,
+      (got: typeof truth) => {
+        for (const e of got.logs) expect(e.timestamp).toMatch(EXTENDED_TIMESTAMP);
+        if (form === 'offset') expect(got.logs[0]!.timestamp).toMatch(/\+01:00$/);
+      },
+    ]),
+    // 5: the token in an envelope (token exited 4)
+    ['token-envelope', () => undefined],
+    // 6: more counts content (migrate was NOT BALANCED on an extra table)
+    [
+      'counts=more',
+      (got: typeof truth) => expect(got.markdown).toContain('Counts table ImportOutcome (shown, not compared): staged Staged '),
+    ],
+    // 7: only the TotalEntity table (migrate was NOT BALANCED: "0 staged")
+    [
+      'counts=totals-only',
+      (got: typeof truth) => {
+        expect(got.report!.groups.flatMap((g) => g.platform.map((c) => [c.source, c.platform]))).toEqual(
+          got.report!.groups.flatMap(() => [
+            ['counts job', null],
+            ['counts job', null],
+          ]),
+        );
+        expect(got.report!.components[0]!.platform.filter((c) => c.source === 'counts job total').map((c) => c.ok)).toEqual([true, true]);
+        expect(got.markdown).toContain('| staged | counts job | 19 | not reported by the platform | — | not checked |');
+      },
+    ],
+    // the counter under another of its accepted names; a started job's id in an object
+    ['counter-name=seq', (got: typeof truth) => expect(got.records.every((r) => typeof r.seq === 'number')).toBe(true)],
+    ['job-id=object', () => undefined],
+    // 8: staging results in a JSON container (migrate exited 4)
+    ['staging-container=array', () => undefined],
+    ['staging-container=results', () => undefined],
+    ['staging-container=items', () => undefined],
+  ] as Array<[string, (got: typeof truth) => void]>)(
+    '%s: the same report, log and export as against the service’s own choice',
+    async (dialect, specific) => {
+      const got = await miniChain(dialect);
+      same(got);
+      specific(got);
+    },
+    120_000,
+  );
+});
+
+describe('the JWKS as an RFC 7517 set', () => {
+  it('reads the same keys as from the array the service sends by default', async () => {
+    const plain = await startTestService();
+    const other = await startTestService({ dialect: 'jwks=set,gzip' });
+    services.push(plain, other);
+    const options = { clientId: 'demo-client', clientSecret: 'demo-secret', brokerKey: 'demo-broker', labelReferenceId: 'demo-label' };
+    const a = createClient({ baseUrl: plain.url, ...options });
+    const b = createClient({ baseUrl: other.url, ...options });
+    try {
+      const [truthKeys, got] = [await a.auth.jwks(), await b.auth.jwks()];
+      expect(got.keys.map((k) => k.kty)).toEqual(truthKeys.keys.map((k) => k.kty));
+      expect(got.keys.length).toBeGreaterThan(0);
+      expect(got.supportedVersions).toEqual(truthKeys.supportedVersions);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});

@@ -1,0 +1,129 @@
+/**
+ * The service's dialects (src/service/dialect/): with switches on, it answers with the
+ * alternatives to its own choices, read here over raw HTTP and set against the same service's
+ * default answers (the truth), so each switch is seen to change what it says and nothing else.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, DEMO, basic, getToken, startTestService, type TestService } from '../support/service.js';
+import { parseDialect } from '../../src/service/dialect/index.js';
+import { rewriteBody } from '../../src/service/dialect/rewrite.js';
+import { createMigration, frames, id, MEDIA_SEQ, person, stagingPath } from '../cases/migration/records.js';
+
+const STREAM = '/counterparty-management/counterparties/stream';
+let plain: TestService;
+let other: TestService;
+let plainToken: string;
+let otherToken: string;
+
+beforeAll(async () => {
+  plain = await startTestService();
+  other = await startTestService({ dialect: 'nulls,counters-from-0,token-envelope,timestamps=basic,staging-container=items,gzip' });
+  plainToken = await getToken(plain.url);
+  const res = await call(other.url, undefined, 'GET', `/authentication/token/${DEMO.broker}/${DEMO.label}`, {
+    headers: { authorization: basic(DEMO.clientId, DEMO.secret) },
+  });
+  otherToken = res.body.data.accessToken;
+});
+afterAll(async () => {
+  await plain?.dispose();
+  await other?.dispose();
+});
+
+const jsonl = (text: string) =>
+  text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
+
+describe('serve --dialect', () => {
+  it('refuses a switch it does not know, with the closest one', () => {
+    expect(() => parseDialect('nulls,nulz')).toThrow(
+      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, all, all-second, all-third',
+    );
+    expect(() => parseDialect('counts=some')).toThrow('dialect switch "counts=some": expected counts=totals-only|more;');
+    expect(parseDialect('all')).toEqual({
+      nulls: true,
+      countersFrom0: true,
+      tokenEnvelope: true,
+      stagingContainer: 'items',
+      timestamps: 'basic',
+      counts: 'totals-only',
+      coding: 'gzip',
+      counterName: 'seq',
+      jobIdObject: true,
+      jwksSet: true,
+    });
+  });
+
+  it('answers the token in an envelope, gzip-coded, with nulls for what it leaves out', async () => {
+    const res = await call(other.url, undefined, 'GET', `/authentication/token/${DEMO.broker}/${DEMO.label}`, {
+      headers: { authorization: basic(DEMO.clientId, DEMO.secret) },
+    });
+    expect(res.headers.get('content-encoding')).toBe('gzip');
+    expect(res.body).toEqual({
+      data: { accessToken: expect.stringMatching(/^ey/), tokenType: 'Bearer', expiresIn: 300, refreshToken: null, scope: null },
+    });
+  });
+
+  it('streams the same counterparties counted from 0, absent fields as null, continue-from in its own numbers', async () => {
+    const accept = { accept: 'application/jsonl' };
+    const truth = jsonl((await call(plain.url, plainToken, 'GET', STREAM, { headers: accept })).text);
+    const got = jsonl((await call(other.url, otherToken, 'GET', STREAM, { headers: accept })).text);
+    expect(got.map((c) => c.sequenceNumber)).toEqual(truth.map((c) => (c.sequenceNumber as number) - 1));
+    expect(got.map((c) => withoutNulls({ ...c, sequenceNumber: 0 }))).toEqual(truth.map((c) => ({ ...c, sequenceNumber: 0 })));
+    const person = got.find(
+      (c) => c.type === 'StreamingPersonCounterparty' && !truth.some((t) => t.referenceId === c.referenceId && 'surnamePrefix' in t),
+    );
+    expect(person?.surnamePrefix).toBeNull();
+    const from2 = jsonl((await call(other.url, otherToken, 'GET', `${STREAM}?continue-from=2`, { headers: accept })).text);
+    expect(from2.map((c) => c.referenceId)).toEqual(got.slice(2).map((c) => c.referenceId));
+  });
+
+  it('answers staging results as one {"items": […]} container, one item a line, and log timestamps in the basic form', async () => {
+    const m = await createMigration(other.url, otherToken);
+    const res = await call(other.url, otherToken, 'PUT', stagingPath(m), {
+      raw: frames('json-seq', [person(1), person(2)]),
+      headers: { 'content-type': MEDIA_SEQ, accept: MEDIA_SEQ },
+    });
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(res.text).toBe(
+      `{"items": [\n{"referenceId":"${id(1)}","isSuccessful":true,"errors":[]},\n{"referenceId":"${id(2)}","isSuccessful":true,"errors":[]}\n]}\n`,
+    );
+    const logs = jsonl(
+      (
+        await call(other.url, otherToken, 'GET', `/migration-assistance/migrations/${m}/logs/stream`, {
+          headers: { accept: 'application/jsonl' },
+        })
+      ).text,
+    );
+    expect(logs.map((e) => e.sequenceNumber)).toEqual(logs.map((_e, i) => i));
+    for (const e of logs) expect(e.timestamp).toMatch(/^\d{8}T\d{6}(\.\d+)?Z$/);
+  });
+
+  it('rewrites a counts result to the TotalEntity table alone, or to zero rows for other components and one more table', () => {
+    const result = {
+      referenceId: 'j',
+      jobType: 'Counts',
+      counts: [
+        {
+          type: 'TotalEntity',
+          headers: ['EntityType', 'Count'],
+          stagedRows: [['Counterparty', '7']],
+          importedRows: [['Counterparty', '6']],
+        },
+        { type: 'Counterparty', headers: ['Type', 'Count'], stagedRows: [['person', '7']], importedRows: [['person', '6']] },
+      ],
+    };
+    expect(rewriteBody('job', result, parseDialect('counts=totals-only'))).toEqual({ ...result, counts: [result.counts[0]] });
+    const zeros = ['Collateral', 'FinancingSolution', 'FinancingExecution', 'Administration'].map((e) => [e, '0']);
+    expect(rewriteBody('job', result, parseDialect('counts=more'))).toEqual({
+      ...result,
+      counts: [
+        { ...result.counts[0], stagedRows: [['Counterparty', '7'], ...zeros], importedRows: [['Counterparty', '6'], ...zeros] },
+        result.counts[1],
+        { type: 'ImportOutcome', headers: ['Outcome', 'Count'], stagedRows: [['Staged', '7']], importedRows: [['Imported', '6']] },
+      ],
+    });
+  });
+});

@@ -1,0 +1,94 @@
+/**
+ * The XLSX source on workbooks written by exceljs (the truth is what the test wrote): cell types
+ * as the mapping sees them, the sheet chosen by name or position, header cells left empty (a
+ * merged cell), empty trailing rows and columns, refused cells named by sheet and cell, and a
+ * row read back at its provenance.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import ExcelJS from 'exceljs';
+import { readRowAt } from '../../src/pipeline/source/index.js';
+import { readXlsxBatches } from '../../src/pipeline/source/xlsx/stream.js';
+import { cellValue, columnLetters, headerNames } from '../../src/pipeline/source/xlsx/cells.js';
+import { tempDir } from '../support/service.js';
+
+const dir = tempDir('stagecoach-xlsx-');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function workbook(name: string, fill: (wb: ExcelJS.Workbook) => void): Promise<string> {
+  const wb = new ExcelJS.Workbook();
+  fill(wb);
+  const path = join(dir, name);
+  await wb.xlsx.writeFile(path);
+  return path;
+}
+
+async function rows(path: string, xlsx: { sheet: string | number; headerRow: number }) {
+  const out: unknown[] = [];
+  for await (const batch of readXlsxBatches({ source: 's', path, file: 'w.xlsx', xlsx, hashRows: false }))
+    for (const r of batch) out.push('values' in r ? [r.provenance.line, r.values] : [r.provenance.line, r.message]);
+  return out;
+}
+
+describe('xlsx cells', () => {
+  it('turns dates into ISO text, keeps numbers and booleans, joins rich text and takes a formula result', () => {
+    expect(cellValue(new Date(Date.UTC(1980, 4, 17)))).toBe('1980-05-17');
+    expect(cellValue(new Date(Date.UTC(2026, 10, 27, 9, 5, 3)))).toBe('2026-11-27T09:05:03');
+    expect(cellValue(12.5)).toBe(12.5);
+    expect(cellValue(true)).toBe(true);
+    expect(cellValue({ richText: [{ text: 'de ' }, { text: 'Vries' }] })).toBe('de Vries');
+    expect(cellValue({ formula: 'A1+1', result: 3 })).toBe(3);
+    expect(cellValue({ text: 'site', hyperlink: 'https://x' })).toBe('site');
+    expect(cellValue({ error: '#N/A' })).toEqual({ error: '#N/A' });
+    expect(cellValue(null)).toBeUndefined();
+  });
+
+  it('names empty header cells by their column letters and drops empty trailing ones', () => {
+    expect(headerNames([null, 'nr', ' naam ', null, 'plaats', null, null])).toEqual(['nr', 'naam', 'C', 'plaats']);
+    expect([1, 26, 27, 52, 703].map(columnLetters)).toEqual(['A', 'Z', 'AA', 'AZ', 'AAA']);
+  });
+});
+
+describe('readXlsxBatches', () => {
+  it('reads the named sheet after its header row, dates as dates whatever their format, skipping empty rows', async () => {
+    const path = await workbook('a.xlsx', (wb) => {
+      wb.addWorksheet('Eerst').addRow(['x']);
+      const ws = wb.addWorksheet('Klanten');
+      ws.addRow(['Export']);
+      ws.mergeCells('A1:D1');
+      ws.addRow(['nr', 'naam', 'geboren', 'inkomen']);
+      ws.addRow([1001, 'Jansen', new Date(Date.UTC(1980, 4, 17)), 1234.5]);
+      ws.getCell('C3').numFmt = 'dd/mm/yyyy';
+      ws.addRow([]);
+      ws.addRow([1002, { richText: [{ text: 'de Vries' }] }, new Date(Date.UTC(1975, 0, 2)), null]);
+      ws.getCell('C5').numFmt = 'mmm d, yyyy';
+      ws.getCell('A9').numFmt = '0';
+    });
+    expect(await rows(path, { sheet: 'Klanten', headerRow: 2 })).toEqual([
+      [3, { nr: 1001, naam: 'Jansen', geboren: '1980-05-17', inkomen: 1234.5 }],
+      [5, { nr: 1002, naam: 'de Vries', geboren: '1975-01-02' }],
+    ]);
+    expect(await rows(path, { sheet: 1, headerRow: 1 })).toEqual([]);
+    await expect(rows(path, { sheet: 'Personen', headerRow: 1 })).rejects.toThrow(
+      'w.xlsx: the workbook has no sheet "Personen", expected one of "Eerst", "Klanten"',
+    );
+  });
+
+  it('refuses a row with an error cell or a value beyond the header, naming sheet and cell, and reads a row back at its provenance', async () => {
+    const path = await workbook('b.xlsx', (wb) => {
+      const ws = wb.addWorksheet('Data');
+      ws.addRow(['nr', 'naam']);
+      ws.addRow([1, { error: '#N/A' }]);
+      ws.addRow([2, 'Bos', 'extra']);
+      ws.addRow([3, 'Vos']);
+    });
+    expect(await rows(path, { sheet: 'Data', headerRow: 1 })).toEqual([
+      [2, 'w.xlsx:Data!2: cell w.xlsx:Data!B2 holds the error #N/A, expected a value'],
+      [3, 'w.xlsx:Data!3: cell w.xlsx:Data!C3 holds "extra" beyond the header\'s last column (B)'],
+      [4, { nr: 3, naam: 'Vos' }],
+    ]);
+    const back = await readRowAt(path, 4, { format: 'xlsx', encoding: 'auto', xlsx: { sheet: 'Data', headerRow: 1 } });
+    expect(back).toEqual({ columns: ['nr', 'naam'], values: { nr: 3, naam: 'Vos' } });
+  });
+});
