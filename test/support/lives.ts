@@ -40,6 +40,7 @@ const WINDOW = 2;
 const SLOW_STAGING = 'PUT /counterparty-management/*:latency=30-80';
 /** The corrections file's columns after the export's: the error columns and the row's fingerprint. */
 const TRAILING = ['error_field', 'error_code', 'error_message', 'error_stage', '_row_hash'];
+const EXTRA = '_extra';
 
 export interface LifeOptions {
   seed: number;
@@ -120,8 +121,10 @@ interface CorrectionsRow {
   leading: string[];
   /** The export's cells (a row refused for its width has the cells it has). */
   cells: string[];
-  /** The error columns and the row's fingerprint. */
+  /** `_extra` (what did not fit the export's columns, when the file has it), the error columns and the row's fingerprint. */
   trailing: string[];
+  /** The export's columns as the file holds them (a short row padded to the header, `_extra` saying so). */
+  written: string[];
   /** The export row it was refused as, in the model. */
   row: ExportRow | undefined;
 }
@@ -347,10 +350,18 @@ class Life {
     fix.lines = fix.lines.filter((l) => parsed.rows.some((r) => r.row?.line === l));
     fix.newKeys = fix.newKeys.filter((l) => parsed.rows.some((r) => r.row?.line === l));
     const lines = [[...parsed.header, ...(fix.extraColumn ? ['opmerking'] : [])]];
+    const hasExtra = parsed.header.includes(EXTRA);
     for (const r of parsed.rows) {
-      const cells = [...r.cells];
-      if (r.row && (fix.lines.includes(r.row.line) || fix.newKeys.includes(r.row.line))) repair(cells, r.row);
-      lines.push([...r.leading, ...cells, ...r.trailing, ...(fix.extraColumn ? ['nagekeken'] : [])]);
+      // As written (a short row padded, `_extra` saying so); a fixed row holds the export's columns
+      // exactly, and `_extra` emptied.
+      let cells = [...r.written];
+      const trailing = [...r.trailing];
+      if (r.row && (fix.lines.includes(r.row.line) || fix.newKeys.includes(r.row.line))) {
+        cells = [...r.cells];
+        repair(cells, r.row);
+        if (hasExtra) trailing[0] = '';
+      }
+      lines.push([...r.leading, ...cells, ...trailing, ...(fix.extraColumn ? ['nagekeken'] : [])]);
     }
     const fixed = join(this.dir, `fixed-${index + 1}.csv`);
     writeFileSync(fixed, `\uFEFF${lines.map((l) => l.map(csvCell).join(';')).join('\r\n')}\r\n`);
@@ -390,16 +401,19 @@ class Life {
       [],
     );
     this.same(`${file}: columns after the export's`, header.slice(header.length - TRAILING.length), TRAILING);
-    this.same(
-      `${file}: the export's columns`,
-      header.slice(lead, header.length - TRAILING.length).length,
-      this.model.truth.rows[0]!.cells.length,
-    );
+    // `_extra`, right before the error columns, holds what of a row did not fit the export's columns.
+    const end =
+      header[header.length - TRAILING.length - 1] === EXTRA ? header.length - TRAILING.length - 1 : header.length - TRAILING.length;
+    this.same(`${file}: the export's columns`, header.slice(lead, end).length, this.model.truth.rows[0]!.cells.length);
     const refused = this.model.refusedRows();
     const rows = records.slice(1).map((fields): CorrectionsRow => {
-      const cells = fields.slice(lead, fields.length - TRAILING.length);
+      const tail = fields.length - TRAILING.length - (end < header.length - TRAILING.length ? 1 : 0);
+      const written = fields.slice(lead, tail);
+      // A row with a cell too few is padded to the header, `_extra` saying `17 of 18 cells: 1 missing`.
+      const width = /^(\d+) of \d+ cells/.exec(end < header.length - TRAILING.length ? (fields[tail] ?? '') : '');
+      const cells = width ? written.slice(0, Number(width[1])) : written;
       const row = refused.find((r) => r.cells.length === cells.length && r.cells.every((c, i) => c === cells[i]));
-      return { leading: fields.slice(0, lead), cells, trailing: fields.slice(fields.length - TRAILING.length), row };
+      return { leading: fields.slice(0, lead), cells, trailing: fields.slice(tail), written, row };
     });
     const unmatched = rows
       .filter((r) => !r.row)
