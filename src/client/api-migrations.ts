@@ -272,9 +272,12 @@ export function jobsApi(transport: Transport) {
         signal: opts.signal,
       });
       if (res.status === 202) {
+        // Any 202 body means running: the spec's shape is read, another (`{"status": "Running",
+        // "progress": …}`) or none at all leaves the job's own id and no completed components.
+        const body = res.body && typeof res.body === 'object' && !Array.isArray(res.body) ? res.body : {};
         const running = parseWith(
-          runningJobSchema.extend({ referenceId: z.string(), componentsCompleted: z.array(z.string()).default([]) }),
-          res.body ?? { referenceId: jobId },
+          runningJobSchema.extend({ referenceId: z.string().default(jobId), componentsCompleted: z.array(z.string()).default([]) }),
+          body,
           'running job',
         );
         return { state: 'running', referenceId: running.referenceId, componentsCompleted: running.componentsCompleted };
