@@ -14,6 +14,8 @@ import { createClient } from '../../src/client/index.js';
 import { startTestService, tempDir, type TestService } from '../support/service.js';
 import type { ReconciliationReport } from '../../src/reconcile/report-model.js';
 import { COUNTER_FIELD_ALIASES } from '../../src/contract/shared.js';
+import { encodeFrame } from '../../src/codec/index.js';
+import { person } from '../cases/migration/records.js';
 
 const services: TestService[] = [];
 const dirs: string[] = [];
@@ -38,6 +40,8 @@ interface ChainOutcome {
   read: number;
   followed: Array<{ sequenceNumber: number; action: string }>;
   subscribed: { subscribed: Array<{ event: string }> };
+  /** `cancel` of the completed migration: the platform's 409, as the CLI shows it. */
+  refused: { code: number | null; stderr: string };
 }
 
 const lines = (text: string) => text.split('\n').filter(Boolean);
@@ -61,6 +65,9 @@ async function runChain(dialect: string | undefined): Promise<ChainOutcome> {
   const token = JSON.parse((await ok(['token', '--json', '--base-url', svc.url])).stdout) as Record<string, unknown>;
   const migrated = await ok(['migrate', 'pipelines/crm.yaml', '--drop-invalid', '--out', join(dir, 'report'), ...conn]);
   const report = JSON.parse(readFileSync(join(dir, 'report', 'report.json'), 'utf8')) as ReconciliationReport;
+  // An error outside authentication in the platform's shape: the CLI shows its message all the same.
+  const cancel = await runCli(['cancel', ...conn]);
+  const refused = { code: cancel.code, stderr: cancel.stderr.replaceAll(report.run.migrationId!, '<migration>').replaceAll(dir, '<dir>') };
   const logs = lines((await ok(['logs', '--from-start', '--json', ...conn])).stdout).map((l) => JSON.parse(l));
   // A plain read stores the position in the ledger; a follower started later resumes from it and
   // prints only what a counts job adds.
@@ -128,6 +135,7 @@ async function runChain(dialect: string | undefined): Promise<ChainOutcome> {
     read: read.length,
     followed,
     subscribed: JSON.parse(listener.firstLine) as { subscribed: Array<{ event: string }> },
+    refused,
   };
 }
 
@@ -161,6 +169,9 @@ describe('the main chain against a platform that chose differently', () => {
 
       expect(summary(got.report)).toEqual(summary(truth.report));
       expect(got.report.balanced).toBe(true);
+      expect(got.refused).toEqual(truth.refused);
+      expect(truth.refused.code).toBe(1);
+      expect(truth.refused.stderr).toContain('stagecoach: cannot cancel: migration <migration> is Completed (imported), which is final;');
 
       // the whole log, none lost, in order, every timestamp read into the extended form
       expect(got.logs.map((e) => [e.action, e.logLevel, e.component])).toEqual(truth.logs.map((e) => [e.action, e.logLevel, e.component]));
@@ -325,4 +336,94 @@ describe('the JWKS as an RFC 7517 set', () => {
       await b.close();
     }
   });
+});
+
+/** A client of the demo tenant on one service. */
+const demoClient = (svc: TestService) =>
+  createClient({
+    baseUrl: svc.url,
+    clientId: 'demo-client',
+    clientSecret: 'demo-secret',
+    brokerKey: 'demo-broker',
+    labelReferenceId: 'demo-label',
+  });
+
+/** How a call failed, as the caller sees it. */
+async function failure(p: Promise<unknown>): Promise<{ status?: number; code: string; message: string }> {
+  try {
+    await p;
+  } catch (err) {
+    const { status, code, message } = err as { status?: number; code: string; message: string };
+    return { status, code, message };
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('errors, definitions and running jobs in another shape (each on its own endpoint)', () => {
+  it.each(['errors=envelope', 'errors=plain'])(
+    '%s: a 422 and a 409 keep their status and the platform’s message',
+    async (dialect) => {
+      const plain = await startTestService();
+      const other = await startTestService({ dialect });
+      services.push(plain, other);
+      const [a, b] = [demoClient(plain), demoClient(other)];
+      try {
+        const unknown = { processDefinitionReferenceId: '00000000-0000-4000-8000-000000000000' };
+        const [truth422, got422] = [await failure(a.processes.create(unknown)), await failure(b.processes.create(unknown))];
+        expect(truth422).toMatchObject({ status: 422, code: 'UNKNOWN_PROCESS_DEFINITION' });
+        // envelope: the platform's code is ours and is kept; plain text: classified by status alone
+        expect(got422).toEqual({ ...truth422, code: dialect === 'errors=envelope' ? truth422.code : 'HTTP_ERROR' });
+        const conflict = async (c: ReturnType<typeof demoClient>) => {
+          const m = await c.migrations.create(['Counterparties']);
+          await c.migrations.cancel(m.referenceId);
+          return (await failure(c.jobs.validateStaging(m.referenceId))).message.replaceAll(m.referenceId, '<migration>');
+        };
+        const [truth409, got409] = [await conflict(a), await conflict(b)];
+        expect(truth409).toMatch(/^cannot validate: migration <migration> .*\(409 on PUT /);
+        expect(got409).toBe(truth409);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    },
+    60_000,
+  );
+
+  it('definitions=single: the one matching definition as a bare object is read as a list of one', async () => {
+    const plain = await startTestService();
+    const other = await startTestService({ dialect: 'definitions=single' });
+    services.push(plain, other);
+    const [a, b] = [demoClient(plain), demoClient(other)];
+    try {
+      const filter = { types: ['LoanOrigination'], codes: ['CleanOrder'] };
+      const truth = await a.processes.definitions(filter);
+      expect(truth.map((d) => d.code)).toEqual(['CleanOrder']);
+      expect(await b.processes.definitions(filter)).toEqual(truth);
+      expect((await b.processes.definitions()).length).toBe((await a.processes.definitions()).length);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it.each(['job-running=status', 'job-running=empty'])(
+    '%s: a running job is seen as running under its own id, then done with the same result',
+    async (dialect) => {
+      const slow = await startTestService({ dialect, jobRecordsPerSecond: 5 });
+      services.push(slow);
+      const c = demoClient(slow);
+      try {
+        const m = await c.migrations.create(['Counterparties']);
+        const records = [1, 2, 3, 4, 5, 6].map((n) => encodeFrame('jsonl', person(n))).join('');
+        await c.migrations.stageCounterparties(m.referenceId, records, { format: 'jsonl' });
+        const job = await c.jobs.validateStaging(m.referenceId);
+        expect(await c.jobs.get(job)).toEqual({ state: 'running', referenceId: job, componentsCompleted: [] });
+        const result = await c.jobs.waitFor(job, { intervalMs: 100 });
+        expect(result).toMatchObject({ referenceId: job, jobType: 'ValidateStaging', isValid: true });
+      } finally {
+        await c.close();
+      }
+    },
+    60_000,
+  );
 });

@@ -137,7 +137,11 @@ describe('serve --dialect', () => {
       const path = '/process-orchestration/processes';
       const body = { processDefinitionReferenceId: '00000000-0000-4000-8000-000000000000' };
       const truth = await call(plain.url, plainToken, 'POST', path, { body });
-      expect([truth.status, truth.headers.get('content-type'), truth.body.code]).toEqual([422, 'application/problem+json; charset=utf-8', 'UNKNOWN_PROCESS_DEFINITION']);
+      expect([truth.status, truth.headers.get('content-type'), truth.body.code]).toEqual([
+        422,
+        'application/problem+json; charset=utf-8',
+        'UNKNOWN_PROCESS_DEFINITION',
+      ]);
       const a = await call(envelope.url, await getToken(envelope.url), 'POST', path, { body });
       expect([a.status, a.headers.get('content-type')]).toEqual([422, 'application/json']);
       expect(a.body).toEqual({ error: { code: 'UNKNOWN_PROCESS_DEFINITION', message: truth.body.detail } });
