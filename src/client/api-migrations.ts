@@ -20,7 +20,7 @@ import {
 import { ClientError } from './errors.js';
 import { sleep } from './retry.js';
 import { resumableStream, type StreamOptions } from './streams.js';
-import { parseWith, readJobId, readStagingResults } from './tolerant.js';
+import { parseWith, readJobId, readPage, readStagingResults } from './tolerant.js';
 import { seg, type Transport } from './transport.js';
 
 type Signal = { signal?: AbortSignal };
@@ -161,7 +161,7 @@ export function migrationsApi(transport: Transport) {
         area: 'counterparty-management',
         signal: opts.signal,
       });
-      return parseWith(stagedPageSchema, res.body, 'staged page');
+      return parseWith(stagedPageSchema, readPage(res.body, opts), 'staged page');
     },
     /** One staged record, or undefined when it is not staged. */
     async getStaged(migrationId: string, referenceId: string, opts: Signal = {}): Promise<Record<string, unknown> | undefined> {

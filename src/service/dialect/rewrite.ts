@@ -103,6 +103,7 @@ export function rewriteBody(resource: Resource, value: unknown, d: Dialect): unk
   else if (resource === 'job-start' && typeof out === 'string' && d.jobIdObject) out = { referenceId: out };
   else if (resource === 'jwks' && Array.isArray(out) && d.jwksSet) out = { keys: out };
   else if (resource === 'definitions' && Array.isArray(out) && out.length === 1 && d.definitionsSingle) out = out[0];
+  if (d.pagesData && isPage(out)) out = { data: out.items, total: out.total };
   return rewriteTimestamps(out, d);
 }
 
@@ -124,6 +125,10 @@ export function rewriteError(problem: unknown, mode: 'envelope' | 'plain'): stri
   const message = String(p.detail || p.title || 'error');
   return mode === 'plain' ? message : JSON.stringify({ error: { code: p.code ?? 'ERROR', message } });
 }
+
+/** A page of an offset-paged list in the service's envelope (every list route answers this shape). */
+const isPage = (v: unknown): v is { items: unknown[]; total: number } =>
+  isObject(v) && Array.isArray(v.items) && typeof v.total === 'number' && typeof v.offset === 'number' && typeof v.limit === 'number';
 
 function rewriteToken(body: Json, d: Dialect): Json {
   const extra = d.nulls ? { refreshToken: null, scope: null } : {};

@@ -35,6 +35,8 @@ export interface Dialect {
   definitionsSingle?: boolean;
   /** A running job's 202 body as `{"status": "Running", "progress": …}`, or no body at all. */
   jobRunning?: 'status' | 'empty';
+  /** Pages of offset-paged lists as `{"data": […], "total"}` instead of `{items, total, offset, limit}`. */
+  pagesData?: boolean;
 }
 
 /** Other names a platform may give the stream counter (the spec's name for it is garbled). */
@@ -44,7 +46,7 @@ const COUNTER_NAMES = ['sequence', 'seq', 'counter', 'position', 'streamPosition
 export const DIALECT_PRESETS: Record<string, string> = {
   all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status',
   'all-second':
-    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty',
+    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data',
   'all-third': 'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single',
 };
 
@@ -58,6 +60,7 @@ const VALUES = {
   errors: ['envelope', 'plain'],
   definitions: ['single'],
   'job-running': ['status', 'empty'],
+  pages: ['data'],
 } as const;
 const FLAGS = ['nulls', 'counters-from-0', 'token-envelope', 'gzip', 'deflate', 'br'] as const;
 const NAMES = [...FLAGS, ...Object.keys(VALUES), ...Object.keys(DIALECT_PRESETS)];
@@ -96,6 +99,7 @@ export function parseDialect(spec: string | undefined): Dialect {
         else if (name === 'jwks') d.jwksSet = true;
         else if (name === 'errors') d.errors = value as Dialect['errors'];
         else if (name === 'definitions') d.definitionsSingle = true;
+        else if (name === 'pages') d.pagesData = true;
         else d.jobRunning = value as Dialect['jobRunning'];
         continue;
       }
@@ -128,6 +132,7 @@ export function dialectActive(d: Dialect): boolean {
     !!d.jwksSet ||
     !!d.errors ||
     !!d.definitionsSingle ||
-    !!d.jobRunning
+    !!d.jobRunning ||
+    !!d.pagesData
   );
 }
