@@ -734,19 +734,32 @@ export class Ledger {
   }
 
   /**
-   * The imported records of one migration and pipeline, only what `verify` sets beside the
-   * platform (no errors to parse, no provenance beyond file and line), in referenceId order: one
-   * scan, and the caller's referenceId-keyed table is appended to instead of written at random.
+   * The records of a pipeline the platform holds from an import, in whichever migration of the
+   * pipeline it happened, only what `verify` sets beside the platform, in referenceId order (one
+   * scan; the caller's referenceId-keyed table is appended to instead of written at random):
+   * records whose state is `imported`, and records written again by a later run that did not
+   * import them (refused, or sent into a migration that was canceled) whose earlier import the
+   * ledger keeps in `earlier_imports` — with what that import sent (its content hash) and the
+   * pipeline's last run in that migration, whose mappings sent it.
    */
-  *importedOf(migrationId: string, pipeline: string): Generator<ImportedRef> {
+  *liveImportsOf(pipeline: string): Generator<ImportedRef> {
+    const legacyKey = "CASE WHEN r.keyed = 1 THEN r.legacy_key ELSE '' END";
+    const imported = `SELECT r.reference_id AS referenceId, r.file, r.line, ${legacyKey} AS legacyKey, r.content_hash AS contentHash,
+        r.last_run AS run, m.reference_id AS migrationId
+      FROM records r JOIN scopes s ON s.id = r.scope JOIN migrations m ON m.id = r.migration
+      WHERE s.pipeline = $pipeline AND r.state = 'imported' AND r.reference_id IS NOT NULL`;
+    // A ledger written before earlier_imports existed knows of no earlier import.
+    const hasEarlier = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'earlier_imports'").get();
+    const earlier = `SELECT e.reference_id AS referenceId, r.file, r.line, ${legacyKey} AS legacyKey, e.content_hash AS contentHash,
+        (SELECT max(u.id) FROM runs u JOIN scopes us ON us.id = u.scope WHERE us.pipeline = $pipeline AND u.migration_id = m.reference_id) AS run,
+        m.reference_id AS migrationId
+      FROM earlier_imports e
+      JOIN records r ON r.scope = e.scope AND r.keyed = e.keyed AND r.legacy_key = e.legacy_key
+      JOIN scopes s ON s.id = r.scope JOIN migrations m ON m.id = e.migration
+      WHERE s.pipeline = $pipeline AND r.state <> 'imported' AND e.reference_id IS NOT NULL`;
     yield* this.db
-      .prepare<[string, string], ImportedRef>(
-        `SELECT r.reference_id AS referenceId, r.file, r.line, CASE WHEN r.keyed = 1 THEN r.legacy_key ELSE '' END AS legacyKey, r.content_hash AS contentHash
-        FROM records r JOIN scopes s ON s.id = r.scope JOIN migrations m ON m.id = r.migration
-        WHERE m.reference_id = ? AND s.pipeline = ? AND r.state = 'imported' AND r.reference_id IS NOT NULL
-        ORDER BY r.reference_id, r.scope, r.keyed DESC, r.legacy_key`,
-      )
-      .iterate(migrationId, pipeline);
+      .prepare<[{ pipeline: string }], ImportedRef>(`${imported}${hasEarlier ? ` UNION ALL ${earlier}` : ''} ORDER BY referenceId`)
+      .iterate({ pipeline });
   }
 
   /** Records grouped by pipeline, component, entity type, state and first error code (for reports). */

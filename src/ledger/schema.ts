@@ -160,7 +160,10 @@ const REFUSAL_TRIGGER = `
   -- (canceled: its staging area is gone, the imported counterparty is not). The record row keeps
   -- only its latest migration, so the import is kept here when the row leaves it. A trigger for
   -- the same reason as record_history; its WHEN is false unless an imported record is written
-  -- by a later run.
+  -- by a later run. It deletes, then inserts: inside a trigger, the conflict policy of the outer
+  -- statement (the run's upsert of the record: abort) overrides an INSERT OR REPLACE, so a record
+  -- imported a second time and then written by a third migration's run failed the run on the
+  -- primary key. record_import_kept was that trigger; a ledger that has it gets this one instead.
   CREATE TABLE IF NOT EXISTS earlier_imports (
     scope INTEGER NOT NULL,
     keyed INTEGER NOT NULL,
@@ -170,10 +173,12 @@ const REFUSAL_TRIGGER = `
     content_hash TEXT,
     at TEXT NOT NULL,
     PRIMARY KEY (scope, keyed, legacy_key));
-  CREATE TRIGGER IF NOT EXISTS record_import_kept AFTER UPDATE OF last_run ON records
+  DROP TRIGGER IF EXISTS record_import_kept;
+  CREATE TRIGGER IF NOT EXISTS earlier_import_kept AFTER UPDATE OF last_run ON records
     WHEN OLD.state = 'imported' AND NEW.last_run <> OLD.last_run AND NEW.migration IS NOT OLD.migration
   BEGIN
-    INSERT OR REPLACE INTO earlier_imports (scope, keyed, legacy_key, migration, reference_id, content_hash, at)
+    DELETE FROM earlier_imports WHERE scope = OLD.scope AND keyed = OLD.keyed AND legacy_key = OLD.legacy_key;
+    INSERT INTO earlier_imports (scope, keyed, legacy_key, migration, reference_id, content_hash, at)
     VALUES (OLD.scope, OLD.keyed, OLD.legacy_key, OLD.migration, OLD.reference_id, OLD.content_hash, NEW.updated_at);
   END;
 `;

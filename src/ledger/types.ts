@@ -169,7 +169,7 @@ export interface JobRow<Result = unknown> {
   finishedAt?: string;
 }
 
-/** An imported record as `verify` needs it (Ledger.importedOf). */
+/** A record the platform holds from an import, as `verify` needs it (Ledger.liveImportsOf). */
 export interface ImportedRef {
   referenceId: string;
   file: string;
@@ -177,6 +177,10 @@ export interface ImportedRef {
   /** '' for a record without a legacy key. */
   legacyKey: string;
   contentHash: string | null;
+  /** The run whose mappings sent what was imported (null: the ledger does not know it). */
+  run: number | null;
+  /** The migration it was imported in. */
+  migrationId: string;
 }
 
 /** What a source file holds, counted two ways (the tally of src/pipeline/source/tally.ts): kept per run and file. */

@@ -187,13 +187,20 @@ describe('corrections round trip, every registered format', () => {
         rows[0]!.naam = truth[3]!.naam;
         rows[1]!.nr = truth[7]!.nr;
         writeCorrections(join(dir, `fixed.${shape}`), shape, rows);
-        // --no-verify: the first migrate completed its migration, so the corrections go into a new
-        // one, and verification (checked apart) counts the first migration's ten imports as strays.
-        const fixed = await cli(['migrate', 'pipeline.yaml', '--corrections', `fixed.${shape}`, '--out', 'r2', '--no-verify']);
+        // The first migrate completed its migration, so the corrections go into a new one; verify
+        // proves the pipeline as a whole: the first migration's eight imports and the two corrected.
+        const fixed = await cli(['migrate', 'pipeline.yaml', '--corrections', `fixed.${shape}`, '--out', 'r2']);
         expect(fixed.code, fixed.stdout + fixed.stderr).toBe(0);
         expect(fixed.stdout).toContain('Reconciliation balanced (tolerance 0)');
+        expect(fixed.stdout).toContain(`Verified: ${truth.length} of ${truth.length} imported records identical on the platform (100%)`);
         const report = JSON.parse(readFileSync(join(dir, 'r2', 'report.json'), 'utf8')) as ReconciliationReport;
         expect(report.balanced, report.problems.join('\n')).toBe(true);
+        expect(report.verification).toMatchObject({
+          passed: true,
+          imported: truth.length,
+          importedEarlier: truth.length - 2,
+          strays: { total: 0 },
+        });
         // Every person of the truth is imported once, under its own key and name.
         const db = new Database(join(dir, 'ledger.db'), { readonly: true });
         const imported = db.prepare("SELECT legacy_key AS nr FROM records WHERE state = 'imported' ORDER BY legacy_key").all() as {

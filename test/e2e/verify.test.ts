@@ -160,7 +160,7 @@ describe('verify', () => {
     expect(md).toContain(`**VERIFICATION FAILED: ${228 - admin.count} of 228 imported records identical on the platform`);
   });
 
-  it('tells strays apart: a record of an earlier migration of the same pipeline, and counterparties no ledger knows', async () => {
+  it('verifies a record an earlier migration imported and no later one re-sent, fails it when its row left the export, and counts counterparties no ledger knows as strays', async () => {
     const svc = await startTestService();
     services.push(svc);
     const dir = tempDir('stagecoach-verify-');
@@ -181,20 +181,27 @@ describe('verify', () => {
     const second = await runCli(['migrate', 'pipelines/crm.yaml', '--ledger', ledger, '--out', 'out', ...common], { cwd: dir });
     expect(second.code).toBe(1);
     const v = (JSON.parse(readFileSync(join(dir, 'out/report.json'), 'utf8')) as ReconciliationReport).verification!;
-    expect(v).toMatchObject({ imported: 227, identical: 227, differing: 0, passed: false });
-    expect(v.strays).toMatchObject({ total: 1, earlierMigration: 1, unknown: 0 });
+    // 100004 is still live from the first migration: the pipeline's record, verified against what
+    // that migration sent — which its export no longer holds, so it cannot be proven: not verifiable.
+    expect(v).toMatchObject({ imported: 228, importedEarlier: 1, identical: 227, differing: 0, passed: false });
+    expect(v.strays).toMatchObject({ total: 0, earlierMigration: 0, unknown: 0 });
     const firstMigration = JSON.parse(readFileSync(join(dir, '.stagecoach/reports/run-1/report.json'), 'utf8')).run.migrationId;
     expect(firstMigration).not.toBe(v.migrationId);
-    expect(v.strays.records[0]).toMatchObject({
-      origin: 'earlier-migration',
+    const ledgerDb = new Database(ledger, { readonly: true });
+    const refOf100004 = ledgerDb.prepare("SELECT reference_id AS r FROM records WHERE legacy_key = '100004'").pluck().get();
+    ledgerDb.close();
+    expect(v.notVerifiable.total).toBe(1);
+    expect(v.notVerifiable.records[0]).toEqual({
       pipeline: 'crm',
       legacyKey: '100004',
       file: 'samples/crm/klanten.csv',
       line: 6,
-      migrationId: firstMigration,
-      state: 'imported',
+      referenceId: refOf100004,
+      importedIn: firstMigration,
+      why: 'its legacy row is no longer where it was sent from (the export or corrections file moved, or changed)',
     });
-    expect(second.stdout).toContain('strays: 1 (1 known to the ledger, 0 unknown)');
+    expect(second.stdout).toContain(`samples/crm/klanten.csv:6 [imported in migration ${firstMigration}] (100004): its legacy row`);
+    expect(second.stdout).not.toContain('strays:');
 
     // Someone else migrates into the same tenant with a ledger of their own: unknown to this one.
     const other = await runCli(['migrate', 'pipelines/core-banking.yaml', '--ledger', join(dir, 'other.db'), '--out', 'other', ...common], {
@@ -205,7 +212,9 @@ describe('verify', () => {
     const again = await runCli(['verify', 'crm', '--json', '--ledger', ledger, '--base-url', svc.url, '--out', 'again'], { cwd: dir });
     expect(again.code).toBe(1);
     const w = JSON.parse(again.stdout) as VerificationReport;
-    expect(w.strays).toMatchObject({ total: 1 + theirs, earlierMigration: 1, unknown: theirs });
+    expect(w.strays).toMatchObject({ total: theirs, earlierMigration: 0, unknown: theirs });
+    expect(w.strays.records.every((r) => r.origin === 'unknown')).toBe(true);
+    expect(w.notVerifiable.total).toBe(1);
     expect(w.preExisting).toBe(v.preExisting);
   });
 });

@@ -322,6 +322,42 @@ describe('ledger transitions', () => {
     expect(ledger.counts('crm')).toMatchObject({ staged: 0, imported: 3 });
   });
 
+  it('keeps a record imported by two migrations in turn when a third run writes it, and verify finds its live import', () => {
+    const THIRD = '33333333-3333-4333-8333-333333333333';
+    const importInto = (migrationId: string, run: number) => {
+      const batch = ledger.beginBatch(run, scope, ledger.migrationNo(migrationId), [rec(1)], 100);
+      ledger.finishBatch(scope, batch, [{ legacyKey: 'K0001', state: 'staged' }]);
+      return ledger.markImported(migrationId);
+    };
+    const nextRun = (migrationId: string) => {
+      ledger.finishRun(runId, 'completed');
+      runId = ledger.startRun({ pipeline: 'crm', component: 'Counterparties', pipelineFile: 'pipelines/crm.yaml', pipelineHash: 'abc' }).run
+        .id;
+      ledger.setRunMigration(runId, migrationId);
+      return runId;
+    };
+    expect(importInto(MIGRATION, runId)).toBe(1);
+    const second = nextRun(OTHER_MIGRATION);
+    expect(importInto(OTHER_MIGRATION, second)).toBe(1);
+    // The third run stages it into a third migration (it failed here on earlier_imports' key).
+    const third = nextRun(THIRD);
+    const batch = ledger.beginBatch(third, scope, ledger.migrationNo(THIRD), [rec(1, 'h1-third')], 100);
+    ledger.finishBatch(scope, batch, [{ legacyKey: 'K0001', state: 'failed' }]);
+    expect(ledger.db.prepare('SELECT count(*) FROM earlier_imports').pluck().get()).toBe(1);
+    // Not imported by the third: live on the platform from the second, as the second run sent it.
+    expect([...ledger.liveImportsOf('crm')]).toEqual([
+      {
+        referenceId: rec(1).referenceId,
+        file: 'samples/persons.csv',
+        line: 2,
+        legacyKey: 'K0001',
+        contentHash: 'h1',
+        run: second,
+        migrationId: OTHER_MIGRATION,
+      },
+    ]);
+  });
+
   it('writes a removal from staging as an intent (removing) first, then confirms it (removed); only confirmed ones count', () => {
     const batch = ledger.beginBatch(runId, scope, mig, [rec(1), rec(2)], 200);
     ledger.finishBatch(scope, batch, [

@@ -88,11 +88,12 @@ export async function verifyMigration(options: VerifyOptions): Promise<Verificat
     db.exec(`
       CREATE TABLE live (reference_id TEXT PRIMARY KEY, seq INTEGER, data TEXT NOT NULL);
       CREATE TABLE sent (reference_id TEXT PRIMARY KEY, pipeline TEXT NOT NULL, file TEXT NOT NULL, line INTEGER NOT NULL,
-        legacy_key TEXT NOT NULL, content_hash TEXT, outcome INTEGER NOT NULL DEFAULT ${UNSEEN}) WITHOUT ROWID;
+        legacy_key TEXT NOT NULL, content_hash TEXT, run INTEGER, migration_id TEXT NOT NULL,
+        outcome INTEGER NOT NULL DEFAULT ${UNSEEN}) WITHOUT ROWID;
     `);
     const { streamed, resumes } = await streamLive(db, options);
     const pipelines = options.definitions.map((d) => d.name);
-    const imported = loadSent(db, options.ledger, options.migrationId, pipelines);
+    const imported = loadSent(db, options.ledger, pipelines);
     const tally = new Tally(options.redactor, options.accept ?? []);
     for (const def of options.definitions) await compareRows(db, def, options, tally);
     return findings(db, options, { streamed, resumes, imported, tally, pipelines, started });
@@ -128,21 +129,24 @@ async function streamLive(db: Database.Database, options: VerifyOptions): Promis
 }
 
 /**
- * The ledger's imported records of the migration into the scratch file, in referenceId order
- * (the table's key, so each insert appends); returns how many.
+ * The records the ledger says the platform holds from an import of the migration's pipelines,
+ * in this migration or an earlier one of the same pipeline (a corrections run after a completed
+ * migration imports into a new one; the records it did not re-send stay live from the first),
+ * into the scratch file in referenceId order (the table's key, so each insert appends); returns
+ * how many.
  */
-function loadSent(db: Database.Database, ledger: Ledger, migrationId: string, pipelines: readonly string[]): number {
+function loadSent(db: Database.Database, ledger: Ledger, pipelines: readonly string[]): number {
   const insert = db.prepare(
-    'INSERT OR REPLACE INTO sent (reference_id, pipeline, file, line, legacy_key, content_hash) VALUES (?, ?, ?, ?, ?, ?)',
+    'INSERT OR REPLACE INTO sent (reference_id, pipeline, file, line, legacy_key, content_hash, run, migration_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   );
   let n = 0;
   let pending: ImportedRef[] = [];
   let pipeline = '';
   const flush = db.transaction((rows: ImportedRef[]) => {
-    for (const r of rows) insert.run(r.referenceId, pipeline, r.file, r.line, r.legacyKey, r.contentHash);
+    for (const r of rows) insert.run(r.referenceId, pipeline, r.file, r.line, r.legacyKey, r.contentHash, r.run, r.migrationId);
   });
   for (pipeline of pipelines) {
-    for (const r of ledger.importedOf(migrationId, pipeline)) {
+    for (const r of ledger.liveImportsOf(pipeline)) {
       pending.push(r);
       n++;
       if (pending.length >= ROWS_PER_TRANSACTION) {
@@ -157,53 +161,75 @@ function loadSent(db: Database.Database, ledger: Ledger, migrationId: string, pi
 }
 
 /**
- * The pipeline with the mappings of its latest run in the migration, when the ledger kept them
- * and they are not the ones on disk now (a mapping changed after the import).
+ * The runs that sent the pipeline's records, grouped by the mappings they used: the pipeline as
+ * each group's mappings define it (the mappings on disk when the ledger kept none for the run, or
+ * they are the ones on disk now), so each record is rebuilt with the mappings of the run that
+ * sent it, and the export is read once per distinct set of mappings, not once per run.
  */
-async function withRunMappings(
+async function byRunMappings(
+  db: Database.Database,
   def: PipelineDefinition,
   ledger: Ledger,
-  migrationId: string,
-): Promise<{ def: PipelineDefinition; close(): Promise<void> }> {
-  const run = ledger
-    .runs(def.name)
-    .filter((r) => r.migrationId === migrationId)
-    .at(-1);
-  const snapshot = run ? (runMappings(ledger.db, run.id) as MappingSnapshot | undefined) : undefined;
-  if (!snapshot || JSON.stringify(snapshot) === JSON.stringify(await takeMappingSnapshot(def)))
-    return { def, close: async () => undefined };
-  const restored = await restoreMappingSnapshot(snapshot);
-  const sources = def.sources.map((s) => {
-    const m = restored.mappings.get(s.name);
-    return m ? { ...s, mappingFile: { ...s.mappingFile, path: m.path, spec: m.spec } } : s;
-  });
-  return { def: { ...def, sources }, close: restored.close };
+): Promise<Array<{ def: PipelineDefinition; runs: Set<number | null>; close(): Promise<void> }>> {
+  const runs = db
+    .prepare<[string], { run: number | null }>('SELECT DISTINCT run FROM sent WHERE pipeline = ?')
+    .all(def.name)
+    .map((r) => r.run);
+  const onDisk = JSON.stringify(await takeMappingSnapshot(def));
+  const groups = new Map<string, { snapshot: MappingSnapshot | undefined; runs: Set<number | null> }>();
+  for (const run of runs) {
+    const snapshot = run === null ? undefined : (runMappings(ledger.db, run) as MappingSnapshot | undefined);
+    const key = snapshot ? JSON.stringify(snapshot) : onDisk;
+    const g = groups.get(key) ?? { snapshot: key === onDisk ? undefined : snapshot, runs: new Set() };
+    g.runs.add(run);
+    groups.set(key, g);
+  }
+  const out: Array<{ def: PipelineDefinition; runs: Set<number | null>; close(): Promise<void> }> = [];
+  for (const { snapshot, runs: groupRuns } of groups.values()) {
+    if (!snapshot) {
+      out.push({ def, runs: groupRuns, close: async () => undefined });
+      continue;
+    }
+    const restored = await restoreMappingSnapshot(snapshot);
+    const sources = def.sources.map((s) => {
+      const m = restored.mappings.get(s.name);
+      return m ? { ...s, mappingFile: { ...s.mappingFile, path: m.path, spec: m.spec } } : s;
+    });
+    out.push({ def: { ...def, sources }, runs: groupRuns, close: restored.close });
+  }
+  return out;
 }
 
 /**
  * Compares the pipeline's records as the export (then the corrections files that re-staged some)
- * rebuilds them. A row counts only where the ledger says its record was sent from (same file),
- * so a row refused once and re-staged from a corrections file is judged by its corrected version.
+ * rebuilds them, once per set of mappings that sent them. A row counts only where the ledger says
+ * its record was sent from (same file) and by a run of the group, so a row refused once and
+ * re-staged from a corrections file is judged by its corrected version.
  */
 async function compareRows(db: Database.Database, pipeline: PipelineDefinition, options: VerifyOptions, tally: Tally): Promise<void> {
-  const { def, close } = await withRunMappings(pipeline, options.ledger, options.migrationId);
-  try {
-    await compareRead(db, def, options, tally, {});
-    const files = db
-      .prepare<[string, number], { file: string }>('SELECT DISTINCT file FROM sent WHERE pipeline = ? AND outcome = ?')
-      .all(def.name, UNSEEN)
-      .map((r) => r.file);
-    const corrections: string[] = [];
-    for (const f of files) if (await correctionsFormatOf(sourcePath(f, def))) corrections.push(sourcePath(f, def));
-    if (corrections.length > 0) await compareRead(db, def, options, tally, { corrections });
-  } finally {
-    await close();
+  for (const { def, runs, close } of await byRunMappings(db, pipeline, options.ledger)) {
+    try {
+      await compareRead(db, def, runs, options, tally, {});
+      const files = db
+        .prepare<[string, number], { file: string; run: number | null }>(
+          'SELECT DISTINCT file, run FROM sent WHERE pipeline = ? AND outcome = ?',
+        )
+        .all(def.name, UNSEEN)
+        .filter((r) => runs.has(r.run))
+        .map((r) => r.file);
+      const corrections: string[] = [];
+      for (const f of new Set(files)) if (await correctionsFormatOf(sourcePath(f, def))) corrections.push(sourcePath(f, def));
+      if (corrections.length > 0) await compareRead(db, def, runs, options, tally, { corrections });
+    } finally {
+      await close();
+    }
   }
 }
 
 async function compareRead(
   db: Database.Database,
   def: PipelineDefinition,
+  runs: ReadonlySet<number | null>,
   options: VerifyOptions,
   tally: Tally,
   read: { corrections?: string[] },
@@ -211,9 +237,19 @@ async function compareRead(
   // Both sides of a referenceId in one lookup (data null: the platform does not hold it).
   const getBoth = db.prepare<
     [string],
-    { pipeline: string; file: string; line: number; legacy_key: string; content_hash: string | null; outcome: number; data: string | null }
+    {
+      pipeline: string;
+      file: string;
+      line: number;
+      legacy_key: string;
+      content_hash: string | null;
+      run: number | null;
+      migration_id: string;
+      outcome: number;
+      data: string | null;
+    }
   >(
-    'SELECT s.pipeline, s.file, s.line, s.legacy_key, s.content_hash, s.outcome, l.data FROM sent s LEFT JOIN live l USING (reference_id) WHERE s.reference_id = ?',
+    'SELECT s.pipeline, s.file, s.line, s.legacy_key, s.content_hash, s.run, s.migration_id, s.outcome, l.data FROM sent s LEFT JOIN live l USING (reference_id) WHERE s.reference_id = ?',
   );
   const setOutcome = db.prepare('UPDATE sent SET outcome = ? WHERE reference_id = ?');
   let compared = 0;
@@ -227,7 +263,7 @@ async function compareRead(
       for (const row of rows) {
         if (row.referenceId === undefined) continue;
         const s = getBoth.get(row.referenceId);
-        if (!s || s.outcome !== UNSEEN || s.file !== row.row.provenance.file) continue;
+        if (!s || s.outcome !== UNSEEN || s.file !== row.row.provenance.file || !runs.has(s.run)) continue;
         if (row.kind === 'rejected') {
           setOutcome.run(NOW_REFUSED, row.referenceId);
           continue;
@@ -244,6 +280,7 @@ async function compareRead(
           line: s.line,
           legacyKey: s.legacy_key,
           referenceId: row.referenceId,
+          ...(s.migration_id !== options.migrationId ? { importedIn: s.migration_id } : {}),
         };
         setOutcome.run(tally.take(record, JSON.parse(s.data) as Record<string, unknown>, ref), row.referenceId);
         if (++compared % 10_000 === 0) options.onProgress?.({ phase: 'compare', done: compared });
@@ -305,14 +342,23 @@ function findings(
   t: { streamed: number; resumes: number; imported: number; tally: Tally; pipelines: string[]; started: number },
 ): VerificationReport {
   const { redactor } = options;
-  const refOf = (r: { reference_id: string; pipeline: string; file: string; line: number; legacy_key: string }): VerifiedRecordRef => ({
+  type SentRow = {
+    reference_id: string;
+    pipeline: string;
+    file: string;
+    line: number;
+    legacy_key: string;
+    migration_id: string;
+    outcome: number;
+  };
+  const refOf = (r: SentRow): VerifiedRecordRef => ({
     pipeline: r.pipeline,
     file: r.file,
     line: r.line,
     legacyKey: redactor.legacyKey(r.legacy_key),
     referenceId: r.reference_id,
+    ...(r.migration_id !== options.migrationId ? { importedIn: r.migration_id } : {}),
   });
-  type SentRow = { reference_id: string; pipeline: string; file: string; line: number; legacy_key: string; outcome: number };
   const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
   const notHeldSql = 'FROM sent s WHERE NOT EXISTS (SELECT 1 FROM live l WHERE l.reference_id = s.reference_id)';
   const notHeld = {
@@ -331,7 +377,9 @@ function findings(
           r.outcome === CHANGED_SINCE_SENT
             ? 'the legacy row maps to another record than the one sent (the export or the mapping changed since)'
             : r.outcome === NOW_REFUSED
-              ? 'the legacy row is refused before upload now (the export changed since)'
+              ? r.migration_id === options.migrationId
+                ? 'the legacy row is refused before upload now (the export changed since)'
+                : 'the legacy row the ledger now points to is refused before upload (the earlier import was sent from a corrections file, or the export changed since)'
               : 'its legacy row is no longer where it was sent from (the export or corrections file moved, or changed)',
       })),
   };
@@ -339,8 +387,9 @@ function findings(
   const identical = byOutcome(IDENTICAL);
   const identicalAfterAccepted = byOutcome(ACCEPTED);
   const differing = byOutcome(DIFFERS);
+  const fromEarlier = (db.prepare('SELECT count(*) AS n FROM sent WHERE migration_id <> ?').get(options.migrationId) as { n: number }).n;
 
-  // Strays: live counterparties no imported record of the migration explains.
+  // Strays: live counterparties no live import of the pipelines, in any of their migrations, explains.
   const firstSeq = (db.prepare('SELECT min(l.seq) AS s FROM live l JOIN sent USING (reference_id)').get() as { s: number | null }).s;
   const unexplained = db
     .prepare<[], { reference_id: string; seq: number | null }>(
@@ -350,8 +399,15 @@ function findings(
   const known = new Map(options.ledger.recordsByReferenceIds(unexplained.map((u) => u.reference_id)).map((r) => [r.referenceId!, r]));
   const strays: VerificationReport['strays'] = { total: 0, earlierMigration: 0, unknown: 0, records: [] };
   let preExisting = 0;
+  let otherPipelines = 0;
   for (const u of unexplained) {
     const k = known.get(u.reference_id);
+    // Imported by another pipeline of this ledger, in a migration of its own: explained by the
+    // ledger, and verified by verifying that pipeline's migration, not here.
+    if (k && k.state === 'imported' && !t.pipelines.includes(k.pipeline)) {
+      otherPipelines++;
+      continue;
+    }
     if (!k && firstSeq !== null && u.seq !== null && u.seq < firstSeq) {
       preExisting++;
       continue;
@@ -392,7 +448,7 @@ function findings(
   if (notHeld.total > 0) problems.push(`${s(notHeld.total, 'imported record')} the platform does not hold`);
   if (strays.total > 0)
     problems.push(
-      `${s(strays.total, 'live counterparty', 'live counterparties')} no imported record explains (${strays.earlierMigration} known to the ledger from another migration or state, ${strays.unknown} unknown)`,
+      `${s(strays.total, 'live counterparty', 'live counterparties')} no live import of the pipelines explains (${strays.earlierMigration} known to the ledger in another state, ${strays.unknown} unknown)`,
     );
   if (notVerifiable.total > 0)
     problems.push(`${s(notVerifiable.total, 'record')} could not be rebuilt from the export as sent: not verified`);
@@ -402,6 +458,7 @@ function findings(
     streamed: t.streamed,
     resumes: t.resumes,
     imported: t.imported,
+    importedEarlier: fromEarlier,
     identical,
     identicalAfterAccepted,
     differing,
@@ -411,6 +468,7 @@ function findings(
     notShown: t.tally.notShown,
     strays,
     preExisting,
+    otherPipelines,
     accept: (options.accept ?? []).map((r) => r.text),
     passed: problems.length === 0,
     problems,

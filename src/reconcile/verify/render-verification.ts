@@ -21,7 +21,10 @@ export function verificationHeadline(v: VerificationReport): string {
   return `${verdict}: ${n(same)} of ${n(v.imported)} imported records identical on the platform (${pct}%)${accepted}`;
 }
 
-const where = (r: VerifiedRecordRef) => `${r.file}:${r.line}`;
+const where = (r: VerifiedRecordRef) => `${r.file}:${r.line}${r.importedIn ? ` [imported in migration ${r.importedIn}]` : ''}`;
+/** Said under the counts when some records live from an earlier migration of the pipelines. */
+const earlierText = (v: VerificationReport) =>
+  `${n(v.importedEarlier)} of the ${n(v.imported)} imported records live on the platform from an earlier migration of the same pipeline and were not sent again since: verified against what that migration's run sent.`;
 const example = (f: string, r: FieldDifferenceExample) =>
   `${where(r)} (${r.legacyKey}): ${f}: sent ${r.sent}, platform holds ${r.held}${r.acceptedBy ? ` — accepted (${r.acceptedBy})` : ''}`;
 
@@ -29,7 +32,7 @@ const example = (f: string, r: FieldDifferenceExample) =>
 export function verificationLines(v: VerificationReport): string[] {
   const out: string[] = [];
   out.push(
-    `  ${n(v.streamed)} live counterparties streamed${v.resumes ? ` (${v.resumes} resumed after a cut)` : ''}; ${n(v.imported)} imported records in the ledger; ${v.seconds} s`,
+    `  ${n(v.streamed)} live counterparties streamed${v.resumes ? ` (${v.resumes} resumed after a cut)` : ''}; ${n(v.imported)} imported records in the ledger${v.importedEarlier ? ` (${n(v.importedEarlier)} from an earlier migration of the pipeline)` : ''}; ${v.seconds} s`,
   );
   for (const f of v.fields) {
     out.push(`  ${f.field}: ${n(f.differing)} differ${f.accepted ? `, ${n(f.accepted)} accepted` : ''}`);
@@ -48,6 +51,8 @@ export function verificationLines(v: VerificationReport): string[] {
     for (const s of v.strays.records.slice(0, SHOWN)) out.push(`    ${strayText(s)}`);
   }
   if (v.preExisting) out.push(`  ${n(v.preExisting)} live counterparties from before the migration's first record, not examined`);
+  if (v.otherPipelines)
+    out.push(`  ${n(v.otherPipelines)} live counterparties imported by other pipelines of this ledger, verified with their own migrations`);
   const notShown = Object.entries(v.notShown);
   if (notShown.length)
     out.push(`  not shown by the platform's stream (not compared): ${notShown.map(([f, c]) => `${f} (${n(c)})`).join(', ')}`);
@@ -74,6 +79,7 @@ export function verificationMarkdown(v: VerificationReport): string[] {
     `| ${n(v.imported)} | ${n(v.identical)} | ${n(v.identicalAfterAccepted)} | ${n(v.differing)} | ${n(v.notHeld.total)} | ${n(v.notVerifiable.total)} | ${n(v.strays.total)} | ${n(v.streamed)} |`,
     '',
   );
+  if (v.importedEarlier) out.push(earlierText(v), '');
   if (v.fields.length) {
     out.push('| Field | Differ | Accepted | Examples (legacy file:line) |', '| --- | ---: | ---: | --- |');
     for (const f of v.fields)
@@ -103,13 +109,22 @@ export function verificationMarkdown(v: VerificationReport): string[] {
     v.notVerifiable.records.slice(0, SHOWN).map((r) => `${where(r)} (${r.legacyKey}): ${r.why}`),
     v.notVerifiable.total,
   );
-  list('Strays: live counterparties no imported record explains', v.strays.records.slice(0, SHOWN).map(strayText), v.strays.total);
+  list(
+    'Strays: live counterparties no ledger record of an import explains',
+    v.strays.records.slice(0, SHOWN).map(strayText),
+    v.strays.total,
+  );
   const notShown = Object.entries(v.notShown);
   if (notShown.length)
     out.push(`Not shown by the platform's stream, not compared: ${notShown.map(([f, c]) => `${f} (${n(c)})`).join(', ')}.`, '');
   if (v.preExisting)
     out.push(
       `${n(v.preExisting)} live counterparties existed before the migration's first record and no ledger knows them: not examined.`,
+      '',
+    );
+  if (v.otherPipelines)
+    out.push(
+      `${n(v.otherPipelines)} live counterparties were imported by other pipelines of this ledger, in migrations of their own: verified with those, not here.`,
       '',
     );
   if (v.accept.length) out.push(`Accepted normalisations: ${v.accept.map((a) => `\`${a}\``).join(', ')}.`, '');
@@ -126,6 +141,7 @@ export function verificationHtml(v: VerificationReport, esc: (s: string) => stri
     `<tr>${[v.imported, v.identical, v.identicalAfterAccepted, v.differing, v.notHeld.total, v.notVerifiable.total, v.strays.total, v.streamed].map((x) => `<td class="num">${n(x)}</td>`).join('')}</tr>`,
     '</tbody></table>',
   );
+  if (v.importedEarlier) h.push(`<p>${esc(earlierText(v))}</p>`);
   if (v.fields.length) {
     h.push('<table><thead><tr><th>Field</th><th>Differ</th><th>Accepted</th><th>Examples (legacy file:line)</th></tr></thead><tbody>');
     for (const f of v.fields)
@@ -151,6 +167,10 @@ export function verificationHtml(v: VerificationReport, esc: (s: string) => stri
     v.notVerifiable.records.slice(0, SHOWN).map((r) => `${where(r)} (${r.legacyKey}): ${r.why}`),
     v.notVerifiable.total,
   );
-  list('Strays: live counterparties no imported record explains', v.strays.records.slice(0, SHOWN).map(strayText), v.strays.total);
+  list(
+    'Strays: live counterparties no ledger record of an import explains',
+    v.strays.records.slice(0, SHOWN).map(strayText),
+    v.strays.total,
+  );
   return h;
 }

@@ -11,6 +11,8 @@ export interface VerifiedRecordRef {
   line: number;
   legacyKey: string;
   referenceId: string;
+  /** The earlier migration of the pipeline that imported it, when not the one verified (it was not re-sent since). */
+  importedIn?: string;
 }
 
 /** One field of one record the platform holds otherwise than it was sent. */
@@ -35,7 +37,11 @@ export interface FieldDifferences {
 export interface StrayCounterparty {
   referenceId: string;
   sequenceNumber: number | undefined;
-  /** `earlier-migration`: the ledger knows it (pipeline, legacy key, file:line); `unknown`: no ledger record explains it. */
+  /**
+   * `earlier-migration`: the ledger knows the record (pipeline, legacy key, file:line), but not as a
+   * live import of the pipelines verified (the name is kept for the JSON's readers); `unknown`: no
+   * ledger record explains it.
+   */
   origin: 'earlier-migration' | 'unknown';
   pipeline?: string;
   legacyKey?: string;
@@ -52,8 +58,13 @@ export interface VerificationReport {
   /** Live counterparties the platform streamed, and how often the stream was resumed after a cut. */
   streamed: number;
   resumes: number;
-  /** Records the ledger counts imported in the migration. */
+  /**
+   * Records the platform holds from an import of the migration's pipelines, by the ledger: those
+   * imported in the migration, and those an earlier migration of the same pipelines imported and
+   * no later one re-sent (`importedEarlier` of them), each verified against what its run sent.
+   */
   imported: number;
+  importedEarlier: number;
   /** Imported records whose every field shown by the platform is the one sent. */
   identical: number;
   /** Identical but for differences accept rules explain. */
@@ -71,10 +82,12 @@ export interface VerificationReport {
   fields: FieldDifferences[];
   /** Staged fields the platform's stream does not show, with how many records carried them (not compared). */
   notShown: Record<string, number>;
-  /** Live counterparties no imported record of the migration explains. */
+  /** Live counterparties no live import of the pipelines, in any of their migrations, explains. */
   strays: { total: number; earlierMigration: number; unknown: number; records: StrayCounterparty[] };
   /** Live counterparties from before the migration's first imported record that no ledger record explains (not counted as strays). */
   preExisting: number;
+  /** Live counterparties another pipeline of this ledger imported (verified with that pipeline's migration; not counted as strays). */
+  otherPipelines: number;
   /** The accept rules in force. */
   accept: string[];
   /** True when nothing differs, nothing was lost, no stray, everything verifiable: the CI gate. */
