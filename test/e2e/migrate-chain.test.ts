@@ -109,7 +109,9 @@ describe('stagecoach migrate', () => {
     // here), then the error columns
     const corrections = readFileSync(join(out, 'people.corrections.csv'), 'utf8');
     const lines = corrections.split('\r\n');
-    expect(lines[0]).toBe('\uFEFF_origin;nr;initials;surname;nationality;_extra;error_field;error_code;error_message;error_stage;_row_hash');
+    expect(lines[0]).toBe(
+      '\uFEFF_origin;nr;initials;surname;nationality;_extra;error_field;error_code;error_message;error_stage;_row_hash',
+    );
     expect(lines[1]).toMatch(
       /^test\/cases\/reconcile\/people\/people\.csv:4;1003;C\.;Bakker;XX;;nationalities\.0;UNKNOWN_CODE;[^;]*;validation;[0-9a-f]{16}$/,
     );
