@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { pageSchema, PAGE_LIMIT_MAX, streamedCounterpartySchema } from '../contract/counterparty.js';
 import { readCounter } from '../contract/shared.js';
 import { resumableStream, type StreamOptions } from './streams.js';
-import { parseWith } from './tolerant.js';
+import { parseWith, readPage } from './tolerant.js';
 import type { Transport } from './transport.js';
 
 /** The shared schema, tolerant of types the spec does not name and with the counter field. */
@@ -26,7 +26,7 @@ export function counterpartiesApi(transport: Transport) {
         area: 'counterparty-management',
         signal: opts.signal,
       });
-      return parseWith(counterpartyPage, res.body, 'counterparty page') as CounterpartyListPage;
+      return parseWith(counterpartyPage, readPage(res.body, opts), 'counterparty page') as CounterpartyListPage;
     },
     /**
      * Every counterparty, page after page (offset paging: prefer `stream` for large tenants,

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { groupOfEvent, unknownEventReason, webhookRegistrationSchema, type WebhookRegistration } from '../contract/events.js';
 import { StagecoachError } from '../contract/errors.js';
 import { ClientError } from './errors.js';
-import { parseWith } from './tolerant.js';
+import { parseWith, readPage } from './tolerant.js';
 import { seg, type Transport } from './transport.js';
 
 type Opts = { signal?: AbortSignal; group?: string };
@@ -137,7 +137,7 @@ export function eventsApi(transport: Transport) {
         area: 'events',
         signal: opts.signal,
       });
-      return parseWith(deliveryPageSchema, res.body, 'delivery page');
+      return parseWith(deliveryPageSchema, readPage(res.body, opts), 'delivery page');
     },
     /** Emits an event now, with the given data or the example's (embedded service only; POST: not retried). */
     async trigger(eventName: string, data?: Record<string, unknown>, opts: Opts = {}): Promise<Record<string, unknown>> {

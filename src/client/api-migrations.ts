@@ -20,7 +20,7 @@ import {
 import { ClientError } from './errors.js';
 import { sleep } from './retry.js';
 import { resumableStream, type StreamOptions } from './streams.js';
-import { parseWith, readJobId, readStagingResults } from './tolerant.js';
+import { parseWith, readJobId, readPage, readStagingResults } from './tolerant.js';
 import { seg, type Transport } from './transport.js';
 
 type Signal = { signal?: AbortSignal };
@@ -161,7 +161,7 @@ export function migrationsApi(transport: Transport) {
         area: 'counterparty-management',
         signal: opts.signal,
       });
-      return parseWith(stagedPageSchema, res.body, 'staged page');
+      return parseWith(stagedPageSchema, readPage(res.body, opts), 'staged page');
     },
     /** One staged record, or undefined when it is not staged. */
     async getStaged(migrationId: string, referenceId: string, opts: Signal = {}): Promise<Record<string, unknown> | undefined> {
@@ -272,9 +272,12 @@ export function jobsApi(transport: Transport) {
         signal: opts.signal,
       });
       if (res.status === 202) {
+        // Any 202 body means running: the spec's shape is read, another (`{"status": "Running",
+        // "progress": …}`) or none at all leaves the job's own id and no completed components.
+        const body = res.body && typeof res.body === 'object' && !Array.isArray(res.body) ? res.body : {};
         const running = parseWith(
-          runningJobSchema.extend({ referenceId: z.string(), componentsCompleted: z.array(z.string()).default([]) }),
-          res.body ?? { referenceId: jobId },
+          runningJobSchema.extend({ referenceId: z.string().default(jobId), componentsCompleted: z.array(z.string()).default([]) }),
+          body,
           'running job',
         );
         return { state: 'running', referenceId: running.referenceId, componentsCompleted: running.componentsCompleted };

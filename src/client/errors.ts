@@ -80,6 +80,13 @@ export function parseProblem(text: string, status: number): Problem | undefined 
     return { title: text.trim().slice(0, 200), status };
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json)) return undefined;
+  // Another platform's shape: `{"error": {"code", "message"}}`, `{"error": "…"}` or `{"message": "…"}`.
+  const o = json as Record<string, unknown>;
+  const inner = o.error && typeof o.error === 'object' ? (o.error as Record<string, unknown>) : o;
+  const message = [inner.message, o.error, o.message].find((m): m is string => typeof m === 'string' && m.trim() !== '');
+  if (o.title === undefined && o.detail === undefined && message !== undefined) {
+    return { title: message.slice(0, 200), status, detail: message, ...(typeof inner.code === 'string' ? { code: inner.code } : {}) };
+  }
   const withDefaults = { title: '', status, ...(json as object) };
   const parsed = problemSchema.safeParse(withDefaults);
   return parsed.success ? parsed.data : undefined;

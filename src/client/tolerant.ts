@@ -342,6 +342,20 @@ function badFrame(index: number, message: string): StagecoachError {
 }
 
 /**
+ * A page of a list as `{items, total, offset, limit}` whether the platform sent that envelope or
+ * `{data, total}` (a common other one): offset and limit are then those the request asked for,
+ * else the start and the number of items the page holds (the page size the platform chose).
+ * Any other shape is passed on for the page's schema to refuse by name.
+ * @example readPage({ data: [a, b], total: 9 }, { offset: 4 }) // { items: [a, b], total: 9, offset: 4, limit: 2 }
+ */
+export function readPage(body: unknown, asked: { offset?: number; limit?: number }): unknown {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return body;
+  const { data, ...rest } = body as Record<string, unknown>;
+  if ('items' in rest || !Array.isArray(data)) return body;
+  return { offset: asked.offset ?? 0, limit: asked.limit ?? data.length, ...rest, items: data };
+}
+
+/**
  * zod parse of something the platform sent, with an error that names what was being read and
  * the first issue. A member whose value is `null` is read as absent (withoutNulls): every reader
  * of platform data goes through here, so none has to allow null field by field.

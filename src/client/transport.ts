@@ -92,13 +92,18 @@ export class Transport {
     });
   }
 
-  /** Sends a request and parses the JSON body (undefined for an empty body). */
+  /**
+   * Sends a request and parses the JSON body (undefined for an empty body, and for an error
+   * status the caller allowed whose body is not JSON: a platform may answer errors in plain text,
+   * and such a caller reads the status only).
+   */
   async json<T = unknown>(spec: RequestSpec): Promise<{ status: number; headers: TextResponse['headers']; body: T }> {
     const res = await this.text(spec);
     if (!res.text.trim()) return { status: res.status, headers: res.headers, body: undefined as T };
     try {
       return { status: res.status, headers: res.headers, body: JSON.parse(res.text) as T };
     } catch (err) {
+      if (res.status >= 400) return { status: res.status, headers: res.headers, body: undefined as T };
       throw new ClientError(
         'HTTP_ERROR',
         `${spec.method} ${spec.path} answered ${res.status} with a body that is not JSON: ${JSON.stringify(res.text.slice(0, 80))}`,

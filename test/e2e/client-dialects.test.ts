@@ -14,6 +14,9 @@ import { createClient } from '../../src/client/index.js';
 import { startTestService, tempDir, type TestService } from '../support/service.js';
 import type { ReconciliationReport } from '../../src/reconcile/report-model.js';
 import { COUNTER_FIELD_ALIASES } from '../../src/contract/shared.js';
+import { encodeFrame } from '../../src/codec/index.js';
+import { person } from '../cases/migration/records.js';
+import { SOAK } from '../support/chaos.js';
 
 const services: TestService[] = [];
 const dirs: string[] = [];
@@ -35,12 +38,34 @@ interface ChainOutcome {
   lodged: Record<string, unknown>;
   events: Array<{ eventName: string; data: Record<string, unknown> }>;
   /** Entries of the first plain `logs` read, then those a follower printed after a counts job. */
-  read: number;
+  read: number[];
+  /** Cuts of the log stream fault injection made while `logs` and `logs --follow` read. */
+  logCuts: number;
+  /** The json-seq export: its records, and the resume after a crash inside record 4. */
+  seq: { records: Array<Record<string, unknown>>; first: number; text: string; full: string };
   followed: Array<{ sequenceNumber: number; action: string }>;
   subscribed: { subscribed: Array<{ event: string }> };
+  /** `cancel` of the completed migration: the platform's 409, as the CLI shows it. */
+  refused: { code: number | null; stderr: string };
 }
 
 const lines = (text: string) => text.split('\n').filter(Boolean);
+/** Bytes of the first `n` records of a JSON Lines or json-seq text (each ends with a newline). */
+const frameBytes = (text: string, n: number) =>
+  lines(text)
+    .slice(0, n)
+    .reduce((sum, l) => sum + Buffer.byteLength(l) + 1, 0);
+
+/** Replaces the service's fault rules at runtime (docs/fault-injection.md); null clears them. */
+async function setFaults(url: string, faults: string | null): Promise<void> {
+  const res = await fetch(`${url}/_admin/faults`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ faults, seed: 7 }),
+  });
+  if (res.status !== 200) throw new Error(`fault rules refused: ${res.status} ${await res.text()}`);
+}
+const faultStats = async (url: string) => (await (await fetch(`${url}/_admin/faults/stats`)).json()) as { fired: { cut: number } };
 
 /** The main chain through the real CLI against one service: token, migrate, logs, exports (one resumed), lodge. */
 async function runChain(dialect: string | undefined): Promise<ChainOutcome> {
@@ -61,7 +86,13 @@ async function runChain(dialect: string | undefined): Promise<ChainOutcome> {
   const token = JSON.parse((await ok(['token', '--json', '--base-url', svc.url])).stdout) as Record<string, unknown>;
   const migrated = await ok(['migrate', 'pipelines/crm.yaml', '--drop-invalid', '--out', join(dir, 'report'), ...conn]);
   const report = JSON.parse(readFileSync(join(dir, 'report', 'report.json'), 'utf8')) as ReconciliationReport;
+  // An error outside authentication in the platform's shape: the CLI shows its message all the same.
+  const cancel = await runCli(['cancel', ...conn]);
+  const refused = { code: cancel.code, stderr: cancel.stderr.replaceAll(report.run.migrationId!, '<migration>').replaceAll(dir, '<dir>') };
   const logs = lines((await ok(['logs', '--from-start', '--json', ...conn])).stdout).map((l) => JSON.parse(l));
+  // From here the log stream is cut inside a record on 3 responses in 10 (fault injection): the
+  // reads below must resume after each cut without losing or repeating an entry.
+  await setFaults(svc.url, 'GET /migration-assistance/migrations/*/logs/stream:cut=0.3');
   // A plain read stores the position in the ledger; a follower started later resumes from it and
   // prints only what a counts job adds.
   const read = lines((await ok(['logs', '--json', ...conn])).stdout).map((l) => JSON.parse(l) as { sequenceNumber: number });
@@ -78,6 +109,8 @@ async function runChain(dialect: string | undefined): Promise<ChainOutcome> {
   follower.kill('SIGINT');
   expect(await followerDone).toBe(0);
   const followed = lines(followedText).map((l) => JSON.parse(l) as { sequenceNumber: number; action: string });
+  const logCuts = (await faultStats(svc.url)).fired.cut;
+  await setFaults(svc.url, null);
 
   const jsonlFile = join(dir, 'cps.jsonl');
   await ok(['counterparties', 'export', '--format', 'jsonl', '--out', jsonlFile, '--base-url', svc.url]);
@@ -85,13 +118,19 @@ async function runChain(dialect: string | undefined): Promise<ChainOutcome> {
   const csvFile = join(dir, 'cps.csv');
   await ok(['counterparties', 'export', '--format', 'csv', '--out', csvFile, '--base-url', svc.url]);
   // A crash in the middle of record 4: the next run cuts the half record and continues after 3.
-  const cutAt = lines(full)
-    .slice(0, 3)
-    .reduce((n, l) => n + Buffer.byteLength(l) + 1, 0);
+  const cutAt = frameBytes(full, 3);
   truncateSync(jsonlFile, cutAt + 20);
   expect(statSync(jsonlFile).size).toBe(cutAt + 20);
   const again = JSON.parse(
     (await ok(['counterparties', 'export', '--format', 'jsonl', '--out', jsonlFile, '--json', '--base-url', svc.url])).stdout,
+  );
+  // json-seq: the same records; a crash in the middle of record 4, then the resume after 3.
+  const seqFile = join(dir, 'cps.json-seq');
+  await ok(['counterparties', 'export', '--format', 'json-seq', '--out', seqFile, '--base-url', svc.url]);
+  const seqFull = readFileSync(seqFile, 'utf8');
+  truncateSync(seqFile, frameBytes(seqFull, 3) + 20);
+  const seqAgain = JSON.parse(
+    (await ok(['counterparties', 'export', '--format', 'json-seq', '--out', seqFile, '--json', '--base-url', svc.url])).stdout,
   );
   // A webhook receiver subscribed through the platform gets the lodging's event.
   const listener = await startCli([
@@ -123,11 +162,19 @@ async function runChain(dialect: string | undefined): Promise<ChainOutcome> {
     jsonl: lines(full).map((l) => JSON.parse(l)),
     csv: lines(readFileSync(csvFile, 'utf8')),
     resumed: { first: again.resumedAfter, text: readFileSync(jsonlFile, 'utf8'), full },
+    seq: {
+      records: lines(seqFull).map((l) => JSON.parse(l.replace(/^\x1e/, '')) as Record<string, unknown>),
+      first: seqAgain.resumedAfter,
+      text: readFileSync(seqFile, 'utf8'),
+      full: seqFull,
+    },
+    logCuts,
     lodged,
     events,
-    read: read.length,
+    read: read.map((e) => e.sequenceNumber),
     followed,
     subscribed: JSON.parse(listener.firstLine) as { subscribed: Array<{ event: string }> },
+    refused,
   };
 }
 
@@ -161,6 +208,9 @@ describe('the main chain against a platform that chose differently', () => {
 
       expect(summary(got.report)).toEqual(summary(truth.report));
       expect(got.report.balanced).toBe(true);
+      expect(got.refused).toEqual(truth.refused);
+      expect(truth.refused.code).toBe(1);
+      expect(truth.refused.stderr).toContain('stagecoach: cannot cancel: migration <migration> is Completed (imported), which is final;');
 
       // the whole log, none lost, in order, every timestamp read into the extended form
       expect(got.logs.map((e) => [e.action, e.logLevel, e.component])).toEqual(truth.logs.map((e) => [e.action, e.logLevel, e.component]));
@@ -168,7 +218,9 @@ describe('the main chain against a platform that chose differently', () => {
       expect(first).toBe(dialect === 'all-third' ? 1 : 0); // the dialect really counts from 0
       expect(got.logs.map((e) => e.sequenceNumber)).toEqual(got.logs.map((_e, i) => first + i));
       for (const e of got.logs) expect(e.timestamp).toMatch(EXTENDED_TIMESTAMP);
-      expect(got.read).toBe(got.logs.length);
+      // the plain read and the follower resumed after every cut: each entry once, none lost
+      expect(got.logCuts).toBeGreaterThan(0);
+      expect(got.read).toEqual(got.logs.map((e) => e.sequenceNumber));
       expect(got.followed.map((e) => e.action)).toEqual(truth.followed.map((e) => e.action));
       expect(got.followed.map((e) => e.sequenceNumber)).toEqual(got.followed.map((_e, i) => first + got.logs.length + i));
       expect(truth.followed.map((e) => e.action)).toContain('CountedEntities');
@@ -181,6 +233,10 @@ describe('the main chain against a platform that chose differently', () => {
       expect(rows(got.csv)).toEqual(rows(truth.csv));
       expect(got.resumed.first).toBe(got.jsonl[2]!.sequenceNumber);
       expect(got.resumed.text).toBe(got.resumed.full);
+      expect(got.seq.records).toEqual(got.jsonl);
+      expect(got.seq.first).toBe(got.jsonl[2]!.sequenceNumber);
+      expect(got.seq.text).toBe(got.seq.full);
+      expect(got.seq.full.startsWith('\x1e')).toBe(true);
 
       const status = (o: Record<string, unknown>) => (o.message as { status: string }).status;
       expect([status(got.lodged), status(truth.lodged)]).toEqual(['Sent', 'Sent']);
@@ -225,7 +281,10 @@ async function miniChain(dialect: string | undefined) {
   };
 }
 
-describe('each alternative alone (the eight cases of issue 31 and the content codings)', () => {
+// Each switch alone runs its own whole mini chain (about 15 s each, 16 of them): the soak runs them
+// (`npm run soak`); `npm test` runs every switch through the three preset chains above, which
+// combine them all, and the switch-level unit tests of the client.
+describe.runIf(SOAK)('each alternative alone (the eight cases of issue 31 and the content codings)', () => {
   let truth: Awaited<ReturnType<typeof miniChain>>;
   beforeAll(async () => {
     truth = await miniChain(undefined);
@@ -320,6 +379,125 @@ describe('the JWKS as an RFC 7517 set', () => {
       expect(got.keys.map((k) => k.kty)).toEqual(truthKeys.keys.map((k) => k.kty));
       expect(got.keys.length).toBeGreaterThan(0);
       expect(got.supportedVersions).toEqual(truthKeys.supportedVersions);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
+
+/** A client of the demo tenant on one service. */
+const demoClient = (svc: TestService) =>
+  createClient({
+    baseUrl: svc.url,
+    clientId: 'demo-client',
+    clientSecret: 'demo-secret',
+    brokerKey: 'demo-broker',
+    labelReferenceId: 'demo-label',
+  });
+
+/** How a call failed, as the caller sees it. */
+async function failure(p: Promise<unknown>): Promise<{ status?: number; code: string; message: string }> {
+  try {
+    await p;
+  } catch (err) {
+    const { status, code, message } = err as { status?: number; code: string; message: string };
+    return { status, code, message };
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('errors, definitions and running jobs in another shape (each on its own endpoint)', () => {
+  it.each(['errors=envelope', 'errors=plain'])(
+    '%s: a 422 and a 409 keep their status and the platform’s message',
+    async (dialect) => {
+      const plain = await startTestService();
+      const other = await startTestService({ dialect });
+      services.push(plain, other);
+      const [a, b] = [demoClient(plain), demoClient(other)];
+      try {
+        const unknown = { processDefinitionReferenceId: '00000000-0000-4000-8000-000000000000' };
+        const [truth422, got422] = [await failure(a.processes.create(unknown)), await failure(b.processes.create(unknown))];
+        expect(truth422).toMatchObject({ status: 422, code: 'UNKNOWN_PROCESS_DEFINITION' });
+        // envelope: the platform's code is ours and is kept; plain text: classified by status alone
+        expect(got422).toEqual({ ...truth422, code: dialect === 'errors=envelope' ? truth422.code : 'HTTP_ERROR' });
+        const conflict = async (c: ReturnType<typeof demoClient>) => {
+          const m = await c.migrations.create(['Counterparties']);
+          await c.migrations.cancel(m.referenceId);
+          return (await failure(c.jobs.validateStaging(m.referenceId))).message.replaceAll(m.referenceId, '<migration>');
+        };
+        const [truth409, got409] = [await conflict(a), await conflict(b)];
+        expect(truth409).toMatch(/^cannot validate: migration <migration> .*\(409 on PUT /);
+        expect(got409).toBe(truth409);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    },
+    60_000,
+  );
+
+  it('definitions=single: the one matching definition as a bare object is read as a list of one', async () => {
+    const plain = await startTestService();
+    const other = await startTestService({ dialect: 'definitions=single' });
+    services.push(plain, other);
+    const [a, b] = [demoClient(plain), demoClient(other)];
+    try {
+      const filter = { types: ['LoanOrigination'], codes: ['CleanOrder'] };
+      const truth = await a.processes.definitions(filter);
+      expect(truth.map((d) => d.code)).toEqual(['CleanOrder']);
+      expect(await b.processes.definitions(filter)).toEqual(truth);
+      expect((await b.processes.definitions()).length).toBe((await a.processes.definitions()).length);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it.each(['job-running=status', 'job-running=empty'])(
+    '%s: a running job is seen as running under its own id, then done with the same result',
+    async (dialect) => {
+      const slow = await startTestService({ dialect, jobRecordsPerSecond: 5 });
+      services.push(slow);
+      const c = demoClient(slow);
+      try {
+        const m = await c.migrations.create(['Counterparties']);
+        const records = [1, 2, 3, 4, 5, 6].map((n) => encodeFrame('jsonl', person(n))).join('');
+        await c.migrations.stageCounterparties(m.referenceId, records, { format: 'jsonl' });
+        const job = await c.jobs.validateStaging(m.referenceId);
+        expect(await c.jobs.get(job)).toEqual({ state: 'running', referenceId: job, componentsCompleted: [] });
+        const result = await c.jobs.waitFor(job, { intervalMs: 100 });
+        expect(result).toMatchObject({ referenceId: job, jobType: 'ValidateStaging', isValid: true });
+      } finally {
+        await c.close();
+      }
+    },
+    60_000,
+  );
+
+  it('pages=data: pages sent as {data, total} are read as the same pages, and every page in turn', async () => {
+    const plain = await startTestService();
+    const other = await startTestService({ dialect: 'pages=data' });
+    services.push(plain, other);
+    const [a, b] = [demoClient(plain), demoClient(other)];
+    try {
+      const raw = (await (
+        await fetch(`${other.url}/counterparty-management/counterparties?offset=1&limit=2`, {
+          headers: { authorization: `Bearer ${(await b.auth.token()).accessToken}` },
+        })
+      ).json()) as Record<string, unknown>;
+      expect(Object.keys(raw)).toEqual(['data', 'total']);
+      const truth = await a.counterparties.list({ offset: 1, limit: 2 });
+      expect([truth.offset, truth.limit, truth.items.length]).toEqual([1, 2, 2]);
+      expect(await b.counterparties.list({ offset: 1, limit: 2 })).toEqual(truth);
+      const every = async (c: ReturnType<typeof demoClient>) => {
+        const ids: string[] = [];
+        for await (const cp of c.counterparties.listAll({ pageSize: 2 })) ids.push(cp.referenceId);
+        return ids;
+      };
+      const [truthAll, gotAll] = [await every(a), await every(b)];
+      expect(truthAll.length).toBe(truth.total);
+      expect(gotAll).toEqual(truthAll);
     } finally {
       await a.close();
       await b.close();

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, DEMO, basic, getToken, startTestService, type TestService } from '../support/service.js';
 import { parseDialect } from '../../src/service/dialect/index.js';
-import { rewriteBody } from '../../src/service/dialect/rewrite.js';
+import { rewriteBody, rewriteRunningJob } from '../../src/service/dialect/rewrite.js';
 import { createMigration, frames, id, MEDIA_SEQ, person, stagingPath } from '../cases/migration/records.js';
 
 const STREAM = '/counterparty-management/counterparties/stream';
@@ -39,7 +39,7 @@ const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.e
 describe('serve --dialect', () => {
   it('refuses a switch it does not know, with the closest one', () => {
     expect(() => parseDialect('nulls,nulz')).toThrow(
-      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, all, all-second, all-third',
+      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, all, all-second, all-third',
     );
     expect(() => parseDialect('counts=some')).toThrow('dialect switch "counts=some": expected counts=totals-only|more;');
     expect(parseDialect('all')).toEqual({
@@ -53,6 +53,9 @@ describe('serve --dialect', () => {
       counterName: 'seq',
       jobIdObject: true,
       jwksSet: true,
+      errors: 'envelope',
+      definitionsSingle: true,
+      jobRunning: 'status',
     });
   });
 
@@ -125,5 +128,55 @@ describe('serve --dialect', () => {
         { type: 'ImportOutcome', headers: ['Outcome', 'Count'], stagedRows: [['Staged', '7']], importedRows: [['Imported', '6']] },
       ],
     });
+  });
+
+  it('answers errors outside authentication as {"error": {"code", "message"}} or plain text, with the problem\'s status and detail', async () => {
+    const envelope = await startTestService({ dialect: 'errors=envelope' });
+    const plainText = await startTestService({ dialect: 'errors=plain' });
+    try {
+      const path = '/process-orchestration/processes';
+      const body = { processDefinitionReferenceId: '00000000-0000-4000-8000-000000000000' };
+      const truth = await call(plain.url, plainToken, 'POST', path, { body });
+      expect([truth.status, truth.headers.get('content-type'), truth.body.code]).toEqual([
+        422,
+        'application/problem+json; charset=utf-8',
+        'UNKNOWN_PROCESS_DEFINITION',
+      ]);
+      const a = await call(envelope.url, await getToken(envelope.url), 'POST', path, { body });
+      expect([a.status, a.headers.get('content-type')]).toEqual([422, 'application/json']);
+      expect(a.body).toEqual({ error: { code: 'UNKNOWN_PROCESS_DEFINITION', message: truth.body.detail } });
+      const b = await call(plainText.url, await getToken(plainText.url), 'POST', path, { body });
+      expect([b.status, b.headers.get('content-type'), b.text]).toEqual([422, 'text/plain; charset=utf-8', truth.body.detail]);
+      // authentication keeps the problem shape the spec shows
+      const denied = await call(envelope.url, undefined, 'GET', `/authentication/token/${DEMO.broker}/${DEMO.label}`, {
+        headers: { authorization: basic(DEMO.clientId, 'wrong') },
+      });
+      expect([denied.status, denied.headers.get('content-type')]).toEqual([401, 'application/problem+json; charset=utf-8']);
+    } finally {
+      await envelope.dispose();
+      await plainText.dispose();
+    }
+  });
+
+  it('answers the definitions list as the bare object when one matches, an array otherwise', async () => {
+    const single = await startTestService({ dialect: 'definitions=single' });
+    try {
+      const token = await getToken(single.url);
+      const path = '/process-orchestration/process-definitions';
+      const one = await call(single.url, token, 'GET', `${path}?codes=CleanOrder`);
+      const truth = await call(plain.url, plainToken, 'GET', `${path}?codes=CleanOrder`);
+      expect(truth.body).toHaveLength(1);
+      expect(one.body).toEqual(truth.body[0]);
+      const many = await call(single.url, token, 'GET', path);
+      expect(Array.isArray(many.body) && many.body.length > 1).toBe(true);
+    } finally {
+      await single.dispose();
+    }
+  });
+
+  it('rewrites a running job\'s body to {"status": "Running", "progress"} or to none', () => {
+    const running = { referenceId: 'j', componentsCompleted: ['Collateral'] };
+    expect(rewriteRunningJob(running, 'status')).toEqual({ status: 'Running', progress: { completed: ['Collateral'] } });
+    expect(rewriteRunningJob(running, 'empty')).toBeUndefined();
   });
 });

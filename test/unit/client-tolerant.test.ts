@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { peekJwtClaims, readDefinitions, readJobId, readStagingResults, readTokenBody, scopesOf } from '../../src/client/tolerant.js';
+import {
+  peekJwtClaims,
+  readDefinitions,
+  readJobId,
+  readPage,
+  readStagingResults,
+  readTokenBody,
+  scopesOf,
+} from '../../src/client/tolerant.js';
 import { isRetryable, parseRetryAfter, retryDelayMs } from '../../src/client/retry.js';
-import { ClientError, responseError } from '../../src/client/errors.js';
+import { ClientError, parseProblem, responseError } from '../../src/client/errors.js';
 
 const JWT = 'eyJhbGciOiJSUzI1NiJ9.eyJleHAiOjE3MDAwMDAwMDAsInNjb3BlIjoiL2NvdW50ZXJwYXJ0eS1tYW5hZ2VtZW50In0.c2ln';
 const chunks = (text: string) =>
@@ -170,5 +178,26 @@ describe('error messages', () => {
       'migration m1 is still active (409 on POST /migration-assistance/migrations)',
       409,
     ]);
+  });
+  it("reads the message of another platform's error shape, or of plain text", () => {
+    expect(parseProblem('{"error": {"code": "E42", "message": "migration m1 is still active"}}', 409)).toEqual({
+      title: 'migration m1 is still active',
+      detail: 'migration m1 is still active',
+      status: 409,
+      code: 'E42',
+    });
+    expect(parseProblem('{"message": "no such migration"}', 404)).toMatchObject({ detail: 'no such migration', status: 404 });
+    expect(parseProblem('{"error": "invalid request"}', 400)).toMatchObject({ detail: 'invalid request', status: 400 });
+    expect(parseProblem('migration m1 is still active', 409)).toEqual({ title: 'migration m1 is still active', status: 409 });
+  });
+});
+
+describe('page reader', () => {
+  it("reads {data, total} as the spec's envelope with the offset and limit asked for, and passes other shapes on", () => {
+    const spec = { items: [1], total: 3, offset: 2, limit: 1 };
+    expect(readPage(spec, { offset: 9 })).toBe(spec);
+    expect(readPage({ data: [1, 2], total: 7 }, { offset: 4, limit: 2 })).toEqual({ items: [1, 2], total: 7, offset: 4, limit: 2 });
+    expect(readPage({ data: [1, 2], total: 7 }, {})).toEqual({ items: [1, 2], total: 7, offset: 0, limit: 2 });
+    expect(readPage({ results: [] }, {})).toEqual({ results: [] });
   });
 });

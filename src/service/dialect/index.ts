@@ -18,7 +18,7 @@ import { constants as zlibConstants, createBrotliCompress, createDeflate, create
 import { createFrameDecoder, encodeFrame, type StreamFormat } from '../../codec/index.js';
 import { MEDIA } from '../../contract/media.js';
 import type { ServiceContext } from '../context.js';
-import { countedStream, resourceOf, rewriteBody, rewriteRecord, type Resource } from './rewrite.js';
+import { countedStream, resourceOf, rewriteBody, rewriteError, rewriteRecord, rewriteRunningJob, type Resource } from './rewrite.js';
 import { dialectActive, parseDialect, type ContentCoding, type Dialect } from './switches.js';
 
 export { parseDialect, DIALECT_PRESETS, type Dialect } from './switches.js';
@@ -37,7 +37,9 @@ export function installDialect(app: FastifyInstance, ctx: ServiceContext): void 
       const given = query['continue-from'];
       if (typeof given === 'string' && /^\d+$/.test(given)) query['continue-from'] = String(Number(given) + 1);
     }
-    interceptResponse(reply.raw, request.method, resource, dialect);
+    // Authentication's errors keep their own shape: the spec shows them (docs/contract-gaps.md).
+    const errorsReshaped = !request.url.startsWith('/authentication/');
+    interceptResponse(reply.raw, request.method, resource, errorsReshaped ? dialect : { ...dialect, errors: undefined });
     done();
   });
 }
@@ -68,7 +70,19 @@ function interceptResponse(res: ServerResponse, method: string, resource: Resour
     const ctKey = lower('content-type');
     const contentType = String((ctKey ? headers[ctKey] : res.getHeader('content-type')) ?? '');
     const ok = status >= 200 && status < 300;
-    rewriter = ok ? bodyRewriter(resource, contentType, d) : undefined;
+    const type = contentType.split(';')[0]!.trim().toLowerCase();
+    const reshape = (newType: string | undefined) => {
+      if (ctKey) delete headers[ctKey];
+      res.removeHeader('content-type');
+      if (newType) headers['content-type'] = newType;
+    };
+    if (status >= 400 && d.errors && type === MEDIA.problem) {
+      rewriter = errorRewriter(d.errors);
+      reshape(d.errors === 'plain' ? 'text/plain; charset=utf-8' : MEDIA.json);
+    } else if (status === 202 && resource === 'job' && d.jobRunning) {
+      rewriter = runningJobRewriter(d.jobRunning);
+      if (d.jobRunning === 'empty') reshape(undefined);
+    } else rewriter = ok ? bodyRewriter(resource, contentType, d) : undefined;
     if (rewriter && resource === 'staging' && d.stagingContainer && contentType.split(';')[0]!.trim() !== MEDIA.json) {
       if (ctKey) delete headers[ctKey];
       headers['content-type'] = MEDIA.json;
@@ -125,6 +139,35 @@ function compressor(coding: ContentCoding): Transform {
   return createBrotliCompress({ flush: zlibConstants.BROTLI_OPERATION_FLUSH });
 }
 
+/** A whole body, buffered and rewritten at its end by `rewrite` (bodies that are not JSON pass as they were). */
+function wholeJsonRewriter(rewrite: (value: unknown) => string): BodyRewriter {
+  const chunks: Buffer[] = [];
+  return {
+    write(chunk) {
+      chunks.push(chunk);
+      return '';
+    },
+    end() {
+      const text = Buffer.concat(chunks).toString('utf8');
+      if (!text.trim()) return text;
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        return text; // not ours to fix: pass it on as it was
+      }
+      return rewrite(value);
+    },
+  };
+}
+
+const errorRewriter = (mode: 'envelope' | 'plain') => wholeJsonRewriter((problem) => rewriteError(problem, mode));
+const runningJobRewriter = (mode: 'status' | 'empty') =>
+  wholeJsonRewriter((running) => {
+    const out = rewriteRunningJob(running, mode);
+    return out === undefined ? '' : JSON.stringify(out);
+  });
+
 /** The rewriter of a successful body of this resource and type, or undefined to pass it through. */
 function bodyRewriter(resource: Resource, contentType: string, d: Dialect): BodyRewriter | undefined {
   const type = contentType.split(';')[0]!.trim().toLowerCase();
@@ -132,26 +175,7 @@ function bodyRewriter(resource: Resource, contentType: string, d: Dialect): Body
     const format: StreamFormat = type === MEDIA.jsonl ? 'jsonl' : 'json-seq';
     return streamRewriter(format, resource, d);
   }
-  if (type === MEDIA.json || type.endsWith('+json')) {
-    const chunks: Buffer[] = [];
-    return {
-      write(chunk) {
-        chunks.push(chunk);
-        return '';
-      },
-      end() {
-        const text = Buffer.concat(chunks).toString('utf8');
-        if (!text.trim()) return text;
-        let value: unknown;
-        try {
-          value = JSON.parse(text);
-        } catch {
-          return text; // not ours to fix: pass it on as it was
-        }
-        return JSON.stringify(rewriteBody(resource, value, d));
-      },
-    };
-  }
+  if (type === MEDIA.json || type.endsWith('+json')) return wholeJsonRewriter((value) => JSON.stringify(rewriteBody(resource, value, d)));
   return undefined;
 }
 

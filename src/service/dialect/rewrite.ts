@@ -15,6 +15,7 @@ export type Resource =
   | 'staging'
   | 'job'
   | 'job-start'
+  | 'definitions'
   | 'other';
 
 const ROUTES: Record<string, Resource> = {
@@ -25,6 +26,7 @@ const ROUTES: Record<string, Resource> = {
   'PUT /counterparty-management/migrations/:id/staging/counterparties': 'staging',
   'GET /migration-assistance/jobs/:jobId': 'job',
   'GET /authentication/jwks': 'jwks',
+  'GET /process-orchestration/process-definitions': 'definitions',
   'PUT /migration-assistance/migrations/:id/jobs/validate-staging': 'job-start',
   'PUT /migration-assistance/migrations/:id/jobs/import': 'job-start',
   'PUT /migration-assistance/migrations/:id/jobs/counts': 'job-start',
@@ -100,8 +102,33 @@ export function rewriteBody(resource: Resource, value: unknown, d: Dialect): unk
     out = { [d.stagingContainer]: out };
   else if (resource === 'job-start' && typeof out === 'string' && d.jobIdObject) out = { referenceId: out };
   else if (resource === 'jwks' && Array.isArray(out) && d.jwksSet) out = { keys: out };
+  else if (resource === 'definitions' && Array.isArray(out) && out.length === 1 && d.definitionsSingle) out = out[0];
+  if (d.pagesData && isPage(out)) out = { data: out.items, total: out.total };
   return rewriteTimestamps(out, d);
 }
+
+/**
+ * A running job's 202 body (`{referenceId, componentsCompleted}`) as the dialect answers it:
+ * `{"status": "Running", "progress": {"completed": [...]}}`, or undefined for no body at all.
+ */
+export function rewriteRunningJob(value: unknown, mode: 'status' | 'empty'): unknown {
+  if (mode === 'empty' || !isObject(value)) return undefined;
+  return { status: 'Running', progress: { completed: value.componentsCompleted ?? [] } };
+}
+
+/**
+ * A problem+json error body in another platform's shape: `{"error": {"code", "message"}}`, or
+ * the message alone as plain text. The message is the problem's detail (else its title).
+ */
+export function rewriteError(problem: unknown, mode: 'envelope' | 'plain'): string {
+  const p = isObject(problem) ? problem : {};
+  const message = String(p.detail || p.title || 'error');
+  return mode === 'plain' ? message : JSON.stringify({ error: { code: p.code ?? 'ERROR', message } });
+}
+
+/** A page of an offset-paged list in the service's envelope (every list route answers this shape). */
+const isPage = (v: unknown): v is { items: unknown[]; total: number } =>
+  isObject(v) && Array.isArray(v.items) && typeof v.total === 'number' && typeof v.offset === 'number' && typeof v.limit === 'number';
 
 function rewriteToken(body: Json, d: Dialect): Json {
   const extra = d.nulls ? { refreshToken: null, scope: null } : {};

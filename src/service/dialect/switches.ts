@@ -29,6 +29,14 @@ export interface Dialect {
   jobIdObject?: boolean;
   /** The JWKS as an RFC 7517 set `{"keys": […]}` instead of an array. */
   jwksSet?: boolean;
+  /** Errors outside authentication as `{"error": {"code", "message"}}` or as plain text instead of problem+json. */
+  errors?: 'envelope' | 'plain';
+  /** The process-definitions list as the bare object when exactly one definition matches. */
+  definitionsSingle?: boolean;
+  /** A running job's 202 body as `{"status": "Running", "progress": …}`, or no body at all. */
+  jobRunning?: 'status' | 'empty';
+  /** Pages of offset-paged lists as `{"data": […], "total"}` instead of `{items, total, offset, limit}`. */
+  pagesData?: boolean;
 }
 
 /** Other names a platform may give the stream counter (the spec's name for it is garbled). */
@@ -36,9 +44,10 @@ const COUNTER_NAMES = ['sequence', 'seq', 'counter', 'position', 'streamPosition
 
 /** Named sets of switches: every alternative at once, in two combinations. */
 export const DIALECT_PRESETS: Record<string, string> = {
-  all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set',
-  'all-second': 'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position',
-  'all-third': 'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set',
+  all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status',
+  'all-second':
+    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data',
+  'all-third': 'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single',
 };
 
 const VALUES = {
@@ -48,6 +57,10 @@ const VALUES = {
   'counter-name': COUNTER_NAMES,
   'job-id': ['object'],
   jwks: ['set'],
+  errors: ['envelope', 'plain'],
+  definitions: ['single'],
+  'job-running': ['status', 'empty'],
+  pages: ['data'],
 } as const;
 const FLAGS = ['nulls', 'counters-from-0', 'token-envelope', 'gzip', 'deflate', 'br'] as const;
 const NAMES = [...FLAGS, ...Object.keys(VALUES), ...Object.keys(DIALECT_PRESETS)];
@@ -83,7 +96,11 @@ export function parseDialect(spec: string | undefined): Dialect {
         else if (name === 'counts') d.counts = value as Dialect['counts'];
         else if (name === 'counter-name') d.counterName = value as Dialect['counterName'];
         else if (name === 'job-id') d.jobIdObject = true;
-        else d.jwksSet = true;
+        else if (name === 'jwks') d.jwksSet = true;
+        else if (name === 'errors') d.errors = value as Dialect['errors'];
+        else if (name === 'definitions') d.definitionsSingle = true;
+        else if (name === 'pages') d.pagesData = true;
+        else d.jobRunning = value as Dialect['jobRunning'];
         continue;
       }
       if (value !== undefined || !(FLAGS as readonly string[]).includes(name)) {
@@ -112,6 +129,10 @@ export function dialectActive(d: Dialect): boolean {
     !!d.coding ||
     !!d.counterName ||
     !!d.jobIdObject ||
-    !!d.jwksSet
+    !!d.jwksSet ||
+    !!d.errors ||
+    !!d.definitionsSingle ||
+    !!d.jobRunning ||
+    !!d.pagesData
   );
 }

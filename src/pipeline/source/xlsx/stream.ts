@@ -5,7 +5,6 @@
  * `line` is the row number and so is `byteOffset` (a zipped workbook has no byte a row starts
  * at; `rowAt` finds the row by its number). Messages name a row as `file:Sheet!12`.
  */
-import ExcelJS from 'exceljs';
 import { StagecoachError } from '../../../contract/errors.js';
 import type { SourceRow, SourceRowError } from '../../types.js';
 import { sha256Hex } from '../row-hash.js';
@@ -33,6 +32,10 @@ interface SheetRow {
 
 /** The rows of the sheet the options name; a sheet the workbook lacks is a configuration error naming the ones it has. */
 async function* sheetRows(path: string, file: string, sheet: string | number, signal?: AbortSignal): AsyncGenerator<SheetRow> {
+  // Loaded when a workbook is read, not with the format registry: exceljs (through bluebird)
+  // compiles code from strings as it loads, which every run of a CSV or JSON pipeline would pay
+  // for and which a process started with --disallow-code-generation-from-strings refuses.
+  const { default: ExcelJS } = await import('exceljs');
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(path, {
     sharedStrings: 'cache',
     styles: 'cache',
