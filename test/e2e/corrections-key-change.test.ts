@@ -39,9 +39,12 @@ describe('a correction that changes a key', () => {
   it('closes the old refusal: the row is counted once, its story says "corrected as key X", and the next corrections file does not list it', async () => {
     const m = await firstRound();
     const csv = readCorrectionsCsv(join(m.dir, 'r1/klanten.corrections.csv'));
-    // 100133's row has one cell too few (partner_klantnr, the last): the engineer adds it.
+    // 100133's row has one cell too few: the file writes its 17 cells under the first 17 columns
+    // and says so in _extra; the engineer checks them (partner_klantnr, the last, is rightly empty)
+    // and empties _extra.
     const short = rowWhere(csv, 'klantnr', '100133');
-    short.splice(csv.header.indexOf('partner_klantnr'), 0, '');
+    expect(short[csv.header.indexOf('_extra')]).not.toBe('');
+    setCell(csv, short, '_extra', '');
     const duplicate = rowWhere(csv, 'klantnr', '100081');
     setCell(csv, duplicate, 'klantnr', '199999');
     writeCorrectionsCsv(join(m.dir, 'klanten-fixed.csv'), { header: csv.header, rows: [short, duplicate] });

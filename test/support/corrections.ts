@@ -6,6 +6,7 @@
  */
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
 import Database from 'better-sqlite3';
 import { ROOT, runCli, type CliResult } from './cli.js';
 import { call, getToken, startTestService, tempDir, type TestService } from './service.js';
@@ -58,24 +59,22 @@ export async function sampleMigration(): Promise<SampleMigration> {
   };
 }
 
-/** A `;` corrections CSV as its header and rows of cells (the sample's refused rows hold no quotes). */
+/** A `;` corrections CSV as its header and rows of cells. */
 export interface CorrectionsCsv {
   header: string[];
   rows: string[][];
 }
 
+/** Reads a corrections file as a spreadsheet would (quoted cells: an error message may hold `;`). */
 export function readCorrectionsCsv(path: string): CorrectionsCsv {
-  const lines = readFileSync(path, 'utf8')
-    .replace(/^\ufeff/, '')
-    .split('\r\n')
-    .filter(Boolean);
-  for (const l of lines) if (l.includes('"')) throw new Error(`a quoted row in ${path}: this helper splits on ; only`);
-  const [head, ...rest] = lines.map((l) => l.split(';'));
+  const [head, ...rest] = parse(readFileSync(path, 'utf8'), { delimiter: ';', bom: true, relax_column_count: true }) as string[][];
   return { header: head!, rows: rest };
 }
 
+/** Writes it back as a spreadsheet would: a cell with `;`, a quote or a line break quoted. */
 export function writeCorrectionsCsv(path: string, csv: CorrectionsCsv): void {
-  writeFileSync(path, `\ufeff${[csv.header, ...csv.rows].map((r) => r.join(';')).join('\r\n')}\r\n`);
+  const cell = (c: string) => (/[;"\r\n]/.test(c) ? `"${c.replaceAll('"', '""')}"` : c);
+  writeFileSync(path, `\ufeff${[csv.header, ...csv.rows].map((r) => r.map(cell).join(';')).join('\r\n')}\r\n`);
 }
 
 /** The row whose cell in `column` is `value` (throws when there is none). */

@@ -14,6 +14,7 @@
  * unedited must not replace the row that staged). A column the engineer added to a CSV file (a
  * remark) is none of the source's: it is left out of the row and its fingerprint, with a note.
  */
+import { showValue } from '../../contract/cut.js';
 import { open, readdir, stat } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
 import { StagecoachError } from '../../contract/errors.js';
@@ -244,7 +245,7 @@ export async function readCorrections(
               source: sourceName,
               provenance: row.provenance,
               code: 'SOURCE_ROW_INVALID',
-              message: `${file}:${row.provenance.line}: ${EXTRA_COLUMN} holds ${JSON.stringify(extraText.slice(0, 200))}, what of the row did not fit the source's columns; expected the values moved into their columns and ${EXTRA_COLUMN} emptied`,
+              message: `${file}:${row.provenance.line}: ${EXTRA_COLUMN} holds ${showValue(extraText)}, what of the row did not fit the source's columns; expected the values moved into their columns and ${EXTRA_COLUMN} emptied`,
               raw: extraText.slice(0, 200),
             };
             const origin = parseOrigin(row.values[ORIGIN_COLUMN]);
