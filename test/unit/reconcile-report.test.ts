@@ -24,7 +24,16 @@ describe('reconciliation report model', () => {
       { measure: 'staged', source: 'counts job', ledger: 6, platform: 6, difference: 0, allowed: 0, ok: true },
       { measure: 'imported', source: 'counts job', ledger: 6, platform: 6, difference: 0, allowed: 0, ok: true },
     ]);
-    expect(report.totals).toEqual({ sourceRows: 10, mapped: 7, staged: 7, valid: 6, imported: 6, unaccounted: 0, removedFromStaging: 1 });
+    expect(report.totals).toEqual({
+      sourceRows: 10,
+      mapped: 7,
+      staged: 7,
+      valid: 6,
+      imported: 6,
+      unaccounted: 0,
+      removedFromStaging: 1,
+      inOtherMigrations: 0,
+    });
   });
 
   it('does not balance when the platform imported fewer than the ledger says, and names the difference', () => {
