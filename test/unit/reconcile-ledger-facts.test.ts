@@ -96,6 +96,7 @@ describe('ledger facts for the report', () => {
         invalid: { UNKNOWN_CODE: 1 },
         imported: 3,
         removedFromStaging: 1,
+        inOtherMigrations: 0,
       },
     ]);
     expect(facts.jobs).toEqual({ validation: 'invalid', import: 'done', counts: 'not-run' });
