@@ -3,6 +3,21 @@ import { z } from 'zod';
 
 export const STREAMED_TYPES = ['StreamingPersonCounterparty', 'StreamingOrganisationCounterparty'] as const;
 
+/** The spec's own fields of a streamed person and organisation, beyond those every type has. */
+export const STREAMED_PERSON_FIELDS = [
+  'nationalities',
+  'salutation',
+  'initials',
+  'firstName',
+  'surnamePrefix',
+  'surname',
+  'sex',
+  'dateOfBirth',
+  'income',
+  'emailAddress',
+] as const;
+export const STREAMED_ORGANISATION_FIELDS = ['organisationName', 'countryOfIncorporation', 'cocNumber', 'emailAddress'] as const;
+
 export const streamedCounterpartySchema = z.looseObject({
   type: z.enum(STREAMED_TYPES),
   referenceId: z.string(),

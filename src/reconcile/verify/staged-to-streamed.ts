@@ -19,6 +19,7 @@
  *   (`1980-01-02T00:00:00Z` is `1980-01-02`). Nothing else: a value cut, an accent lost, a list
  *   item dropped, a date moved are differences.
  */
+import { STREAMED_ORGANISATION_FIELDS, STREAMED_PERSON_FIELDS } from '../../contract/counterparty.js';
 import type { StagedCounterparty } from '../../contract/migration.js';
 
 /** The streamed type of each staged type. */
@@ -30,20 +31,8 @@ export const STREAMED_TYPE: Readonly<Record<string, string>> = {
 /** Staged fields the specification's stream shows, per staged type (besides referenceId, the match key). */
 const COMMON = ['type', 'associatedParties', 'countryCode', 'preferredCommunicationLanguage', 'telephoneNumbers', 'relations'];
 const SHOWN: Readonly<Record<string, ReadonlySet<string>>> = {
-  person: new Set([
-    ...COMMON,
-    'nationalities',
-    'salutation',
-    'initials',
-    'firstName',
-    'surnamePrefix',
-    'surname',
-    'sex',
-    'dateOfBirth',
-    'income',
-    'emailAddress',
-  ]),
-  organisation: new Set([...COMMON, 'organisationName', 'countryOfIncorporation', 'cocNumber', 'emailAddress']),
+  person: new Set([...COMMON, ...STREAMED_PERSON_FIELDS]),
+  organisation: new Set([...COMMON, ...STREAMED_ORGANISATION_FIELDS]),
 };
 
 /** Keys whose string values are codes compared without case. */

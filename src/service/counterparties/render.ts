@@ -2,6 +2,7 @@
  * Turns a stored live counterparty into the object the list and the stream show: the staged
  * record's fields under the streamed names of the spec, with `sequenceNumber` first.
  */
+import { STREAMED_ORGANISATION_FIELDS, STREAMED_PERSON_FIELDS } from '../../contract/counterparty.js';
 import { COUNTER_FIELD } from '../../contract/shared.js';
 
 /** Shown when a record carries no country: the platform's home market (docs/contract-gaps.md). */
@@ -9,21 +10,8 @@ export const DEFAULT_COUNTRY = 'NL';
 /** Shown when a record carries no preferred language (docs/contract-gaps.md). */
 export const DEFAULT_LANGUAGE = 'nl-NL';
 
-const PERSON_FIELDS = [
-  'nationalities',
-  'salutation',
-  'initials',
-  'firstName',
-  'surnamePrefix',
-  'surname',
-  'sex',
-  'dateOfBirth',
-  'income',
-  'emailAddress',
-] as const;
-const ORGANISATION_FIELDS = ['organisationName', 'countryOfIncorporation', 'cocNumber', 'emailAddress'] as const;
 /** Kept beyond the spec's list: a migrated counterparty should not lose them on the way out. */
-const EXTRA_FIELDS = ['addresses', 'externalReferences', 'ratings'] as const;
+export const FIELDS_KEPT_BEYOND_SPEC = ['addresses', 'externalReferences', 'ratings'] as const;
 
 /**
  * @example renderCounterparty(7, '{"referenceId":"…","type":"person","initials":"J","surname":"Jansen"}')
@@ -45,7 +33,8 @@ export function renderCounterparty(seq: number, json: string): Record<string, un
     relations: data.relations ?? [],
     lifecycleStatus: 'counterparty',
   };
-  for (const field of isOrganisation ? ORGANISATION_FIELDS : PERSON_FIELDS) if (data[field] !== undefined) out[field] = data[field];
-  for (const field of EXTRA_FIELDS) if (data[field] !== undefined) out[field] = data[field];
+  for (const field of isOrganisation ? STREAMED_ORGANISATION_FIELDS : STREAMED_PERSON_FIELDS)
+    if (data[field] !== undefined) out[field] = data[field];
+  for (const field of FIELDS_KEPT_BEYOND_SPEC) if (data[field] !== undefined) out[field] = data[field];
   return out;
 }

@@ -2,6 +2,8 @@
  * What a dialect changes in the values the service answers with, per resource. Pure functions
  * of (resource, value, dialect): the HTTP edge (index.ts) decodes bodies, calls these, encodes.
  */
+import { STREAMED_ORGANISATION_FIELDS, STREAMED_PERSON_FIELDS } from '../../contract/counterparty.js';
+import { FIELDS_KEPT_BEYOND_SPEC } from '../counterparties/render.js';
 import { ENTITY_OF } from '../migration/jobs.js';
 import type { Dialect } from './switches.js';
 
@@ -42,30 +44,8 @@ export const countedStream = (r: Resource): boolean => r === 'counterparty-strea
 
 // Optional fields of streamed counterparties that the service leaves out when unknown.
 const OPTIONAL_FIELDS: Record<string, readonly string[]> = {
-  StreamingPersonCounterparty: [
-    'nationalities',
-    'salutation',
-    'initials',
-    'firstName',
-    'surnamePrefix',
-    'surname',
-    'sex',
-    'dateOfBirth',
-    'income',
-    'emailAddress',
-    'addresses',
-    'externalReferences',
-    'ratings',
-  ],
-  StreamingOrganisationCounterparty: [
-    'organisationName',
-    'countryOfIncorporation',
-    'cocNumber',
-    'emailAddress',
-    'addresses',
-    'externalReferences',
-    'ratings',
-  ],
+  StreamingPersonCounterparty: [...STREAMED_PERSON_FIELDS, ...FIELDS_KEPT_BEYOND_SPEC],
+  StreamingOrganisationCounterparty: [...STREAMED_ORGANISATION_FIELDS, ...FIELDS_KEPT_BEYOND_SPEC],
 };
 
 type Json = Record<string, unknown>;
