@@ -11,28 +11,19 @@
  * - two corrections files of one migration holding the same row (refused again in the first,
  *   fixed in the second) verify (read together, the second was refused as a duplicate key).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   readCorrectionsCsv,
   rowWhere,
-  sampleMigration,
+  sampleMigrations,
   setCell,
   writeCorrectionsCsv,
   type SampleMigration,
 } from '../support/corrections.js';
 
-const open: SampleMigration[] = [];
-afterEach(async () => {
-  for (const m of open.splice(0)) await m.dispose();
-});
-
-async function start(): Promise<SampleMigration> {
-  const m = await sampleMigration();
-  open.push(m);
-  return m;
-}
+const start = sampleMigrations();
 
 /** `from`'s corrections file with only the rows of these `_origin`s (or klantnr), each changed by its cells (none: unedited). */
 function pick(m: SampleMigration, from: string, name: string, fixes: Record<string, Record<string, string>>): void {

@@ -7,26 +7,22 @@
  * note and neither makes an unedited duplicate look edited nor reaches the next file. Real
  * service, real CLI.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   readCorrectionsCsv,
   rowWhere,
-  sampleMigration,
+  sampleMigrations,
   setCell,
   writeCorrectionsCsv,
   type SampleMigration,
 } from '../support/corrections.js';
 
-const open: SampleMigration[] = [];
-afterEach(async () => {
-  for (const m of open.splice(0)) await m.dispose();
-});
+const start = sampleMigrations();
 
 async function firstRound(): Promise<SampleMigration> {
-  const m = await sampleMigration();
-  open.push(m);
+  const m = await start();
   expect((await m.cli(['run', 'pipelines/crm.yaml'])).code).toBe(0);
   expect((await m.cli(['report', '--out', 'r1'])).code).toBe(0);
   return m;

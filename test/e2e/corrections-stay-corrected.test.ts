@@ -6,29 +6,20 @@
  * `migrate --drop-invalid` after a `migrate --corrections` that validation refused. Real service,
  * real CLI.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from '../support/cli.js';
 import {
   readCorrectionsCsv,
   rowWhere,
-  sampleMigration,
+  sampleMigrations,
   setCell,
   writeCorrectionsCsv,
   type SampleMigration,
 } from '../support/corrections.js';
 
-const open: SampleMigration[] = [];
-afterEach(async () => {
-  for (const m of open.splice(0)) await m.dispose();
-});
-
-async function start(): Promise<SampleMigration> {
-  const m = await sampleMigration();
-  open.push(m);
-  return m;
-}
+const start = sampleMigrations();
 
 /** r1/klanten.corrections.csv with only the rows of these keys, each changed by `fix`. */
 function fixedFile(m: SampleMigration, name: string, fixes: Record<string, Record<string, string>>): void {

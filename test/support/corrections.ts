@@ -7,6 +7,7 @@
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
+import { afterEach } from 'vitest';
 import Database from 'better-sqlite3';
 import { ROOT, runCli, type CliResult } from './cli.js';
 import { call, getToken, startTestService, tempDir, type TestService } from './service.js';
@@ -56,6 +57,22 @@ export async function sampleMigration(): Promise<SampleMigration> {
       await svc.dispose();
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * A test file's way to start sample migrations: each one started is disposed of after its test.
+ * Call once at the top of the file.
+ */
+export function sampleMigrations(): () => Promise<SampleMigration> {
+  const open: SampleMigration[] = [];
+  afterEach(async () => {
+    for (const m of open.splice(0)) await m.dispose();
+  });
+  return async () => {
+    const m = await sampleMigration();
+    open.push(m);
+    return m;
   };
 }
 
