@@ -397,7 +397,7 @@ function registerMigrate(program: Command): void {
   const cmd = program
     .command('migrate')
     .description(
-      'Run a pipeline through the whole chain: stage → validate → import → counts → report (exit 1 when refused by validation or when the report does not balance)',
+      'Run a pipeline through the whole chain: stage → validate → import → verify → counts → report (exit 1 when refused by validation, when verification finds a difference or when the report does not balance)',
     )
     .argument('<pipeline>', 'pipeline file, e.g. pipelines/crm.yaml');
   addConnectionOptions(withLedgerOption(cmd))

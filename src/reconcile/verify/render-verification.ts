@@ -99,21 +99,7 @@ export function verificationMarkdown(v: VerificationReport): string[] {
     for (const l of lines) out.push(`- ${l}`);
     out.push('');
   };
-  list(
-    'Imported, not held by the platform',
-    v.notHeld.records.slice(0, SHOWN).map((r) => `${where(r)} (${r.legacyKey}) \`${r.referenceId}\``),
-    v.notHeld.total,
-  );
-  list(
-    'Not verifiable',
-    v.notVerifiable.records.slice(0, SHOWN).map((r) => `${where(r)} (${r.legacyKey}): ${r.why}`),
-    v.notVerifiable.total,
-  );
-  list(
-    'Strays: live counterparties no ledger record of an import explains',
-    v.strays.records.slice(0, SHOWN).map(strayText),
-    v.strays.total,
-  );
+  for (const [title, items, total] of findingLists(v, (id) => `\`${id}\``)) list(title, items, total);
   const notShown = Object.entries(v.notShown);
   if (notShown.length)
     out.push(`Not shown by the platform's stream, not compared: ${notShown.map(([f, c]) => `${f} (${n(c)})`).join(', ')}.`, '');
@@ -157,20 +143,19 @@ export function verificationHtml(v: VerificationReport, esc: (s: string) => stri
     if (!total) return;
     h.push(`<h3>${esc(title)} (${n(total)})</h3>`, '<ul>', ...lines.map((l) => `<li>${esc(l)}</li>`), '</ul>');
   };
-  list(
-    'Imported, not held by the platform',
-    v.notHeld.records.slice(0, SHOWN).map((r) => `${where(r)} (${r.legacyKey}) ${r.referenceId}`),
-    v.notHeld.total,
-  );
-  list(
-    'Not verifiable',
-    v.notVerifiable.records.slice(0, SHOWN).map((r) => `${where(r)} (${r.legacyKey}): ${r.why}`),
-    v.notVerifiable.total,
-  );
-  list(
-    'Strays: live counterparties no ledger record of an import explains',
-    v.strays.records.slice(0, SHOWN).map(strayText),
-    v.strays.total,
-  );
+  for (const [title, items, total] of findingLists(v, (id) => id)) list(title, items, total);
   return h;
+}
+
+/** The lists of records the Markdown and HTML sections both show: title, first items, total. */
+function findingLists(v: VerificationReport, id: (referenceId: string) => string): Array<[string, string[], number]> {
+  return [
+    [
+      'Imported, not held by the platform',
+      v.notHeld.records.slice(0, SHOWN).map((r) => `${where(r)} (${r.legacyKey}) ${id(r.referenceId)}`),
+      v.notHeld.total,
+    ],
+    ['Not verifiable', v.notVerifiable.records.slice(0, SHOWN).map((r) => `${where(r)} (${r.legacyKey}): ${r.why}`), v.notVerifiable.total],
+    ['Strays: live counterparties no ledger record of an import explains', v.strays.records.slice(0, SHOWN).map(strayText), v.strays.total],
+  ];
 }
