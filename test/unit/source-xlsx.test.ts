@@ -8,6 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
+import JSZip from 'jszip';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { readRowAt } from '../../src/pipeline/source/index.js';
 import { readXlsxBatches } from '../../src/pipeline/source/xlsx/stream.js';
 import { cellValue, columnLetters, headerNames } from '../../src/pipeline/source/xlsx/cells.js';
@@ -90,5 +92,46 @@ describe('readXlsxBatches', () => {
     ]);
     const back = await readRowAt(path, 4, { format: 'xlsx', encoding: 'auto', xlsx: { sheet: 'Data', headerRow: 1 } });
     expect(back).toEqual({ columns: ['nr', 'naam'], values: { nr: 3, naam: 'Vos' } });
+  });
+
+  // The zip's entry order is the writer's choice. exceljs writes sheets first and the workbook
+  // part last; other writers put shared strings and styles first. Every order reads the same.
+  it.each([
+    [
+      'shared strings and rels before the sheets, the workbook part last',
+      ['_rels', 'xl/_rels', 'xl/sharedStrings', 'xl/styles', 'xl/worksheets', 'xl/workbook.xml'],
+    ],
+    [
+      'the workbook part first, the sheets before the shared strings',
+      ['_rels', 'xl/workbook.xml', 'xl/_rels', 'xl/worksheets', 'xl/styles', 'xl/sharedStrings'],
+    ],
+    ['the sheets last', ['xl/workbook.xml', 'xl/_rels', 'xl/sharedStrings', 'xl/styles', '_rels', 'xl/worksheets']],
+  ])('reads a workbook whose zip holds %s', async (_, order) => {
+    const written = await workbook('order.xlsx', (wb) => {
+      wb.addWorksheet('Notes').addRow(['not this sheet']);
+      const ws = wb.addWorksheet('Klanten');
+      ws.addRow(['nr', 'naam', 'geboren']);
+      ws.addRow([7, 'Smit', new Date(Date.UTC(1990, 1, 3))]);
+      ws.getCell('C2').numFmt = 'dd-mm-yyyy';
+      ws.addRow([8, 'Bakker', null]);
+    });
+    const zip = await JSZip.loadAsync(readFileSync(written));
+    const names = Object.keys(zip.files).filter((n) => !zip.files[n]!.dir);
+    const rank = (n: string) => {
+      const i = order.findIndex((prefix) => n.startsWith(prefix));
+      return i === -1 ? order.length : i;
+    };
+    const reordered = new JSZip();
+    for (const n of [...names].sort((a, b) => rank(a) - rank(b))) reordered.file(n, await zip.files[n]!.async('uint8array'));
+    const path = join(dir, `reordered-${order.join('-').replace(/\W/g, '')}.xlsx`);
+    writeFileSync(path, await reordered.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' }));
+    const stored = Object.keys((await JSZip.loadAsync(readFileSync(path))).files);
+    expect(stored.filter((n) => n.startsWith('xl/workbook.xml') || n.startsWith('xl/worksheets/sheet'))).toEqual(
+      names.filter((n) => n.startsWith('xl/workbook.xml') || n.startsWith('xl/worksheets/sheet')).sort((a, b) => rank(a) - rank(b)),
+    );
+    expect(await rows(path, { sheet: 'Klanten', headerRow: 1 })).toEqual([
+      [2, { nr: 7, naam: 'Smit', geboren: '1990-02-03' }],
+      [3, { nr: 8, naam: 'Bakker' }],
+    ]);
   });
 });

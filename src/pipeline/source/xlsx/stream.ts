@@ -30,28 +30,61 @@ interface SheetRow {
   values: unknown[];
 }
 
-/** The rows of the sheet the options name; a sheet the workbook lacks is a configuration error naming the ones it has. */
+/** What exceljs's `parse()` hands over: a worksheet, or (in 4.4, without the eventType its README shows) a shared string. */
+interface ParseEvent {
+  eventType?: string;
+  value?: unknown;
+  index?: number;
+  text?: unknown;
+}
+
+type WorksheetReader = AsyncIterable<{ number: number; values: unknown }> & { name?: string };
+
+/**
+ * The rows of the sheet the options name; a sheet the workbook lacks is a configuration error naming the ones it has.
+ *
+ * Shared strings are emitted and resolved here rather than cached by exceljs: with them cached,
+ * a workbook that stores its sheets after its shared strings but before `xl/workbook.xml` (zip
+ * entry order is the writer's choice) makes exceljs's reader fail with "Cannot read properties of
+ * undefined (reading 'sheets')". Emitted, exceljs always parks the sheets until the whole zip is
+ * read, so the workbook part is known whatever the order.
+ */
 async function* sheetRows(path: string, file: string, sheet: string | number, signal?: AbortSignal): AsyncGenerator<SheetRow> {
   // Loaded when a workbook is read, not with the format registry: exceljs (through bluebird)
   // compiles code from strings as it loads, which every run of a CSV or JSON pipeline would pay
   // for and which a process started with --disallow-code-generation-from-strings refuses.
   const { default: ExcelJS } = await import('exceljs');
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(path, {
-    sharedStrings: 'cache',
+    sharedStrings: 'emit',
     styles: 'cache',
     worksheets: 'emit',
     hyperlinks: 'ignore',
-    entries: 'emit',
+    entries: 'ignore',
   });
+  const strings: unknown[] = [];
+  const resolve = (v: unknown) =>
+    v !== null && typeof v === 'object' && 'sharedString' in v ? strings[(v as { sharedString: number }).sharedString] : v;
   const seen: string[] = [];
-  for await (const ws of reader as AsyncIterable<AsyncIterable<{ number: number; values: unknown }> & { name?: string }>) {
+  for await (const event of reader.parse() as unknown as AsyncIterable<ParseEvent>) {
+    if (event.eventType === undefined && typeof event.index === 'number') {
+      strings[event.index] = event.text;
+      continue;
+    }
+    if (event.eventType === 'shared-strings') {
+      const s = event.value as { index: number; text: unknown };
+      strings[s.index] = s.text;
+      continue;
+    }
+    if (event.eventType !== 'worksheet') continue;
+    const ws = event.value as WorksheetReader;
     const name = ws.name ?? String(seen.length + 1);
     seen.push(name);
     const chosen = typeof sheet === 'number' ? seen.length === sheet : name === sheet;
     for await (const row of ws) {
       if (!chosen) continue;
       signal?.throwIfAborted();
-      yield { number: row.number, values: (row.values as unknown[]) ?? [] };
+      const values = (row.values as unknown[]) ?? [];
+      yield { number: row.number, values: values.map(resolve) };
     }
     if (chosen) return;
   }
