@@ -127,6 +127,9 @@ export function codeFor(facts: Pick<ResponseFacts, 'status' | 'problem' | 'token
   if (s >= 500) return 'INTERNAL_ERROR';
   if (s === 400 && /api-version|version/i.test(facts.problem?.detail ?? facts.problem?.title ?? '')) return 'UNSUPPORTED_API_VERSION';
   if (s === 400) return 'INVALID_REQUEST';
+  // Any other 4xx refuses this request (a platform may refuse a state conflict with 422 or 400,
+  // docs/contract-gaps.md): retrying later will not help, unlike an outage (HTTP_ERROR).
+  if (s >= 400 && s < 500) return 'REQUEST_REFUSED';
   return 'HTTP_ERROR';
 }
 

@@ -10,6 +10,7 @@ import {
 } from '../../src/client/tolerant.js';
 import { isRetryable, parseRetryAfter, retryDelayMs } from '../../src/client/retry.js';
 import { ClientError, parseProblem, responseError } from '../../src/client/errors.js';
+import { EXIT, exitCodeFor } from '../../src/cli/run.js';
 
 const JWT = 'eyJhbGciOiJSUzI1NiJ9.eyJleHAiOjE3MDAwMDAwMDAsInNjb3BlIjoiL2NvdW50ZXJwYXJ0eS1tYW5hZ2VtZW50In0.c2ln';
 const chunks = (text: string) =>
@@ -177,6 +178,27 @@ describe('error messages', () => {
       'MIGRATION_ALREADY_ACTIVE',
       'migration m1 is still active (409 on POST /migration-assistance/migrations)',
       409,
+    ]);
+  });
+  it('reads a refusal with another 4xx and a message only (plain text) as a refused request, exit 1, not as an outage', () => {
+    // A platform that refuses a second migration with 422 and a text body (docs/contract-gaps.md).
+    const detail = 'migration m1 is still active';
+    const e = responseError({
+      method: 'POST',
+      path: '/migration-assistance/migrations',
+      status: 422,
+      group: 'migration-assistance',
+      problem: parseProblem(detail, 422),
+    });
+    expect([e.code, e.message, e.status, exitCodeFor(e)]).toEqual([
+      'REQUEST_REFUSED',
+      'migration m1 is still active (422 on POST /migration-assistance/migrations)',
+      422,
+      EXIT.failed,
+    ]);
+    const statuses = [400, 404, 405, 409, 410, 413, 415, 418, 422, 429, 500, 503];
+    expect(statuses.map((status) => exitCodeFor(responseError({ method: 'PUT', path: '/x', status, group: 'x', problem: undefined })))).toEqual([
+      1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 4, 4,
     ]);
   });
   it("reads the message of another platform's error shape, or of plain text", () => {
