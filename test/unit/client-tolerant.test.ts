@@ -197,9 +197,9 @@ describe('error messages', () => {
       EXIT.failed,
     ]);
     const statuses = [400, 404, 405, 409, 410, 413, 415, 418, 422, 429, 500, 503];
-    expect(statuses.map((status) => exitCodeFor(responseError({ method: 'PUT', path: '/x', status, group: 'x', problem: undefined })))).toEqual([
-      1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 4, 4,
-    ]);
+    expect(
+      statuses.map((status) => exitCodeFor(responseError({ method: 'PUT', path: '/x', status, group: 'x', problem: undefined }))),
+    ).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 4, 4]);
   });
   it("reads the message of another platform's error shape, or of plain text", () => {
     expect(parseProblem('{"error": {"code": "E42", "message": "migration m1 is still active"}}', 409)).toEqual({
@@ -210,7 +210,19 @@ describe('error messages', () => {
     });
     expect(parseProblem('{"message": "no such migration"}', 404)).toMatchObject({ detail: 'no such migration', status: 404 });
     expect(parseProblem('{"error": "invalid request"}', 400)).toMatchObject({ detail: 'invalid request', status: 400 });
-    expect(parseProblem('migration m1 is still active', 409)).toEqual({ title: 'migration m1 is still active', status: 409 });
+    expect(parseProblem('migration m1 is still active', 409)).toEqual({
+      title: 'migration m1 is still active',
+      detail: 'migration m1 is still active',
+      status: 409,
+    });
+    // the whole message of a long text body, not its first 200 characters
+    const long = `migration m1 of this tenant is still Active; ${'complete it or cancel it; '.repeat(10)}then register a new one`;
+    expect(parseProblem(long, 422)?.detail).toBe(long);
+    expect(responseError({ method: 'POST', path: '/m', status: 422, group: 'm', problem: parseProblem(long, 422) }).message).toBe(
+      `${long} (422 on POST /m)`,
+    );
+    const page = `<html>${'x'.repeat(2500)}</html>`;
+    expect(parseProblem(page, 502)?.detail).toBe(`${page.slice(0, 2000)}… (513 more characters)`);
   });
 });
 
