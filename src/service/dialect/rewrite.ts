@@ -2,6 +2,7 @@
  * What a dialect changes in the values the service answers with, per resource. Pure functions
  * of (resource, value, dialect): the HTTP edge (index.ts) decodes bodies, calls these, encodes.
  */
+import { STATUS_CODES } from 'node:http';
 import { STREAMED_ORGANISATION_FIELDS, STREAMED_PERSON_FIELDS } from '../../contract/counterparty.js';
 import { FIELDS_KEPT_BEYOND_SPEC } from '../counterparties/render.js';
 import { ENTITY_OF } from '../migration/jobs.js';
@@ -18,6 +19,8 @@ export type Resource =
   | 'job'
   | 'job-start'
   | 'definitions'
+  | 'message'
+  | 'message-send'
   | 'other';
 
 const ROUTES: Record<string, Resource> = {
@@ -32,6 +35,8 @@ const ROUTES: Record<string, Resource> = {
   'PUT /migration-assistance/migrations/:id/jobs/validate-staging': 'job-start',
   'PUT /migration-assistance/migrations/:id/jobs/import': 'job-start',
   'PUT /migration-assistance/migrations/:id/jobs/counts': 'job-start',
+  'PUT /lodging/processes/:processId/messages/:messageId': 'message',
+  'PUT /lodging/processes/:processId/messages/:messageId/send': 'message-send',
 };
 
 /** The resource a route serves. @example resourceOf('GET', '/migration-assistance/jobs/:jobId') // 'job' */
@@ -104,6 +109,65 @@ export function rewriteError(problem: unknown, mode: 'envelope' | 'plain'): stri
   const p = isObject(problem) ? problem : {};
   const message = String(p.detail || p.title || 'error');
   return mode === 'plain' ? message : JSON.stringify({ error: { code: p.code ?? 'ERROR', message } });
+}
+
+/** Members of an event's data its emitter leaves out when it has no value (docs/events.md, docs/lodging.md). */
+const OPTIONAL_EVENT_FIELDS: Record<string, readonly string[]> = {
+  'process.status-changed': ['reason'],
+  'lodging.message.handling_succeeded': ['errors'],
+  'lodging.message.handling_failed': ['counterparties'],
+};
+
+/**
+ * A webhook delivery's envelope `{id, eventName, occurredOn, data}` as the dialect sends it:
+ * absent optional members of the data as `null`, timestamps in the dialect's form.
+ */
+export function rewriteDelivery(envelope: Json, d: Dialect): unknown {
+  let out = envelope;
+  if (d.nulls && isObject(out.data)) {
+    const data: Json = { ...out.data };
+    for (const field of OPTIONAL_EVENT_FIELDS[String(out.eventName)] ?? []) if (!(field in data)) data[field] = null;
+    out = { ...out, data };
+  }
+  return rewriteTimestamps(out, d);
+}
+
+/** The problem codes of a rejected migration request, answered 409 by the service. */
+const REJECTION_CODES = new Set(['MIGRATION_ALREADY_ACTIVE', 'MIGRATION_NOT_ACTIVE', 'MIGRATION_STATE_CONFLICT']);
+const DEFINITION_REFUSED_CODES = new Set(['UNKNOWN_PROCESS_DEFINITION', 'PROCESS_DEFINITION_INACTIVE']);
+
+/** A response as the route made it: its status and JSON body (before the dialect's body rewrites). */
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * The status (and body) the dialect answers instead of the route's, or undefined to keep them.
+ * Errors keep their problem body with the new status in it; a repeated send becomes a 409
+ * problem. `receivedAt` is when the request arrived: a message whose `sentOn` is earlier was
+ * sent by an earlier request.
+ */
+export function rewriteStatus(resource: Resource, answer: Answer, receivedAt: number, d: Dialect): Answer | undefined {
+  const { status, body } = answer;
+  if (status >= 400 && isObject(body) && typeof body.code === 'string') {
+    const to =
+      REJECTION_CODES.has(body.code) && status === 409
+        ? d.rejections
+        : body.code === 'REQUIRED_ATTACHMENTS_MISSING'
+          ? d.missingFiles
+          : DEFINITION_REFUSED_CODES.has(body.code)
+            ? d.definitionRefused
+            : undefined;
+    return to === undefined ? undefined : { status: to, body: { ...body, title: STATUS_CODES[to], status: to } };
+  }
+  if (resource === 'message' && status === 201 && d.messageCreated200) return { status: 200, body };
+  if (resource === 'message-send' && status === 200 && d.resend409 && isObject(body) && typeof body.sentOn === 'string') {
+    if (Date.parse(body.sentOn) >= receivedAt) return undefined; // sent by this request
+    const detail = `message ${String(body.referenceId)} was already sent on ${body.sentOn}; it is not a Draft any more`;
+    return { status: 409, body: { title: STATUS_CODES[409], status: 409, detail, code: 'MESSAGE_NOT_DRAFT' } };
+  }
+  return undefined;
 }
 
 /** A page of an offset-paged list in the service's envelope (every list route answers this shape). */
