@@ -662,3 +662,31 @@ describe('statuses a platform chose differently (docs/contract-gaps.md: "Client 
     60_000,
   );
 });
+
+describe('registrations=no-token: registrations listed without their token', () => {
+  it('webhooks list --show-tokens shows each token all the same (fetched from the token endpoint)', async () => {
+    const plain = await startTestService();
+    const other = await startTestService({ dialect: 'registrations=no-token' });
+    services.push(plain, other);
+    const listed = async (svc: TestService) => {
+      const c = demoClient(svc);
+      try {
+        const reg = await c.events.subscribe('counterparty.merged', 'http://127.0.0.1:9/hook');
+        const raw = await c.events.list('counterparty.merged');
+        const r = await runCli(['webhooks', 'list', '--event', 'counterparty.merged', '--show-tokens', '--json', '--base-url', svc.url]);
+        expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+        const rows = JSON.parse(r.stdout) as Array<Record<string, unknown>>;
+        return { reg, tokenListed: raw.map((x) => x.token), rows: rows.map((x) => ({ ...x, createdOn: '<time>' })) };
+      } finally {
+        await c.close();
+      }
+    };
+    const [truth, got] = [await listed(plain), await listed(other)];
+    expect(truth.tokenListed).toEqual([truth.reg.token]);
+    expect(got.tokenListed).toEqual([undefined]); // the dialect really lists none
+    expect(truth.rows).toEqual([
+      { id: truth.reg.id, eventName: 'counterparty.merged', createdOn: '<time>', token: truth.reg.token, uri: 'http://127.0.0.1:9/hook' },
+    ]);
+    expect(got.rows).toEqual([{ ...truth.rows[0], id: got.reg.id, token: got.reg.token }]);
+  }, 60_000);
+});

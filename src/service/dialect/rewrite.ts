@@ -3,6 +3,7 @@
  * of (resource, value, dialect): the HTTP edge (index.ts) decodes bodies, calls these, encodes.
  */
 import { STATUS_CODES } from 'node:http';
+import { EVENT_GROUPS } from '../../contract/events.js';
 import { STREAMED_ORGANISATION_FIELDS, STREAMED_PERSON_FIELDS } from '../../contract/counterparty.js';
 import { FIELDS_KEPT_BEYOND_SPEC } from '../counterparties/render.js';
 import { ENTITY_OF } from '../migration/jobs.js';
@@ -21,6 +22,7 @@ export type Resource =
   | 'definitions'
   | 'message'
   | 'message-send'
+  | 'registrations'
   | 'other';
 
 const ROUTES: Record<string, Resource> = {
@@ -37,6 +39,7 @@ const ROUTES: Record<string, Resource> = {
   'PUT /migration-assistance/migrations/:id/jobs/counts': 'job-start',
   'PUT /lodging/processes/:processId/messages/:messageId': 'message',
   'PUT /lodging/processes/:processId/messages/:messageId/send': 'message-send',
+  ...Object.fromEntries(Object.keys(EVENT_GROUPS).map((group) => [`GET /${group}/events/:eventName/endpoints`, 'registrations' as const])),
 };
 
 /** The resource a route serves. @example resourceOf('GET', '/migration-assistance/jobs/:jobId') // 'job' */
@@ -88,6 +91,8 @@ export function rewriteBody(resource: Resource, value: unknown, d: Dialect): unk
   else if (resource === 'job-start' && typeof out === 'string' && d.jobIdObject) out = { referenceId: out };
   else if (resource === 'jwks' && Array.isArray(out) && d.jwksSet) out = { keys: out };
   else if (resource === 'definitions' && Array.isArray(out) && out.length === 1 && d.definitionsSingle) out = out[0];
+  else if (resource === 'registrations' && Array.isArray(out) && d.registrationsWithoutToken)
+    out = out.map((r) => (isObject(r) ? Object.fromEntries(Object.entries(r).filter(([k]) => k !== 'token')) : r));
   if (d.pagesData && isPage(out)) out = { data: out.items, total: out.total };
   return rewriteTimestamps(out, d);
 }

@@ -47,6 +47,8 @@ export interface Dialect {
   messageCreated200?: boolean;
   /** Sending a Sent message again answered 409 instead of 200 with the message. */
   resend409?: boolean;
+  /** Webhook registrations listed without their token (it is still at GET …/token/{id}). */
+  registrationsWithoutToken?: boolean;
   /** Every webhook delivery POSTed twice (an acknowledgement the platform did not see), the same event id both times. */
   deliveriesTwice?: boolean;
 }
@@ -58,7 +60,7 @@ const COUNTER_NAMES = ['sequence', 'seq', 'counter', 'position', 'streamPosition
 export const DIALECT_PRESETS: Record<string, string> = {
   all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status,rejections=422,missing-files=422,definition-refused=400,message-created=200,resend=409,deliveries=twice',
   'all-second':
-    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409',
+    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token',
   'all-third':
     'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice',
 };
@@ -80,6 +82,7 @@ const VALUES = {
   'message-created': ['200'],
   resend: ['409'],
   deliveries: ['twice'],
+  registrations: ['no-token'],
 } as const;
 const FLAGS = ['nulls', 'counters-from-0', 'token-envelope', 'gzip', 'deflate', 'br'] as const;
 const NAMES = [...FLAGS, ...Object.keys(VALUES), ...Object.keys(DIALECT_PRESETS)];
@@ -125,6 +128,7 @@ export function parseDialect(spec: string | undefined): Dialect {
         else if (name === 'message-created') d.messageCreated200 = true;
         else if (name === 'resend') d.resend409 = true;
         else if (name === 'deliveries') d.deliveriesTwice = true;
+        else if (name === 'registrations') d.registrationsWithoutToken = true;
         else d.jobRunning = value as Dialect['jobRunning'];
         continue;
       }
@@ -164,6 +168,7 @@ export function dialectActive(d: Dialect): boolean {
     !!d.definitionRefused ||
     !!d.messageCreated200 ||
     !!d.resend409 ||
-    !!d.deliveriesTwice
+    !!d.deliveriesTwice ||
+    !!d.registrationsWithoutToken
   );
 }
