@@ -46,7 +46,7 @@ const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.e
 describe('serve --dialect', () => {
   it('refuses a switch it does not know, with the closest one', () => {
     expect(() => parseDialect('nulls,nulz')).toThrow(
-      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, all, all-second, all-third',
+      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, all, all-second, all-third',
     );
     expect(() => parseDialect('counts=some')).toThrow('dialect switch "counts=some": expected counts=totals-only|more;');
     expect(parseDialect('all')).toEqual({
@@ -193,9 +193,9 @@ describe('serve --dialect', () => {
     expect(rewriteRunningJob(running, 'empty')).toBeUndefined();
   });
 
-  it('answers the statuses of its switches: rejections, a created message, a send without files or sent again, a refused definition', async () => {
+  it('answers the statuses of its switches: rejections, a created message, uploads, a send without files or sent again, a refused definition', async () => {
     const statuses = await startTestService({
-      dialect: 'rejections=422,missing-files=400,definition-refused=404,message-created=200,resend=409',
+      dialect: 'rejections=422,missing-files=400,definition-refused=404,message-created=200,resend=409,upload=201',
     });
     try {
       const answers = async (url: string, token: string) => {
@@ -213,8 +213,9 @@ describe('serve --dialect', () => {
         const created = await call(url, token, 'PUT', messagePath(pid, mid), { headers: LODGING, body });
         const repeated = await call(url, token, 'PUT', messagePath(pid, mid), { headers: LODGING, body });
         const missing = await call(url, token, 'PUT', `${messagePath(pid, mid)}/send`, { headers: LODGING });
+        const uploads: number[] = [];
         for (const name of ['CleanOrderFinancingRequest.xml', 'CleanOrderCounterparties.xml'])
-          await upload(url, token, pid, mid, name, sample(name), 'application/xml');
+          uploads.push((await upload(url, token, pid, mid, name, sample(name), 'application/xml')).status);
         const sent = await call(url, token, 'PUT', `${messagePath(pid, mid)}/send`, { headers: LODGING });
         const again = await call(url, token, 'PUT', `${messagePath(pid, mid)}/send`, { headers: LODGING });
         const problem = (r: Awaited<ReturnType<typeof call>>) => [r.status, r.body.status, r.body.code, r.body.title];
@@ -224,6 +225,7 @@ describe('serve --dialect', () => {
           created: [created.status, created.body.status],
           repeated: [repeated.status, repeated.body.status],
           missing: [...problem(missing), r(missing.body.detail, pid, mid)],
+          uploads,
           sent: [sent.status, sent.body.status],
           again: again.status === 200 ? [again.status, again.body.status] : [...problem(again), r(again.body.detail, pid, mid)],
         };
@@ -243,6 +245,7 @@ describe('serve --dialect', () => {
           'Conflict',
           'message <id> cannot be sent: required attachments CleanOrderFinancingRequest.xml and CleanOrderCounterparties.xml are missing; upload them first',
         ],
+        uploads: [204, 204],
         sent: [200, 'Sent'],
         again: [200, 'Sent'],
       });
@@ -252,6 +255,7 @@ describe('serve --dialect', () => {
         created: [200, 'Draft'],
         repeated: [200, 'Draft'],
         missing: [400, 400, ...truth.missing.slice(2, 3), 'Bad Request', truth.missing[4]],
+        uploads: [201, 201],
         sent: [200, 'Sent'],
         again: [
           409,
@@ -266,10 +270,10 @@ describe('serve --dialect', () => {
     }
   });
 
-  it('delivers webhooks with nulls for absent data members, timestamps in its form, and each delivery twice under the same id', async () => {
+  it('delivers webhooks with nulls for absent data members, timestamps in its form, and each delivery twice under the same id, with more envelope members', async () => {
     const fast = { webhookPollMs: 50, webhookRetryBaseMs: 20 };
     const truthService = await startTestService(fast);
-    const otherService = await startTestService({ ...fast, dialect: 'nulls,timestamps=basic,deliveries=twice' });
+    const otherService = await startTestService({ ...fast, dialect: 'nulls,timestamps=basic,deliveries=twice,envelope=extra' });
     const received: Delivery[] = [];
     const receiver = createServer((req, res) => {
       let text = '';
@@ -321,7 +325,9 @@ describe('serve --dialect', () => {
             .replace(/"changedOn":"[^"]*"/, '"changedOn":"<time>"'),
         );
       expect(ids(g.data, got.pid)).toEqual({ ...ids(t.data, truth.pid), reason: null });
-      expect(Object.keys(g)).toEqual(Object.keys(t));
+      // envelope=extra: more members ahead of ours, ours unchanged
+      expect(Object.keys(g)).toEqual(['specversion', 'type', 'source', ...Object.keys(t)]);
+      expect([g.specversion, g.type]).toEqual(['1.0', 'process.status-changed']);
     } finally {
       receiver.closeAllConnections();
       await new Promise((r) => receiver.close(r));

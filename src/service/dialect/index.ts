@@ -58,26 +58,28 @@ export function installDialect(app: FastifyInstance, ctx: ServiceContext): void 
   // Statuses are chosen before the headers go out: onSend sees the route's JSON body and status
   // (errors included) while both can still change; the body rewrites above then apply as usual.
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (typeof payload !== 'string' || !payload) return done(null, payload);
     let body: unknown;
-    try {
-      body = JSON.parse(payload);
-    } catch {
-      return done(null, payload);
-    }
+    if (typeof payload === 'string' && payload) {
+      try {
+        body = JSON.parse(payload);
+      } catch {
+        return done(null, payload);
+      }
+    } else if (payload !== undefined && payload !== null && payload !== '') return done(null, payload); // a stream or bytes: not a JSON answer
     const resource = resourceOf(request.method, request.routeOptions.url);
     const answer = rewriteStatus(resource, { status: reply.statusCode, body }, receivedAt.get(request) ?? 0, dialect);
     if (!answer) return done(null, payload);
     reply.code(answer.status);
     if (answer.status >= 400) reply.type(MEDIA.problem);
-    done(null, JSON.stringify(answer.body));
+    done(null, answer.body === undefined ? payload : JSON.stringify(answer.body));
   });
 }
 
 /** When each request arrived (the resend switch tells a repeated send by it). */
 const receivedAt = new WeakMap<object, number>();
 
-const statusesChanged = (d: Dialect) => !!(d.rejections || d.missingFiles || d.definitionRefused || d.messageCreated200 || d.resend409);
+const statusesChanged = (d: Dialect) =>
+  !!(d.rejections || d.missingFiles || d.definitionRefused || d.messageCreated200 || d.resend409 || d.upload201);
 
 /** How the dialect's platform sends webhook deliveries: each one's body, and how often it is POSTed. */
 export interface DeliveryDialect {
@@ -94,7 +96,7 @@ export interface DeliveryDialect {
 export function deliveryDialect(spec: string | undefined): DeliveryDialect {
   const d = parseDialect(spec);
   return {
-    body: (envelope) => JSON.stringify(d.nulls || d.timestamps ? rewriteDelivery(envelope, d) : envelope),
+    body: (envelope) => JSON.stringify(d.nulls || d.timestamps || d.deliveryExtras ? rewriteDelivery(envelope, d) : envelope),
     copies: d.deliveriesTwice ? 2 : 1,
   };
 }

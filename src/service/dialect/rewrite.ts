@@ -23,6 +23,7 @@ export type Resource =
   | 'message'
   | 'message-send'
   | 'registrations'
+  | 'attachment'
   | 'other';
 
 const ROUTES: Record<string, Resource> = {
@@ -39,6 +40,7 @@ const ROUTES: Record<string, Resource> = {
   'PUT /migration-assistance/migrations/:id/jobs/counts': 'job-start',
   'PUT /lodging/processes/:processId/messages/:messageId': 'message',
   'PUT /lodging/processes/:processId/messages/:messageId/send': 'message-send',
+  'PUT /lodging/processes/:processId/messages/:messageId/attachments/*': 'attachment',
   ...Object.fromEntries(Object.keys(EVENT_GROUPS).map((group) => [`GET /${group}/events/:eventName/endpoints`, 'registrations' as const])),
 };
 
@@ -134,6 +136,8 @@ export function rewriteDelivery(envelope: Json, d: Dialect): unknown {
     for (const field of OPTIONAL_EVENT_FIELDS[String(out.eventName)] ?? []) if (!(field in data)) data[field] = null;
     out = { ...out, data };
   }
+  // Members a CloudEvents-minded platform adds next to ours; receivers read what they know.
+  if (d.deliveryExtras) out = { specversion: '1.0', type: out.eventName, source: 'stagecoach-embedded-lending-service', ...out };
   return rewriteTimestamps(out, d);
 }
 
@@ -167,6 +171,7 @@ export function rewriteStatus(resource: Resource, answer: Answer, receivedAt: nu
     return to === undefined ? undefined : { status: to, body: { ...body, title: STATUS_CODES[to], status: to } };
   }
   if (resource === 'message' && status === 201 && d.messageCreated200) return { status: 200, body };
+  if (resource === 'attachment' && status === 204 && d.upload201) return { status: 201, body };
   if (resource === 'message-send' && status === 200 && d.resend409 && isObject(body) && typeof body.sentOn === 'string') {
     if (Date.parse(body.sentOn) >= receivedAt) return undefined; // sent by this request
     const detail = `message ${String(body.referenceId)} was already sent on ${body.sentOn}; it is not a Draft any more`;

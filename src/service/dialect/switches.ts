@@ -47,6 +47,10 @@ export interface Dialect {
   messageCreated200?: boolean;
   /** Sending a Sent message again answered 409 instead of 200 with the message. */
   resend409?: boolean;
+  /** An attachment upload answered 201 (Created) instead of 204. */
+  upload201?: boolean;
+  /** Delivery envelopes with more members than ours (`specversion`, `type`, `source`). */
+  deliveryExtras?: boolean;
   /** Webhook registrations listed without their token (it is still at GET …/token/{id}). */
   registrationsWithoutToken?: boolean;
   /** Every webhook delivery POSTed twice (an acknowledgement the platform did not see), the same event id both times. */
@@ -60,9 +64,9 @@ const COUNTER_NAMES = ['sequence', 'seq', 'counter', 'position', 'streamPosition
 export const DIALECT_PRESETS: Record<string, string> = {
   all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status,rejections=422,missing-files=422,definition-refused=400,message-created=200,resend=409,deliveries=twice',
   'all-second':
-    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token',
+    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra',
   'all-third':
-    'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice',
+    'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra',
 };
 
 const VALUES = {
@@ -83,6 +87,8 @@ const VALUES = {
   resend: ['409'],
   deliveries: ['twice'],
   registrations: ['no-token'],
+  upload: ['201'],
+  envelope: ['extra'],
 } as const;
 const FLAGS = ['nulls', 'counters-from-0', 'token-envelope', 'gzip', 'deflate', 'br'] as const;
 const NAMES = [...FLAGS, ...Object.keys(VALUES), ...Object.keys(DIALECT_PRESETS)];
@@ -129,6 +135,8 @@ export function parseDialect(spec: string | undefined): Dialect {
         else if (name === 'resend') d.resend409 = true;
         else if (name === 'deliveries') d.deliveriesTwice = true;
         else if (name === 'registrations') d.registrationsWithoutToken = true;
+        else if (name === 'upload') d.upload201 = true;
+        else if (name === 'envelope') d.deliveryExtras = true;
         else d.jobRunning = value as Dialect['jobRunning'];
         continue;
       }
@@ -169,6 +177,8 @@ export function dialectActive(d: Dialect): boolean {
     !!d.messageCreated200 ||
     !!d.resend409 ||
     !!d.deliveriesTwice ||
-    !!d.registrationsWithoutToken
+    !!d.registrationsWithoutToken ||
+    !!d.upload201 ||
+    !!d.deliveryExtras
   );
 }
