@@ -6,7 +6,7 @@
  * service's run is the truth each dialect run is compared with.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync, rmSync, truncateSync, statSync } from 'node:fs';
+import { readFileSync, rmSync, truncateSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { CLI, ROOT, runCli, startCli } from '../support/cli.js';
@@ -689,4 +689,55 @@ describe('registrations=no-token: registrations listed without their token', () 
     ]);
     expect(got.rows).toEqual([{ ...truth.rows[0], id: got.reg.id, token: got.reg.token }]);
   }, 60_000);
+});
+
+describe('duplicates=unlinked: a DUPLICATE_IDENTITY that names no kept record', () => {
+  it('refuses the same row with the fields only, where the service’s own choice names the kept row', async () => {
+    const plain = await startTestService();
+    const other = await startTestService({ dialect: 'duplicates=unlinked' });
+    services.push(plain, other);
+    const dir = tempDir('stagecoach-dialect-duplicates-');
+    dirs.push(dir);
+    expect((await runCli(['generate-samples', '--persons', '30', '--organisations', '0', '--out', dir])).code).toBe(0);
+    const file = join(dir, 'klanten.csv');
+    const cells = readFileSync(file, 'utf8')
+      .split('\r\n')
+      .map((l) => l.split(';'));
+    // row 9 (line 10) takes the identity of row 2 (line 3): voorletters … geboortedatum
+    for (const c of [1, 2, 3, 4, 5, 6]) cells[9]![c] = cells[2]![c]!;
+    writeFileSync(file, cells.map((c) => c.join(';')).join('\r\n'));
+    const migrate = async (svc: TestService, name: string) => {
+      const out = join(dir, name);
+      const r = await runCli([
+        'migrate',
+        join(dir, 'pipeline.yaml'),
+        '--ledger',
+        join(dir, `${name}.db`),
+        '--out',
+        out,
+        '--base-url',
+        svc.url,
+      ]);
+      const corrections = readFileSync(join(out, 'klanten.corrections.csv'), 'utf8').split('\r\n');
+      return {
+        code: r.code,
+        refused: /validation refused \d+ record\(s\)/.exec(r.stdout)?.[0],
+        lines: corrections.filter((l) => l.includes('DUPLICATE_IDENTITY')),
+      };
+    };
+    const [truth, got] = [await migrate(plain, 'truth'), await migrate(other, 'unlinked')];
+    expect([truth.code, truth.refused]).toEqual([1, 'validation refused 1 record(s)']);
+    expect([got.code, got.refused]).toEqual([truth.code, truth.refused]);
+    expect(truth.lines).toEqual([
+      expect.stringMatching(new RegExp(`;${cells[9]![0]};.*as record ${cells[2]![0]} \\(\\S*klanten\\.csv:3\\)`)),
+    ]);
+    // the same row refused, the fields named, no kept row guessed
+    expect(got.lines).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `klanten\\.csv:10;${cells[9]![0]};.*;surname,initials,dateOfBirth;DUPLICATE_IDENTITY;surname,initials,dateOfBirth was refused \\(DUPLICATE_IDENTITY\\) — correct the value;validation;`,
+        ),
+      ),
+    ]);
+  }, 120_000);
 });

@@ -46,7 +46,7 @@ const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.e
 describe('serve --dialect', () => {
   it('refuses a switch it does not know, with the closest one', () => {
     expect(() => parseDialect('nulls,nulz')).toThrow(
-      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, all, all-second, all-third',
+      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, all, all-second, all-third',
     );
     expect(() => parseDialect('counts=some')).toThrow('dialect switch "counts=some": expected counts=totals-only|more;');
     expect(parseDialect('all')).toEqual({

@@ -88,6 +88,8 @@ export function rewriteBody(resource: Resource, value: unknown, d: Dialect): unk
     out = { ...out, items: out.items.map((item) => rewriteRecord(resource, item, d)) };
   else if (resource === 'job' && isObject(out) && out.jobType === 'Counts' && Array.isArray(out.counts) && d.counts)
     out = { ...out, counts: rewriteCounts(out.counts as CountsTable[], d.counts) };
+  else if (resource === 'job' && isObject(out) && out.jobType === 'ValidateStaging' && Array.isArray(out.errors) && d.duplicatesUnlinked)
+    out = { ...out, errors: out.errors.map(unlinked) };
   else if (resource === 'staging' && Array.isArray(out) && d.stagingContainer && d.stagingContainer !== 'array')
     out = { [d.stagingContainer]: out };
   else if (resource === 'job-start' && typeof out === 'string' && d.jobIdObject) out = { referenceId: out };
@@ -178,6 +180,13 @@ export function rewriteStatus(resource: Resource, answer: Answer, receivedAt: nu
     return { status: 409, body: { title: STATUS_CODES[409], status: 409, detail, code: 'MESSAGE_NOT_DRAFT' } };
   }
   return undefined;
+}
+
+/** A validation error without the kept record and the shared identity (a platform that names only the fields). */
+function unlinked(error: unknown): unknown {
+  if (!isObject(error)) return error;
+  const { duplicateOf: _kept, identity: _identity, ...rest } = error;
+  return rest;
 }
 
 /** A page of an offset-paged list in the service's envelope (every list route answers this shape). */

@@ -47,6 +47,8 @@ export interface Dialect {
   messageCreated200?: boolean;
   /** Sending a Sent message again answered 409 instead of 200 with the message. */
   resend409?: boolean;
+  /** DUPLICATE_IDENTITY errors of a validation without `duplicateOf` and `identity`: the fields only. */
+  duplicatesUnlinked?: boolean;
   /** An attachment upload answered 201 (Created) instead of 204. */
   upload201?: boolean;
   /** Delivery envelopes with more members than ours (`specversion`, `type`, `source`). */
@@ -66,7 +68,7 @@ export const DIALECT_PRESETS: Record<string, string> = {
   'all-second':
     'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra',
   'all-third':
-    'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra',
+    'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra,duplicates=unlinked',
 };
 
 const VALUES = {
@@ -89,6 +91,7 @@ const VALUES = {
   registrations: ['no-token'],
   upload: ['201'],
   envelope: ['extra'],
+  duplicates: ['unlinked'],
 } as const;
 const FLAGS = ['nulls', 'counters-from-0', 'token-envelope', 'gzip', 'deflate', 'br'] as const;
 const NAMES = [...FLAGS, ...Object.keys(VALUES), ...Object.keys(DIALECT_PRESETS)];
@@ -137,6 +140,7 @@ export function parseDialect(spec: string | undefined): Dialect {
         else if (name === 'registrations') d.registrationsWithoutToken = true;
         else if (name === 'upload') d.upload201 = true;
         else if (name === 'envelope') d.deliveryExtras = true;
+        else if (name === 'duplicates') d.duplicatesUnlinked = true;
         else d.jobRunning = value as Dialect['jobRunning'];
         continue;
       }
@@ -179,6 +183,7 @@ export function dialectActive(d: Dialect): boolean {
     !!d.deliveriesTwice ||
     !!d.registrationsWithoutToken ||
     !!d.upload201 ||
-    !!d.deliveryExtras
+    !!d.deliveryExtras ||
+    !!d.duplicatesUnlinked
   );
 }
