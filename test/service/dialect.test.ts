@@ -187,6 +187,27 @@ describe('serve --dialect', () => {
     }
   });
 
+  it('rewrites a validation result to name no kept record, and a registration list to carry no token', () => {
+    const duplicate = {
+      component: 'Counterparties',
+      referenceId: 'b',
+      field: 'cocNumber',
+      message: 'DUPLICATE_IDENTITY',
+      duplicateOf: 'a',
+      identity: '123',
+    };
+    const other = { component: 'Counterparties', referenceId: 'c', field: 'sex', message: 'UNKNOWN_CODE' };
+    const result = { referenceId: 'j', jobType: 'ValidateStaging', isValid: false, errors: [duplicate, other] };
+    expect(rewriteBody('job', result, parseDialect('duplicates=unlinked'))).toEqual({
+      ...result,
+      errors: [{ component: 'Counterparties', referenceId: 'b', field: 'cocNumber', message: 'DUPLICATE_IDENTITY' }, other],
+    });
+    const reg = { id: 'r', eventName: 'counterparty.merged', createdOn: '2026-01-02T03:04:05.000Z', token: 't', uri: 'http://x/' };
+    const { token: _token, ...withoutToken } = reg;
+    expect(rewriteBody('registrations', [reg], parseDialect('registrations=no-token'))).toEqual([withoutToken]);
+    expect(rewriteBody('registrations', [reg], parseDialect('nulls'))).toEqual([reg]);
+  });
+
   it('rewrites a running job\'s body to {"status": "Running", "progress"} or to none', () => {
     const running = { referenceId: 'j', componentsCompleted: ['Collateral'] };
     expect(rewriteRunningJob(running, 'status')).toEqual({ status: 'Running', progress: { completed: ['Collateral'] } });
