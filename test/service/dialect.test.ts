@@ -46,7 +46,7 @@ const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.e
 describe('serve --dialect', () => {
   it('refuses a switch it does not know, with the closest one', () => {
     expect(() => parseDialect('nulls,nulz')).toThrow(
-      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, all, all-second, all-third',
+      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, import-status, all, all-second, all-third',
     );
     expect(() => parseDialect('counts=some')).toThrow('dialect switch "counts=some": expected counts=totals-only|more;');
     expect(parseDialect('all')).toEqual({
@@ -187,7 +187,7 @@ describe('serve --dialect', () => {
     }
   });
 
-  it('rewrites a validation result to name no kept record, and a registration list to carry no token', () => {
+  it('rewrites a validation result to name no kept record, an import’s Completed to Succeeded, and a registration list to carry no token', () => {
     const duplicate = {
       component: 'Counterparties',
       referenceId: 'b',
@@ -201,6 +201,19 @@ describe('serve --dialect', () => {
     expect(rewriteBody('job', result, parseDialect('duplicates=unlinked'))).toEqual({
       ...result,
       errors: [{ component: 'Counterparties', referenceId: 'b', field: 'cocNumber', message: 'DUPLICATE_IDENTITY' }, other],
+    });
+    const imported = {
+      referenceId: 'j',
+      jobType: 'Import',
+      status: 'Completed',
+      numberOfStagedEntities: 2,
+      numberOfImportedEntities: 2,
+      errors: [],
+    };
+    expect(rewriteBody('job', imported, parseDialect('import-status=Succeeded'))).toEqual({ ...imported, status: 'Succeeded' });
+    expect(rewriteBody('job', { ...imported, status: 'Canceled' }, parseDialect('import-status=Succeeded'))).toEqual({
+      ...imported,
+      status: 'Canceled',
     });
     const reg = { id: 'r', eventName: 'counterparty.merged', createdOn: '2026-01-02T03:04:05.000Z', token: 't', uri: 'http://x/' };
     const { token: _token, ...withoutToken } = reg;

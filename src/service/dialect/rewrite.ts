@@ -88,6 +88,8 @@ export function rewriteBody(resource: Resource, value: unknown, d: Dialect): unk
     out = { ...out, items: out.items.map((item) => rewriteRecord(resource, item, d)) };
   else if (resource === 'job' && isObject(out) && out.jobType === 'Counts' && Array.isArray(out.counts) && d.counts)
     out = { ...out, counts: rewriteCounts(out.counts as CountsTable[], d.counts) };
+  else if (resource === 'job' && isObject(out) && out.jobType === 'Import' && out.status === 'Completed' && d.importSucceeded)
+    out = { ...out, status: 'Succeeded' };
   else if (resource === 'job' && isObject(out) && out.jobType === 'ValidateStaging' && Array.isArray(out.errors) && d.duplicatesUnlinked)
     out = { ...out, errors: out.errors.map(unlinked) };
   else if (resource === 'staging' && Array.isArray(out) && d.stagingContainer && d.stagingContainer !== 'array')

@@ -47,6 +47,8 @@ export interface Dialect {
   messageCreated200?: boolean;
   /** Sending a Sent message again answered 409 instead of 200 with the message. */
   resend409?: boolean;
+  /** An import job that ran to its end reports status `Succeeded` instead of `Completed`. */
+  importSucceeded?: boolean;
   /** DUPLICATE_IDENTITY errors of a validation without `duplicateOf` and `identity`: the fields only. */
   duplicatesUnlinked?: boolean;
   /** An attachment upload answered 201 (Created) instead of 204. */
@@ -66,7 +68,7 @@ const COUNTER_NAMES = ['sequence', 'seq', 'counter', 'position', 'streamPosition
 export const DIALECT_PRESETS: Record<string, string> = {
   all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status,rejections=422,missing-files=422,definition-refused=400,message-created=200,resend=409,deliveries=twice',
   'all-second':
-    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra',
+    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra,import-status=Succeeded',
   'all-third':
     'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra,duplicates=unlinked',
 };
@@ -92,6 +94,7 @@ const VALUES = {
   upload: ['201'],
   envelope: ['extra'],
   duplicates: ['unlinked'],
+  'import-status': ['Succeeded'],
 } as const;
 const FLAGS = ['nulls', 'counters-from-0', 'token-envelope', 'gzip', 'deflate', 'br'] as const;
 const NAMES = [...FLAGS, ...Object.keys(VALUES), ...Object.keys(DIALECT_PRESETS)];
@@ -141,6 +144,7 @@ export function parseDialect(spec: string | undefined): Dialect {
         else if (name === 'upload') d.upload201 = true;
         else if (name === 'envelope') d.deliveryExtras = true;
         else if (name === 'duplicates') d.duplicatesUnlinked = true;
+        else if (name === 'import-status') d.importSucceeded = true;
         else d.jobRunning = value as Dialect['jobRunning'];
         continue;
       }
@@ -184,6 +188,7 @@ export function dialectActive(d: Dialect): boolean {
     !!d.registrationsWithoutToken ||
     !!d.upload201 ||
     !!d.deliveryExtras ||
-    !!d.duplicatesUnlinked
+    !!d.duplicatesUnlinked ||
+    !!d.importSucceeded
   );
 }
