@@ -16,7 +16,7 @@ export type { ImportFailure } from './job-outcomes.js';
 export type { RemovalInput, StoredRemoval } from './removals.js';
 export type { CanceledRecords, MigrationEnd } from './migration-ends.js';
 export type { WrittenFile, WrittenFileKind } from './written-files.js';
-export { LedgerImpact, type HeldRecord } from './impact.js';
+export { LedgerImpact } from './impact.js';
 export { LEDGER_SCHEMA_VERSION, WAL_AUTOCHECKPOINT_PAGES } from './schema.js';
 export {
   DEFAULT_LEDGER_FILE,
