@@ -85,11 +85,6 @@ const REBUILT = 6;
 
 /** A live counterparty as streamed (the shape staged-to-streamed.ts compares against). */
 type LiveRecord = Record<string, unknown> & { referenceId: string; sequenceNumber?: number };
-/** A record rebuilt from the export, with where it came from. */
-interface ExpectedRecord {
-  record: StagedCounterparty;
-  ref: VerifiedRecordRef;
-}
 
 /**
  * Verifies what the platform holds of a migration against what was sent.
@@ -116,7 +111,7 @@ export async function verifyMigration(options: VerifyOptions): Promise<Verificat
     const pipelines = options.definitions.map((d) => d.name);
     const imported = loadSent(db, options.ledger, pipelines);
     const tally = new Tally(options.redactor, options.accept ?? []);
-    const matcher = new Matcher(db, options, tally, new PendingPairs<LiveRecord, ExpectedRecord>(db, options.pendingBound ?? PENDING_BOUND));
+    const matcher = new Matcher(db, options, tally, options.pendingBound ?? PENDING_BOUND);
     try {
       for (const def of options.definitions) await compareRows(db, def, options, matcher);
       await matcher.drain();
@@ -167,21 +162,24 @@ function loadSent(db: Database.Database, ledger: Ledger, pipelines: readonly str
  * rows are handed in by `compareRead`, the live records are pulled from the stream to stay
  * `lead` records ahead of them (the platform's import order is close to the export's, so most
  * records find their other side waiting, in memory). A record's state is its row in `sent`:
- * `outcome` (UNSEEN until its legacy row is read) and `held` (the platform streamed it).
+ * `outcome` (UNSEEN until its legacy row is judged; REBUILT while its rebuilt record waits in the
+ * scratch file) and `held` (the platform streamed it). A live record is looked up in `sent` only
+ * when it is compared, or when nothing came for it by the end: two statements a record.
  */
 class Matcher {
   streamed = 0;
   resumes = 0;
   /** The lowest sequence number of a live record that an import explains (older unexplained ones pre-exist the migration). */
   firstSeq: number | null = null;
+  readonly pairs: PendingPairs<LiveRecord, StagedCounterparty>;
   private compared = 0;
-  /** Live records an import explains, pulled so far; and legacy rows judged: the stream is kept `lead` ahead. */
-  private explained = 0;
+  /** Legacy rows judged: the stream is kept `lead` records ahead of them. */
   private judged = 0;
   private readonly lead: number;
   private readonly feed: AsyncGenerator<LiveRecord, void, undefined>;
   private ended = false;
   private readonly getSent;
+  private readonly getRef;
   private readonly setOutcome;
   private readonly settle;
   private readonly hold;
@@ -191,32 +189,28 @@ class Matcher {
     db: Database.Database,
     private readonly options: VerifyOptions,
     private readonly tally: Tally,
-    readonly pairs: PendingPairs<LiveRecord, ExpectedRecord>,
+    bound: number,
   ) {
-    this.lead = Math.max(1, Math.floor(pairs.bound / 2));
+    this.getSent = db.prepare<[string], { file: string; content_hash: string | null; run: number | null; outcome: number }>(
+      'SELECT file, content_hash, run, outcome FROM sent WHERE reference_id = ?',
+    );
+    this.getRef = db.prepare<[string], { pipeline: string; file: string; line: number; legacy_key: string; migration_id: string }>(
+      'SELECT pipeline, file, line, legacy_key, migration_id FROM sent WHERE reference_id = ?',
+    );
+    this.setOutcome = db.prepare<[number, string]>('UPDATE sent SET outcome = ? WHERE reference_id = ?');
+    this.settle = db.prepare<[number, string]>('UPDATE sent SET outcome = ?, held = 1 WHERE reference_id = ?');
+    this.hold = db.prepare<[string], { outcome: number }>('UPDATE sent SET held = 1 WHERE reference_id = ? RETURNING outcome');
+    this.addUnexplained = db.prepare<[string, number | null]>('INSERT OR REPLACE INTO unexplained (reference_id, seq) VALUES (?, ?)');
+    // A rebuilt record put in the scratch file is marked, so that its legacy row counts as judged.
+    this.pairs = new PendingPairs(db, bound, (side, id) => {
+      if (side === 'expected') this.setOutcome.run(REBUILT, id);
+    });
+    this.lead = Math.max(1, Math.floor(bound / 2));
     this.feed = options.client.counterparties.stream({
       format: 'jsonl',
       onResume: () => this.resumes++,
       ...(options.signal ? { signal: options.signal } : {}),
     }) as AsyncGenerator<LiveRecord, void, undefined>;
-    this.getSent = db.prepare<
-      [string],
-      {
-        pipeline: string;
-        file: string;
-        line: number;
-        legacy_key: string;
-        content_hash: string | null;
-        run: number | null;
-        migration_id: string;
-        outcome: number;
-        held: number;
-      }
-    >('SELECT pipeline, file, line, legacy_key, content_hash, run, migration_id, outcome, held FROM sent WHERE reference_id = ?');
-    this.setOutcome = db.prepare<[number, string]>('UPDATE sent SET outcome = ? WHERE reference_id = ?');
-    this.settle = db.prepare<[number, string]>('UPDATE sent SET outcome = ?, held = 1 WHERE reference_id = ?');
-    this.hold = db.prepare<[string], { outcome: number }>('UPDATE sent SET held = 1 WHERE reference_id = ? RETURNING outcome');
-    this.addUnexplained = db.prepare<[string, number | null]>('INSERT OR REPLACE INTO unexplained (reference_id, seq) VALUES (?, ?)');
   }
 
   /**
@@ -229,6 +223,7 @@ class Matcher {
     if (id === undefined) return;
     const s = this.getSent.get(id);
     if (!s || s.outcome !== UNSEEN || s.file !== row.row.provenance.file || !runs.has(s.run)) return;
+    if (this.pairs.hasInMemory('expected', id)) return;
     this.judged++;
     if (row.kind === 'rejected') {
       this.setOutcome.run(NOW_REFUSED, id);
@@ -238,33 +233,28 @@ class Matcher {
       this.setOutcome.run(CHANGED_SINCE_SENT, id);
       return;
     }
-    const expected: ExpectedRecord = {
-      record: frontRowRecord(row) as StagedCounterparty,
-      ref: {
-        pipeline: s.pipeline,
-        file: s.file,
-        line: s.line,
-        legacyKey: s.legacy_key,
-        referenceId: id,
-        ...(s.migration_id !== this.options.migrationId ? { importedIn: s.migration_id } : {}),
-      },
-    };
-    const live = s.held ? this.pairs.take('live', id) : undefined;
-    if (live) this.setOutcome.run(this.compare(expected, live), id);
-    else {
-      this.pairs.put('expected', id, expected);
-      this.setOutcome.run(REBUILT, id);
-    }
+    const record = frontRowRecord(row) as StagedCounterparty;
+    const live = this.pairs.take('live', id);
+    if (live) this.settle.run(this.compare(id, record, live), id);
+    else this.pairs.put('expected', id, record);
   }
 
   /** Pulls live records until the stream is `lead` records ahead of the legacy rows judged. */
   async keepAhead(): Promise<void> {
-    while (!this.ended && this.explained < this.judged + this.lead) await this.pull();
+    while (!this.ended && this.streamed < this.judged + this.lead) await this.pull();
   }
 
-  /** The rest of the stream. */
+  /**
+   * The rest of the stream; then each live record nothing came for is marked held (its legacy row
+   * was refused, changed, or not found), or kept as unexplained when no import explains it.
+   */
   async drain(): Promise<void> {
     while (!this.ended) await this.pull();
+    for (const [id, cp] of this.pairs.remaining('live')) {
+      const seq = cp.sequenceNumber ?? null;
+      if (this.hold.get(id)) this.explain(seq);
+      else this.addUnexplained.run(id, seq);
+    }
   }
 
   async close(): Promise<void> {
@@ -281,38 +271,39 @@ class Matcher {
     if (++this.streamed % 10_000 === 0) this.options.onProgress?.({ phase: 'stream', done: this.streamed });
   }
 
-  /** A live record: compared when its rebuilt record waits, else set down to wait for it, or kept as unexplained. */
+  /** A live record: compared when its rebuilt record waits, else set down to wait for it. */
   private arrive(cp: LiveRecord): void {
     const id = cp.referenceId;
-    const seq = cp.sequenceNumber ?? null;
-    const waiting = this.pairs.takeInMemory('expected', id);
-    if (waiting) {
-      this.explain(seq);
-      this.settle.run(this.compare(waiting, cp), id);
+    const waiting = this.pairs.take('expected', id);
+    if (!waiting) {
+      this.pairs.put('live', id, cp);
       return;
     }
-    const s = this.hold.get(id);
-    if (!s) {
-      this.addUnexplained.run(id, seq);
-      return;
-    }
-    this.explain(seq);
-    if (s.outcome === REBUILT) {
-      const spilled = this.pairs.take('expected', id);
-      if (spilled) this.settle.run(this.compare(spilled, cp), id);
-    } else if (s.outcome === UNSEEN) this.pairs.put('live', id, cp);
-    // Any other outcome was settled from the export alone (refused now, or changed since sent).
+    this.explain(cp.sequenceNumber ?? null);
+    this.settle.run(this.compare(id, waiting, cp), id);
   }
 
   private explain(seq: number | null): void {
-    this.explained++;
     if (seq !== null && (this.firstSeq === null || seq < this.firstSeq)) this.firstSeq = seq;
   }
 
-  private compare(expected: ExpectedRecord, live: LiveRecord): number {
-    const outcome = this.tally.take(expected.record, live, expected.ref);
+  private compare(id: string, record: StagedCounterparty, live: LiveRecord): number {
+    const outcome = this.tally.take(record, live, () => this.refOf(id));
     if (++this.compared % 10_000 === 0) this.options.onProgress?.({ phase: 'compare', done: this.compared });
     return outcome;
+  }
+
+  /** Where a record came from, for the examples of a difference (looked up only then). */
+  private refOf(id: string): VerifiedRecordRef {
+    const s = this.getRef.get(id)!;
+    return {
+      pipeline: s.pipeline,
+      file: s.file,
+      line: s.line,
+      legacyKey: s.legacy_key,
+      referenceId: id,
+      ...(s.migration_id !== this.options.migrationId ? { importedIn: s.migration_id } : {}),
+    };
   }
 }
 
@@ -416,8 +407,10 @@ class Tally {
     private readonly accept: readonly AcceptRule[],
   ) {}
 
-  take(sent: StagedCounterparty, held: Record<string, unknown>, ref: VerifiedRecordRef): number {
+  /** The outcome of one record; `refOf` says where it came from, asked only for an example. */
+  take(sent: StagedCounterparty, held: Record<string, unknown>, refOf: () => VerifiedRecordRef): number {
     let outcome = IDENTICAL;
+    let ref: VerifiedRecordRef | undefined;
     for (const c of checkFields(sent, held)) {
       if (c.verdict === 'same') continue;
       if (c.verdict === 'notShown') {
@@ -431,6 +424,7 @@ class Tally {
       else f.differing++;
       outcome = rule ? Math.max(outcome, ACCEPTED) : DIFFERS;
       if (f.records.length < RECORDS_LISTED) {
+        ref ??= refOf();
         const example: FieldDifferenceExample = {
           ...ref,
           legacyKey: this.redactor.legacyKey(ref.legacyKey),
@@ -516,7 +510,9 @@ function findings(
 
   // Strays: live counterparties no live import of the pipelines, in any of their migrations, explains.
   const firstSeq = t.firstSeq;
-  const unexplained = db.prepare<[], { reference_id: string; seq: number | null }>('SELECT reference_id, seq FROM unexplained ORDER BY seq').all();
+  const unexplained = db
+    .prepare<[], { reference_id: string; seq: number | null }>('SELECT reference_id, seq FROM unexplained ORDER BY seq')
+    .all();
   const known = new Map(options.ledger.recordsByReferenceIds(unexplained.map((u) => u.reference_id)).map((r) => [r.referenceId!, r]));
   const strays: VerificationReport['strays'] = { total: 0, earlierMigration: 0, unknown: 0, records: [] };
   let preExisting = 0;
@@ -597,7 +593,7 @@ function findings(
   };
 }
 
-export interface VerifyForReportOptions {
+export interface VerifyForReportOptions extends Pick<VerifyOptions, 'pendingBound' | 'onSpilled'> {
   ledger: Ledger;
   migrationId: string;
   client: Pick<StagecoachClient, 'counterparties'>;
@@ -626,5 +622,7 @@ export async function verify(options: VerifyForReportOptions): Promise<Verificat
     ...(options.accept ? { accept: options.accept } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    ...(options.pendingBound !== undefined ? { pendingBound: options.pendingBound } : {}),
+    ...(options.onSpilled ? { onSpilled: options.onSpilled } : {}),
   });
 }

@@ -18,15 +18,20 @@ export class PendingPairs<Live, Expected> {
   private readonly waiting: { live: Map<string, Live>; expected: Map<string, Expected> } = { live: new Map(), expected: new Map() };
   /** Records each side has had to put in the scratch table (for tests and the bench). */
   readonly spilled = { live: 0, expected: 0 };
-  private readonly stmt: Record<PairSide, { put: Database.Statement<[string, string]>; take: Database.Statement<[string], { data: string }> }>;
+  private readonly stmt: Record<
+    PairSide,
+    { put: Database.Statement<[string, string]>; take: Database.Statement<[string], { data: string }> }
+  >;
 
   /**
    * @param db the scratch database (a table per side is made in it)
    * @param bound how many records may wait in memory, both sides together (at least 1)
+   * @param onSpill told of each record put in the scratch table (the caller notes that it waits there)
    */
   constructor(
-    db: Database.Database,
+    private readonly db: Database.Database,
     readonly bound: number,
+    private readonly onSpill: (side: PairSide, referenceId: string) => void = () => undefined,
   ) {
     if (!(bound >= 1)) throw new RangeError(`pending bound must be at least 1, got ${bound}`);
     const stmts = (side: PairSide) => {
@@ -62,6 +67,11 @@ export class PendingPairs<Live, Expected> {
     return held;
   }
 
+  /** Whether the side's record of this referenceId waits in memory. */
+  hasInMemory(side: PairSide, referenceId: string): boolean {
+    return this.waiting[side].has(referenceId);
+  }
+
   /** Sets the record down to wait for its other side (a later one of the same referenceId replaces it). */
   put<S extends PairSide>(side: S, referenceId: string, record: S extends 'live' ? Live : Expected): void {
     const map = this.waiting[side] as Map<string, typeof record>;
@@ -85,6 +95,23 @@ export class PendingPairs<Live, Expected> {
       this.stmt[side].put.run(referenceId, JSON.stringify(record));
       map.delete(referenceId);
       this.spilled[side]++;
+      this.onSpill(side, referenceId);
     }
+  }
+
+  /** Every record of the side still waiting (in memory, then in the scratch table), taken out as they come. */
+  *remaining<S extends PairSide>(side: S): Generator<[string, S extends 'live' ? Live : Expected]> {
+    type T = S extends 'live' ? Live : Expected;
+    const map = this.waiting[side] as Map<string, T>;
+    for (const [referenceId, record] of map) {
+      map.delete(referenceId);
+      yield [referenceId, record];
+    }
+    if (this.spilled[side] === 0) return;
+    // A thousand at a time, each page taken out whole: the caller runs statements between records.
+    const page = this.db.prepare<[], { reference_id: string; data: string }>(
+      `DELETE FROM waiting_${side} WHERE reference_id IN (SELECT reference_id FROM waiting_${side} LIMIT 1000) RETURNING reference_id, data`,
+    );
+    for (let rows = page.all(); rows.length > 0; rows = page.all()) for (const r of rows) yield [r.reference_id, JSON.parse(r.data) as T];
   }
 }
