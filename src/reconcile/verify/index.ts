@@ -49,9 +49,9 @@ export type { VerificationReport } from './verification-model.js';
 export { verificationHeadline, verificationLines } from './render-verification.js';
 
 /**
- * Records that may wait in memory for their other side, both sides together (about 2 kB each):
- * the stream runs this many halved ahead of the export, more than the few thousand records the
- * platform's import order strays from the export's (docs/performance.md).
+ * Records that may wait in memory for their other side, both sides together (about 2 kB each).
+ * The stream is pulled up to half of it ahead of the export: more than the few thousand records
+ * by which the platform's import order strays from the export's (docs/performance.md).
  */
 export const PENDING_BOUND = 20_000;
 
@@ -69,7 +69,7 @@ export interface VerifyOptions {
   onProgress?: (p: { phase: 'stream' | 'compare'; done: number }) => void;
   /** Records that may wait in memory for their other side (default PENDING_BOUND); the rest wait in the scratch file. */
   pendingBound?: number;
-  /** Told at the end how many records each side had to put in the scratch file (tests, the bench). */
+  /** Told at the end how many records each side had to put in the scratch file (for tests). */
   onSpilled?: (spilled: { live: number; expected: number }) => void;
 }
 
