@@ -235,8 +235,12 @@ class Matcher {
     }
     const record = frontRowRecord(row) as StagedCounterparty;
     const live = this.pairs.take('live', id);
-    if (live) this.settle.run(this.compare(id, record, live), id);
-    else this.pairs.put('expected', id, record);
+    if (!live) {
+      this.pairs.put('expected', id, record);
+      return;
+    }
+    this.explain(live.sequenceNumber ?? null);
+    this.settle.run(this.compare(id, record, live), id);
   }
 
   /** Pulls live records until the stream is `lead` records ahead of the legacy rows judged. */
