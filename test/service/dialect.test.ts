@@ -11,6 +11,7 @@ import { createMigration, frames, id, MEDIA_SEQ, person, stagingPath } from '../
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
+import { demoCounterparties } from '../../src/service/counterparties/seed.js';
 import { createProcess, LODGING, messagePath, PARTIES, PO, upload, sample } from './lodging-support.js';
 
 const STREAM = '/counterparty-management/counterparties/stream';
@@ -46,7 +47,7 @@ const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.e
 describe('serve --dialect', () => {
   it('refuses a switch it does not know, with the closest one', () => {
     expect(() => parseDialect('nulls,nulz')).toThrow(
-      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, import-status, activity, all, all-second, all-third',
+      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, import-status, activity, country, all, all-second, all-third',
     );
     expect(() => parseDialect('counts=some')).toThrow('dialect switch "counts=some": expected counts=totals-only|more;');
     expect(parseDialect('all')).toEqual({
@@ -184,6 +185,33 @@ describe('serve --dialect', () => {
       expect(Array.isArray(many.body) && many.body.length > 1).toBe(true);
     } finally {
       await single.dispose();
+    }
+  });
+
+  it('country=absent: streams and lists a counterparty without a country of its own with no countryCode, one with its own as it is', async () => {
+    const absent = await startTestService({ dialect: 'country=absent' });
+    try {
+      const token = await getToken(absent.url);
+      const accept = { accept: 'application/jsonl' };
+      const truth = jsonl((await call(plain.url, plainToken, 'GET', STREAM, { headers: accept })).text);
+      const got = jsonl((await call(absent.url, token, 'GET', STREAM, { headers: accept })).text);
+      const page = (await call(absent.url, token, 'GET', '/counterparty-management/counterparties?limit=100')).body.items as Array<
+        Record<string, unknown>
+      >;
+      // The truth of each record's own country: the demo records as stored (demoCounterparties).
+      const own = new Map(demoCounterparties(DEMO.broker).map((c) => [c.referenceId, c.countryCode]));
+      expect(got.map((c) => c.referenceId)).toEqual(truth.map((c) => c.referenceId));
+      for (const [i, c] of got.entries()) {
+        const { countryCode: _derived, ...rest } = truth[i]!;
+        const expected = own.get(String(c.referenceId)) === undefined ? rest : truth[i];
+        expect(c).toEqual(expected);
+        expect(page[i]).toEqual(expected);
+      }
+      // Both cases occur: the demo records with a country of their own keep it, the others have none.
+      expect(got.map((c) => c.countryCode ?? '-').sort()).toEqual(['-', '-', '-', '-', 'DE']);
+      expect(truth.map((c) => c.countryCode).sort()).toEqual(['DE', 'NL', 'NL', 'NL', 'NL']);
+    } finally {
+      await absent.dispose();
     }
   });
 

@@ -10,6 +10,8 @@
  * bodies are rewritten whole (rewrite.ts), stream records one frame at a time (and the staging
  * stream becomes a JSON container when asked), then the bytes are compressed when a content
  * coding is on. Stream records are rewritten as they are written, so streams stay streams.
+ * One exception: `country=absent` is rendered by the counterparty routes (render.ts), because
+ * only the stored record tells a country of its own from a derived one.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ServerResponse } from 'node:http';
