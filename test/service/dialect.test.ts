@@ -47,7 +47,7 @@ const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.e
 describe('serve --dialect', () => {
   it('refuses a switch it does not know, with the closest one', () => {
     expect(() => parseDialect('nulls,nulz')).toThrow(
-      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, import-status, activity, country, all, all-second, all-third',
+      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, import-status, activity, country, actions, all, all-second, all-third',
     );
     expect(() => parseDialect('counts=some')).toThrow('dialect switch "counts=some": expected counts=totals-only|more;');
     expect(parseDialect('all')).toEqual({
@@ -212,6 +212,40 @@ describe('serve --dialect', () => {
       expect(truth.map((c) => c.countryCode).sort()).toEqual(['DE', 'NL', 'NL', 'NL', 'NL']);
     } finally {
       await absent.dispose();
+    }
+  });
+
+  it('actions=upper-snake: writes log actions as IMPORTED_ENTITIES and reads the Actions filter in that spelling only', async () => {
+    const snake = await startTestService({ dialect: 'actions=upper-snake' });
+    try {
+      const token = await getToken(snake.url);
+      const staged = async (url: string, bearer: string) => {
+        const m = await createMigration(url, bearer);
+        await call(url, bearer, 'PUT', stagingPath(m), {
+          raw: frames('json-seq', [person(1), person(2)]),
+          headers: { 'content-type': MEDIA_SEQ, accept: MEDIA_SEQ },
+        });
+        return async (query: string) =>
+          jsonl(
+            (
+              await call(url, bearer, 'GET', `/migration-assistance/migrations/${m}/logs/stream${query}`, {
+                headers: { accept: 'application/jsonl' },
+              })
+            ).text,
+          ).map(({ timestamp: _t, ...e }) => e);
+      };
+      const truth = await staged(plain.url, plainToken);
+      const got = await staged(snake.url, token);
+      const all = await got('');
+      expect(all.map((e) => e.action)).toEqual(['CREATED_MIGRATION', 'STAGED_ENTITIES']);
+      const spelt: Record<string, string> = { CreatedMigration: 'CREATED_MIGRATION', StagedEntities: 'STAGED_ENTITIES' };
+      expect(all).toEqual((await truth('')).map((e) => ({ ...e, action: spelt[String(e.action)] })));
+      expect(await got('?Actions=STAGED_ENTITIES')).toEqual([all[1]]);
+      expect(await got('?Actions=CREATED_MIGRATION&Actions=STAGED_ENTITIES')).toEqual(all);
+      expect(await got('?Actions=StagedEntities')).toEqual([]);
+      expect(await truth('?Actions=StagedEntities')).toHaveLength(1);
+    } finally {
+      await snake.dispose();
     }
   });
 

@@ -5,7 +5,7 @@
  * option of startService turns switches on (switches.ts).
  *
  * Everything happens at the HTTP edge, never in a route: one onRequest hook rewrites the query
- * (`continue-from` when counters start at 0) and wraps the raw response, so JSON bodies sent by
+ * (`continue-from` when counters start at 0, `Actions` in another spelling) and wraps the raw response, so JSON bodies sent by
  * fastify and streams written by hijacked routes alike pass through the same rewriter: JSON
  * bodies are rewritten whole (rewrite.ts), stream records one frame at a time (and the staging
  * stream becomes a JSON container when asked), then the bytes are compressed when a content
@@ -22,6 +22,7 @@ import type { EventEnvelope } from '../../contract/events.js';
 import { MEDIA } from '../../contract/media.js';
 import type { ServiceContext } from '../context.js';
 import {
+  actionsFilter,
   countedStream,
   resourceOf,
   rewriteBody,
@@ -49,6 +50,12 @@ export function installDialect(app: FastifyInstance, ctx: ServiceContext): void 
       const query = request.query as Record<string, unknown>;
       const given = query['continue-from'];
       if (typeof given === 'string' && /^\d+$/.test(given)) query['continue-from'] = String(Number(given) + 1);
+    }
+    if (dialect.actionsUpperSnake && resource === 'log-stream') {
+      const query = request.query as Record<string, unknown>;
+      const given = query.Actions;
+      if (typeof given === 'string') query.Actions = actionsFilter(given);
+      else if (Array.isArray(given)) query.Actions = given.map((a) => actionsFilter(String(a)));
     }
     // Authentication's errors keep their own shape: the spec shows them (docs/contract-gaps.md).
     const errorsReshaped = !request.url.startsWith('/authentication/');

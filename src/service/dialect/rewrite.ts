@@ -7,6 +7,7 @@ import { EVENT_GROUPS } from '../../contract/events.js';
 import { STREAMED_ORGANISATION_FIELDS, STREAMED_PERSON_FIELDS } from '../../contract/counterparty.js';
 import { FIELDS_KEPT_BEYOND_SPEC } from '../counterparties/render.js';
 import { ENTITY_OF } from '../migration/jobs.js';
+import { LOG_ACTIONS } from '../migration/store-logs.js';
 import type { Dialect } from './switches.js';
 
 /** The resources whose values a dialect changes (by route); `other` gets only the generic rewrites. */
@@ -78,11 +79,32 @@ export function rewriteRecord(resource: Resource, value: unknown, d: Dialect): u
   if (d.countersFrom0 && counted && typeof out.sequenceNumber === 'number') {
     out = { ...out, sequenceNumber: out.sequenceNumber - 1 };
   }
+  if (d.actionsUpperSnake && resource === 'log-stream' && typeof out.action === 'string') out = { ...out, action: upperSnake(out.action) };
   if (d.counterName && counted && 'sequenceNumber' in out) {
     const { sequenceNumber, ...rest } = out;
     out = { [d.counterName]: sequenceNumber, ...rest };
   }
   return rewriteTimestamps(out, d);
+}
+
+/**
+ * An action name in upper snake case (`actions=upper-snake`).
+ * @example upperSnake('ImportedEntities') // 'IMPORTED_ENTITIES'
+ */
+export const upperSnake = (action: string): string => action.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+
+/**
+ * The log stream's `Actions` filter as the service reads it, from the dialect's spelling: an
+ * upper snake name becomes ours; a name in our spelling, unknown to such a platform, matches
+ * nothing (as on a platform that knows only its own spelling).
+ * @example actionsFilter('IMPORTED_ENTITIES,ImportedEntities') // 'ImportedEntities,~ImportedEntities'
+ */
+export function actionsFilter(given: string): string {
+  const ours = new Map(LOG_ACTIONS.map((a) => [upperSnake(a), a]));
+  return given
+    .split(',')
+    .map((a) => ours.get(a.trim()) ?? `~${a.trim()}`)
+    .join(',');
 }
 
 /** A whole JSON body as the dialect answers it. */

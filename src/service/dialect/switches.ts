@@ -63,6 +63,8 @@ export interface Dialect {
   deliveriesTwice?: boolean;
   /** A counterparty without a country of its own shown without `countryCode` (no derived or default value). */
   countryAbsent?: boolean;
+  /** Log entries' `action` in upper snake case (`IMPORTED_ENTITIES`); the `Actions` filter is read in that spelling only. */
+  actionsUpperSnake?: boolean;
 }
 
 /** Other names a platform may give the stream counter (the spec's name for it is garbled). */
@@ -72,7 +74,7 @@ const COUNTER_NAMES = ['sequence', 'seq', 'counter', 'position', 'streamPosition
 export const DIALECT_PRESETS: Record<string, string> = {
   all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status,rejections=422,missing-files=422,definition-refused=400,message-created=200,resend=409,deliveries=twice',
   'all-second':
-    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra,import-status=Succeeded,activity=Cancelled',
+    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra,import-status=Succeeded,activity=Cancelled,actions=upper-snake',
   'all-third':
     'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra,duplicates=unlinked,country=absent',
 };
@@ -101,6 +103,7 @@ const VALUES = {
   'import-status': ['Succeeded'],
   activity: ['Cancelled'],
   country: ['absent'],
+  actions: ['upper-snake'],
 } as const;
 const FLAGS = ['nulls', 'counters-from-0', 'token-envelope', 'gzip', 'deflate', 'br'] as const;
 const NAMES = [...FLAGS, ...Object.keys(VALUES), ...Object.keys(DIALECT_PRESETS)];
@@ -153,6 +156,7 @@ export function parseDialect(spec: string | undefined): Dialect {
         else if (name === 'import-status') d.importSucceeded = true;
         else if (name === 'activity') d.activityCancelled = true;
         else if (name === 'country') d.countryAbsent = true;
+        else if (name === 'actions') d.actionsUpperSnake = true;
         else d.jobRunning = value as Dialect['jobRunning'];
         continue;
       }
@@ -199,6 +203,7 @@ export function dialectActive(d: Dialect): boolean {
     !!d.duplicatesUnlinked ||
     !!d.importSucceeded ||
     !!d.activityCancelled ||
-    !!d.countryAbsent
+    !!d.countryAbsent ||
+    !!d.actionsUpperSnake
   );
 }
