@@ -295,7 +295,13 @@ describe('the main chain against a platform that chose differently', () => {
       // the same events as the service's own choices deliver, each once (deliveries=twice sends
       // each again: the receiver drops it by id), nulls read as absent, timestamps read into the
       // extended form; only ids and instants differ between two runs
-      expect(receivedEvents(got.events)).toEqual(receivedEvents(truth.events));
+      // process-status=upper-snake: the statuses as the platform spells them (APPLICATION_RECEIVED)
+      const statusSpelt = (e: ChainOutcome['events'][number]) => {
+        if (!parseDialect(dialect).processStatusUpperSnake || e.eventName !== 'process.status-changed') return e;
+        const { status, previousStatus } = e.data as { status: string; previousStatus: string | null };
+        return { ...e, data: { ...e.data, status: upperSnake(status), previousStatus: previousStatus && upperSnake(previousStatus) } };
+      };
+      expect(receivedEvents(got.events)).toEqual(receivedEvents(truth.events.map(statusSpelt)));
       expect(new Set(got.events.map((e) => e.id)).size).toBe(LODGING_EVENTS);
       expect(receivedEvents(truth.events).map((e) => [e.eventName, e.data.status])).toEqual([
         ['lodging.message.handling_succeeded', 'Sent'],

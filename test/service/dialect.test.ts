@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, DEMO, basic, getToken, startTestService, type TestService } from '../support/service.js';
-import { parseDialect } from '../../src/service/dialect/index.js';
-import { rewriteBody, rewriteRunningJob } from '../../src/service/dialect/rewrite.js';
+import { deliveryDialect, parseDialect } from '../../src/service/dialect/index.js';
+import { rewriteBody, rewriteRunningJob, upperSnake } from '../../src/service/dialect/rewrite.js';
 import { createMigration, frames, id, MEDIA_SEQ, person, stagingPath } from '../cases/migration/records.js';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -47,7 +47,7 @@ const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.e
 describe('serve --dialect', () => {
   it('refuses a switch it does not know, with the closest one', () => {
     expect(() => parseDialect('nulls,nulz')).toThrow(
-      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, import-status, activity, country, actions, all, all-second, all-third',
+      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, import-status, activity, country, actions, process-status, all, all-second, all-third',
     );
     expect(() => parseDialect('counts=some')).toThrow('dialect switch "counts=some": expected counts=totals-only|more;');
     expect(parseDialect('all')).toEqual({
@@ -70,6 +70,7 @@ describe('serve --dialect', () => {
       messageCreated200: true,
       resend409: true,
       deliveriesTwice: true,
+      processStatusUpperSnake: true,
     });
   });
 
@@ -287,6 +288,58 @@ describe('serve --dialect', () => {
     const { token: _token, ...withoutToken } = reg;
     expect(rewriteBody('registrations', [reg], parseDialect('registrations=no-token'))).toEqual([withoutToken]);
     expect(rewriteBody('registrations', [reg], parseDialect('nulls'))).toEqual([reg]);
+  });
+
+  it('process-status=upper-snake: spells process status codes APPLICATION_RECEIVED in definitions, the process record and status-changed events', async () => {
+    const snake = await startTestService({ dialect: 'process-status=upper-snake' });
+    try {
+      const token = await getToken(snake.url);
+      const [truthId, gotId] = [await createProcess(plain.url, plainToken), await createProcess(snake.url, token)];
+      const truth = await call(plain.url, plainToken, 'GET', `/process-orchestration/processes/${truthId}`, { headers: PO });
+      const got = await call(snake.url, token, 'GET', `/process-orchestration/processes/${gotId}`, { headers: PO });
+      expect([truth.body.status.code, got.body.status.code]).toEqual(['Created', 'CREATED']);
+      const codes = async (url: string, bearer: string) =>
+        (
+          await call(url, bearer, 'GET', '/process-orchestration/process-definitions?codes=CleanOrder', { headers: PO })
+        ).body[0].statuses.map((s: { code: string }) => s.code);
+      expect(await codes(snake.url, token)).toEqual((await codes(plain.url, plainToken)).map(upperSnake));
+      expect(await codes(snake.url, token)).toContain('APPLICATION_RECEIVED');
+    } finally {
+      await snake.dispose();
+    }
+    const d = parseDialect('process-status=upper-snake');
+    const definition = {
+      referenceId: 'p',
+      code: 'Mortgage',
+      statuses: [
+        { referenceId: 's1', code: 'Created', name: 'Created', isActive: true },
+        { referenceId: 's2', code: 'ApplicationReceived', name: 'Application received', isActive: true },
+      ],
+    };
+    expect(rewriteBody('definitions', [definition], d)).toEqual([
+      {
+        ...definition,
+        statuses: [
+          { referenceId: 's1', code: 'CREATED', name: 'Created', isActive: true },
+          { referenceId: 's2', code: 'APPLICATION_RECEIVED', name: 'Application received', isActive: true },
+        ],
+      },
+    ]);
+    const process = { referenceId: 'x', status: { referenceId: 's3', code: 'InReview', name: 'In review' } };
+    expect(rewriteBody('process', process, d)).toEqual({ ...process, status: { referenceId: 's3', code: 'IN_REVIEW', name: 'In review' } });
+    expect(rewriteBody('process', process, parseDialect('nulls'))).toEqual(process);
+    const changed = (previousStatus: string | null, status: string) => ({
+      id: 'e',
+      eventName: 'process.status-changed',
+      occurredOn: '2026-01-02T03:04:05.000Z',
+      data: { processReferenceId: 'x', previousStatus, status, changedOn: '2026-01-02T03:04:05.000Z' },
+    });
+    expect(JSON.parse(deliveryDialect('process-status=upper-snake').body(changed('ApplicationReceived', 'InReview') as never))).toEqual(
+      changed('APPLICATION_RECEIVED', 'IN_REVIEW'),
+    );
+    expect(JSON.parse(deliveryDialect('process-status=upper-snake').body(changed(null, 'Created') as never))).toEqual(
+      changed(null, 'CREATED'),
+    );
   });
 
   it('rewrites a running job\'s body to {"status": "Running", "progress"} or to none', () => {

@@ -105,7 +105,8 @@ export interface DeliveryDialect {
 export function deliveryDialect(spec: string | undefined): DeliveryDialect {
   const d = parseDialect(spec);
   return {
-    body: (envelope) => JSON.stringify(d.nulls || d.timestamps || d.deliveryExtras ? rewriteDelivery(envelope, d) : envelope),
+    body: (envelope) =>
+      JSON.stringify(d.nulls || d.timestamps || d.deliveryExtras || d.processStatusUpperSnake ? rewriteDelivery(envelope, d) : envelope),
     copies: d.deliveriesTwice ? 2 : 1,
   };
 }

@@ -26,6 +26,7 @@ export type Resource =
   | 'registrations'
   | 'attachment'
   | 'migration'
+  | 'process'
   | 'other';
 
 const ROUTES: Record<string, Resource> = {
@@ -41,6 +42,7 @@ const ROUTES: Record<string, Resource> = {
   'GET /migration-assistance/migrations/:id': 'migration',
   'PUT /migration-assistance/migrations/:id/cancel': 'migration',
   'GET /process-orchestration/process-definitions': 'definitions',
+  'GET /process-orchestration/processes/:processId': 'process',
   'PUT /migration-assistance/migrations/:id/jobs/validate-staging': 'job-start',
   'PUT /migration-assistance/migrations/:id/jobs/import': 'job-start',
   'PUT /migration-assistance/migrations/:id/jobs/counts': 'job-start',
@@ -110,6 +112,7 @@ export function actionsFilter(given: string): string {
 /** A whole JSON body as the dialect answers it. */
 export function rewriteBody(resource: Resource, value: unknown, d: Dialect): unknown {
   let out = value;
+  if (d.processStatusUpperSnake) out = processStatusesSpelt(resource, out);
   if (resource === 'token' && isObject(out)) out = rewriteToken(out, d);
   else if (resource === 'counterparty-list' && isObject(out) && Array.isArray(out.items))
     out = { ...out, items: out.items.map((item) => rewriteRecord(resource, item, d)) };
@@ -130,6 +133,16 @@ export function rewriteBody(resource: Resource, value: unknown, d: Dialect): unk
     out = out.map((r) => (isObject(r) ? Object.fromEntries(Object.entries(r).filter(([k]) => k !== 'token')) : r));
   if (d.pagesData && isPage(out)) out = { data: out.items, total: out.total };
   return rewriteTimestamps(out, d);
+}
+
+/** The process status codes of a definitions list or a process record in upper snake case (`process-status=upper-snake`). */
+function processStatusesSpelt(resource: Resource, value: unknown): unknown {
+  const spelt = (status: unknown) =>
+    isObject(status) && typeof status.code === 'string' ? { ...status, code: upperSnake(status.code) } : status;
+  if (resource === 'process' && isObject(value)) return { ...value, status: spelt(value.status) };
+  if (resource === 'definitions' && Array.isArray(value))
+    return value.map((def) => (isObject(def) && Array.isArray(def.statuses) ? { ...def, statuses: def.statuses.map(spelt) } : def));
+  return value;
 }
 
 /**
@@ -160,13 +173,20 @@ const OPTIONAL_EVENT_FIELDS: Record<string, readonly string[]> = {
 
 /**
  * A webhook delivery's envelope `{id, eventName, occurredOn, data}` as the dialect sends it:
- * absent optional members of the data as `null`, timestamps in the dialect's form.
+ * absent optional members of the data as `null`, process statuses in upper snake case,
+ * timestamps in the dialect's form.
  */
 export function rewriteDelivery(envelope: Json, d: Dialect): unknown {
   let out = envelope;
   if (d.nulls && isObject(out.data)) {
     const data: Json = { ...out.data };
     for (const field of OPTIONAL_EVENT_FIELDS[String(out.eventName)] ?? []) if (!(field in data)) data[field] = null;
+    out = { ...out, data };
+  }
+  if (d.processStatusUpperSnake && out.eventName === 'process.status-changed' && isObject(out.data)) {
+    const { status, previousStatus } = out.data;
+    const data: Json = { ...out.data, status: typeof status === 'string' ? upperSnake(status) : status };
+    if (typeof previousStatus === 'string') data.previousStatus = upperSnake(previousStatus);
     out = { ...out, data };
   }
   // Members a CloudEvents-minded platform adds next to ours; receivers read what they know.

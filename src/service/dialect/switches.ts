@@ -65,6 +65,8 @@ export interface Dialect {
   countryAbsent?: boolean;
   /** Log entries' `action` in upper snake case (`IMPORTED_ENTITIES`); the `Actions` filter is read in that spelling only. */
   actionsUpperSnake?: boolean;
+  /** Process status codes in upper snake case (`APPLICATION_RECEIVED`): definitions, the process record, status-changed events. */
+  processStatusUpperSnake?: boolean;
 }
 
 /** Other names a platform may give the stream counter (the spec's name for it is garbled). */
@@ -72,7 +74,7 @@ const COUNTER_NAMES = ['sequence', 'seq', 'counter', 'position', 'streamPosition
 
 /** Named sets of switches: every alternative at once, in two combinations. */
 export const DIALECT_PRESETS: Record<string, string> = {
-  all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status,rejections=422,missing-files=422,definition-refused=400,message-created=200,resend=409,deliveries=twice',
+  all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status,rejections=422,missing-files=422,definition-refused=400,message-created=200,resend=409,deliveries=twice,process-status=upper-snake',
   'all-second':
     'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra,import-status=Succeeded,activity=Cancelled,actions=upper-snake',
   'all-third':
@@ -104,6 +106,7 @@ const VALUES = {
   activity: ['Cancelled'],
   country: ['absent'],
   actions: ['upper-snake'],
+  'process-status': ['upper-snake'],
 } as const;
 const FLAGS = ['nulls', 'counters-from-0', 'token-envelope', 'gzip', 'deflate', 'br'] as const;
 const NAMES = [...FLAGS, ...Object.keys(VALUES), ...Object.keys(DIALECT_PRESETS)];
@@ -157,6 +160,7 @@ export function parseDialect(spec: string | undefined): Dialect {
         else if (name === 'activity') d.activityCancelled = true;
         else if (name === 'country') d.countryAbsent = true;
         else if (name === 'actions') d.actionsUpperSnake = true;
+        else if (name === 'process-status') d.processStatusUpperSnake = true;
         else d.jobRunning = value as Dialect['jobRunning'];
         continue;
       }
@@ -204,6 +208,7 @@ export function dialectActive(d: Dialect): boolean {
     !!d.importSucceeded ||
     !!d.activityCancelled ||
     !!d.countryAbsent ||
-    !!d.actionsUpperSnake
+    !!d.actionsUpperSnake ||
+    !!d.processStatusUpperSnake
   );
 }
