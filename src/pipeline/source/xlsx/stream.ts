@@ -8,7 +8,9 @@
 import { StagecoachError } from '../../../contract/errors.js';
 import type { SourceRow, SourceRowError } from '../../types.js';
 import { sha256Hex } from '../row-hash.js';
+import type { SourceTally } from '../tally.js';
 import { cellValue, columnLetters, headerNames } from './cells.js';
+import { countSheetRows, type SheetRowCount } from './count-rows.js';
 import type { XlsxOptions } from './options.js';
 
 export interface XlsxFileOptions {
@@ -21,6 +23,8 @@ export interface XlsxFileOptions {
   hashRows?: boolean;
   /** Stop after this row number (reading one row back). */
   lastRow?: number;
+  /** The sheet's two-way count: the reader's rows here, the sheet's `<row>` elements counted apart (count-rows.ts). */
+  tally?: SourceTally;
 }
 
 const BATCH = 500;
@@ -106,11 +110,21 @@ export async function* readXlsxBatches(opts: XlsxFileOptions): AsyncGenerator<(S
   const { source, path, file, xlsx } = opts;
   const hashRows = opts.hashRows !== false;
   const where = (row: number, column?: number) => `${file}:${sheetLabel(xlsx.sheet)}!${column ? columnLetters(column) : ''}${row}`;
+  const tally = opts.tally;
+  // Started now, awaited at the end: the count inflates the sheet a second time while exceljs parses it.
+  const counting: Promise<SheetRowCount | undefined | Error> | undefined = tally
+    ? countSheetRows(path, xlsx.sheet).catch((err: Error) => err)
+    : undefined;
   let columns: string[] | undefined;
+  let read = 0;
   let batch: (SourceRow | SourceRowError)[] = [];
   for await (const row of sheetRows(path, file, xlsx.sheet, opts.signal)) {
-    if (row.number < xlsx.headerRow) continue;
+    if (row.number < xlsx.headerRow) {
+      if (tally && row.values.some((v) => cellValue(v) !== undefined)) tally.headerLines++; // a title row above the header
+      continue;
+    }
     if (row.number === xlsx.headerRow) {
+      if (tally && row.values.some((v) => cellValue(v) !== undefined)) tally.headerLines++;
       columns = headerNames(row.values);
       for (const name of opts.requiredColumns ?? [])
         if (!columns.includes(name))
@@ -140,6 +154,12 @@ export async function* readXlsxBatches(opts: XlsxFileOptions): AsyncGenerator<(S
     if (!filled) continue; // an empty row (trailing rows a spreadsheet keeps formatted)
     const hash = hashRows ? sha256Hex(JSON.stringify(row.values.slice(1).map(cellValue))) : '';
     const provenance = { file, line: row.number, byteOffset: row.number, hash };
+    read++;
+    if (tally) {
+      tally.rowsRead++;
+      tally.linesInRows++;
+      if (problems.length > 0) tally.rowErrors++;
+    }
     if (problems.length > 0)
       batch.push({
         source,
@@ -161,6 +181,32 @@ export async function* readXlsxBatches(opts: XlsxFileOptions): AsyncGenerator<(S
       { file },
     );
   if (batch.length > 0) yield batch;
+  if (read === 0 && opts.lastRow === undefined) {
+    // As every format: an export without rows is a read failure, not a short success.
+    const why = `the sheet holds no rows after its header row ${xlsx.headerRow}`;
+    if (tally) tally.truncated = `${why}: no rows`;
+    yield [
+      {
+        source,
+        provenance: { file, line: xlsx.headerRow, byteOffset: xlsx.headerRow, hash: '' },
+        code: 'SOURCE_READ_FAILED',
+        message: `${where(xlsx.headerRow)}: ${why}, expected at least one record; an empty export is refused unless truncated files are allowed (--allow-truncated)`,
+        raw: '',
+      },
+    ];
+  }
+  if (tally && counting) await countInto(tally, file, await counting);
+}
+
+/** The independent count into the tally: every `<row>` is a header row, an empty row or a row read. */
+async function countInto(tally: SourceTally, file: string, count: SheetRowCount | undefined | Error): Promise<void> {
+  if (count instanceof Error || count === undefined) {
+    const why = count instanceof Error ? count.message : 'the sheet was not found by its name or position in xl/workbook.xml';
+    tally.truncated = `the sheet's rows could not be counted apart from the reader: ${why}`;
+    throw new StagecoachError('SOURCE_READ_FAILED', `${file}: ${tally.truncated}`, { file });
+  }
+  tally.physicalLines = count.rows;
+  tally.blankLines = count.emptyRows;
 }
 
 /** The column names of the sheet's header row. */
