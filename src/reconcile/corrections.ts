@@ -36,7 +36,7 @@ import {
   rowFingerprint,
   SOURCE_COLUMN,
 } from '../pipeline/checks/corrections.js';
-import { formatOf, readHeader, readRowAt, type RowFormat } from '../pipeline/source/index.js';
+import { readHeader, readRowAt, type RowFormat } from '../pipeline/source/index.js';
 
 export { ERROR_COLUMNS };
 
