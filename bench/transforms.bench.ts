@@ -2,8 +2,10 @@
  * The date, phone and country steps per value, before and after issue 29 (every date format
  * tried in full, libphonenumber-js, the ISO 3166 resolver), on values shaped like the sample
  * CRM export's: what a mapping with the new transforms adds to each person `run` maps. The
- * steps as they were are kept here, and only here, as the baseline.
+ * steps as they were are kept here, and only here, as the baseline. Beside the phone step, the
+ * library call it is built on, alone: what no use of libphonenumber-js's public API goes under.
  */
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { compileTransform, type Step } from '../src/pipeline/mapping/transforms.js';
 import { Rng } from '../src/pipeline/samples/generate-crm.js';
 import type { BenchOptions, BenchRow } from './harness.js';
@@ -47,6 +49,12 @@ function countryBefore(): Step {
   );
   return (v) => table.get(String(v).trim().toUpperCase());
 }
+
+/** libphonenumber-js alone, as the `check: possible` step calls it: parse a national number, then isPossible. */
+const phoneLibraryAlone: Step = (v) => {
+  const parsed = parsePhoneNumberFromString(String(v), { defaultCountry: 'NL', extract: false });
+  return parsed?.isPossible() ? parsed.number : undefined;
+};
 
 const pad = (n: number, w: number) => String(n).padStart(w, '0');
 
@@ -99,6 +107,7 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
     ['phone NL, before', perValue(phoneBefore, phones)],
     ['phone NL (check valid), after', perValue(after({ phone: { region: 'NL' } }), phones)],
     ['phone NL (check possible), after', perValue(after({ phone: { region: 'NL', check: 'possible' } }), phones)],
+    ['phone NL: libphonenumber-js parse + isPossible alone (the floor)', perValue(phoneLibraryAlone, phones)],
     ['phone, region from column, after', perValue(after({ phone: { regionColumn: 'land', region: 'NL' } }), phones, { land: 'Nederland' })],
     ['country: code table, before', perValue(countryBefore(), lands)],
     ['country transform, after', perValue(after('country'), lands)],
