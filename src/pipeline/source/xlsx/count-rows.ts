@@ -139,37 +139,57 @@ export interface SheetRowCount {
   emptyRows: number;
 }
 
+/** A whole (small) zip entry as text; '' when the zip has no such entry. */
+async function entryWhole(path: string, entries: Map<string, ZipEntry>, name: string): Promise<string> {
+  const e = entries.get(name);
+  if (!e) return '';
+  let s = '';
+  for await (const chunk of entryText(path, e)) s += chunk;
+  return s;
+}
+
+const unescapeXml = (s: string) =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+
+/** A sheet of a workbook as its workbook part lists it: its name and the zip entry of its XML. */
+export interface WorkbookSheet {
+  name: string;
+  /** The sheet's part, e.g. `xl/worksheets/sheet1.xml`; undefined when the relationships name none. */
+  part: string | undefined;
+}
+
+/**
+ * The sheets of a workbook in its tab order (`xl/workbook.xml`), which is what a sheet's
+ * position means; its parts may be stored in any order and numbered otherwise.
+ */
+export async function workbookSheets(path: string, entries?: Map<string, ZipEntry>): Promise<WorkbookSheet[]> {
+  const zip = entries ?? (await zipEntries(path));
+  const rels = [...(await entryWhole(path, zip, 'xl/_rels/workbook.xml.rels')).matchAll(/<Relationship\s[^>]*>/g)].map((m) => m[0]);
+  return [...(await entryWhole(path, zip, 'xl/workbook.xml')).matchAll(/<sheet\s[^>]*>/g)].map((m) => {
+    const rel = /\sr:id="([^"]*)"/.exec(m[0])?.[1];
+    const target = rels.find((r) => r.includes(` Id="${rel}"`));
+    const to = target && /\sTarget="([^"]*)"/.exec(target)?.[1];
+    return {
+      name: unescapeXml(/\sname="([^"]*)"/.exec(m[0])?.[1] ?? ''),
+      part: to === undefined ? undefined : to.startsWith('/') ? to.slice(1) : `xl/${to}`,
+    };
+  });
+}
+
 /**
  * Counts the `<row>` elements of the sheet named (by name or position, as xlsx.sheet) and which
  * hold no value; undefined when the workbook has no such sheet (the reader says so).
  */
 export async function countSheetRows(path: string, sheet: string | number): Promise<SheetRowCount | undefined> {
   const entries = await zipEntries(path);
-  const text = async (name: string) => {
-    const e = entries.get(name);
-    if (!e) return '';
-    let s = '';
-    for await (const chunk of entryText(path, e)) s += chunk;
-    return s;
-  };
-  const sheets = [...(await text('xl/workbook.xml')).matchAll(/<sheet\s[^>]*>/g)].map((m) => ({
-    name: /\sname="([^"]*)"/.exec(m[0])?.[1] ?? '',
-    rel: /\sr:id="([^"]*)"/.exec(m[0])?.[1] ?? '',
-  }));
-  const unescape = (s: string) =>
-    s
-      .replace(/&quot;/g, '"')
-      .replace(/&apos;/g, "'")
-      .replace(/&lt;/g, '<')
-      .replace(/&gt;/g, '>')
-      .replace(/&amp;/g, '&');
-  const chosen = typeof sheet === 'number' ? sheets[sheet - 1] : sheets.find((s) => unescape(s.name) === sheet);
-  if (!chosen) return undefined;
-  const rels = await text('xl/_rels/workbook.xml.rels');
-  const target = [...rels.matchAll(/<Relationship\s[^>]*>/g)].map((m) => m[0]).find((r) => new RegExp(`\\sId="${chosen.rel}"`).test(r));
-  const to = target && /\sTarget="([^"]*)"/.exec(target)?.[1];
-  if (!to) return undefined;
-  const entry = entries.get(to.startsWith('/') ? to.slice(1) : `xl/${to}`);
+  const sheets = await workbookSheets(path, entries);
+  const chosen = typeof sheet === 'number' ? sheets[sheet - 1] : sheets.find((s) => s.name === sheet);
+  const entry = chosen?.part === undefined ? undefined : entries.get(chosen.part);
   if (!entry) return undefined;
   const emptyStrings = new Set<number>();
   const shared = entries.get('xl/sharedStrings.xml');

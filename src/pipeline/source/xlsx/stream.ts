@@ -10,7 +10,7 @@ import type { SourceRow, SourceRowError } from '../../types.js';
 import { sha256Hex } from '../row-hash.js';
 import type { SourceTally } from '../tally.js';
 import { type CellValue, cellValue, columnLetters, headerNames } from './cells.js';
-import { countSheetRows, type SheetRowCount } from './count-rows.js';
+import { countSheetRows, type SheetRowCount, workbookSheets } from './count-rows.js';
 import type { XlsxOptions } from './options.js';
 
 export interface XlsxFileOptions {
@@ -96,14 +96,19 @@ async function* workbookEvents(path: string, signal?: AbortSignal): AsyncGenerat
   }
 }
 
-/** The rows of the sheet the options name; a sheet the workbook lacks is a configuration error naming the ones it has. */
+/**
+ * The rows of the sheet the options name; a sheet the workbook lacks is a configuration error
+ * naming the ones it has. A position counts the sheets in the workbook's tab order (its
+ * workbook part), not in the order its parts are stored, which is how exceljs meets them.
+ */
 async function* sheetRows(path: string, file: string, sheet: string | number, signal?: AbortSignal): AsyncGenerator<SheetRow> {
   const seen: string[] = [];
+  const name = typeof sheet === 'number' ? (await workbookSheets(path))[sheet - 1]?.name : sheet;
   let chosen = false;
   for await (const event of workbookEvents(path, signal)) {
     if (event.kind === 'sheet') {
       seen.push(event.name);
-      chosen = typeof sheet === 'number' ? event.position === sheet : event.name === sheet;
+      chosen = event.name === name;
     } else if (!chosen) continue;
     else if (event.kind === 'row') yield event.row;
     else return;
