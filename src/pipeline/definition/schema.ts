@@ -1,6 +1,8 @@
 /**
  * The pipeline file (`pipelines/*.yaml`), declared once as zod schemas: each option with its
  * default and a one-line description. Types, validation and docs/pipelines.md derive from it.
+ * A source's `format:` list and its format options (`csv:`, `fixedWidth:`, …) come from the format
+ * registry (source/index.ts), each format declaring its own (source/<format>/format.ts).
  */
 import { z } from 'zod';
 import { COMPONENTS } from '../../contract/migration.js';
@@ -8,10 +10,6 @@ import { VALUES_MODES } from '../../contract/classification.js';
 import { ENCODINGS, FORMATS, formatOptions, SOURCE_FORMATS, type FormatOptionFields, type SourceFormat } from '../source/index.js';
 
 export { ENCODINGS, FORMATS, type SourceEncoding, type SourceFormat } from '../source/index.js';
-export type { CsvOptions } from '../source/csv/options.js';
-export type { FixedWidthOptions } from '../source/fixed-width/options.js';
-export type { JsonOptions } from '../source/json/options.js';
-export type { XlsxOptions } from '../source/xlsx/options.js';
 
 /** A retention period: a number of days (`30d`), hours (`12h`), or `0` (remove at once). */
 const duration = z.string().regex(/^(0|\d+[dh])$/, { message: 'expected a period such as 30d, 12h or 0' });
