@@ -46,7 +46,7 @@ const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.e
 describe('serve --dialect', () => {
   it('refuses a switch it does not know, with the closest one', () => {
     expect(() => parseDialect('nulls,nulz')).toThrow(
-      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, import-status, all, all-second, all-third',
+      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, import-status, activity, all, all-second, all-third',
     );
     expect(() => parseDialect('counts=some')).toThrow('dialect switch "counts=some": expected counts=totals-only|more;');
     expect(parseDialect('all')).toEqual({
@@ -214,6 +214,12 @@ describe('serve --dialect', () => {
     expect(rewriteBody('job', { ...imported, status: 'Canceled' }, parseDialect('import-status=Succeeded'))).toEqual({
       ...imported,
       status: 'Canceled',
+    });
+    const canceled = { referenceId: 'm', activity: 'Canceled', components: [] };
+    expect(rewriteBody('migration', canceled, parseDialect('activity=Cancelled'))).toEqual({ ...canceled, activity: 'Cancelled' });
+    expect(rewriteBody('migration', { ...canceled, activity: 'Active' }, parseDialect('activity=Cancelled'))).toEqual({
+      ...canceled,
+      activity: 'Active',
     });
     const reg = { id: 'r', eventName: 'counterparty.merged', createdOn: '2026-01-02T03:04:05.000Z', token: 't', uri: 'http://x/' };
     const { token: _token, ...withoutToken } = reg;

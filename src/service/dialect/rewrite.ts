@@ -24,6 +24,7 @@ export type Resource =
   | 'message-send'
   | 'registrations'
   | 'attachment'
+  | 'migration'
   | 'other';
 
 const ROUTES: Record<string, Resource> = {
@@ -34,6 +35,10 @@ const ROUTES: Record<string, Resource> = {
   'PUT /counterparty-management/migrations/:id/staging/counterparties': 'staging',
   'GET /migration-assistance/jobs/:jobId': 'job',
   'GET /authentication/jwks': 'jwks',
+  'POST /migration-assistance/migrations': 'migration',
+  'GET /migration-assistance/migrations/current': 'migration',
+  'GET /migration-assistance/migrations/:id': 'migration',
+  'PUT /migration-assistance/migrations/:id/cancel': 'migration',
   'GET /process-orchestration/process-definitions': 'definitions',
   'PUT /migration-assistance/migrations/:id/jobs/validate-staging': 'job-start',
   'PUT /migration-assistance/migrations/:id/jobs/import': 'job-start',
@@ -88,6 +93,8 @@ export function rewriteBody(resource: Resource, value: unknown, d: Dialect): unk
     out = { ...out, items: out.items.map((item) => rewriteRecord(resource, item, d)) };
   else if (resource === 'job' && isObject(out) && out.jobType === 'Counts' && Array.isArray(out.counts) && d.counts)
     out = { ...out, counts: rewriteCounts(out.counts as CountsTable[], d.counts) };
+  else if (resource === 'migration' && isObject(out) && out.activity === 'Canceled' && d.activityCancelled)
+    out = { ...out, activity: 'Cancelled' };
   else if (resource === 'job' && isObject(out) && out.jobType === 'Import' && out.status === 'Completed' && d.importSucceeded)
     out = { ...out, status: 'Succeeded' };
   else if (resource === 'job' && isObject(out) && out.jobType === 'ValidateStaging' && Array.isArray(out.errors) && d.duplicatesUnlinked)

@@ -47,6 +47,8 @@ export interface Dialect {
   messageCreated200?: boolean;
   /** Sending a Sent message again answered 409 instead of 200 with the message. */
   resend409?: boolean;
+  /** A canceled migration's activity spelled `Cancelled` (British) instead of `Canceled`. */
+  activityCancelled?: boolean;
   /** An import job that ran to its end reports status `Succeeded` instead of `Completed`. */
   importSucceeded?: boolean;
   /** DUPLICATE_IDENTITY errors of a validation without `duplicateOf` and `identity`: the fields only. */
@@ -68,7 +70,7 @@ const COUNTER_NAMES = ['sequence', 'seq', 'counter', 'position', 'streamPosition
 export const DIALECT_PRESETS: Record<string, string> = {
   all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status,rejections=422,missing-files=422,definition-refused=400,message-created=200,resend=409,deliveries=twice',
   'all-second':
-    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra,import-status=Succeeded',
+    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra,import-status=Succeeded,activity=Cancelled',
   'all-third':
     'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra,duplicates=unlinked',
 };
@@ -95,6 +97,7 @@ const VALUES = {
   envelope: ['extra'],
   duplicates: ['unlinked'],
   'import-status': ['Succeeded'],
+  activity: ['Cancelled'],
 } as const;
 const FLAGS = ['nulls', 'counters-from-0', 'token-envelope', 'gzip', 'deflate', 'br'] as const;
 const NAMES = [...FLAGS, ...Object.keys(VALUES), ...Object.keys(DIALECT_PRESETS)];
@@ -145,6 +148,7 @@ export function parseDialect(spec: string | undefined): Dialect {
         else if (name === 'envelope') d.deliveryExtras = true;
         else if (name === 'duplicates') d.duplicatesUnlinked = true;
         else if (name === 'import-status') d.importSucceeded = true;
+        else if (name === 'activity') d.activityCancelled = true;
         else d.jobRunning = value as Dialect['jobRunning'];
         continue;
       }
@@ -189,6 +193,7 @@ export function dialectActive(d: Dialect): boolean {
     !!d.upload201 ||
     !!d.deliveryExtras ||
     !!d.duplicatesUnlinked ||
-    !!d.importSucceeded
+    !!d.importSucceeded ||
+    !!d.activityCancelled
   );
 }
