@@ -15,6 +15,7 @@ import { readXlsxBatches } from '../../src/pipeline/source/xlsx/stream.js';
 import { cellValue, columnLetters, headerNames } from '../../src/pipeline/source/xlsx/cells.js';
 import { countSheetRows } from '../../src/pipeline/source/xlsx/count-rows.js';
 import { tempDir } from '../support/service.js';
+import { displayPath } from '../../src/pipeline/source/display-path.js';
 
 const dir = tempDir('stagecoach-xlsx-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -267,5 +268,19 @@ describe('countSheetRows', () => {
       expect(await countSheetRows(path, 1)).toEqual({ rows: 1, emptyRows: 0 });
       expect(await countSheetRows(path, 'Klanten')).toBeUndefined();
     }
+  });
+
+  it('refuses a workbook cut short or a file that is no workbook, naming it, instead of passing on what exceljs threw', async () => {
+    const whole = await workbook('whole.xlsx', (wb) => wb.addWorksheet('Data').addRows([['nr'], [1], [2]]));
+    const cut = join(dir, 'cut.xlsx');
+    writeFileSync(cut, readFileSync(whole).subarray(0, 600));
+    const text = join(dir, 'text.xlsx');
+    writeFileSync(text, 'nr;naam\n1;Bos\n');
+    await expect(rows(cut, { sheet: 'Data', headerRow: 1 })).rejects.toThrow(
+      `${displayPath(cut)}: the workbook could not be read (FILE_ENDED), expected an XLSX workbook: open it in Excel, save it again and retry`,
+    );
+    await expect(rows(text, { sheet: 'Data', headerRow: 1 })).rejects.toThrow(
+      `${displayPath(text)}: the workbook could not be read (invalid signature: 0x6e3b726e), expected an XLSX workbook`,
+    );
   });
 });

@@ -1,12 +1,13 @@
 /**
  * XLSX sources: one sheet of a workbook (by name or position), read as a stream with exceljs's
- * streaming WorkbookReader in bounded memory (shared strings and styles cached, rows never
+ * streaming WorkbookReader in bounded memory (shared strings and styles held, rows never
  * kept), the row after `headerRow` on. Provenance is the workbook and the sheet's row number:
  * `line` is the row number and so is `byteOffset` (a zipped workbook has no byte a row starts
  * at; `rowAt` finds the row by its number). Messages name a row as `file:Sheet!12`.
  */
 import { StagecoachError } from '../../../contract/errors.js';
 import type { SourceRow, SourceRowError } from '../../types.js';
+import { displayPath } from '../display-path.js';
 import { sha256Hex } from '../row-hash.js';
 import type { SourceTally } from '../tally.js';
 import { type CellValue, cellValue, columnLetters, headerNames } from './cells.js';
@@ -56,7 +57,7 @@ type WorkbookEvent = { kind: 'sheet'; name: string; position: number } | { kind:
  * undefined (reading 'sheets')". Emitted, exceljs always parks the sheets until the whole zip is
  * read, so the workbook part is known whatever the order.
  */
-async function* workbookEvents(path: string, signal?: AbortSignal): AsyncGenerator<WorkbookEvent> {
+async function* exceljsEvents(path: string, signal?: AbortSignal): AsyncGenerator<WorkbookEvent> {
   // Loaded when a workbook is read, not with the format registry: exceljs (through bluebird)
   // compiles code from strings as it loads, which every run of a CSV or JSON pipeline would pay
   // for and which a process started with --disallow-code-generation-from-strings refuses.
@@ -93,6 +94,34 @@ async function* workbookEvents(path: string, signal?: AbortSignal): AsyncGenerat
       yield { kind: 'row', row: { number: row.number, values: values.map(resolve) } };
     }
     yield { kind: 'end', name };
+  }
+}
+
+/**
+ * {@link exceljsEvents}, with what exceljs throws turned into an error that names the workbook.
+ * exceljs's streaming reader has been seen to fail now and then, on a machine under load, with
+ * "Cannot read properties of undefined (reading 'sheets')" on a workbook it reads the next time:
+ * when that happens before anything was handed on, the workbook is read once more from its start
+ * (reading has no side effects); a second failure, or one after rows were handed on, is final.
+ */
+async function* workbookEvents(path: string, signal?: AbortSignal): AsyncGenerator<WorkbookEvent> {
+  for (let attempt = 1; ; attempt++) {
+    let handedOn = false;
+    try {
+      for await (const event of exceljsEvents(path, signal)) {
+        handedOn = true;
+        yield event;
+      }
+      return;
+    } catch (err) {
+      if (err instanceof StagecoachError || signal?.aborted) throw err;
+      if (!handedOn && attempt === 1) continue;
+      throw new StagecoachError(
+        'SOURCE_READ_FAILED',
+        `${displayPath(path)}: the workbook could not be read (${(err as Error).message}), expected an XLSX workbook: open it in Excel, save it again and retry`,
+        { file: displayPath(path) },
+      );
+    }
   }
 }
 
