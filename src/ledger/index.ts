@@ -1,43 +1,22 @@
 /**
  * The SQLite ledger: runs, batches and one row per legacy record with its state. Other stages
- * use these typed functions; the tables are described in docs/ledger.md.
+ * use the Ledger object's typed methods and parts; the tables are described in docs/ledger.md.
  */
-export { openLedger, Ledger, LedgerJobs, keylessKey, type Scope, type StartRunInput } from './ledger.js';
+export { openLedger, Ledger } from './ledger.js';
+export { keylessKey } from './rows.js';
+export type { Scope } from './scopes.js';
+export type { StartRunInput } from './runs.js';
+export type { LedgerJobs } from './jobs.js';
 export { openLedgerWriter, type LedgerWriter } from './writer.js';
 export { PackedRecords, type RecordList } from './packed-records.js';
-export { recordTallies, tallies, type StoredTally } from './ledger-tallies.js';
-export { claimCorrections, correctedOrigins, originKey, type CorrectionClaim } from './ledger-corrections.js';
-export { rowStories, type RowStory, type StoryStep } from './ledger-stories.js';
-export { recordRunMappings, runMappings } from './ledger-mappings.js';
-export {
-  activeRemovals,
-  confirmRemoval,
-  dropRemoval,
-  intendRemovals,
-  pendingRemovals,
-  REMOVAL_STATES,
-  type RemovalInput,
-  type RemovalState,
-  type StoredRemoval,
-} from './ledger-removals.js';
-export { logCursor, logCursorMover } from './ledger-logs.js';
-export {
-  canceledRecords,
-  migrationEnd,
-  recordMigrationCanceled,
-  type CanceledRecords,
-  type MigrationEnd,
-} from './ledger-migration-ends.js';
-export {
-  recordWrittenFile,
-  heldFiles,
-  markFileRemoved,
-  recordsWithValues,
-  scrubRecordValues,
-  importFinishedAt,
-  type WrittenFile,
-  type WrittenFileKind,
-} from './ledger-files.js';
+export type { StoredTally } from './tallies.js';
+export { originKey, type CorrectionClaim } from './corrections.js';
+export type { RowStory, StoryStep } from './stories.js';
+export type { ImportFailure } from './job-outcomes.js';
+export type { RemovalInput, StoredRemoval } from './removals.js';
+export type { CanceledRecords, MigrationEnd } from './migration-ends.js';
+export type { WrittenFile, WrittenFileKind } from './written-files.js';
+export { LedgerImpact } from './impact.js';
 export { LEDGER_SCHEMA_VERSION, WAL_AUTOCHECKPOINT_PAGES } from './schema.js';
 export {
   DEFAULT_LEDGER_FILE,
@@ -45,6 +24,8 @@ export {
   noRecords,
   BATCH_STATES,
   RUN_STATUSES,
+  REMOVAL_STATES,
+  type RemovalState,
   type RecordState,
   type BatchState,
   type RunStatus,

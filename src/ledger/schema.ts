@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { StagecoachError } from '../contract/errors.js';
-import { BATCH_STATES, RECORD_STATES, RUN_STATUSES } from './types.js';
+import { BATCH_STATES, RECORD_STATES, REMOVAL_STATES, RUN_STATUSES } from './types.js';
 
 export type Db = Database.Database;
 
@@ -19,12 +19,15 @@ export type Db = Database.Database;
  * Version of the table layout below, kept in `PRAGMA user_version`. Each version after the first
  * has its step in UPGRADES, which brings a ledger of the version before up to it, in place.
  */
-export const LEDGER_SCHEMA_VERSION = 2;
+export const LEDGER_SCHEMA_VERSION = 3;
 
 /** Pages written to the WAL before SQLite copies them back into the database file. */
 export const WAL_AUTOCHECKPOINT_PAGES = 100_000;
 
 const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
+
+/** A removal's state; the default is what a removal written before the column existed was (UPGRADES 3). */
+const REMOVAL_STATE_COLUMN = `state TEXT NOT NULL DEFAULT 'removed' CHECK (state IN (${list(REMOVAL_STATES)}))`;
 
 const DDL = `
   CREATE TABLE IF NOT EXISTS scopes (
@@ -111,12 +114,12 @@ const DDL = `
     run INTEGER PRIMARY KEY REFERENCES runs(id),
     sources TEXT NOT NULL);
 
-  -- Where reading the migration's log continues (src/ledger/ledger-logs.ts); the log's text is not kept.
+  -- Where reading the migration's log continues (src/ledger/log-cursor.ts); the log's text is not kept.
   CREATE TABLE IF NOT EXISTS log_cursor (
     migration_id TEXT PRIMARY KEY,
     continue_from INTEGER NOT NULL);
 
-  -- Each record's story (src/ledger/ledger-stories.ts): when a record refused in one run (rejected
+  -- Each record's story (src/ledger/stories.ts): when a record refused in one run (rejected
   -- before upload, invalid at validation, failed at upload) is read and sent again by a later run
   -- (from a corrections file, or from a fixed export), its refusal is kept here before the record
   -- row takes its new state. A trigger, so that no write path can forget it. It is on last_run,
@@ -138,32 +141,8 @@ const DDL = `
     at TEXT NOT NULL,
     former_key TEXT);
   CREATE INDEX IF NOT EXISTS record_history_by_key ON record_history (scope, keyed, legacy_key);
-`;
 
-/**
- * The trigger that keeps a refused record's story (record_history). `former_key`: the key the
- * refusal was under when a correction gave the row another one (ledger.ts claimCorrections).
- */
-const REFUSAL_TRIGGER = `
-  CREATE TRIGGER IF NOT EXISTS record_refusal_kept AFTER UPDATE OF last_run ON records
-    WHEN OLD.state IN ('rejected', 'invalid', 'failed') AND NEW.last_run <> OLD.last_run
-      AND (NEW.state <> OLD.state OR NEW.row_hash <> OLD.row_hash OR NEW.file <> OLD.file)
-  BEGIN
-    INSERT INTO record_history (scope, keyed, legacy_key, state, errors, run, file, line, next_run, next_file, next_line, at, former_key)
-    VALUES (OLD.scope, OLD.keyed, OLD.legacy_key, OLD.state, OLD.errors, OLD.last_run, OLD.file, OLD.line,
-      NEW.last_run, NEW.file, NEW.line, NEW.updated_at, OLD.former_key);
-  END;
-
-  -- Imports a record's row no longer shows (src/ledger/ledger-migration-ends.ts): a record
-  -- imported in one migration and written again by a later run (staged into a new migration,
-  -- refused, …) stays live on the platform from that import, whatever the later migration does
-  -- (canceled: its staging area is gone, the imported counterparty is not). The record row keeps
-  -- only its latest migration, so the import is kept here when the row leaves it. A trigger for
-  -- the same reason as record_history; its WHEN is false unless an imported record is written
-  -- by a later run. It deletes, then inserts: inside a trigger, the conflict policy of the outer
-  -- statement (the run's upsert of the record: abort) overrides an INSERT OR REPLACE, so a record
-  -- imported a second time and then written by a third migration's run failed the run on the
-  -- primary key. record_import_kept was that trigger; a ledger that has it gets this one instead.
+  -- Imports a record's row no longer shows: kept by the trigger earlier_import_kept (below).
   CREATE TABLE IF NOT EXISTS earlier_imports (
     scope INTEGER NOT NULL,
     keyed INTEGER NOT NULL,
@@ -173,6 +152,73 @@ const REFUSAL_TRIGGER = `
     content_hash TEXT,
     at TEXT NOT NULL,
     PRIMARY KEY (scope, keyed, legacy_key));
+
+  -- Migrations the platform canceled (src/ledger/migration-ends.ts).
+  CREATE TABLE IF NOT EXISTS canceled_migrations (
+    reference_id TEXT PRIMARY KEY,
+    canceled_at TEXT NOT NULL) WITHOUT ROWID;
+
+  -- Invalid records deleted from staging, intent first (src/ledger/removals.ts).
+  CREATE TABLE IF NOT EXISTS staging_removals (
+    migration_id TEXT NOT NULL,
+    reference_id TEXT NOT NULL,
+    last_batch INTEGER,
+    errors TEXT NOT NULL,
+    removed_at TEXT NOT NULL,
+    ${REMOVAL_STATE_COLUMN},
+    PRIMARY KEY (migration_id, reference_id)) WITHOUT ROWID;
+
+  -- Files written with personal data (src/ledger/written-files.ts).
+  CREATE TABLE IF NOT EXISTS written_files (
+    path TEXT PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('corrections', 'report')),
+    pipeline TEXT NOT NULL,
+    migration_id TEXT,
+    rows INTEGER NOT NULL DEFAULT 0,
+    written_at TEXT NOT NULL,
+    removed_at TEXT);
+
+  -- What each run read from each source file, counted two ways (src/ledger/tallies.ts).
+  CREATE TABLE IF NOT EXISTS source_tallies (
+    run_id INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    file TEXT NOT NULL,
+    format TEXT NOT NULL,
+    tally TEXT NOT NULL,
+    accepted INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (run_id, source, file));
+
+  -- The mappings each run used (src/ledger/run-mappings.ts).
+  CREATE TABLE IF NOT EXISTS run_mappings (
+    run INTEGER PRIMARY KEY,
+    snapshot TEXT NOT NULL);
+`;
+
+/**
+ * The triggers: the one that keeps a refused record's story (record_history; `former_key`: the key
+ * the refusal was under when a correction gave the row another one, corrections.ts), and the one
+ * that keeps an import the record row no longer shows (earlier_imports).
+ */
+const TRIGGERS = `
+  CREATE TRIGGER IF NOT EXISTS record_refusal_kept AFTER UPDATE OF last_run ON records
+    WHEN OLD.state IN ('rejected', 'invalid', 'failed') AND NEW.last_run <> OLD.last_run
+      AND (NEW.state <> OLD.state OR NEW.row_hash <> OLD.row_hash OR NEW.file <> OLD.file)
+  BEGIN
+    INSERT INTO record_history (scope, keyed, legacy_key, state, errors, run, file, line, next_run, next_file, next_line, at, former_key)
+    VALUES (OLD.scope, OLD.keyed, OLD.legacy_key, OLD.state, OLD.errors, OLD.last_run, OLD.file, OLD.line,
+      NEW.last_run, NEW.file, NEW.line, NEW.updated_at, OLD.former_key);
+  END;
+
+  -- Imports a record's row no longer shows (src/ledger/migration-ends.ts): a record
+  -- imported in one migration and written again by a later run (staged into a new migration,
+  -- refused, …) stays live on the platform from that import, whatever the later migration does
+  -- (canceled: its staging area is gone, the imported counterparty is not). The record row keeps
+  -- only its latest migration, so the import is kept here when the row leaves it. A trigger for
+  -- the same reason as record_history; its WHEN is false unless an imported record is written
+  -- by a later run. It deletes, then inserts: inside a trigger, the conflict policy of the outer
+  -- statement (the run's upsert of the record: abort) overrides an INSERT OR REPLACE, so a record
+  -- imported a second time and then written by a third migration's run failed the run on the
+  -- primary key. record_import_kept was that trigger; a ledger that has it gets this one instead.
   DROP TRIGGER IF EXISTS record_import_kept;
   CREATE TRIGGER IF NOT EXISTS earlier_import_kept AFTER UPDATE OF last_run ON records
     WHEN OLD.state = 'imported' AND NEW.last_run <> OLD.last_run AND NEW.migration IS NOT OLD.migration
@@ -183,27 +229,42 @@ const REFUSAL_TRIGGER = `
   END;
 `;
 
+const hasColumn = (db: Db, table: string, column: string) =>
+  (db.pragma(`table_info(${table})`) as { name: string }[]).some((c) => c.name === column);
+
 /**
- * The steps that upgrade a ledger in place, by the version they bring it to. Each runs in one
- * transaction with the `user_version` it sets, so a ledger is at one version or the next.
+ * The steps that upgrade a ledger in place, by the version they bring it to. All the steps a
+ * ledger needs run in one transaction with the `user_version` they set, after the DDL has created
+ * the tables it lacks, so a ledger is at one version or the other. Each step checks what is there.
  * - 2: corrections as a chapter of a record's life (docs/reconciliation.md): the export row a
  *   correction replaced (`origin_*`), the key a re-keyed refusal had (`former_key`), and the story
  *   trigger copying it.
+ * - 3: one schema: the tables that modules created on first use (canceled_migrations,
+ *   staging_removals, written_files, source_tallies, run_mappings; the DDL creates those a ledger
+ *   lacks), and the removals' `state`, which removals written before it lack: they were written
+ *   after their DELETE had succeeded, so they are `removed` (the column's default).
  */
 const UPGRADES: Record<number, (db: Db) => void> = {
   2: (db) => {
-    const has = (table: string, column: string) => (db.pragma(`table_info(${table})`) as { name: string }[]).some((c) => c.name === column);
     for (const [column, type] of [
       ['origin_file', 'TEXT'],
       ['origin_line', 'INTEGER'],
       ['origin_hash', 'TEXT'],
       ['former_key', 'TEXT'],
     ] as const)
-      if (!has('records', column)) db.exec(`ALTER TABLE records ADD COLUMN ${column} ${type}`);
-    if (!has('record_history', 'former_key')) db.exec('ALTER TABLE record_history ADD COLUMN former_key TEXT');
+      if (!hasColumn(db, 'records', column)) db.exec(`ALTER TABLE records ADD COLUMN ${column} ${type}`);
+    if (!hasColumn(db, 'record_history', 'former_key')) db.exec('ALTER TABLE record_history ADD COLUMN former_key TEXT');
     db.exec('DROP TRIGGER IF EXISTS record_refusal_kept');
   },
+  3: (db) => {
+    if (!hasColumn(db, 'staging_removals', 'state')) db.exec(`ALTER TABLE staging_removals ADD COLUMN ${REMOVAL_STATE_COLUMN}`);
+  },
 };
+
+/** Refuses a write to a ledger opened read-only, naming it (before SQLite's "attempt to write a readonly database"). */
+export function assertWritable(db: Db, file: string): void {
+  if (db.readonly) throw new StagecoachError('LEDGER_ERROR', `the ledger ${file} was opened read-only`, { file });
+}
 
 export interface OpenOptions {
   /** Open an existing ledger without creating or changing anything (status, reports). */
@@ -211,14 +272,17 @@ export interface OpenOptions {
 }
 
 /**
- * Opens (and creates when missing) the ledger file with its tables.
+ * Opens (and creates when missing) the ledger file with its tables, upgraded to this version.
  * @example const db = openLedgerDb('.stagecoach/ledger.db');
  */
 export function openLedgerDb(file: string, options: OpenOptions = {}): Db {
   if (!options.readonly) mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
   db.pragma('busy_timeout = 5000');
-  if (options.readonly) return db;
+  if (options.readonly) {
+    if ((db.pragma('user_version', { simple: true }) as number) < LEDGER_SCHEMA_VERSION) showAsCurrent(db);
+    return db;
+  }
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
@@ -239,14 +303,44 @@ export function openLedgerDb(file: string, options: OpenOptions = {}): Db {
       { file },
     );
   }
-  db.exec(DDL);
   if (version < LEDGER_SCHEMA_VERSION) {
-    // Each step checks what is there, so a new file (the DDL's layout already) passes through them unchanged.
+    // A new file is version 0 with no tables: the DDL makes it the current layout, and the steps find nothing to do.
     db.transaction(() => {
+      db.exec(DDL);
       for (let v = version + 1; v <= LEDGER_SCHEMA_VERSION; v++) UPGRADES[v]?.(db);
+      db.exec(TRIGGERS);
       db.pragma(`user_version = ${LEDGER_SCHEMA_VERSION}`);
     })();
   }
-  db.exec(REFUSAL_TRIGGER);
   return db;
+}
+
+/**
+ * Shows a ledger of an older version, opened read-only (status, plan --ledger, report), in the
+ * current layout without writing to it: a table it lacks is an empty temporary table of that name,
+ * and a table that lacks columns is read through a temporary view of that name which adds them
+ * with their default (NULL; `'removed'` for a removal's state, as the upgrade does). Temporary
+ * objects come first in SQLite's name lookup, so every reader reads one layout, whatever the version.
+ */
+function showAsCurrent(db: Db): void {
+  const current = new Database(':memory:');
+  try {
+    current.exec(DDL);
+    const tables = current
+      .prepare<[], { name: string; sql: string }>("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY rowid")
+      .all();
+    for (const { name, sql } of tables) {
+      const held = new Set((db.pragma(`table_info(${name})`) as { name: string }[]).map((c) => c.name));
+      if (held.size === 0) {
+        db.exec(sql.replace(/^CREATE TABLE/, 'CREATE TEMP TABLE'));
+        continue;
+      }
+      const columns = current.pragma(`table_info(${name})`) as { name: string; dflt_value: string | null }[];
+      if (columns.every((c) => held.has(c.name))) continue;
+      const select = columns.map((c) => (held.has(c.name) ? c.name : `${c.dflt_value ?? 'NULL'} AS ${c.name}`)).join(', ');
+      db.exec(`CREATE TEMP VIEW ${name} AS SELECT ${select} FROM main.${name}`);
+    }
+  } finally {
+    current.close();
+  }
 }

@@ -155,6 +155,10 @@ export interface RecordFacts {
   count: number;
 }
 
+/** A removal from staging: `removing`: the DELETE was (or was about to be) sent, its answer not recorded; `removed`: the platform no longer holds it. */
+export const REMOVAL_STATES = ['removing', 'removed'] as const;
+export type RemovalState = (typeof REMOVAL_STATES)[number];
+
 // Jobs (validate-staging, import, counts): the shape the jobs driver of src/reconcile expects.
 export type JobKind = 'validate-staging' | 'import' | 'counts';
 export type JobState = 'running' | 'done' | 'failed';

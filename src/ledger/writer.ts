@@ -14,10 +14,11 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { StagecoachError } from '../contract/errors.js';
-import type { Ledger, Scope } from './ledger.js';
+import type { Ledger } from './ledger.js';
+import type { Scope } from './scopes.js';
 import { PackedRecords, type RecordList } from './packed-records.js';
 import type { LedgerRejectInput, RecordOutcome } from './types.js';
-import type { CorrectionClaim } from './ledger-corrections.js';
+import type { CorrectionClaim } from './corrections.js';
 
 /** The record writes of a run; every call is one transaction, applied in call order. */
 export interface LedgerWriter {

@@ -213,7 +213,7 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
       if (summary) summary.files = corrections.files;
       for await (const { row: read, sourceName, codes, unchanged, origin } of corrections.rows()) {
         const s = sources.find((x) => x.def.name === sourceName)!;
-        // The export row it corrects travels with the row, to tie it to its record (ledger-corrections.ts).
+        // The export row it corrects travels with the row, to tie it to its record (corrections.ts).
         const row = origin ? { ...read, provenance: { ...read.provenance, origin } } : read;
         if (isSourceRowError(row)) {
           yield [rejectUnreadable(row)];

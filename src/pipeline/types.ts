@@ -18,7 +18,7 @@ export interface Provenance {
   hash: string;
   /**
    * A row of a corrections file: the export row (file:line) of the record it corrects, from the
-   * file's `_origin` column (src/ledger/ledger-corrections.ts).
+   * file's `_origin` column (src/ledger/corrections.ts).
    */
   origin?: { file: string; line: number };
 }

@@ -8,15 +8,7 @@
 import { rm } from 'node:fs/promises';
 import { durationMs } from '../pipeline/definition/schema.js';
 import type { PipelineDefinition } from '../pipeline/definition/load-pipeline.js';
-import {
-  heldFiles,
-  importFinishedAt,
-  type Ledger,
-  markFileRemoved,
-  recordsWithValues,
-  scrubRecordValues,
-  type WrittenFile,
-} from '../ledger/index.js';
+import type { Ledger, WrittenFile } from '../ledger/index.js';
 import { Redactor } from './redact.js';
 
 export interface HeldData {
@@ -40,7 +32,7 @@ const DEFAULT_RETENTION = { corrections: '30d', ledgerValues: '30d' };
 export function personalDataHeld(ledger: Ledger, pipeline: string, def?: PipelineDefinition): HeldData {
   const run = [...ledger.runs(pipeline)].reverse().find((r) => r.migrationId);
   const migrationId = run?.migrationId ?? undefined;
-  const completedAt = migrationId ? importFinishedAt(ledger.db, migrationId) : undefined;
+  const completedAt = migrationId ? ledger.jobs.importFinishedAt(migrationId) : undefined;
   const retention = def?.privacy.retention ?? DEFAULT_RETENTION;
   const after = (d: string) => new Date(Date.parse(completedAt!) + durationMs(d)).toISOString();
   return {
@@ -49,8 +41,8 @@ export function personalDataHeld(ledger: Ledger, pipeline: string, def?: Pipelin
     ...(completedAt
       ? { completedAt, removeAfter: { corrections: after(retention.corrections), ledgerValues: after(retention.ledgerValues) } }
       : {}),
-    files: heldFiles(ledger.db, pipeline),
-    recordsWithValues: recordsWithValues(ledger.db, pipeline),
+    files: ledger.writtenFiles.held(pipeline),
+    recordsWithValues: ledger.writtenFiles.recordsWithValues(pipeline),
   };
 }
 
@@ -87,14 +79,16 @@ export async function purge(
   if (due('corrections')) {
     for (const f of held.files) {
       await rm(f.path, { force: true });
-      markFileRemoved(ledger.db, f.path);
+      ledger.writtenFiles.markRemoved(f.path);
       filesRemoved.push(f.path);
     }
   }
   let recordsScrubbed = 0;
   if (due('ledgerValues')) {
     const masked = new Redactor({ mode: 'masked', keyIsPersonal: options.def?.privacy.legacyKeyIsPersonal ?? false });
-    recordsScrubbed = scrubRecordValues(ledger.db, pipeline, (message, field, value, code) => masked.message(message, field, value, code));
+    recordsScrubbed = ledger.writtenFiles.scrubRecordValues(pipeline, (message, field, value, code) =>
+      masked.message(message, field, value, code),
+    );
   }
   return { pipeline, filesRemoved, recordsScrubbed };
 }

@@ -10,13 +10,11 @@
  * is run again, because staging may have changed since (corrections re-staged).
  */
 import type { Ledger } from '../ledger/index.js';
-import { markImportOutcome } from '../ledger/ledger-jobs.js';
 import type { CountsResult, ImportResult, JobResult, ValidationResult } from '../contract/migration.js';
 import { StagecoachError } from '../contract/errors.js';
 import { driveJob, type JobEvent, type JobKind, type JobsApi } from './jobs-driver.js';
 import { explainDuplicates } from './duplicate-identities.js';
 import { explainRelationTargets } from './relation-targets.js';
-import { activeRemovals, confirmRemoval, dropRemoval, intendRemovals, pendingRemovals } from '../ledger/index.js';
 
 /** Rounds of remove-and-validate-again before giving up (each round removes what the last refused). */
 const MAX_DROP_ROUNDS = 5;
@@ -102,17 +100,17 @@ export async function settleRemovals(
   migrationId: string,
   options: Pick<StepOptions, 'signal' | 'onEvent'> = {},
 ): Promise<{ removed: number; void: number }> {
-  const pending = pendingRemovals(ledger, migrationId);
+  const pending = ledger.removals.pending(migrationId);
   let removed = 0;
   for (const p of pending) {
     if (!p.applies) {
-      dropRemoval(ledger, migrationId, p.referenceId);
+      ledger.removals.drop(migrationId, p.referenceId);
       continue;
     }
     if (options.signal?.aborted) throw new StagecoachError('ABORTED', 'Interrupted while settling removals from staging');
     const staged = await client.migrations.getStaged(migrationId, p.referenceId, options.signal ? { signal: options.signal } : {});
     if (staged !== undefined) await removeFromStaging(client, migrationId, p.referenceId, options.signal);
-    confirmRemoval(ledger, migrationId, p.referenceId);
+    ledger.removals.confirm(migrationId, p.referenceId);
     removed++;
   }
   const settled = { removed, void: pending.length - removed };
@@ -147,7 +145,7 @@ export async function validateStep(
   const v: ValidationResult = { ...result, errors: result.errors.map((e, i) => ({ ...e, message: explained[i]!.message })) };
   // Records deleted from staging are absent from a new validation's errors, yet still refused:
   // they keep their errors (markValidated would otherwise clear every record it does not name).
-  const removed = [...activeRemovals(ledger, migrationId)].flatMap(([referenceId, errors]) =>
+  const removed = [...ledger.removals.active(migrationId)].flatMap(([referenceId, errors]) =>
     errors.map((e) => ({ referenceId, field: e.field, message: e.message, code: e.code })),
   );
   const applied = ledger.markValidated(migrationId, [
@@ -178,7 +176,7 @@ export async function importStep(
   const failures = imported.errors
     .filter((e): e is typeof e & { referenceId: string } => typeof (e as { referenceId?: unknown }).referenceId === 'string')
     .map((e) => ({ referenceId: e.referenceId, message: e.message }));
-  const applied = markImportOutcome(ledger, migrationId, failures);
+  const applied = ledger.markImportOutcome(migrationId, failures);
   options.onEvent?.({ type: 'imported', imported: applied.imported, failed: failures.length });
   return imported;
 }
@@ -220,8 +218,7 @@ export async function runChain(
       if (invalid.length === 0) break;
       // The intent first, for the whole round; each DELETE is confirmed when answered. A kill in
       // between leaves `removing` rows that the next validateStep settles (settleRemovals).
-      intendRemovals(
-        ledger,
+      ledger.removals.intend(
         migrationId,
         invalid.map((rec) => ({ referenceId: rec.referenceId!, lastBatch: rec.lastBatch, errors: rec.errors })),
       );
@@ -229,7 +226,7 @@ export async function runChain(
       for (const [i, rec] of invalid.entries()) {
         if (options.signal?.aborted) throw new StagecoachError('ABORTED', 'Interrupted while removing invalid records from staging');
         await removeFromStaging(client, migrationId, rec.referenceId!, options.signal);
-        confirmRemoval(ledger, migrationId, rec.referenceId!);
+        ledger.removals.confirm(migrationId, rec.referenceId!);
         emit({ type: 'removing', done: i + 1, of: invalid.length });
       }
       emit({ type: 'removed', count: invalid.length });

@@ -31,7 +31,7 @@ export interface JobRow {
   finishedAt?: string;
 }
 
-/** Where job rows are kept: the ledger's `jobs` table (see ledger-jobs-store.ts). */
+/** Where job rows are kept: the ledger's `jobs` table (src/ledger/jobs.ts). */
 export interface JobStore {
   /** The newest job of that kind for the migration, whatever its state. */
   latest(migrationId: string, kind: JobKind): JobRow | undefined;

@@ -16,7 +16,6 @@ import {
   type PlatformFacts,
   type Stage,
 } from './report-model.js';
-import { activeRemovals } from '../ledger/index.js';
 
 const EXAMPLES_PER_CODE = 3;
 
@@ -54,7 +53,7 @@ export function gatherLedgerFacts(
   migrationId: string,
   pipelines: string[] = pipelinesOf(ledger, migrationId),
 ): LedgerFacts {
-  const removed = activeRemovals(ledger, migrationId);
+  const removed = ledger.removals.active(migrationId);
   // keyed by component, source and entity type (null until resolved from the source's records)
   type Acc = Omit<GroupFacts, 'entityType' | 'component'> & { component: string; source: string; entityType: string | null };
   const accs = new Map<string, Acc>();

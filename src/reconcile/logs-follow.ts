@@ -1,14 +1,13 @@
 /**
  * Follows a migration's log stream, keeping the position in the ledger: after each entry is
- * handed on, the ledger's log cursor moves to the next sequence number (src/ledger/ledger-logs.ts),
+ * handed on, the ledger's log cursor moves to the next sequence number (src/ledger/log-cursor.ts),
  * so a disconnect, Ctrl-C or crash resumes with `continue-from` exactly after the last entry
  * handed on: nothing repeated, nothing missed. The entries themselves are not kept (the log is
  * the platform's, and can be read from it again).
  * The client's iterator already resumes after a dropped connection; this module adds the
  * persistence and, with `follow`, reopens the stream when it ends to wait for new entries.
  */
-import type { Database } from 'better-sqlite3';
-import { logCursor, logCursorMover } from '../ledger/index.js';
+import type { Ledger } from '../ledger/index.js';
 import type { LogEntry, LogQuery } from '../contract/migration.js';
 import { readCounter } from '../contract/shared.js';
 import type { StreamFormat } from '../contract/media.js';
@@ -21,6 +20,9 @@ export interface LogsApi {
     options: { format?: StreamFormat; continueFrom?: number; signal?: AbortSignal },
   ): AsyncIterable<LogEntry>;
 }
+
+/** Where the log's position is kept: the ledger's log cursor. */
+export type LogCursor = Pick<Ledger, 'logCursor' | 'setLogCursor'>;
 
 export interface FollowOptions {
   /** Keep waiting for new entries after the stream ends, until `signal` aborts. */
@@ -63,21 +65,21 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * Reads the migration's log from the stored cursor, handing each entry to `onEntry` and moving the cursor past it.
  * @example
  *   const ac = new AbortController(); process.once('SIGINT', () => ac.abort());
- *   await followLogs(client.migrations, ledger.db, migrationId, { follow: true, signal: ac.signal, onEntry: print });
+ *   await followLogs(client.migrations, ledger, migrationId, { follow: true, signal: ac.signal, onEntry: print });
  */
 export async function followLogs(
   api: LogsApi,
-  db: Database,
+  cursor: LogCursor,
   migrationId: string,
   options: FollowOptions = {},
 ): Promise<{ received: number; continueFrom: number | undefined }> {
   const useCursor = !filtered(options.query) && options.continueFrom === undefined && !options.fromStart;
-  const moveCursor = useCursor ? logCursorMover(db, migrationId) : undefined;
+  const moveCursor = useCursor ? (n: number) => cursor.setLogCursor(migrationId, n) : undefined;
   // undefined: from the start. The next position is always the last number received + 1, never
   // an assumed first number (a platform counting from 0 would lose its first entry to a 1).
   let next: number | undefined = options.fromStart
     ? undefined
-    : (options.continueFrom ?? (useCursor ? logCursor(db, migrationId) : undefined));
+    : (options.continueFrom ?? (useCursor ? cursor.logCursor(migrationId) : undefined));
   let received = 0;
   let idle = options.idleMs ?? 1000;
   for (;;) {

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { recordWrittenFile, rowStories, tallies, type Ledger, type RecordRow, type RowStory } from '../ledger/index.js';
+import type { Ledger, RecordRow, RowStory } from '../ledger/index.js';
 import type { PipelineDefinition } from '../pipeline/definition/load-pipeline.js';
 import { loadPipeline } from '../pipeline/definition/load-pipeline.js';
 import type { MigrationRecord } from '../client/index.js';
@@ -111,7 +111,7 @@ function storiesOf(ledger: Ledger, pipelines: readonly string[], redactor: Redac
   let total = 0;
   const stories: RowStory[] = [];
   for (const p of pipelines) {
-    const found = rowStories(ledger.db, p, STORIES_LISTED - stories.length);
+    const found = ledger.stories.of(p, STORIES_LISTED - stories.length);
     total += found.total;
     const shown = (key: string) => redactor.legacyKey(key);
     stories.push(
@@ -193,10 +193,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
     },
     errorCodes: facts.errorCodes,
     tolerance,
-    sourceFiles: tallies(
-      ledger.db,
-      runs.map((r) => r.id),
-    ),
+    sourceFiles: ledger.tallies.latest(runs.map((r) => r.id)),
     rowStories: storiesOf(ledger, pipelines, redactor),
   });
   report.privacy = { values: redactor.mode, note: redactor.describe() };
@@ -227,11 +224,11 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
     const written = await writeCorrections(ledger.refused({ pipeline: def.name }), sources, dir, process.cwd());
     // They hold the refused rows' personal data: the ledger keeps where, for status and purge.
     for (const c of written)
-      recordWrittenFile(ledger.db, { path: resolve(c.file), kind: 'corrections', pipeline: def.name, migrationId, rows: c.rows });
+      ledger.writtenFiles.record({ path: resolve(c.file), kind: 'corrections', pipeline: def.name, migrationId, rows: c.rows });
     corrections.push(...written);
   }
   if (redactor.mode === 'revealed')
     for (const f of Object.values(files))
-      recordWrittenFile(ledger.db, { path: resolve(f), kind: 'report', pipeline: pipelines.join(', '), migrationId, rows: 0 });
+      ledger.writtenFiles.record({ path: resolve(f), kind: 'report', pipeline: pipelines.join(', '), migrationId, rows: 0 });
   return { report, dir, files, corrections };
 }

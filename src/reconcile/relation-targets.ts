@@ -7,7 +7,6 @@
  * the person fixing the export needs: the record's own key and row, the target's, and what to do.
  */
 import type { Ledger, RecordRow } from '../ledger/index.js';
-import { activeRemovals } from '../ledger/index.js';
 
 /** Staged records looked up at once (each is one GET). */
 const LOOKUPS_AT_ONCE = 8;
@@ -90,7 +89,7 @@ export async function explainRelationTargets(
     if (to) wanted.add(to);
   }
   const known = new Map(ledger.recordsByReferenceIds(wanted).map((r) => [r.referenceId!, r]));
-  const removed = new Set(activeRemovals(ledger, migrationId).keys());
+  const removed = new Set(ledger.removals.active(migrationId).keys());
 
   return errors.map((e) => {
     if (!isRelationMiss(e)) return e;

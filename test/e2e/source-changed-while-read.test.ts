@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
-import { openLedger, tallies } from '../../src/ledger/index.js';
+import { openLedger } from '../../src/ledger/index.js';
 import { runPipeline } from '../../src/pipeline/runner/index.js';
 import { DEMO, startTestService, type TestService } from '../support/service.js';
 import { generateSamples, type Samples } from '../support/pipeline-run.js';
@@ -72,7 +72,7 @@ describe('a source file that changes while a run reads it', () => {
     expect(report.files).toEqual([]);
     const ledger = openLedger(ledgerFile, { readonly: true });
     try {
-      expect(tallies(ledger.db, [report.runId])).toEqual([]);
+      expect(ledger.tallies.latest([report.runId])).toEqual([]);
       expect(ledger.runs().at(-1)?.status).toBe('failed');
     } finally {
       ledger.close();

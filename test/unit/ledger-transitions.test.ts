@@ -2,23 +2,43 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import {
-  activeRemovals,
-  confirmRemoval,
-  intendRemovals,
-  openLedger,
-  pendingRemovals,
-  rowStories,
-  type Ledger,
-  type LedgerRecordInput,
-  type Scope,
-} from '../../src/ledger/index.js';
+import { openLedger, type Ledger, type LedgerRecordInput, type Scope } from '../../src/ledger/index.js';
+import { openLedgerDb } from '../../src/ledger/schema.js';
 import { runChain, settleRemovals, type ChainClient } from '../../src/reconcile/chain.js';
 import { StagecoachError } from '../../src/contract/errors.js';
 import { tempDir } from '../support/service.js';
 
 const MIGRATION = '11111111-1111-4111-8111-111111111111';
 const OTHER_MIGRATION = '22222222-2222-4222-8222-222222222222';
+
+/** A second connection to a ledger file, for what no caller may do: look at or change the tables directly. */
+function beside<T>(file: string, fn: (db: Database.Database) => T): T {
+  const db = new Database(file);
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** Every table of the current layout (schema.ts), in name order. */
+const TABLES = [
+  'batches',
+  'canceled_migrations',
+  'earlier_imports',
+  'jobs',
+  'log_cursor',
+  'migrations',
+  'record_history',
+  'records',
+  'run_mappings',
+  'run_sources',
+  'runs',
+  'scopes',
+  'source_tallies',
+  'staging_removals',
+  'written_files',
+];
 
 function rec(n: number, hash = `h${n}`): LedgerRecordInput {
   return {
@@ -56,23 +76,16 @@ describe('ledger transitions', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('creates the file in WAL mode with the raised checkpoint and the schema version', () => {
-    expect(ledger.db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(ledger.db.pragma('wal_autocheckpoint', { simple: true })).toBe(100000);
-    expect(ledger.db.pragma('user_version', { simple: true })).toBe(2);
-    const tables = ledger.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
-    expect(tables).toEqual([
-      'batches',
-      'earlier_imports',
-      'jobs',
-      'log_cursor',
-      'migrations',
-      'record_history',
-      'records',
-      'run_sources',
-      'runs',
-      'scopes',
-    ]);
+  it('creates the file in WAL mode with the raised checkpoint, the schema version and every table', () => {
+    const db = openLedgerDb(join(dir, 'fresh.db'));
+    try {
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(100000);
+      expect(db.pragma('user_version', { simple: true })).toBe(3);
+      expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all()).toEqual(TABLES);
+    } finally {
+      db.close();
+    }
   });
 
   it('moves a batch of records to in_flight before the upload and to staged or failed with the results', () => {
@@ -266,7 +279,7 @@ describe('ledger transitions', () => {
     });
     ledger.recordRejects(runId, scope, [refusal(1), refusal(2)]);
     ledger.finishRun(runId, 'completed');
-    expect(rowStories(ledger.db, 'crm', 10)).toEqual({ total: 0, stories: [] });
+    expect(ledger.stories.of('crm', 10)).toEqual({ total: 0, stories: [] });
 
     const run2 = ledger.startRun({ pipeline: 'crm', component: 'Counterparties', pipelineFile: 'pipelines/crm.yaml', pipelineHash: 'abc' })
       .run.id;
@@ -274,7 +287,7 @@ describe('ledger transitions', () => {
     const fixed = { ...rec(1), provenance: { ...rec(1).provenance, file: 'fixed.corrections.csv', line: 3, rowHash: 'fixed' } };
     const batch = ledger.beginBatch(run2, scope, mig, [fixed], 100);
     ledger.finishBatch(scope, batch, [{ legacyKey: 'K0001', state: 'staged' }]);
-    expect(rowStories(ledger.db, 'crm', 10)).toEqual({
+    expect(ledger.stories.of('crm', 10)).toEqual({
       total: 1,
       stories: [
         {
@@ -287,7 +300,7 @@ describe('ledger transitions', () => {
         },
       ],
     });
-    expect(rowStories(ledger.db, 'other-pipeline', 10).total).toBe(0);
+    expect(ledger.stories.of('other-pipeline', 10).total).toBe(0);
   });
 
   it('writes a batch all or nothing: a record that cannot be stored leaves neither batch nor records', () => {
@@ -343,7 +356,7 @@ describe('ledger transitions', () => {
     const third = nextRun(THIRD);
     const batch = ledger.beginBatch(third, scope, ledger.migrationNo(THIRD), [rec(1, 'h1-third')], 100);
     ledger.finishBatch(scope, batch, [{ legacyKey: 'K0001', state: 'failed' }]);
-    expect(ledger.db.prepare('SELECT count(*) FROM earlier_imports').pluck().get()).toBe(1);
+    expect(beside(ledger.file, (db) => db.prepare('SELECT count(*) FROM earlier_imports').pluck().get())).toBe(1);
     // Not imported by the third: live on the platform from the second, as the second run sent it.
     expect([...ledger.liveImportsOf('crm')]).toEqual([
       {
@@ -366,32 +379,15 @@ describe('ledger transitions', () => {
     ]);
     const errors = [{ stage: 'validation' as const, field: 'nationalities.0', code: 'UNKNOWN_CODE', message: 'UNKNOWN_CODE' }];
     ledger.markValidated(MIGRATION, [{ referenceId: rec(1).referenceId, field: 'nationalities.0', message: 'UNKNOWN_CODE' }]);
-    intendRemovals(ledger, MIGRATION, [{ referenceId: rec(1).referenceId, lastBatch: batch, errors }]);
-    expect(pendingRemovals(ledger, MIGRATION)).toEqual([{ referenceId: rec(1).referenceId, state: 'removing', errors, applies: true }]);
-    expect(activeRemovals(ledger, MIGRATION).size).toBe(0);
-    confirmRemoval(ledger, MIGRATION, rec(1).referenceId);
-    expect(pendingRemovals(ledger, MIGRATION)).toEqual([]);
-    expect([...activeRemovals(ledger, MIGRATION)]).toEqual([[rec(1).referenceId, errors]]);
-    expect(() => ledger.db.prepare(`UPDATE staging_removals SET state = 'gone'`).run()).toThrow(/CHECK constraint failed/);
-  });
-
-  it('adds the removal state to a ledger made before it, its removals counting as done', () => {
-    const batch = ledger.beginBatch(runId, scope, mig, [rec(1)], 100);
-    ledger.finishBatch(scope, batch, [{ legacyKey: 'K0001', state: 'staged' }]);
-    // the table as earlier versions created it: no state column, a row written after its DELETE
-    ledger.db.exec(`CREATE TABLE staging_removals (migration_id TEXT NOT NULL, reference_id TEXT NOT NULL, last_batch INTEGER,
-      errors TEXT NOT NULL, removed_at TEXT NOT NULL, PRIMARY KEY (migration_id, reference_id)) WITHOUT ROWID`);
-    ledger.db
-      .prepare('INSERT INTO staging_removals VALUES (?, ?, ?, ?, ?)')
-      .run(MIGRATION, rec(1).referenceId, batch, '[]', '2026-01-01T00:00:00.000Z');
-    expect([...activeRemovals(ledger, MIGRATION).keys()]).toEqual([rec(1).referenceId]);
-    intendRemovals(ledger, MIGRATION, [{ referenceId: rec(2).referenceId, lastBatch: null, errors: [] }]);
-    const columns = ledger.db.prepare<[], { name: string }>('PRAGMA table_info(staging_removals)').all();
-    expect(columns.map((c) => c.name)).toContain('state');
-    expect(ledger.db.prepare('SELECT reference_id, state FROM staging_removals ORDER BY reference_id').all()).toEqual([
-      { reference_id: rec(1).referenceId, state: 'removed' },
-      { reference_id: rec(2).referenceId, state: 'removing' },
-    ]);
+    ledger.removals.intend(MIGRATION, [{ referenceId: rec(1).referenceId, lastBatch: batch, errors }]);
+    expect(ledger.removals.pending(MIGRATION)).toEqual([{ referenceId: rec(1).referenceId, state: 'removing', errors, applies: true }]);
+    expect(ledger.removals.active(MIGRATION).size).toBe(0);
+    ledger.removals.confirm(MIGRATION, rec(1).referenceId);
+    expect(ledger.removals.pending(MIGRATION)).toEqual([]);
+    expect([...ledger.removals.active(MIGRATION)]).toEqual([[rec(1).referenceId, errors]]);
+    expect(() => beside(ledger.file, (db) => db.prepare(`UPDATE staging_removals SET state = 'gone'`).run())).toThrow(
+      /CHECK constraint failed/,
+    );
   });
 
   it('finds records by referenceId and groups them into facts for the report', () => {
@@ -451,7 +447,7 @@ describe('ledger runs', () => {
   it('refuses to start while another live process runs the same pipeline', () => {
     const ledger = openLedger(file);
     const { run } = ledger.startRun(input);
-    ledger.db.prepare('UPDATE runs SET pid = ? WHERE id = ?').run(process.ppid, run.id); // a live process that is not us
+    beside(file, (db) => db.prepare('UPDATE runs SET pid = ? WHERE id = ?').run(process.ppid, run.id)); // a live process that is not us
     expect(() => ledger.startRun(input)).toThrow(
       `pipeline crm is already running in process ${process.ppid} (run ${run.id}, started ${run.startedAt}) on the ledger ${file}; wait for it or stop it first`,
     );
@@ -476,7 +472,7 @@ describe('ledger runs', () => {
       // The lock went with the process, reaped or not, and whatever now has its pid (here a live
       // process, as after a supervisor's restart or a container whose pid 1 does not reap): the
       // run it left is recovered as crashed.
-      ledger.db.prepare('UPDATE runs SET pid = ? WHERE id = 1').run(process.ppid);
+      beside(file, (db) => db.prepare('UPDATE runs SET pid = ? WHERE id = 1').run(process.ppid));
       const { crashed } = ledger.startRun(input);
       expect(crashed.map((r) => [r.id, r.status])).toEqual([[1, 'crashed']]);
     } finally {
@@ -641,7 +637,8 @@ describe('removing invalid records from staging (--drop-invalid)', () => {
     await expect(runChain(fakePlatform(staged, refused, 1), ledger, MIGRATION, { dropInvalid: true })).rejects.toThrow(/killed/);
     expect(staged.has(rec(3).referenceId)).toBe(false);
     expect(
-      pendingRemovals(ledger, MIGRATION)
+      ledger.removals
+        .pending(MIGRATION)
         .map((p) => p.referenceId)
         .sort(),
     ).toEqual(refs([3, 5, 8]).sort());
@@ -650,8 +647,8 @@ describe('removing invalid records from staging (--drop-invalid)', () => {
     const outcome = await runChain(fakePlatform(staged, refused), ledger, MIGRATION, { dropInvalid: true, onEvent: (e) => events.push(e) });
     expect(outcome.status).toBe('imported');
     expect(events).toContainEqual({ type: 'settled', removed: 3, void: 0 });
-    expect(pendingRemovals(ledger, MIGRATION)).toEqual([]);
-    expect([...activeRemovals(ledger, MIGRATION).keys()].sort()).toEqual(refs([3, 5, 8]).sort());
+    expect(ledger.removals.pending(MIGRATION)).toEqual([]);
+    expect([...ledger.removals.active(MIGRATION).keys()].sort()).toEqual(refs([3, 5, 8]).sort());
     // the ledger and the platform agree: the seven left imported, the three refused invalid and gone
     expect(ledger.counts('crm')).toMatchObject({ imported: 7, invalid: 3, staged: 0 });
     expect(staged.size).toBe(7);
@@ -660,7 +657,7 @@ describe('removing invalid records from staging (--drop-invalid)', () => {
   it('settles an intent by asking the platform: deletes a record still staged, confirms one already gone, drops one sent again', async () => {
     const staged = setup();
     const errors = [{ stage: 'validation' as const, field: 'x', code: 'UNKNOWN_CODE', message: 'UNKNOWN_CODE' }];
-    intendRemovals(ledger, MIGRATION, [
+    ledger.removals.intend(MIGRATION, [
       { referenceId: rec(1).referenceId, lastBatch: 1, errors },
       { referenceId: rec(2).referenceId, lastBatch: 1, errors },
       { referenceId: rec(4).referenceId, lastBatch: 0, errors }, // its record is in batch 1 now: sent again since
@@ -669,8 +666,8 @@ describe('removing invalid records from staging (--drop-invalid)', () => {
     const settled = await settleRemovals(fakePlatform(staged, new Set()), ledger, MIGRATION);
     expect(settled).toEqual({ removed: 2, void: 1 });
     expect([...staged].sort()).toEqual(refs([3, 4, 5, 6, 7, 8, 9, 10]).sort());
-    expect([...activeRemovals(ledger, MIGRATION).keys()].sort()).toEqual(refs([1, 2]).sort());
-    expect(pendingRemovals(ledger, MIGRATION)).toEqual([]);
+    expect([...ledger.removals.active(MIGRATION).keys()].sort()).toEqual(refs([1, 2]).sort());
+    expect(ledger.removals.pending(MIGRATION)).toEqual([]);
   });
 });
 
@@ -759,7 +756,7 @@ describe("corrections in a record's life", () => {
       ['100133', 'staged', 136],
       [`${EXPORT}:91`, 'rejected', null],
     ]);
-    expect(rowStories(ledger.db, 'crm', 10).stories).toEqual([
+    expect(ledger.stories.of('crm', 10).stories).toEqual([
       {
         component: 'Counterparties',
         legacyKey: '100133',
@@ -776,7 +773,7 @@ describe("corrections in a record's life", () => {
 
     // Invalid on the platform: the record keeps its key (and referenceId); the new key is a record of its own.
     const v = ledger.startRun({ ...input, readsEverything: false });
-    ledger.db.prepare("UPDATE records SET state = 'invalid' WHERE legacy_key = '100044'").run();
+    beside(file, (db) => db.prepare("UPDATE records SET state = 'invalid' WHERE legacy_key = '100044'").run());
     ledger.claimCorrections(v.scope, [{ keyed: 1, legacyKey: '100999', origin: { file: EXPORT, line: 46 } }]);
     expect(rows(ledger)).toContainEqual(['100044', 'invalid', null]);
     expect(rows(ledger).map((r) => r[0])).not.toContain('100999');
@@ -813,7 +810,7 @@ describe("corrections in a record's life", () => {
     readOnly.close();
 
     const ledger = openLedger(file);
-    expect(ledger.db.pragma('user_version', { simple: true })).toBe(2);
+    expect(beside(file, (db) => db.pragma('user_version', { simple: true }))).toBe(3);
     // The record was refused by a run of version 1 (run 1 here); this is a later one.
     ledger.finishRun(ledger.startRun({ ...input, readsEverything: false }).run.id, 'completed');
     const { run, scope } = ledger.startRun({ ...input, readsEverything: false });
@@ -821,7 +818,7 @@ describe("corrections in a record's life", () => {
     ledger.claimCorrections(scope, [{ keyed: 1, legacyKey: '100133', origin: { file: EXPORT, line: 136 } }]);
     stage(ledger, run.id, scope, [corrected('100133', 'fixed.csv', 2)]);
     expect(rows(ledger)).toEqual([['100133', 'staged', 136]]);
-    expect(rowStories(ledger.db, 'crm', 10).stories[0]!.steps[0]!.formerKey).toBe(`${EXPORT}:136`);
+    expect(ledger.stories.of('crm', 10).stories[0]!.steps[0]!.formerKey).toBe(`${EXPORT}:136`);
     ledger.close();
   });
 });

@@ -2,9 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { openLedger, type Ledger } from '../../src/ledger/index.js';
-import { markImportOutcome } from '../../src/ledger/ledger-jobs.js';
 import { gatherLedgerFacts } from '../../src/reconcile/ledger-facts.js';
-import { activeRemovals, confirmRemoval, intendRemovals, type RecordError } from '../../src/ledger/index.js';
+import type { RecordError } from '../../src/ledger/index.js';
 import { buildReport } from '../../src/reconcile/report-model.js';
 import { tempDir } from '../support/service.js';
 
@@ -20,8 +19,8 @@ const ref = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0'
 
 /** A removal from staging carried out: the intent, then the platform's answer. */
 function removed(ledger: Ledger, referenceId: string, lastBatch: number, errors: RecordError[]): void {
-  intendRemovals(ledger, M, [{ referenceId, lastBatch, errors }]);
-  confirmRemoval(ledger, M, referenceId);
+  ledger.removals.intend(M, [{ referenceId, lastBatch, errors }]);
+  ledger.removals.confirm(M, referenceId);
 }
 
 /** A ledger with five persons staged in migration M and one row rejected before mapping. */
@@ -72,7 +71,7 @@ describe('ledger facts for the report', () => {
     const importErrors = [
       { component: 'Counterparties', referenceId: ref(4), message: 'IMPORT_FAILED: counterparty 4: relation target gone' },
     ];
-    expect(markImportOutcome(ledger, M, importErrors)).toEqual({ imported: 3, failed: 1 });
+    expect(ledger.markImportOutcome(M, importErrors)).toEqual({ imported: 3, failed: 1 });
     ledger.jobs.started(M, 'import', 'i1');
     ledger.jobs.finished('i1', 'done', {
       referenceId: ref(91),
@@ -127,7 +126,7 @@ describe('ledger facts for the report', () => {
     const ledger = stagedLedger();
     ledger.markValidated(M, [{ referenceId: ref(5), field: 'nationalities.0', message: 'UNKNOWN_CODE' }]);
     removed(ledger, ref(5), 1, []);
-    expect([...activeRemovals(ledger, M).keys()]).toEqual([ref(5)]);
+    expect([...ledger.removals.active(M).keys()]).toEqual([ref(5)]);
     const { run, scope } = ledger.startRun({
       pipeline: 'people',
       component: 'Counterparties',
@@ -143,6 +142,6 @@ describe('ledger facts for the report', () => {
     };
     const batch = ledger.beginBatch(run.id, scope, ledger.migrationNo(M), [record], 10);
     ledger.finishBatch(scope, batch, [{ legacyKey: '5', state: 'staged' }]);
-    expect(activeRemovals(ledger, M).size).toBe(0);
+    expect(ledger.removals.active(M).size).toBe(0);
   });
 });

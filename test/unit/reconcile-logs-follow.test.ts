@@ -1,8 +1,10 @@
-import { describe, expect, it } from 'vitest';
-import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { followLogs, type LogsApi } from '../../src/reconcile/logs-follow.js';
-import { logCursor } from '../../src/ledger/index.js';
+import { openLedger, type Ledger } from '../../src/ledger/index.js';
 import type { LogEntry } from '../../src/contract/migration.js';
+import { tempDir } from '../support/service.js';
 
 const M = '22222222-2222-4222-8222-222222222222';
 
@@ -36,34 +38,51 @@ function fakeLog(total: () => number, breakAfter?: number) {
 }
 
 describe('following the migration log', () => {
+  const opened: Array<{ ledger: Ledger; dir: string }> = [];
+  const newLedger = () => {
+    const dir = tempDir('stagecoach-logs-');
+    const ledger = openLedger(join(dir, 'ledger.db'));
+    opened.push({ ledger, dir });
+    return ledger;
+  };
+  afterEach(() => {
+    for (const { ledger, dir } of opened.splice(0)) {
+      ledger.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('hands on every entry with its sequence number and keeps only the cursor after the last one, not the text', async () => {
-    const db = new Database(':memory:');
+    const db = newLedger();
     const log = fakeLog(() => 3);
     const seen: number[] = [];
     expect(await followLogs(log.api, db, M, { onEntry: (e) => seen.push(e.sequenceNumber) })).toEqual({ received: 3, continueFrom: 4 });
     expect(seen).toEqual([1, 2, 3]);
-    expect(logCursor(db, M)).toBe(4);
+    expect(db.logCursor(M)).toBe(4);
     // the log is the platform's: the ledger keeps the position, no copy of the entries
-    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all()).toEqual(['log_cursor']);
+    db.close(); // the last connection closed: everything is in the file itself
+    const bytes = readFileSync(db.file, 'latin1');
+    expect(bytes).toContain(M);
+    expect(bytes).not.toContain('entry 1');
   });
 
   it('resumes after a disconnect and a restart without repeating or missing an entry', async () => {
-    const db = new Database(':memory:');
+    const db = newLedger();
     let total = 5;
     const dying = fakeLog(() => total, 2);
     await expect(followLogs(dying.api, db, M)).rejects.toThrow('socket hang up');
-    expect(logCursor(db, M)).toBe(3);
+    expect(db.logCursor(M)).toBe(3);
     total = 7;
     const seen: number[] = [];
     const healthy = fakeLog(() => total);
     await followLogs(healthy.api, db, M, { onEntry: (e) => seen.push(e.sequenceNumber) });
     expect(healthy.requests).toEqual([3]);
     expect(seen).toEqual([3, 4, 5, 6, 7]);
-    expect(logCursor(db, M)).toBe(8);
+    expect(db.logCursor(M)).toBe(8);
   });
 
   it('with follow, reopens the stream after it ends and stops when interrupted', async () => {
-    const db = new Database(':memory:');
+    const db = newLedger();
     let total = 2;
     const log = fakeLog(() => total);
     const ac = new AbortController();
@@ -83,11 +102,11 @@ describe('following the migration log', () => {
   });
 
   it('reads a filtered query from the start without moving the stored cursor', async () => {
-    const db = new Database(':memory:');
+    const db = newLedger();
     await followLogs(fakeLog(() => 2).api, db, M);
     const log = fakeLog(() => 3);
     await followLogs(log.api, db, M, { query: { LogLevels: ['ERROR'] } });
     expect(log.requests).toEqual([1]);
-    expect(logCursor(db, M)).toBe(3);
+    expect(db.logCursor(M)).toBe(3);
   });
 });

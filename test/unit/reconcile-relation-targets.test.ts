@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { confirmRemoval, intendRemovals, openLedger, type Ledger, type LedgerRecordInput } from '../../src/ledger/index.js';
+import { openLedger, type Ledger, type LedgerRecordInput } from '../../src/ledger/index.js';
 import { validateStep, type ChainClient } from '../../src/reconcile/chain.js';
 import { writeCorrections } from '../../src/reconcile/corrections.js';
 import { tempDir } from '../support/service.js';
@@ -59,8 +59,8 @@ function setup(): { ledger: Ledger; client: ChainClient } {
   ]);
   const refused = [{ stage: 'validation' as const, field: 'countryOfIncorporation', code: 'UNKNOWN_CODE', message: 'UNKNOWN_CODE' }];
   ledger.markValidated(M, [{ referenceId: ref(2001), field: 'countryOfIncorporation', message: 'UNKNOWN_CODE' }]);
-  intendRemovals(ledger, M, [{ referenceId: ref(2001), lastBatch: batch, errors: refused }]);
-  confirmRemoval(ledger, M, ref(2001));
+  ledger.removals.intend(M, [{ referenceId: ref(2001), lastBatch: batch, errors: refused }]);
+  ledger.removals.confirm(M, ref(2001));
 
   const relationsOf: Record<string, Array<{ type: string; to: string }>> = {
     [ref(1001)]: [{ type: 'DIRECTOR_OF', to: ref(2001) }],

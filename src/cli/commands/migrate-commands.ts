@@ -284,7 +284,7 @@ function registerCancel(program: Command): void {
           const migrationId = await migrationOf(client, ledger, given, opts.pipeline, signal);
           const m = (await client.migrations.cancel(migrationId, { signal })) ?? (await client.migrations.get(migrationId, { signal }));
           // So that `status` and the report no longer present its records as staged.
-          if (ledger && m.activity === 'Canceled') ledgerModule?.recordMigrationCanceled(ledger.db, migrationId);
+          if (ledger && m.activity === 'Canceled') ledger.migrationEnds.recordCanceled(migrationId);
           if (opts.json) printJson(m);
           else process.stdout.write(`migration ${migrationId} canceled (activity ${m.activity ?? 'unknown'})\n`);
         });
@@ -359,7 +359,7 @@ function registerLogs(program: Command): void {
           const colour = (level: string) =>
             level === 'ERROR' ? pc.red : level === 'WARN' ? pc.yellow : level === 'DEBUG' ? pc.dim : (s: string) => s;
           const { followLogs } = await import('../../reconcile/logs-follow.js');
-          const out = await followLogs(client.migrations, ledger.db, migrationId, {
+          const out = await followLogs(client.migrations, ledger, migrationId, {
             follow: opts.follow === true,
             signal,
             format: opts.format as StreamFormat,

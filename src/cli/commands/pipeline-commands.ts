@@ -235,7 +235,7 @@ export function registerPlanCommand(program: Command): void {
         const ledgerFile = opts.ledger === true ? DEFAULT_LEDGER_FILE : opts.ledger;
         // SQLite is loaded only when a ledger is asked for.
         const held = ledgerFile
-          ? (await import('../../ledger/ledger-impact.js')).LedgerImpact.open(ledgerFile, def.name, def.component, {
+          ? (await import('../../ledger/index.js')).LedgerImpact.open(ledgerFile, def.name, def.component, {
               newMigration: def.target.migration === 'new',
             })
           : undefined;
@@ -637,11 +637,11 @@ export function registerStatusCommand(program: Command): void {
     .option('--json', 'print {ledger, pipelines, runs} as JSON')
     .action(async (opts: { ledger?: string; runs: number; json?: boolean }) => {
       const ledgerFile = existingLedgerFile(opts.ledger);
-      const { openLedger, canceledRecords } = await import('../../ledger/index.js');
+      const { openLedger } = await import('../../ledger/index.js');
       const ledger = openLedger(ledgerFile, { readonly: true });
       try {
         const pipelines = ledger.status();
-        const canceled = canceledRecords(ledger.db);
+        const canceled = ledger.migrationEnds.canceledRecords();
         const runs = ledger.runs().slice(-opts.runs);
         const { personalDataHeld } = await import('../../privacy/index.js');
         const { heldLines, lastDefinition } = await import('./privacy-commands.js');

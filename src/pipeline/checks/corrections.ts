@@ -9,7 +9,7 @@
  * Columns whose name starts with `_`, and the error columns, are metadata and never reach the
  * mapping. `_origin` names the export row (file:line) the refused record stands for: a corrected
  * row is tied to its record by it, not by its key, which the correction may change
- * (src/ledger/ledger-corrections.ts). `_row_hash` is the fingerprint of the row as written: a row
+ * (src/ledger/corrections.ts). `_row_hash` is the fingerprint of the row as written: a row
  * that comes back unchanged can be told from one the engineer fixed (a duplicate returned
  * unedited must not replace the row that staged). A column the engineer added to a CSV file (a
  * remark) is none of the source's: it is left out of the row and its fingerprint, with a note.

@@ -5,7 +5,7 @@
  * of a run's skip-unchanged stage: staged (or invalid, or imported) in the migration with the same
  * hash is not sent again. So the records counted `changed`, `new` and `again` are the ones the
  * next run sends, and only those. The ledger keeps a hash of each record sent, not the record;
- * but it keeps the mappings each run used (ledger/ledger-mappings.ts), so an example's "before"
+ * but it keeps the mappings each run used (ledger/run-mappings.ts), so an example's "before"
  * is its row mapped again the way the run that last sent it did (`addBefore`), set field by
  * field against what the mapping makes now.
  */
@@ -17,7 +17,7 @@ import { ReferenceIds } from '../mapping/reference-ids.js';
 import type { FrontRow, RejectReason } from '../types.js';
 import { mapAndCheck } from './row-verdict.js';
 
-/** What the ledger holds of one legacy key (ledger/ledger-impact.ts HeldRecord). */
+/** What the ledger holds of one legacy key (ledger/impact.ts HeldRecord). */
 export interface HeldRecord {
   state: string;
   settled: boolean;
@@ -27,16 +27,16 @@ export interface HeldRecord {
   lastRun: number;
 }
 
-/** A ledger to compare with (ledger/ledger-impact.ts LedgerImpact), kept apart so `plan` loads SQLite only when asked. */
+/** A ledger to compare with (ledger/impact.ts LedgerImpact), kept apart so `plan` loads SQLite only when asked. */
 export interface HeldRecords {
   readonly migration: { id: string } | undefined;
-  /** The migration of the pipeline's latest run, when the ledger knows it ended (ledger-migration-ends.ts). */
+  /** The migration of the pipeline's latest run, when the ledger knows it ended (ledger/migration-ends.ts). */
   readonly ended?: EndedMigration | undefined;
   lookup(keys: readonly string[]): Map<string, HeldRecord>;
   /** The mappings a run used, when the ledger kept them. */
   mappingsOf(runId: number): MappingSnapshot | undefined;
   /**
-   * The export rows corrections replaced, as `file\u0000rowHash` (ledger/ledger-corrections.ts): a
+   * The export rows corrections replaced, as `file\u0000rowHash` (ledger/corrections.ts): a
    * run leaves such a row alone while it is unchanged, so plan does too.
    */
   correctedOrigins?(): ReadonlySet<string>;

@@ -19,7 +19,6 @@ import {
   originKey,
   openLedger,
   openLedgerWriter,
-  recordRunMappings,
   type Ledger,
   type LedgerWriter,
   type Scope,
@@ -137,7 +136,7 @@ async function runWith(
     // everything (startReading): a run refused by the platform before reading reports none afresh.
     readsEverything: false,
   });
-  recordRunMappings(ledger.db, run.id, mappings);
+  ledger.runMappings.record(run.id, mappings);
   for (const c of crashed)
     log?.warn(
       { run: c.id, pid: c.pid, startedAt: c.startedAt },
@@ -171,7 +170,7 @@ async function runWith(
     const migrationNo = ledger.migrationNo(migration.referenceId);
     const start = await startReading(resume, ledger, migration.referenceId, scope, run.id, report, log, options.corrections === undefined);
     // The export rows corrections replaced (read after startReading dropped the keyless rejects): a
-    // run of the export leaves them alone while they are unchanged (ledger-corrections.ts).
+    // run of the export leaves them alone while they are unchanged (corrections.ts).
     const corrected = options.corrections ? undefined : ledger.correctedOrigins(scope);
     const keptCorrected = (row: FrontRow) =>
       corrected !== undefined && corrected.size > 0 && corrected.has(originKey(row.row.provenance.file, row.row.provenance.hash));

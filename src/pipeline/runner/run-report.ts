@@ -3,7 +3,7 @@
  * empty when the run starts, filled in by the stages as they go, and settled when the run ends.
  */
 import { StagecoachError, type ErrorCode } from '../../contract/errors.js';
-import { noRecords, recordTallies, type Ledger, type RecordState } from '../../ledger/index.js';
+import { noRecords, type Ledger, type RecordState } from '../../ledger/index.js';
 import type { CorrectionsSummary } from '../read-pipeline.js';
 import { tallyDisagreement, type SourceTally } from '../source/index.js';
 import type { ResumeReport } from './resume.js';
@@ -163,7 +163,7 @@ export function settleRunReport(
     report.ledger.mapped === 0;
   if (report.status === 'completed' && end.tallies.length > 0) {
     // Only a whole read gives final counts; the tallies go into the ledger for the report.
-    recordTallies(end.ledger.db, report.runId, end.tallies, { accepted: end.allowTruncated });
+    end.ledger.tallies.record(report.runId, end.tallies, { accepted: end.allowTruncated });
     report.files = end.tallies;
     report.disagreements = end.tallies.flatMap((t) => tallyDisagreement(t) ?? []);
     if (!end.allowTruncated) report.readFailures = end.tallies.flatMap((t) => (t.truncated ? [`${t.file}: ${t.truncated}`] : []));

@@ -72,7 +72,7 @@ export class SendStage {
 
   /**
    * A row of a corrections file: tied to the record it corrects (by its `_origin`, else its key)
-   * before its own write, which the writer applies after this (src/ledger/ledger-corrections.ts).
+   * before its own write, which the writer applies after this (src/ledger/corrections.ts).
    */
   claim(row: FrontRow): void {
     const p = row.row.provenance;

@@ -18,7 +18,6 @@ import { join } from 'node:path';
 import type { StagecoachClient } from '../../client/index.js';
 import type { StagedCounterparty } from '../../contract/migration.js';
 import type { ImportedRef, Ledger } from '../../ledger/index.js';
-import { runMappings } from '../../ledger/index.js';
 import { frontRowContentHash, frontRowRecord } from '../../pipeline/checks/plan-impact.js';
 import { restoreMappingSnapshot, takeMappingSnapshot, type MappingSnapshot } from '../../pipeline/definition/mapping-snapshot.js';
 import type { PipelineDefinition } from '../../pipeline/definition/load-pipeline.js';
@@ -178,7 +177,7 @@ async function byRunMappings(
   const onDisk = JSON.stringify(await takeMappingSnapshot(def));
   const groups = new Map<string, { snapshot: MappingSnapshot | undefined; runs: Set<number | null> }>();
   for (const run of runs) {
-    const snapshot = run === null ? undefined : (runMappings(ledger.db, run) as MappingSnapshot | undefined);
+    const snapshot = run === null ? undefined : ledger.runMappings.of(run);
     const key = snapshot ? JSON.stringify(snapshot) : onDisk;
     const g = groups.get(key) ?? { snapshot: key === onDisk ? undefined : snapshot, runs: new Set() };
     g.runs.add(run);

@@ -10,10 +10,9 @@
 import { existsSync } from 'node:fs';
 import { StagecoachError } from '../contract/errors.js';
 import { openLedger, type Ledger } from './ledger.js';
+import type { MigrationEnd } from './migration-ends.js';
+import type { Scope } from './scopes.js';
 import type { MappingSnapshot, RecordError, RecordState } from './types.js';
-import { runMappings } from './ledger-mappings.js';
-import { migrationEnd, type MigrationEnd } from './ledger-migration-ends.js';
-import { correctedOrigins } from './ledger-corrections.js';
 
 /** One record as the ledger holds it, for the comparison with what the mapping makes now. */
 export interface HeldRecord {
@@ -31,20 +30,14 @@ export interface HeldRecord {
 const SETTLED: ReadonlySet<RecordState> = new Set(['staged', 'invalid', 'imported']);
 
 export class LedgerImpact {
-  private readonly lookupOne;
   private constructor(
     private readonly ledger: Ledger,
-    private readonly scope: number | undefined,
+    private readonly scope: Scope | undefined,
     /** The migration of the pipeline's latest run that had one, and the ledger's number for it (none when it ended). */
     readonly migration: { id: string; no: number } | undefined,
     /** That migration, when the ledger knows it ended: a run starts a new one. */
     readonly ended: MigrationEnd | undefined,
-  ) {
-    this.lookupOne = ledger.db.prepare<
-      [number, string],
-      { state: RecordState; content_hash: string | null; errors: string | null; migration: number | null; last_run: number }
-    >('SELECT state, content_hash, errors, migration, last_run FROM records WHERE scope = ? AND keyed = 1 AND legacy_key = ?');
-  }
+  ) {}
 
   /**
    * Opens `file` read only for a pipeline's records of a component; compared with the migration of
@@ -57,55 +50,36 @@ export class LedgerImpact {
         file,
       });
     const ledger = openLedger(file, { readonly: true });
-    const db = ledger.db;
-    const scope = db
-      .prepare<[string, string], { id: number }>('SELECT id FROM scopes WHERE pipeline = ? AND component = ?')
-      .get(pipeline, component)?.id;
+    const scope = ledger.findScope(pipeline, component);
     // A pipeline whose runs start a new migration (target.migration: new) finds nothing of it staged.
-    const run =
-      scope === undefined || options.newMigration
-        ? undefined
-        : db
-            .prepare<[number], { migration_id: string }>(
-              'SELECT migration_id FROM runs WHERE scope = ? AND migration_id IS NOT NULL ORDER BY id DESC LIMIT 1',
-            )
-            .get(scope);
-    const no = run
-      ? db.prepare<[string], { id: number }>('SELECT id FROM migrations WHERE reference_id = ?').get(run.migration_id)?.id
-      : undefined;
-    const ended = run ? migrationEnd(db, run.migration_id) : undefined;
-    return new LedgerImpact(ledger, scope, run && no !== undefined && !ended ? { id: run.migration_id, no } : undefined, ended);
+    const last = scope === undefined || options.newMigration ? undefined : ledger.lastMigrationOf(scope);
+    const ended = last ? ledger.migrationEnds.of(last.id) : undefined;
+    return new LedgerImpact(ledger, scope, last?.no !== undefined && !ended ? { id: last.id, no: last.no } : undefined, ended);
   }
 
   /** What the ledger holds of each key (keys it holds nothing of are absent), in one read transaction. */
   lookup(keys: readonly string[]): Map<string, HeldRecord> {
     const out = new Map<string, HeldRecord>();
-    const scope = this.scope;
-    if (scope === undefined) return out;
-    this.ledger.db.transaction(() => {
-      for (const key of keys) {
-        const r = this.lookupOne.get(scope, key);
-        if (!r) continue;
-        out.set(key, {
-          state: r.state,
-          settled: SETTLED.has(r.state) && this.migration !== undefined && r.migration === this.migration.no,
-          contentHash: r.content_hash,
-          errors: r.errors ? (JSON.parse(r.errors) as RecordError[]) : [],
-          lastRun: r.last_run,
-        });
-      }
-    })();
+    if (this.scope === undefined) return out;
+    for (const [key, r] of this.ledger.heldRecords(this.scope, keys))
+      out.set(key, {
+        state: r.state,
+        settled: SETTLED.has(r.state) && this.migration !== undefined && r.migration === this.migration.no,
+        contentHash: r.content_hash,
+        errors: r.errors ? (JSON.parse(r.errors) as RecordError[]) : [],
+        lastRun: r.last_run,
+      });
     return out;
   }
 
-  /** The export rows corrections replaced (ledger-corrections.ts): a run leaves them alone while unchanged. */
+  /** The export rows corrections replaced (corrections.ts): a run leaves them alone while unchanged. */
   correctedOrigins(): ReadonlySet<string> {
-    return this.scope === undefined ? new Set() : correctedOrigins(this.ledger.db, this.scope);
+    return this.scope === undefined ? new Set() : this.ledger.correctedOrigins(this.scope);
   }
 
-  /** The mappings a run used (ledger-mappings.ts), when the ledger kept them. */
+  /** The mappings a run used (run-mappings.ts), when the ledger kept them. */
   mappingsOf(runId: number): MappingSnapshot | undefined {
-    return runMappings(this.ledger.db, runId) as MappingSnapshot | undefined;
+    return this.ledger.runMappings.of(runId);
   }
 
   close(): void {

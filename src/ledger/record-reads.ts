@@ -1,0 +1,205 @@
+/**
+ * Reading records back: per-state counts for `status`, records filtered for the corrections
+ * file and the report, the imports `verify` sets beside the platform, and the grouped facts of
+ * the reconciliation report.
+ */
+import type { Db } from './schema.js';
+import { once, RECORD_SELECT, toBatch, toRecord, type BatchDbRow, type RecordDbRow } from './rows.js';
+import type { Runs } from './runs.js';
+import { noRecords, type ImportedRef, type PipelineStatus, type RecordFacts, type RecordRow, type RecordState } from './types.js';
+
+/** One record's row as `plan --ledger` compares it (by its legacy key, in a scope). */
+export interface HeldRow {
+  state: RecordState;
+  content_hash: string | null;
+  errors: string | null;
+  migration: number | null;
+  last_run: number;
+}
+
+const LEGACY_KEY = "CASE WHEN r.keyed = 1 THEN r.legacy_key ELSE '' END";
+
+/**
+ * The records of a pipeline the platform holds from an import: records whose state is
+ * `imported`, and the earlier imports of records written again since (earlier_imports).
+ */
+const LIVE_IMPORTS = `SELECT r.reference_id AS referenceId, r.file, r.line, ${LEGACY_KEY} AS legacyKey, r.content_hash AS contentHash,
+    r.last_run AS run, m.reference_id AS migrationId
+  FROM records r JOIN scopes s ON s.id = r.scope JOIN migrations m ON m.id = r.migration
+  WHERE s.pipeline = $pipeline AND r.state = 'imported' AND r.reference_id IS NOT NULL
+UNION ALL
+SELECT e.reference_id AS referenceId, r.file, r.line, ${LEGACY_KEY} AS legacyKey, e.content_hash AS contentHash,
+    (SELECT max(u.id) FROM runs u JOIN scopes us ON us.id = u.scope WHERE us.pipeline = $pipeline AND u.migration_id = m.reference_id) AS run,
+    m.reference_id AS migrationId
+  FROM earlier_imports e
+  JOIN records r ON r.scope = e.scope AND r.keyed = e.keyed AND r.legacy_key = e.legacy_key
+  JOIN scopes s ON s.id = r.scope JOIN migrations m ON m.id = e.migration
+  WHERE s.pipeline = $pipeline AND r.state <> 'imported' AND e.reference_id IS NOT NULL
+ORDER BY referenceId`;
+
+const FACTS = (
+  where: string,
+) => `SELECT s.pipeline, s.component, r.entity_type AS entityType, r.state, json_extract(r.errors, '$[0].code') AS code, count(*) AS count
+  FROM records r JOIN scopes s ON s.id = r.scope ${where}
+  GROUP BY s.pipeline, s.component, r.entity_type, r.state, code ORDER BY s.pipeline, s.component, r.entity_type, r.state, code`;
+
+export class RecordReads {
+  private readonly allScopes = once(() =>
+    this.db.prepare<[], { id: number; pipeline: string; component: string }>(
+      'SELECT id, pipeline, component FROM scopes ORDER BY pipeline, component',
+    ),
+  );
+  private readonly scopesOf = once(() =>
+    this.db.prepare<[string], { id: number; component: string }>('SELECT id, component FROM scopes WHERE pipeline = ?'),
+  );
+  private readonly byState = once(() =>
+    this.db.prepare<[number], { state: RecordState; n: number }>('SELECT state, count(*) AS n FROM records WHERE scope = ? GROUP BY state'),
+  );
+  private readonly lastBatch = once(() =>
+    this.db.prepare<[number], BatchDbRow>(
+      'SELECT b.* FROM batches b JOIN runs r ON r.id = b.run WHERE r.scope = ? ORDER BY b.id DESC LIMIT 1',
+    ),
+  );
+  private readonly liveImports = once(() => this.db.prepare<[{ pipeline: string }], ImportedRef>(LIVE_IMPORTS));
+  private readonly allFacts = once(() => this.db.prepare<[], RecordFacts>(FACTS('')));
+  private readonly factsOf = once(() => this.db.prepare<[string], RecordFacts>(FACTS('WHERE s.pipeline = ?')));
+  private readonly byKey = once(() =>
+    this.db.prepare<[number, string], HeldRow>(
+      'SELECT state, content_hash, errors, migration, last_run FROM records WHERE scope = ? AND keyed = 1 AND legacy_key = ?',
+    ),
+  );
+  private readonly wanted = once(() => {
+    this.db.exec('CREATE TEMP TABLE IF NOT EXISTS wanted (reference_id TEXT PRIMARY KEY)');
+    return {
+      clear: this.db.prepare('DELETE FROM temp.wanted'),
+      add: this.db.prepare('INSERT OR IGNORE INTO temp.wanted (reference_id) VALUES (?)'),
+      records: this.db.prepare<[], RecordDbRow>(
+        `${RECORD_SELECT} JOIN temp.wanted w ON w.reference_id = r.reference_id ORDER BY r.scope, r.legacy_key`,
+      ),
+    };
+  });
+
+  constructor(
+    private readonly db: Db,
+    private readonly runs: Runs,
+  ) {}
+
+  /** Per pipeline: records per state, the latest run and the latest batch. */
+  status(): PipelineStatus[] {
+    return this.allScopes()
+      .all()
+      .map((sc) => {
+        const byState = noRecords();
+        let records = 0;
+        for (const { state, n } of this.byState().all(sc.id)) {
+          byState[state] = n;
+          records += n;
+        }
+        const batch = this.lastBatch().get(sc.id);
+        return {
+          pipeline: sc.pipeline,
+          component: sc.component,
+          records,
+          byState,
+          lastRun: this.runs.lastOf(sc.id),
+          lastBatch: batch && toBatch(batch),
+        };
+      });
+  }
+
+  /** Counts per state for one pipeline (all components when none is named). */
+  counts(pipeline: string, component?: string): Record<RecordState, number> {
+    const byState = noRecords();
+    for (const sc of this.scopesOf().all(pipeline))
+      if (component === undefined || sc.component === component) for (const { state, n } of this.byState().all(sc.id)) byState[state] += n;
+    return byState;
+  }
+
+  /**
+   * Records, lazily, in key order; filtered by pipeline, component and states (a statement per
+   * filter: the filters vary, and a listing is one scan).
+   */
+  *records(filter: { pipeline?: string; component?: string; states?: readonly RecordState[] } = {}): Generator<RecordRow> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (filter.pipeline !== undefined) where.push('s.pipeline = ?') && args.push(filter.pipeline);
+    if (filter.component !== undefined) where.push('s.component = ?') && args.push(filter.component);
+    if (filter.states !== undefined) {
+      if (filter.states.length === 0) return;
+      where.push(`r.state IN (${filter.states.map(() => '?').join(', ')})`);
+      args.push(...filter.states);
+    }
+    const sql = `${RECORD_SELECT}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY r.scope, r.keyed DESC, r.legacy_key`;
+    for (const row of this.db.prepare<unknown[], RecordDbRow>(sql).iterate(...args)) yield toRecord(row);
+  }
+
+  /**
+   * The records the migration refused (rejected before upload, refused by staging, invalid in
+   * validation), in the shape the corrections writer takes; `origin` is the export row each
+   * stands for (its `_origin`: where it was read, or the row its correction replaced).
+   */
+  *refused(filter: { pipeline?: string; component?: string } = {}): Generator<{
+    source: string;
+    provenance: { file: string; line: number; byteOffset: number };
+    origin: { file: string; line: number };
+    errors: Array<{ field: string; code: string; message: string; stage: string }>;
+  }> {
+    for (const r of this.records({ ...filter, states: ['rejected', 'failed', 'invalid'] })) {
+      yield {
+        source: r.provenance.source,
+        provenance: { file: r.provenance.file, line: r.provenance.line, byteOffset: r.provenance.byteOffset },
+        origin: r.origin ? { file: r.origin.file, line: r.origin.line } : { file: r.provenance.file, line: r.provenance.line },
+        errors: r.errors.map((e) => ({ field: e.field, code: e.code, message: e.message, stage: e.stage })),
+      };
+    }
+  }
+
+  /**
+   * The records of a pipeline the platform holds from an import, in whichever migration of the
+   * pipeline it happened, only what `verify` sets beside the platform, in referenceId order (one
+   * scan; the caller's referenceId-keyed table is appended to instead of written at random):
+   * records whose state is `imported`, and records written again by a later run that did not
+   * import them (refused, or sent into a migration that was canceled) whose earlier import the
+   * ledger keeps in `earlier_imports` — with what that import sent (its content hash) and the
+   * pipeline's last run in that migration, whose mappings sent it.
+   */
+  liveImportsOf(pipeline: string): IterableIterator<ImportedRef> {
+    return this.liveImports().iterate({ pipeline });
+  }
+
+  /** Records grouped by pipeline, component, entity type, state and first error code (for reports). */
+  facts(filter: { pipeline?: string } = {}): RecordFacts[] {
+    return filter.pipeline !== undefined ? this.factsOf().all(filter.pipeline) : this.allFacts().all();
+  }
+
+  /**
+   * Records with these referenceIds (validation errors name records by referenceId). One scan of
+   * the records table through a temporary table, instead of a permanent index on random UUIDs
+   * that every run would pay for on every write.
+   */
+  recordsByReferenceIds(referenceIds: Iterable<string>): RecordRow[] {
+    const w = this.wanted();
+    return this.db.transaction(() => {
+      w.clear.run();
+      for (const id of referenceIds) w.add.run(id);
+      try {
+        return w.records.all().map(toRecord);
+      } finally {
+        w.clear.run();
+      }
+    })();
+  }
+
+  /** Keyed records' rows in a scope, as `plan --ledger` compares them (keys the ledger holds nothing of are absent), in one read transaction. */
+  held(scopeId: number, legacyKeys: readonly string[]): Map<string, HeldRow> {
+    const out = new Map<string, HeldRow>();
+    const byKey = this.byKey();
+    this.db.transaction(() => {
+      for (const key of legacyKeys) {
+        const row = byKey.get(scopeId, key);
+        if (row) out.set(key, row);
+      }
+    })();
+    return out;
+  }
+}
