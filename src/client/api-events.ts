@@ -37,7 +37,7 @@ function groupFor(eventName: string, given?: string): string {
 
 export function eventsApi(transport: Transport) {
   const base = (eventName: string, group?: string) => `/${groupFor(eventName, group)}/events/${seg(eventName)}`;
-  return {
+  const api = {
     /** @example await client.events.eventTypes('counterparty-management') // ['counterparty.merged', …] */
     async eventTypes(group: string, opts: { signal?: AbortSignal } = {}): Promise<string[]> {
       const res = await transport.json<unknown>({
@@ -67,15 +67,22 @@ export function eventsApi(transport: Transport) {
         'webhook registration',
       ) as WebhookRegistration;
     },
-    /** Registrations of one event name. */
-    async list(eventName: string, opts: Opts = {}): Promise<Registration[]> {
+    /**
+     * Registrations of one event name. With `tokens`, each one the platform listed without its
+     * token (the spec does not show the list's items) gets it from the token endpoint.
+     */
+    async list(eventName: string, opts: Opts & { tokens?: boolean } = {}): Promise<Registration[]> {
       const res = await transport.json<unknown>({
         method: 'GET',
         path: `${base(eventName, opts.group)}/endpoints`,
         area: 'events',
         signal: opts.signal,
       });
-      return parseWith(z.array(registrationSchema), res.body, 'webhook registrations');
+      const listed = parseWith(z.array(registrationSchema), res.body, 'webhook registrations');
+      if (!opts.tokens) return listed;
+      const withTokens: Registration[] = [];
+      for (const reg of listed) withTokens.push(reg.token ? reg : { ...reg, token: await api.token(eventName, reg.id, opts) });
+      return withTokens;
     },
     /** The token of a registration (the service sends it as X-Event-Token). */
     async token(eventName: string, id: string, opts: Opts = {}): Promise<string> {
@@ -152,4 +159,5 @@ export function eventsApi(transport: Transport) {
       return (res.body ?? {}) as Record<string, unknown>;
     },
   };
+  return api;
 }

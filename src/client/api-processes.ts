@@ -122,9 +122,10 @@ export function lodgingApi(transport: Transport) {
         });
         return parseWith(messageSchema, res.body, 'sent message');
       } catch (err) {
-        // A platform that refuses a second send (409) after our first attempt got through:
-        // the message is Sent, which is what was asked.
-        if (err instanceof ClientError && err.status === 409 && err.attempts > 1) {
+        // A platform that refuses a second send with 409 (ours answers 200 with the message,
+        // docs/contract-gaps.md), after an earlier attempt or an earlier run got through: the
+        // message is Sent, which is what was asked. Any other 409 leaves it a Draft: thrown.
+        if (err instanceof ClientError && err.status === 409) {
           const message = await api.getMessage(processId, messageId, opts).catch(() => undefined);
           if (message?.status === 'Sent') return message;
         }

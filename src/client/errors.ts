@@ -70,6 +70,8 @@ function isTransient(err: ClientError): boolean {
 
 const KNOWN_CODES: ReadonlySet<string> = new Set(ERROR_CODES);
 
+const MAX_TEXT_DETAIL = 2000;
+
 /** Parses a problem body leniently: JSON with at least a status or title, else undefined. */
 export function parseProblem(text: string, status: number): Problem | undefined {
   if (!text.trim()) return undefined;
@@ -77,7 +79,13 @@ export function parseProblem(text: string, status: number): Problem | undefined 
   try {
     json = JSON.parse(text);
   } catch {
-    return { title: text.trim().slice(0, 200), status };
+    // A message in plain text: the whole of it is the detail (a page of HTML is cut, saying so).
+    const message = text.trim();
+    const detail =
+      message.length <= MAX_TEXT_DETAIL
+        ? message
+        : `${message.slice(0, MAX_TEXT_DETAIL)}… (${message.length - MAX_TEXT_DETAIL} more characters)`;
+    return { title: message.slice(0, 200), status, detail };
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json)) return undefined;
   // Another platform's shape: `{"error": {"code", "message"}}`, `{"error": "…"}` or `{"message": "…"}`.
@@ -127,6 +135,9 @@ export function codeFor(facts: Pick<ResponseFacts, 'status' | 'problem' | 'token
   if (s >= 500) return 'INTERNAL_ERROR';
   if (s === 400 && /api-version|version/i.test(facts.problem?.detail ?? facts.problem?.title ?? '')) return 'UNSUPPORTED_API_VERSION';
   if (s === 400) return 'INVALID_REQUEST';
+  // Any other 4xx refuses this request (a platform may refuse a state conflict with 422 or 400,
+  // docs/contract-gaps.md): retrying later will not help, unlike an outage (HTTP_ERROR).
+  if (s >= 400 && s < 500) return 'REQUEST_REFUSED';
   return 'HTTP_ERROR';
 }
 

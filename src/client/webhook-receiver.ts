@@ -2,8 +2,11 @@
  * A receiver for the service's webhook deliveries: checks X-Event-Token in constant time
  * (SHA-256 digests of equal length through crypto.timingSafeEqual), drops deliveries whose
  * event id it has already handled (a bounded LRU set: the service retries with the same id),
- * and answers 204 (handled or duplicate), 400 (not a JSON event), 401 (wrong or missing token),
- * 413 (too big), 405 (not POST) or 500 (the handler failed: the service will retry).
+ * and answers 204 (handled or duplicate), 400 (not a JSON event, or a timestamp it cannot
+ * read), 401 (wrong or missing token), 413 (too big), 405 (not POST) or 500 (the handler
+ * failed: the service will retry). The event is read as every platform answer is: members
+ * whose value is `null` are absent, `occurredOn` and the timestamps of the known events' data
+ * (EVENT_DATA_TIMESTAMPS) are read in any ISO 8601 form and handed on in the extended form.
  *
  * @example node:http
  *   const receiver = createWebhookReceiver({ token: reg.token, onEvent: (e) => console.log(e.eventName, e.data) });
@@ -13,7 +16,9 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { EVENT_TOKEN_HEADER } from '../contract/events.js';
+import { EVENT_DATA_TIMESTAMPS, EVENT_TOKEN_HEADER } from '../contract/events.js';
+import { readIsoDateTime } from '../contract/iso8601.js';
+import { withoutNulls } from './tolerant.js';
 
 /** Header with the event id on deliveries of the embedded service (the body's `id` also has it). */
 const EVENT_ID_HEADER = 'x-event-id';
@@ -24,7 +29,9 @@ export interface ReceivedEvent {
   /** Event id (body `id`, else the X-Event-Id header); undefined if the sender gave none. */
   id: string | undefined;
   eventName: string | undefined;
+  /** In the extended ISO 8601 form, whatever form the sender used. */
   occurredOn: string | undefined;
+  /** Without `null` members, its known timestamps in the extended form. */
   data: unknown;
   /** The whole JSON body as received (its shape beyond these fields is not shown by the spec). */
   body: Record<string, unknown>;
@@ -81,6 +88,11 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       stats.unauthorized++;
       return { status: 401, outcome: 'unauthorized', detail: given ? 'X-Event-Token does not match' : 'X-Event-Token is missing' };
     }
+    const read = readEvent(body, eventName);
+    if (typeof read === 'string') {
+      stats.badRequests++;
+      return { status: 400, outcome: 'bad-request', detail: read };
+    }
     const id = typeof body.id === 'string' ? body.id : header(input.headers, EVENT_ID_HEADER);
     if (id !== undefined && seen.has(id)) {
       remember(id);
@@ -91,13 +103,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     // if the handler fails, so the service's retry is handled.
     if (id !== undefined) remember(id);
     try {
-      await options.onEvent({
-        id,
-        eventName,
-        occurredOn: typeof body.occurredOn === 'string' ? body.occurredOn : undefined,
-        data: body.data,
-        body,
-      });
+      await options.onEvent({ id, eventName, ...read, body });
     } catch (err) {
       if (id !== undefined) seen.delete(id);
       stats.failed++;
@@ -127,6 +133,35 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
   Object.defineProperty(receiver, 'handle', { value: handle });
   Object.defineProperty(receiver, 'stats', { value: stats });
   return receiver;
+}
+
+/**
+ * occurredOn and data as the receiver hands them on, or why they cannot be read: a timestamp
+ * that is no ISO 8601 date-time with a zone is refused, never passed on as it came.
+ */
+function readEvent(
+  body: Record<string, unknown>,
+  eventName: string | undefined,
+): { occurredOn: string | undefined; data: unknown } | string {
+  const refused = (where: string, value: string) =>
+    `${where}: expected an ISO 8601 date-time with a zone (e.g. 2026-01-02T03:04:05Z or 20260102T030405Z), got ${JSON.stringify(value.slice(0, 60))}`;
+  let occurredOn: string | undefined;
+  if (typeof body.occurredOn === 'string') {
+    occurredOn = readIsoDateTime(body.occurredOn);
+    if (occurredOn === undefined) return refused('occurredOn', body.occurredOn);
+  }
+  const data = withoutNulls(body.data);
+  const fields = eventName === undefined ? undefined : EVENT_DATA_TIMESTAMPS[eventName];
+  if (!fields || !data || typeof data !== 'object' || Array.isArray(data)) return { occurredOn, data };
+  const out = { ...(data as Record<string, unknown>) };
+  for (const field of fields) {
+    const value = out[field];
+    if (typeof value !== 'string') continue;
+    const read = readIsoDateTime(value);
+    if (read === undefined) return refused(`data.${field}`, value);
+    out[field] = read;
+  }
+  return { occurredOn, data: out };
 }
 
 /** Constant-time comparison against every expected token (no early exit on a match). */

@@ -71,6 +71,8 @@ export const ERROR_CODES = [
   'MAPPING_FAILED',
   'RECORD_REJECTED',
   'HTTP_ERROR',
+  // a 4xx whose body names no code of this registry: the platform refused the request (its message says why)
+  'REQUEST_REFUSED',
   'NETWORK_ERROR',
   'TIMEOUT',
   'STREAM_TRUNCATED',

@@ -52,3 +52,10 @@ export const eventEnvelopeSchema = z.object({
 export type EventEnvelope = z.infer<typeof eventEnvelopeSchema>;
 
 export const EVENT_TOKEN_HEADER = 'x-event-token';
+
+/** Members of an event's data that are timestamps (docs/events.md, docs/lodging.md): receivers read them in any ISO 8601 form. */
+export const EVENT_DATA_TIMESTAMPS: Readonly<Partial<Record<string, readonly string[]>>> = {
+  'process.status-changed': ['changedOn'],
+  'lodging.message.handling_succeeded': ['handledOn'],
+  'lodging.message.handling_failed': ['handledOn'],
+};

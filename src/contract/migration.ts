@@ -19,6 +19,14 @@ export type PhaseStatus = z.infer<typeof phaseStatusSchema>;
 export const ACTIVITIES = ['Active', 'Completed', 'Canceled'] as const;
 export type Activity = (typeof ACTIVITIES)[number];
 
+/**
+ * Whether a migration's activity says it is canceled: the spec's `Canceled`, or the British
+ * `Cancelled` another platform may write, in any case. Anything else is not read as canceled.
+ */
+export function isCanceledActivity(activity: string | undefined): boolean {
+  return activity !== undefined && /^cancell?ed$/i.test(activity);
+}
+
 export const migrationComponentSchema = z.object({
   component: componentSchema,
   stagingStatus: phaseStatusSchema,

@@ -163,6 +163,13 @@ export async function validateStep(
 }
 
 /**
+ * The statuses of an import that ran to its end (with per-record errors or none): the spec's
+ * `Completed`, or `Succeeded` as another platform may say. Anything else (`Failed`, `Canceled`, …)
+ * is an import the ledger cannot account record by record.
+ */
+const IMPORT_RAN_TO_ITS_END = /^(completed|succeeded)$/i;
+
+/**
  * Imports (resuming a running import, or reusing a finished one: an import never runs twice)
  * and marks the records `imported`, attaching import errors to the records they name.
  */
@@ -173,6 +180,19 @@ export async function importStep(
   options: StepOptions = {},
 ): Promise<ImportResult> {
   const imported = expect((await driver(client, ledger, migrationId, options)('import', 'reuse')).result, 'Import', 'import');
+  if (!IMPORT_RAN_TO_ITS_END.test(imported.status)) {
+    // A failed or canceled import names no record it left out: marking the staged records
+    // imported would make the ledger disagree with the platform, so they stay as they are.
+    const first = imported.errors[0]?.message;
+    throw new StagecoachError(
+      'JOB_FAILED',
+      `The import job ${imported.referenceId} of migration ${migrationId} ended with status ${JSON.stringify(imported.status)}, expected Completed: ` +
+        `the platform imported ${imported.numberOfImportedEntities} of ${imported.numberOfStagedEntities} staged record(s)` +
+        `${imported.errors.length > 0 ? `, ${imported.errors.length} error(s), the first: ${first}` : ''}; ` +
+        'the ledger does not mark the records imported: look at the migration on the platform (stagecoach logs) before going on',
+      { jobId: imported.referenceId, field: 'status', value: imported.status },
+    );
+  }
   const failures = imported.errors
     .filter((e): e is typeof e & { referenceId: string } => typeof (e as { referenceId?: unknown }).referenceId === 'string')
     .map((e) => ({ referenceId: e.referenceId, message: e.message }));

@@ -6,17 +6,22 @@
  * service's run is the truth each dialect run is compared with.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync, rmSync, truncateSync, statSync } from 'node:fs';
+import { readFileSync, rmSync, truncateSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { CLI, ROOT, runCli, startCli } from '../support/cli.js';
 import { createClient } from '../../src/client/index.js';
+import type { ClientError } from '../../src/client/errors.js';
 import { startTestService, tempDir, type TestService } from '../support/service.js';
 import type { ReconciliationReport } from '../../src/reconcile/report-model.js';
 import { COUNTER_FIELD_ALIASES } from '../../src/contract/shared.js';
 import { encodeFrame } from '../../src/codec/index.js';
 import { person } from '../cases/migration/records.js';
 import { SOAK } from '../support/chaos.js';
+import { randomUUID } from 'node:crypto';
+import { REQUIRED_ATTACHMENTS } from '../../src/contract/process.js';
+import { EXIT, exitCodeFor } from '../../src/cli/run.js';
+import { parseDialect } from '../../src/service/dialect/index.js';
 
 const services: TestService[] = [];
 const dirs: string[] = [];
@@ -36,7 +41,8 @@ interface ChainOutcome {
   csv: string[];
   resumed: { first: number; text: string; full: string };
   lodged: Record<string, unknown>;
-  events: Array<{ eventName: string; data: Record<string, unknown> }>;
+  /** What `webhooks listen --json` printed: each event once, as the receiver read it. */
+  events: Array<{ id: string; eventName: string; occurredOn: string; data: Record<string, unknown> }>;
   /** Entries of the first plain `logs` read, then those a follower printed after a counts job. */
   read: number[];
   /** Cuts of the log stream fault injection made while `logs` and `logs --follow` read. */
@@ -48,6 +54,9 @@ interface ChainOutcome {
   /** `cancel` of the completed migration: the platform's 409, as the CLI shows it. */
   refused: { code: number | null; stderr: string };
 }
+
+/** Events a lodging emits: process.status-changed to Created, ApplicationReceived and InReview, and handling_succeeded. */
+const LODGING_EVENTS = 4;
 
 const lines = (text: string) => text.split('\n').filter(Boolean);
 /** Bytes of the first `n` records of a JSON Lines or json-seq text (each ends with a newline). */
@@ -132,7 +141,8 @@ async function runChain(dialect: string | undefined): Promise<ChainOutcome> {
   const seqAgain = JSON.parse(
     (await ok(['counterparties', 'export', '--format', 'json-seq', '--out', seqFile, '--json', '--base-url', svc.url])).stdout,
   );
-  // A webhook receiver subscribed through the platform gets the lodging's event.
+  // A webhook receiver subscribed through the platform gets the lodging's events: the process
+  // created, the message sent, the message handled (its status moved, and the handling event).
   const listener = await startCli([
     'webhooks',
     'listen',
@@ -140,8 +150,10 @@ async function runChain(dialect: string | undefined): Promise<ChainOutcome> {
     '0',
     '--subscribe',
     'lodging.message.handling_succeeded',
+    '--subscribe',
+    'process.status-changed',
     '--count',
-    '1',
+    String(LODGING_EVENTS),
     '--json',
     '--base-url',
     svc.url,
@@ -153,7 +165,7 @@ async function runChain(dialect: string | undefined): Promise<ChainOutcome> {
   const timer = setTimeout(() => listener.child.kill('SIGINT'), 30_000);
   expect(await stopped).toBe(0);
   clearTimeout(timer);
-  const events = lines(heard).map((l) => JSON.parse(l) as { eventName: string; data: Record<string, unknown> });
+  const events = lines(heard).map((l) => JSON.parse(l) as ChainOutcome['events'][number]);
   return {
     token,
     report,
@@ -184,6 +196,22 @@ const byReference = (records: Array<Record<string, unknown>>) =>
 /** A record without its counter, under whichever name the platform gave it. */
 const withoutCounter = (record: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(record).filter(([k]) => !(COUNTER_FIELD_ALIASES as readonly string[]).includes(k)));
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+/**
+ * Received events in a stable order with the run's ids and instants replaced: every timestamp
+ * must already be in the extended form (the receiver reads any ISO 8601 form into it), or it
+ * stays and the comparison with the service's own run fails.
+ */
+const receivedEvents = (events: ChainOutcome['events']) =>
+  events
+    .map((e) =>
+      JSON.parse(
+        JSON.stringify(e)
+          .replace(UUID, '<id>')
+          .replace(/"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})"/g, '"<time>"'),
+      ),
+    )
+    .sort((a, b) => `${a.eventName} ${a.data.status}`.localeCompare(`${b.eventName} ${b.data.status}`));
 const summary = (r: ReconciliationReport) => ({
   balanced: r.balanced,
   problems: r.problems,
@@ -208,7 +236,12 @@ describe('the main chain against a platform that chose differently', () => {
 
       expect(summary(got.report)).toEqual(summary(truth.report));
       expect(got.report.balanced).toBe(true);
-      expect(got.refused).toEqual(truth.refused);
+      // the refusal under the dialect's status (rejections=…), the same message and exit code
+      const anyStatus = (r: ChainOutcome['refused']) => ({ ...r, stderr: r.stderr.replace(/\(4\d\d on PUT /, '(4xx on PUT ') });
+      expect(anyStatus(got.refused)).toEqual(anyStatus(truth.refused));
+      expect(got.refused.stderr).toContain(
+        `(${parseDialect(dialect).rejections ?? 409} on PUT /migration-assistance/migrations/<migration>/cancel)`,
+      );
       expect(truth.refused.code).toBe(1);
       expect(truth.refused.stderr).toContain('stagecoach: cannot cancel: migration <migration> is Completed (imported), which is final;');
 
@@ -240,9 +273,18 @@ describe('the main chain against a platform that chose differently', () => {
 
       const status = (o: Record<string, unknown>) => (o.message as { status: string }).status;
       expect([status(got.lodged), status(truth.lodged)]).toEqual(['Sent', 'Sent']);
-      expect(got.subscribed.subscribed.map((x) => x.event)).toEqual(['lodging.message.handling_succeeded']);
-      expect(got.events.map((e) => [e.eventName, e.data.messageType])).toEqual(truth.events.map((e) => [e.eventName, e.data.messageType]));
-      expect(truth.events.length).toBe(1);
+      expect(got.subscribed.subscribed.map((x) => x.event)).toEqual(['lodging.message.handling_succeeded', 'process.status-changed']);
+      // the same events as the service's own choices deliver, each once (deliveries=twice sends
+      // each again: the receiver drops it by id), nulls read as absent, timestamps read into the
+      // extended form; only ids and instants differ between two runs
+      expect(receivedEvents(got.events)).toEqual(receivedEvents(truth.events));
+      expect(new Set(got.events.map((e) => e.id)).size).toBe(LODGING_EVENTS);
+      expect(receivedEvents(truth.events).map((e) => [e.eventName, e.data.status])).toEqual([
+        ['lodging.message.handling_succeeded', 'Sent'],
+        ['process.status-changed', 'ApplicationReceived'],
+        ['process.status-changed', 'Created'],
+        ['process.status-changed', 'InReview'],
+      ]);
     },
     240_000,
   );
@@ -420,7 +462,7 @@ describe('errors, definitions and running jobs in another shape (each on its own
         const [truth422, got422] = [await failure(a.processes.create(unknown)), await failure(b.processes.create(unknown))];
         expect(truth422).toMatchObject({ status: 422, code: 'UNKNOWN_PROCESS_DEFINITION' });
         // envelope: the platform's code is ours and is kept; plain text: classified by status alone
-        expect(got422).toEqual({ ...truth422, code: dialect === 'errors=envelope' ? truth422.code : 'HTTP_ERROR' });
+        expect(got422).toEqual({ ...truth422, code: dialect === 'errors=envelope' ? truth422.code : 'REQUEST_REFUSED' });
         const conflict = async (c: ReturnType<typeof demoClient>) => {
           const m = await c.migrations.create(['Counterparties']);
           await c.migrations.cancel(m.referenceId);
@@ -503,4 +545,199 @@ describe('errors, definitions and running jobs in another shape (each on its own
       await b.close();
     }
   });
+});
+
+describe('statuses a platform chose differently (docs/contract-gaps.md: "Client tolerates" a status)', () => {
+  /** A failure with the status in the message replaced, and the exit code the CLI would give it. */
+  const asSeen = async (p: Promise<unknown>, ids: string[] = []) => {
+    const err = await p.then(
+      () => {
+        throw new Error('expected the call to fail');
+      },
+      (e: unknown) => e as ClientError,
+    );
+    let message = err.message;
+    for (const id of ids) message = message.replaceAll(id, '<id>');
+    return { status: err.status, code: err.code, message: message.replace(/\((4\d\d) on /, '(4xx on '), exit: exitCodeFor(err) };
+  };
+
+  it.each([
+    ['rejections=422,errors=envelope', 422, 'MIGRATION_ALREADY_ACTIVE', 'MIGRATION_NOT_ACTIVE'],
+    ['rejections=422,errors=plain', 422, 'REQUEST_REFUSED', 'REQUEST_REFUSED'],
+    ['rejections=400,errors=plain', 400, 'INVALID_REQUEST', 'INVALID_REQUEST'],
+  ] as const)(
+    '%s: a second active migration and a job on a canceled one are refused with the platform’s message, exit 1',
+    async (dialect, status, secondCode, canceledCode) => {
+      const plain = await startTestService();
+      const other = await startTestService({ dialect });
+      services.push(plain, other);
+      const refusals = async (c: ReturnType<typeof demoClient>) => {
+        const m = await c.migrations.create(['Counterparties']);
+        const second = await asSeen(c.migrations.create(['Counterparties']), [m.referenceId]);
+        await c.migrations.cancel(m.referenceId);
+        const canceled = await asSeen(c.jobs.validateStaging(m.referenceId), [m.referenceId]);
+        return { second, canceled };
+      };
+      const [a, b] = [demoClient(plain), demoClient(other)];
+      try {
+        const [truth, got] = [await refusals(a), await refusals(b)];
+        expect(truth.second).toMatchObject({ status: 409, code: 'MIGRATION_ALREADY_ACTIVE', exit: EXIT.failed });
+        expect(truth.canceled).toMatchObject({ status: 409, code: 'MIGRATION_NOT_ACTIVE', exit: EXIT.failed });
+        expect(got).toEqual({
+          second: { ...truth.second, status, code: secondCode },
+          canceled: { ...truth.canceled, status, code: canceledCode },
+        });
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    },
+    60_000,
+  );
+
+  it.each([
+    'missing-files=422,definition-refused=400,message-created=200,resend=409',
+    'missing-files=400,definition-refused=404,resend=409,errors=plain',
+  ])(
+    '%s: lodging reads the same refusals and the same sent message',
+    async (dialect) => {
+      const plain = await startTestService();
+      const other = await startTestService({ dialect });
+      services.push(plain, other);
+      const lodging = async (c: ReturnType<typeof demoClient>) => {
+        const unknownDefinition = await asSeen(
+          c.processes.create({ processDefinitionReferenceId: '00000000-0000-4000-8000-000000000000' }),
+        );
+        const [definition] = await c.processes.definitions({ types: ['LoanOrigination'], codes: ['CleanOrder'] });
+        const { referenceId: pid } = await c.processes.create({ processDefinitionReferenceId: definition!.referenceId });
+        const mid = randomUUID();
+        const broker = { id: 'demo-broker', type: 'broker' };
+        const body = { messageType: 'CleanOrder', stakeholder: broker, recipient: broker, sender: broker };
+        const created = await c.lodging.createMessage(pid, mid, body);
+        const again = await c.lodging.createMessage(pid, mid, body);
+        const first = REQUIRED_ATTACHMENTS[0];
+        await c.lodging.uploadAttachment(pid, mid, first, readFileSync(join(ROOT, 'samples/lodging', first)), 'application/xml');
+        const missing = await asSeen(c.lodging.send(pid, mid), [pid, mid]);
+        for (const name of REQUIRED_ATTACHMENTS.slice(1))
+          await c.lodging.uploadAttachment(pid, mid, name, readFileSync(join(ROOT, 'samples/lodging', name)), 'application/xml');
+        const sent = await c.lodging.send(pid, mid);
+        // A second send (a retry after a lost answer, or a second run): the message is Sent either way.
+        const resent = await c.lodging.send(pid, mid);
+        const shape = (m: { status: string; attachments?: unknown[] }) => [m.status, m.attachments?.length ?? 0];
+        return { unknownDefinition, created: shape(created), again: shape(again), missing, sent: shape(sent), resent: shape(resent) };
+      };
+      const [a, b] = [demoClient(plain), demoClient(other)];
+      try {
+        const [truth, got] = [await lodging(a), await lodging(b)];
+        expect(truth).toMatchObject({
+          unknownDefinition: { status: 422, code: 'UNKNOWN_PROCESS_DEFINITION', exit: EXIT.failed },
+          missing: { status: 409, code: 'REQUIRED_ATTACHMENTS_MISSING', exit: EXIT.failed },
+          created: ['Draft', 0],
+          sent: ['Sent', 2],
+          resent: ['Sent', 2],
+        });
+        expect(truth.missing.message).toContain(`required attachment ${REQUIRED_ATTACHMENTS[1]} is missing`);
+        const plainText = dialect.includes('errors=plain');
+        expect(got).toEqual({
+          ...truth,
+          unknownDefinition: {
+            ...truth.unknownDefinition,
+            status: plainText ? 404 : 400,
+            // plain text carries no code: 404 is read as not found, with the platform's message kept
+            ...(plainText
+              ? { code: 'NOT_FOUND', message: expect.stringContaining(truth.unknownDefinition.message.replace(/ \(4xx on .*$/, '')) }
+              : {}),
+          },
+          missing: {
+            ...truth.missing,
+            status: plainText ? 400 : 422,
+            code: plainText ? 'INVALID_REQUEST' : 'REQUIRED_ATTACHMENTS_MISSING',
+          },
+        });
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    },
+    60_000,
+  );
+});
+
+describe('registrations=no-token: registrations listed without their token', () => {
+  it('webhooks list --show-tokens shows each token all the same (fetched from the token endpoint)', async () => {
+    const plain = await startTestService();
+    const other = await startTestService({ dialect: 'registrations=no-token' });
+    services.push(plain, other);
+    const listed = async (svc: TestService) => {
+      const c = demoClient(svc);
+      try {
+        const reg = await c.events.subscribe('counterparty.merged', 'http://127.0.0.1:9/hook');
+        const raw = await c.events.list('counterparty.merged');
+        const r = await runCli(['webhooks', 'list', '--event', 'counterparty.merged', '--show-tokens', '--json', '--base-url', svc.url]);
+        expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+        const rows = JSON.parse(r.stdout) as Array<Record<string, unknown>>;
+        return { reg, tokenListed: raw.map((x) => x.token), rows: rows.map((x) => ({ ...x, createdOn: '<time>' })) };
+      } finally {
+        await c.close();
+      }
+    };
+    const [truth, got] = [await listed(plain), await listed(other)];
+    expect(truth.tokenListed).toEqual([truth.reg.token]);
+    expect(got.tokenListed).toEqual([undefined]); // the dialect really lists none
+    expect(truth.rows).toEqual([
+      { id: truth.reg.id, eventName: 'counterparty.merged', createdOn: '<time>', token: truth.reg.token, uri: 'http://127.0.0.1:9/hook' },
+    ]);
+    expect(got.rows).toEqual([{ ...truth.rows[0], id: got.reg.id, token: got.reg.token }]);
+  }, 60_000);
+});
+
+describe('duplicates=unlinked: a DUPLICATE_IDENTITY that names no kept record', () => {
+  it('refuses the same row with the fields only, where the service’s own choice names the kept row', async () => {
+    const plain = await startTestService();
+    const other = await startTestService({ dialect: 'duplicates=unlinked' });
+    services.push(plain, other);
+    const dir = tempDir('stagecoach-dialect-duplicates-');
+    dirs.push(dir);
+    expect((await runCli(['generate-samples', '--persons', '30', '--organisations', '0', '--out', dir])).code).toBe(0);
+    const file = join(dir, 'klanten.csv');
+    const cells = readFileSync(file, 'utf8')
+      .split('\r\n')
+      .map((l) => l.split(';'));
+    // row 9 (line 10) takes the identity of row 2 (line 3): voorletters … geboortedatum
+    for (const c of [1, 2, 3, 4, 5, 6]) cells[9]![c] = cells[2]![c]!;
+    writeFileSync(file, cells.map((c) => c.join(';')).join('\r\n'));
+    const migrate = async (svc: TestService, name: string) => {
+      const out = join(dir, name);
+      const r = await runCli([
+        'migrate',
+        join(dir, 'pipeline.yaml'),
+        '--ledger',
+        join(dir, `${name}.db`),
+        '--out',
+        out,
+        '--base-url',
+        svc.url,
+      ]);
+      const corrections = readFileSync(join(out, 'klanten.corrections.csv'), 'utf8').split('\r\n');
+      return {
+        code: r.code,
+        refused: /validation refused \d+ record\(s\)/.exec(r.stdout)?.[0],
+        lines: corrections.filter((l) => l.includes('DUPLICATE_IDENTITY')),
+      };
+    };
+    const [truth, got] = [await migrate(plain, 'truth'), await migrate(other, 'unlinked')];
+    expect([truth.code, truth.refused]).toEqual([1, 'validation refused 1 record(s)']);
+    expect([got.code, got.refused]).toEqual([truth.code, truth.refused]);
+    expect(truth.lines).toEqual([
+      expect.stringMatching(new RegExp(`;${cells[9]![0]};.*as record ${cells[2]![0]} \\(\\S*klanten\\.csv:3\\)`)),
+    ]);
+    // the same row refused, the fields named, no kept row guessed
+    expect(got.lines).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `klanten\\.csv:10;${cells[9]![0]};.*;surname,initials,dateOfBirth;DUPLICATE_IDENTITY;surname,initials,dateOfBirth was refused \\(DUPLICATE_IDENTITY\\) — correct the value;validation;`,
+        ),
+      ),
+    ]);
+  }, 120_000);
 });

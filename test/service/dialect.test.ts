@@ -8,8 +8,15 @@ import { call, DEMO, basic, getToken, startTestService, type TestService } from 
 import { parseDialect } from '../../src/service/dialect/index.js';
 import { rewriteBody, rewriteRunningJob } from '../../src/service/dialect/rewrite.js';
 import { createMigration, frames, id, MEDIA_SEQ, person, stagingPath } from '../cases/migration/records.js';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { createProcess, LODGING, messagePath, PARTIES, PO, upload, sample } from './lodging-support.js';
 
 const STREAM = '/counterparty-management/counterparties/stream';
+/** A webhook delivery as a receiver got it (the envelope's shape is what the test checks). */
+// biome-ignore lint/suspicious/noExplicitAny: the body is the JSON under test
+type Delivery = { headers: IncomingHttpHeaders; body: any };
 let plain: TestService;
 let other: TestService;
 let plainToken: string;
@@ -39,7 +46,7 @@ const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.e
 describe('serve --dialect', () => {
   it('refuses a switch it does not know, with the closest one', () => {
     expect(() => parseDialect('nulls,nulz')).toThrow(
-      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, all, all-second, all-third',
+      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, import-status, activity, all, all-second, all-third',
     );
     expect(() => parseDialect('counts=some')).toThrow('dialect switch "counts=some": expected counts=totals-only|more;');
     expect(parseDialect('all')).toEqual({
@@ -56,6 +63,12 @@ describe('serve --dialect', () => {
       errors: 'envelope',
       definitionsSingle: true,
       jobRunning: 'status',
+      rejections: 422,
+      missingFiles: 422,
+      definitionRefused: 400,
+      messageCreated200: true,
+      resend409: true,
+      deliveriesTwice: true,
     });
   });
 
@@ -174,9 +187,192 @@ describe('serve --dialect', () => {
     }
   });
 
+  it('rewrites a validation result to name no kept record, an import’s Completed to Succeeded, and a registration list to carry no token', () => {
+    const duplicate = {
+      component: 'Counterparties',
+      referenceId: 'b',
+      field: 'cocNumber',
+      message: 'DUPLICATE_IDENTITY',
+      duplicateOf: 'a',
+      identity: '123',
+    };
+    const other = { component: 'Counterparties', referenceId: 'c', field: 'sex', message: 'UNKNOWN_CODE' };
+    const result = { referenceId: 'j', jobType: 'ValidateStaging', isValid: false, errors: [duplicate, other] };
+    expect(rewriteBody('job', result, parseDialect('duplicates=unlinked'))).toEqual({
+      ...result,
+      errors: [{ component: 'Counterparties', referenceId: 'b', field: 'cocNumber', message: 'DUPLICATE_IDENTITY' }, other],
+    });
+    const imported = {
+      referenceId: 'j',
+      jobType: 'Import',
+      status: 'Completed',
+      numberOfStagedEntities: 2,
+      numberOfImportedEntities: 2,
+      errors: [],
+    };
+    expect(rewriteBody('job', imported, parseDialect('import-status=Succeeded'))).toEqual({ ...imported, status: 'Succeeded' });
+    expect(rewriteBody('job', { ...imported, status: 'Canceled' }, parseDialect('import-status=Succeeded'))).toEqual({
+      ...imported,
+      status: 'Canceled',
+    });
+    const canceled = { referenceId: 'm', activity: 'Canceled', components: [] };
+    expect(rewriteBody('migration', canceled, parseDialect('activity=Cancelled'))).toEqual({ ...canceled, activity: 'Cancelled' });
+    expect(rewriteBody('migration', { ...canceled, activity: 'Active' }, parseDialect('activity=Cancelled'))).toEqual({
+      ...canceled,
+      activity: 'Active',
+    });
+    const reg = { id: 'r', eventName: 'counterparty.merged', createdOn: '2026-01-02T03:04:05.000Z', token: 't', uri: 'http://x/' };
+    const { token: _token, ...withoutToken } = reg;
+    expect(rewriteBody('registrations', [reg], parseDialect('registrations=no-token'))).toEqual([withoutToken]);
+    expect(rewriteBody('registrations', [reg], parseDialect('nulls'))).toEqual([reg]);
+  });
+
   it('rewrites a running job\'s body to {"status": "Running", "progress"} or to none', () => {
     const running = { referenceId: 'j', componentsCompleted: ['Collateral'] };
     expect(rewriteRunningJob(running, 'status')).toEqual({ status: 'Running', progress: { completed: ['Collateral'] } });
     expect(rewriteRunningJob(running, 'empty')).toBeUndefined();
+  });
+
+  it('answers the statuses of its switches: rejections, a created message, uploads, a send without files or sent again, a refused definition', async () => {
+    const statuses = await startTestService({
+      dialect: 'rejections=422,missing-files=400,definition-refused=404,message-created=200,resend=409,upload=201',
+    });
+    try {
+      const answers = async (url: string, token: string) => {
+        const migrations = '/migration-assistance/migrations';
+        const first = await call(url, token, 'POST', migrations, { body: { components: ['Counterparties'] } });
+        const second = await call(url, token, 'POST', migrations, { body: { components: ['Counterparties'] } });
+        await call(url, token, 'PUT', `${migrations}/${first.body.referenceId}/cancel`);
+        const unknown = await call(url, token, 'POST', '/process-orchestration/processes', {
+          headers: PO,
+          body: { processDefinitionReferenceId: '00000000-0000-4000-8000-000000000000' },
+        });
+        const pid = await createProcess(url, token);
+        const mid = randomUUID();
+        const body = { messageType: 'CleanOrder', ...PARTIES };
+        const created = await call(url, token, 'PUT', messagePath(pid, mid), { headers: LODGING, body });
+        const repeated = await call(url, token, 'PUT', messagePath(pid, mid), { headers: LODGING, body });
+        const missing = await call(url, token, 'PUT', `${messagePath(pid, mid)}/send`, { headers: LODGING });
+        const uploads: number[] = [];
+        for (const name of ['CleanOrderFinancingRequest.xml', 'CleanOrderCounterparties.xml'])
+          uploads.push((await upload(url, token, pid, mid, name, sample(name), 'application/xml')).status);
+        const sent = await call(url, token, 'PUT', `${messagePath(pid, mid)}/send`, { headers: LODGING });
+        const again = await call(url, token, 'PUT', `${messagePath(pid, mid)}/send`, { headers: LODGING });
+        const problem = (r: Awaited<ReturnType<typeof call>>) => [r.status, r.body.status, r.body.code, r.body.title];
+        return {
+          second: problem(second),
+          unknown: problem(unknown),
+          created: [created.status, created.body.status],
+          repeated: [repeated.status, repeated.body.status],
+          missing: [...problem(missing), r(missing.body.detail, pid, mid)],
+          uploads,
+          sent: [sent.status, sent.body.status],
+          again: again.status === 200 ? [again.status, again.body.status] : [...problem(again), r(again.body.detail, pid, mid)],
+        };
+      };
+      const r = (text: string, ...ids: string[]) => ids.reduce((t, i) => t.replaceAll(i, '<id>'), text);
+      const truth = await answers(plain.url, plainToken);
+      const got = await answers(statuses.url, await getToken(statuses.url));
+      expect(truth).toEqual({
+        second: [409, 409, 'MIGRATION_ALREADY_ACTIVE', 'Conflict'],
+        unknown: [422, 422, 'UNKNOWN_PROCESS_DEFINITION', 'Unprocessable content'],
+        created: [201, 'Draft'],
+        repeated: [200, 'Draft'],
+        missing: [
+          409,
+          409,
+          'REQUIRED_ATTACHMENTS_MISSING',
+          'Conflict',
+          'message <id> cannot be sent: required attachments CleanOrderFinancingRequest.xml and CleanOrderCounterparties.xml are missing; upload them first',
+        ],
+        uploads: [204, 204],
+        sent: [200, 'Sent'],
+        again: [200, 'Sent'],
+      });
+      expect(got).toEqual({
+        second: [422, 422, 'MIGRATION_ALREADY_ACTIVE', 'Unprocessable Entity'],
+        unknown: [404, 404, 'UNKNOWN_PROCESS_DEFINITION', 'Not Found'],
+        created: [200, 'Draft'],
+        repeated: [200, 'Draft'],
+        missing: [400, 400, ...truth.missing.slice(2, 3), 'Bad Request', truth.missing[4]],
+        uploads: [201, 201],
+        sent: [200, 'Sent'],
+        again: [
+          409,
+          409,
+          'MESSAGE_NOT_DRAFT',
+          'Conflict',
+          expect.stringMatching(/^message <id> was already sent on \d{4}-\d{2}-\d{2}T[\d:.]+Z; it is not a Draft any more$/),
+        ],
+      });
+    } finally {
+      await statuses.dispose();
+    }
+  });
+
+  it('delivers webhooks with nulls for absent data members, timestamps in its form, and each delivery twice under the same id, with more envelope members', async () => {
+    const fast = { webhookPollMs: 50, webhookRetryBaseMs: 20 };
+    const truthService = await startTestService(fast);
+    const otherService = await startTestService({ ...fast, dialect: 'nulls,timestamps=basic,deliveries=twice,envelope=extra' });
+    const received: Delivery[] = [];
+    const receiver = createServer((req, res) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c));
+      req.on('end', () => {
+        received.push({ headers: req.headers, body: JSON.parse(text) });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const uri = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    try {
+      const deliveries = async (svc: TestService) => {
+        received.length = 0;
+        const token = await getToken(svc.url);
+        const base = '/process-orchestration/events/process.status-changed';
+        const reg = await call(svc.url, token, 'POST', `${base}/endpoints`, {
+          headers: { accept: 'application/json;api-version=2024.1.0' },
+          body: { uri },
+        });
+        expect(reg.status).toBe(201);
+        const pid = await createProcess(svc.url, token);
+        for (let waited = 0; received.length < (svc === otherService ? 2 : 1) && waited < 10_000; waited += 25)
+          await new Promise((r) => setTimeout(r, 25));
+        await new Promise((r) => setTimeout(r, 200)); // nothing more arrives
+        return { pid, received: received.map((d) => ({ ...d })) };
+      };
+      const truth = await deliveries(truthService);
+      const got = await deliveries(otherService);
+      expect(truth.received).toHaveLength(1);
+      const t = truth.received[0]!.body;
+      expect(t.data).toMatchObject({ processReferenceId: truth.pid, previousStatus: null, status: 'Created' });
+      expect('reason' in t.data).toBe(false);
+      expect(t.occurredOn).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+      // the same event twice: same id in body and header
+      expect(got.received).toHaveLength(2);
+      const [g1, g2] = got.received as [Delivery, Delivery];
+      expect(g2.body).toEqual(g1.body);
+      expect([g1.headers['x-event-id'], g2.headers['x-event-id']]).toEqual([g1.body.id, g1.body.id]);
+      expect(g1.headers['x-event-token']).toEqual(g2.headers['x-event-token']);
+      const g = g1.body;
+      const basicForm = /^\d{8}T\d{6}\.\d{3}Z$/;
+      expect([g.occurredOn, g.data.changedOn]).toEqual([expect.stringMatching(basicForm), expect.stringMatching(basicForm)]);
+      // nothing else changed: the data as the service's own, with reason null and the other ids
+      const ids = (d: Record<string, unknown>, pid: string) =>
+        JSON.parse(
+          JSON.stringify(d)
+            .replaceAll(pid, '<process>')
+            .replace(/"changedOn":"[^"]*"/, '"changedOn":"<time>"'),
+        );
+      expect(ids(g.data, got.pid)).toEqual({ ...ids(t.data, truth.pid), reason: null });
+      // envelope=extra: more members ahead of ours, ours unchanged
+      expect(Object.keys(g)).toEqual(['specversion', 'type', 'source', ...Object.keys(t)]);
+      expect([g.specversion, g.type]).toEqual(['1.0', 'process.status-changed']);
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise((r) => receiver.close(r));
+      await truthService.dispose();
+      await otherService.dispose();
+    }
   });
 });

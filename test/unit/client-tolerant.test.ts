@@ -10,6 +10,7 @@ import {
 } from '../../src/client/tolerant.js';
 import { isRetryable, parseRetryAfter, retryDelayMs } from '../../src/client/retry.js';
 import { ClientError, parseProblem, responseError } from '../../src/client/errors.js';
+import { EXIT, exitCodeFor } from '../../src/cli/run.js';
 
 const JWT = 'eyJhbGciOiJSUzI1NiJ9.eyJleHAiOjE3MDAwMDAwMDAsInNjb3BlIjoiL2NvdW50ZXJwYXJ0eS1tYW5hZ2VtZW50In0.c2ln';
 const chunks = (text: string) =>
@@ -179,6 +180,27 @@ describe('error messages', () => {
       409,
     ]);
   });
+  it('reads a refusal with another 4xx and a message only (plain text) as a refused request, exit 1, not as an outage', () => {
+    // A platform that refuses a second migration with 422 and a text body (docs/contract-gaps.md).
+    const detail = 'migration m1 is still active';
+    const e = responseError({
+      method: 'POST',
+      path: '/migration-assistance/migrations',
+      status: 422,
+      group: 'migration-assistance',
+      problem: parseProblem(detail, 422),
+    });
+    expect([e.code, e.message, e.status, exitCodeFor(e)]).toEqual([
+      'REQUEST_REFUSED',
+      'migration m1 is still active (422 on POST /migration-assistance/migrations)',
+      422,
+      EXIT.failed,
+    ]);
+    const statuses = [400, 404, 405, 409, 410, 413, 415, 418, 422, 429, 500, 503];
+    expect(
+      statuses.map((status) => exitCodeFor(responseError({ method: 'PUT', path: '/x', status, group: 'x', problem: undefined }))),
+    ).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 4, 4]);
+  });
   it("reads the message of another platform's error shape, or of plain text", () => {
     expect(parseProblem('{"error": {"code": "E42", "message": "migration m1 is still active"}}', 409)).toEqual({
       title: 'migration m1 is still active',
@@ -188,7 +210,19 @@ describe('error messages', () => {
     });
     expect(parseProblem('{"message": "no such migration"}', 404)).toMatchObject({ detail: 'no such migration', status: 404 });
     expect(parseProblem('{"error": "invalid request"}', 400)).toMatchObject({ detail: 'invalid request', status: 400 });
-    expect(parseProblem('migration m1 is still active', 409)).toEqual({ title: 'migration m1 is still active', status: 409 });
+    expect(parseProblem('migration m1 is still active', 409)).toEqual({
+      title: 'migration m1 is still active',
+      detail: 'migration m1 is still active',
+      status: 409,
+    });
+    // the whole message of a long text body, not its first 200 characters
+    const long = `migration m1 of this tenant is still Active; ${'complete it or cancel it; '.repeat(10)}then register a new one`;
+    expect(parseProblem(long, 422)?.detail).toBe(long);
+    expect(responseError({ method: 'POST', path: '/m', status: 422, group: 'm', problem: parseProblem(long, 422) }).message).toBe(
+      `${long} (422 on POST /m)`,
+    );
+    const page = `<html>${'x'.repeat(2500)}</html>`;
+    expect(parseProblem(page, 502)?.detail).toBe(`${page.slice(0, 2000)}… (513 more characters)`);
   });
 });
 

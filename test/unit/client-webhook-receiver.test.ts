@@ -51,6 +51,57 @@ describe('webhook receiver', () => {
     ]);
   });
 
+  it('reads a delivery of a platform that chose differently: nulls as absent, timestamps of any ISO 8601 form in the extended form', async () => {
+    const r = await serve();
+    const delivery = {
+      id: 'e2',
+      eventName: 'process.status-changed',
+      occurredOn: '20250115T093000,250+0100',
+      data: {
+        status: 'InReview',
+        previousStatus: 'ApplicationReceived',
+        reason: null,
+        changedOn: '20250115T083000.250Z',
+        nested: { a: null, b: 1 },
+      },
+    };
+    expect((await r.post(delivery)).status).toBe(204);
+    expect(r.events).toEqual([
+      {
+        id: 'e2',
+        eventName: 'process.status-changed',
+        occurredOn: '2025-01-15T09:30:00.250+01:00',
+        data: { status: 'InReview', previousStatus: 'ApplicationReceived', changedOn: '2025-01-15T08:30:00.250Z', nested: { b: 1 } },
+        body: delivery,
+      },
+    ]);
+    // an event the receiver does not know: its data is passed on without nulls, strings untouched
+    expect((await r.post({ id: 'e3', eventName: 'other.event', occurredOn: null, data: { at: '20250115T093000Z', x: null } })).status).toBe(
+      204,
+    );
+    expect(r.events[1]).toMatchObject({ id: 'e3', occurredOn: undefined, data: { at: '20250115T093000Z' } });
+  });
+
+  it('refuses a timestamp it cannot read with 400 naming the member, and never calls onEvent', async () => {
+    const r = await serve();
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [
+        { ...event('e4'), occurredOn: '2025-01-15 09:30' },
+        'occurredOn: expected an ISO 8601 date-time with a zone (e.g. 2026-01-02T03:04:05Z or 20260102T030405Z), got "2025-01-15 09:30"',
+      ],
+      [
+        { id: 'e5', eventName: 'lodging.message.handling_failed', occurredOn: '2025-01-15T09:30:00Z', data: { handledOn: '15/01/2025' } },
+        'data.handledOn: expected an ISO 8601 date-time with a zone (e.g. 2026-01-02T03:04:05Z or 20260102T030405Z), got "15/01/2025"',
+      ],
+    ];
+    for (const [body, detail] of cases) {
+      const res = await r.post(body);
+      expect([res.status, await res.json()]).toEqual([400, { title: 'bad-request', status: 400, detail }]);
+    }
+    expect(r.events).toEqual([]);
+    expect(r.receiver.stats.badRequests).toBe(2);
+  });
+
   it('rejects a wrong, a longer, a shorter and a missing token with 401 and never calls onEvent', async () => {
     const r = await serve();
     for (const token of ['secret-tokeN', 'secret-token-and-more', 's', null]) {

@@ -564,7 +564,12 @@ describe('ledger runs', () => {
  * records of `refused` still staged. `killAfterDelete`: the process dies right after that many
  * DELETEs were carried out by the platform, before their answer reached the ledger.
  */
-function fakePlatform(staged: Set<string>, refused: ReadonlySet<string>, killAfterDelete = Number.POSITIVE_INFINITY) {
+function fakePlatform(
+  staged: Set<string>,
+  refused: ReadonlySet<string>,
+  killAfterDelete = Number.POSITIVE_INFINITY,
+  importStatus = 'Completed',
+) {
   let deletes = 0;
   let job = 0;
   const results = new Map<string, unknown>();
@@ -579,7 +584,14 @@ function fakePlatform(staged: Set<string>, refused: ReadonlySet<string>, killAft
       kind === 'validate'
         ? { referenceId: id, jobType: 'ValidateStaging', isValid: errors.length === 0, errors }
         : kind === 'import'
-          ? { referenceId: id, jobType: 'Import', status: 'Completed', numberOfStagedEntities: n, numberOfImportedEntities: n, errors: [] }
+          ? {
+              referenceId: id,
+              jobType: 'Import',
+              status: importStatus,
+              numberOfStagedEntities: n,
+              numberOfImportedEntities: /^(completed|succeeded)$/i.test(importStatus) ? n : 0,
+              errors: [],
+            }
           : { referenceId: id, jobType: 'Counts', counts: [] },
     );
     return id;
@@ -652,6 +664,26 @@ describe('removing invalid records from staging (--drop-invalid)', () => {
     // the ledger and the platform agree: the seven left imported, the three refused invalid and gone
     expect(ledger.counts('crm')).toMatchObject({ imported: 7, invalid: 3, staged: 0 });
     expect(staged.size).toBe(7);
+  });
+
+  it.each(['Failed', 'Canceled'])('leaves the records unimported when the platform ends the import %s, and says so', async (status) => {
+    const staged = setup();
+    const run = runChain(fakePlatform(staged, new Set(), Number.POSITIVE_INFINITY, status), ledger, MIGRATION, { dropInvalid: true });
+    await expect(run).rejects.toThrow(
+      new RegExp(
+        `^The import job \\S+ of migration ${MIGRATION} ended with status "${status}", expected Completed: the platform imported 0 of 10 staged record\\(s\\); the ledger does not mark the records imported`,
+      ),
+    );
+    expect(ledger.counts('crm')).toMatchObject({ imported: 0 });
+  });
+
+  it('reads Succeeded as an import that ran to its end', async () => {
+    const staged = setup();
+    const outcome = await runChain(fakePlatform(staged, new Set(), Number.POSITIVE_INFINITY, 'Succeeded'), ledger, MIGRATION, {
+      dropInvalid: true,
+    });
+    expect(outcome.status).toBe('imported');
+    expect(ledger.counts('crm')).toMatchObject({ imported: 10, staged: 0 });
   });
 
   it('settles an intent by asking the platform: deletes a record still staged, confirms one already gone, drops one sent again', async () => {

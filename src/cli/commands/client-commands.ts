@@ -280,7 +280,8 @@ function registerWebhooks(program: Command): void {
       await withClient(opts, async (client) => {
         const rows: Registration[] = [];
         for (const eventName of opts.event?.length ? opts.event : ALL_EVENTS) {
-          for (const reg of await client.events.list(eventName)) rows.push(opts.showTokens ? reg : { ...reg, token: undefined });
+          for (const reg of await client.events.list(eventName, { tokens: opts.showTokens }))
+            rows.push(opts.showTokens ? reg : { ...reg, token: undefined });
         }
         if (opts.json) return printJson(rows);
         if (rows.length === 0) return void process.stdout.write('no webhook registrations\n');

@@ -15,6 +15,7 @@ import { commandLogger, runDisplay } from '../progress.js';
 import { StagecoachError } from '../../contract/errors.js';
 import type { StreamFormat } from '../../contract/media.js';
 import type { StagecoachClient } from '../../client/index.js';
+import { isCanceledActivity } from '../../contract/migration.js';
 import type { Ledger } from '../../ledger/index.js';
 import { DEFAULT_LEDGER_FILE, type RunRow } from '../../ledger/types.js';
 import type { ReconcileResult } from '../../reconcile/reconcile.js';
@@ -284,9 +285,18 @@ function registerCancel(program: Command): void {
           const migrationId = await migrationOf(client, ledger, given, opts.pipeline, signal);
           const m = (await client.migrations.cancel(migrationId, { signal })) ?? (await client.migrations.get(migrationId, { signal }));
           // So that `status` and the report no longer present its records as staged.
-          if (ledger && m.activity === 'Canceled') ledger.migrationEnds.recordCanceled(migrationId);
+          const canceled = isCanceledActivity(m.activity);
+          if (ledger && canceled) ledger.migrationEnds.recordCanceled(migrationId);
           if (opts.json) printJson(m);
-          else process.stdout.write(`migration ${migrationId} canceled (activity ${m.activity ?? 'unknown'})\n`);
+          else if (canceled) process.stdout.write(`migration ${migrationId} canceled (activity ${m.activity})\n`);
+          if (!canceled) {
+            // The platform took the request but does not show the migration canceled: the ledger
+            // keeps its records as they were rather than guess, and says so.
+            process.stderr.write(
+              `stagecoach: the platform accepted the cancel of migration ${migrationId} but reports its activity as ${JSON.stringify(m.activity ?? null)}, expected Canceled; the ledger still counts it as not canceled: check it with \`stagecoach status\` and cancel again once the platform shows it canceled\n`,
+            );
+            process.exitCode = EXIT.failed;
+          }
         });
       } finally {
         ledger?.close();

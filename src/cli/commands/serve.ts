@@ -35,7 +35,7 @@ export function registerServeCommands(program: Command): void {
     .option('--fault-seed <n>', 'seed of the fault-injection generator', wholeNumber('--fault-seed', 0, 2 ** 31), 1)
     .option(
       '--dialect <switches>',
-      'answer with the alternatives to the service’s own choices: nulls, counters-from-0, token-envelope, staging-container=array|results|items, timestamps=basic|comma|offset, counts=totals-only|more, gzip|deflate|br, counter-name=<name>, job-id=object, jwks=set, errors=envelope|plain, definitions=single, job-running=status|empty, pages=data, or a preset (all, all-second, all-third); docs/contract-gaps.md',
+      'answer with the alternatives to the service’s own choices: nulls, counters-from-0, token-envelope, staging-container=array|results|items, timestamps=basic|comma|offset, counts=totals-only|more, gzip|deflate|br, counter-name=<name>, job-id=object, jwks=set, errors=envelope|plain, definitions=single, job-running=status|empty, pages=data, rejections=422|400, missing-files=422|400, definition-refused=400|404, message-created=200, resend=409, upload=201, registrations=no-token, duplicates=unlinked, import-status=Succeeded, activity=Cancelled, deliveries=twice, envelope=extra, or a preset (all, all-second, all-third); docs/contract-gaps.md',
     )
     .option('--job-rate <records/s>', 'slow background jobs down to this many records per second', Number)
     .option('--allow-private-webhooks', 'allow webhook uris on private networks', false)

@@ -1,15 +1,18 @@
 /**
- * `verify`: proves the data landed, field by field. The platform's live counterparties are
- * streamed (resumed with continue-from after a cut, by the client) into a scratch SQLite file;
- * the ledger's imported records of the migration are set beside them by referenceId; and each
- * record as it was sent is rebuilt by reading the legacy export again with the mappings of the
- * run that sent it (`run_mappings`), checked to be the very record sent (its frame hashes to the
- * ledger's content hash), and compared field by field with what the platform holds
- * (staged-to-streamed.ts says how). The ledger keeps no values for this: docs/privacy.md.
+ * `verify`: proves the data landed, field by field. The ledger's imported records of the
+ * migration go into a scratch SQLite file, keyed by referenceId; then, in one pass, the legacy
+ * export is read again with the mappings of the run that sent each record (`run_mappings`),
+ * each record rebuilt is checked to be the very record sent (its frame hashes to the ledger's
+ * content hash), and the platform's live counterparties are streamed beside it (resumed with
+ * continue-from after a cut, by the client), kept a little ahead of the export. Each record is
+ * compared field by field (staged-to-streamed.ts says how) as soon as both its sides are there;
+ * whichever side comes first waits in a bounded map (pending-pairs.ts). The ledger keeps no
+ * values for this: docs/privacy.md.
  *
- * Memory stays flat in the records: both sides live in the scratch file (owner-only, in a
- * temporary folder removed at the end), the export is read as a run reads it, and only counts
- * and the first records of each finding are kept in memory.
+ * Memory stays bounded in the records: the ledger's side lives in the scratch file (owner-only,
+ * in a temporary folder removed at the end), at most `pendingBound` records wait in memory for
+ * their other side (the overflow goes to the scratch file), the export is read as a run reads it,
+ * and only counts and the first records of each finding are kept in memory.
  */
 import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,17 +20,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StagecoachClient } from '../../client/index.js';
 import type { StagedCounterparty } from '../../contract/migration.js';
-import type { ImportedRef, Ledger } from '../../ledger/index.js';
+import type { Ledger } from '../../ledger/index.js';
 import { frontRowContentHash, frontRowRecord } from '../../pipeline/checks/plan-impact.js';
 import { restoreMappingSnapshot, takeMappingSnapshot, type MappingSnapshot } from '../../pipeline/definition/mapping-snapshot.js';
 import type { PipelineDefinition } from '../../pipeline/definition/load-pipeline.js';
 import { readPipelineBatches } from '../../pipeline/read-pipeline.js';
 import { SEND_FORMAT } from '../../pipeline/runner/send.js';
+import type { FrontRow } from '../../pipeline/types.js';
 import type { Redactor, ValuesMode } from '../../privacy/index.js';
 import { pipelinesOf } from '../ledger-facts.js';
 import { loadDefinitions, reportRedactor, sourcePath } from '../reconcile.js';
 import { correctionsFormatOf } from '../../pipeline/checks/corrections.js';
 import { acceptedBy, type AcceptRule } from './accept.js';
+import { PendingPairs } from './pending-pairs.js';
 import { checkFields } from './staged-to-streamed.js';
 import {
   RECORDS_LISTED,
@@ -42,6 +47,13 @@ export { parseAcceptRules, readAcceptFile, type AcceptRule } from './accept.js';
 export type { VerificationReport } from './verification-model.js';
 export { verificationHeadline, verificationLines } from './render-verification.js';
 
+/**
+ * Records that may wait in memory for their other side, both sides together (about 2 kB each).
+ * The stream is pulled up to half of it ahead of the export: more than the few thousand records
+ * by which the platform's import order strays from the export's (docs/performance.md).
+ */
+export const PENDING_BOUND = 20_000;
+
 export interface VerifyOptions {
   ledger: Ledger;
   migrationId: string;
@@ -54,6 +66,10 @@ export interface VerifyOptions {
   signal?: AbortSignal;
   /** Called every 10,000 counterparties streamed and records compared. */
   onProgress?: (p: { phase: 'stream' | 'compare'; done: number }) => void;
+  /** Records that may wait in memory for their other side (default PENDING_BOUND); the rest wait in the scratch file. */
+  pendingBound?: number;
+  /** Told at the end how many records each side had to put in the scratch file (for tests). */
+  onSpilled?: (spilled: { live: number; expected: number }) => void;
 }
 
 /** Outcome codes of a sent record in the scratch file. */
@@ -63,8 +79,11 @@ const ACCEPTED = 2;
 const DIFFERS = 3;
 const CHANGED_SINCE_SENT = 4;
 const NOW_REFUSED = 5;
+/** Rebuilt as sent, waiting for the platform's record (still so at the end: the platform does not hold it). */
+const REBUILT = 6;
 
-const ROWS_PER_TRANSACTION = 2000;
+/** A live counterparty as streamed (the shape staged-to-streamed.ts compares against). */
+type LiveRecord = Record<string, unknown> & { referenceId: string; sequenceNumber?: number };
 
 /**
  * Verifies what the platform holds of a migration against what was sent.
@@ -75,56 +94,45 @@ export async function verifyMigration(options: VerifyOptions): Promise<Verificat
   const dir = mkdtempSync(join(tmpdir(), 'stagecoach-verify-'));
   const db = new Database(join(dir, 'verify.db'));
   try {
-    // A scratch file: nothing to recover after a crash, so no journal.
+    // A scratch file: nothing to recover after a crash, so no journal, and all of it one
+    // transaction (nothing to roll back). 32 MiB of cache (bounded, whatever the records) keeps
+    // the sent table's pages in memory at the sizes measured; beyond, SQLite spills pages to the file.
     db.pragma('journal_mode = OFF');
     db.pragma('synchronous = OFF');
-    // Both sides are looked up together by referenceId in the order the export holds them. The
-    // live records stay in a rowid table, in the order streamed (the platform's import order,
-    // close to the export's), so their pages are read nearly in order through the small
-    // referenceId index; a table keyed by the random referenceIds would be read at random.
-    // 32 MiB of cache (bounded, whatever the records) keeps the indexes' pages in memory.
     db.pragma('cache_size = -32768');
     db.exec(`
-      CREATE TABLE live (reference_id TEXT PRIMARY KEY, seq INTEGER, data TEXT NOT NULL);
       CREATE TABLE sent (reference_id TEXT PRIMARY KEY, pipeline TEXT NOT NULL, file TEXT NOT NULL, line INTEGER NOT NULL,
         legacy_key TEXT NOT NULL, content_hash TEXT, run INTEGER, migration_id TEXT NOT NULL,
-        outcome INTEGER NOT NULL DEFAULT ${UNSEEN}) WITHOUT ROWID;
+        outcome INTEGER NOT NULL DEFAULT ${UNSEEN}, held INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+      CREATE TABLE unexplained (reference_id TEXT PRIMARY KEY, seq INTEGER) WITHOUT ROWID;
     `);
-    const { streamed, resumes } = await streamLive(db, options);
+    db.exec('BEGIN');
     const pipelines = options.definitions.map((d) => d.name);
     const imported = loadSent(db, options.ledger, pipelines);
     const tally = new Tally(options.redactor, options.accept ?? []);
-    for (const def of options.definitions) await compareRows(db, def, options, tally);
-    return findings(db, options, { streamed, resumes, imported, tally, pipelines, started });
+    const matcher = new Matcher(db, options, tally, options.pendingBound ?? PENDING_BOUND);
+    try {
+      for (const def of options.definitions) await compareRows(db, def, options, matcher);
+      await matcher.drain();
+    } finally {
+      await matcher.close();
+    }
+    options.onSpilled?.({ ...matcher.pairs.spilled });
+    const report = findings(db, options, {
+      streamed: matcher.streamed,
+      resumes: matcher.resumes,
+      firstSeq: matcher.firstSeq,
+      imported,
+      tally,
+      pipelines,
+      started,
+    });
+    db.exec('COMMIT');
+    return report;
   } finally {
     db.close();
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-async function streamLive(db: Database.Database, options: VerifyOptions): Promise<{ streamed: number; resumes: number }> {
-  const insert = db.prepare('INSERT OR REPLACE INTO live (reference_id, seq, data) VALUES (?, ?, ?)');
-  const flush = db.transaction((rows: Array<[string, number | null, string]>) => {
-    for (const r of rows) insert.run(...r);
-  });
-  let pending: Array<[string, number | null, string]> = [];
-  let streamed = 0;
-  let resumes = 0;
-  const stream = options.client.counterparties.stream({
-    format: 'jsonl',
-    onResume: () => resumes++,
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
-  for await (const cp of stream) {
-    pending.push([cp.referenceId, cp.sequenceNumber ?? null, JSON.stringify(cp)]);
-    if (pending.length >= ROWS_PER_TRANSACTION) {
-      flush(pending);
-      pending = [];
-    }
-    if (++streamed % 10_000 === 0) options.onProgress?.({ phase: 'stream', done: streamed });
-  }
-  flush(pending);
-  return { streamed, resumes };
 }
 
 /**
@@ -139,24 +147,167 @@ function loadSent(db: Database.Database, ledger: Ledger, pipelines: readonly str
     'INSERT OR REPLACE INTO sent (reference_id, pipeline, file, line, legacy_key, content_hash, run, migration_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   );
   let n = 0;
-  let pending: ImportedRef[] = [];
-  let pipeline = '';
-  const flush = db.transaction((rows: ImportedRef[]) => {
-    for (const r of rows) insert.run(r.referenceId, pipeline, r.file, r.line, r.legacyKey, r.contentHash, r.run, r.migrationId);
-  });
-  for (pipeline of pipelines) {
+  for (const pipeline of pipelines) {
     for (const r of ledger.liveImportsOf(pipeline)) {
-      pending.push(r);
+      insert.run(r.referenceId, pipeline, r.file, r.line, r.legacyKey, r.contentHash, r.run, r.migrationId);
       n++;
-      if (pending.length >= ROWS_PER_TRANSACTION) {
-        flush(pending);
-        pending = [];
-      }
     }
-    flush(pending);
-    pending = [];
   }
   return n;
+}
+
+/**
+ * Sets each live counterparty beside the record rebuilt for it, as either comes: the export's
+ * rows are handed in by `compareRead`, the live records are pulled from the stream to stay
+ * `lead` records ahead of them (the platform's import order is close to the export's, so most
+ * records find their other side waiting, in memory). A record's state is its row in `sent`:
+ * `outcome` (UNSEEN until its legacy row is judged; REBUILT while its rebuilt record waits in the
+ * scratch file) and `held` (the platform streamed it). A live record is looked up in `sent` only
+ * when it is compared, or when nothing came for it by the end: two statements a record.
+ */
+class Matcher {
+  streamed = 0;
+  resumes = 0;
+  /** The lowest sequence number of a live record that an import explains (older unexplained ones pre-exist the migration). */
+  firstSeq: number | null = null;
+  readonly pairs: PendingPairs<LiveRecord, StagedCounterparty>;
+  private compared = 0;
+  /** Legacy rows judged: the stream is kept `lead` records ahead of them. */
+  private judged = 0;
+  private readonly lead: number;
+  private readonly feed: AsyncGenerator<LiveRecord, void, undefined>;
+  private ended = false;
+  private readonly getSent;
+  private readonly getRef;
+  private readonly setOutcome;
+  private readonly settle;
+  private readonly hold;
+  private readonly addUnexplained;
+
+  constructor(
+    db: Database.Database,
+    private readonly options: VerifyOptions,
+    private readonly tally: Tally,
+    bound: number,
+  ) {
+    this.getSent = db.prepare<[string], { file: string; content_hash: string | null; run: number | null; outcome: number }>(
+      'SELECT file, content_hash, run, outcome FROM sent WHERE reference_id = ?',
+    );
+    this.getRef = db.prepare<[string], { pipeline: string; file: string; line: number; legacy_key: string; migration_id: string }>(
+      'SELECT pipeline, file, line, legacy_key, migration_id FROM sent WHERE reference_id = ?',
+    );
+    this.setOutcome = db.prepare<[number, string]>('UPDATE sent SET outcome = ? WHERE reference_id = ?');
+    this.settle = db.prepare<[number, string]>('UPDATE sent SET outcome = ?, held = 1 WHERE reference_id = ?');
+    this.hold = db.prepare<[string], { outcome: number }>('UPDATE sent SET held = 1 WHERE reference_id = ? RETURNING outcome');
+    this.addUnexplained = db.prepare<[string, number | null]>('INSERT OR REPLACE INTO unexplained (reference_id, seq) VALUES (?, ?)');
+    // A rebuilt record put in the scratch file is marked, so that its legacy row counts as judged.
+    this.pairs = new PendingPairs(db, bound, (side, id) => {
+      if (side === 'expected') this.setOutcome.run(REBUILT, id);
+    });
+    this.lead = Math.max(1, Math.floor(bound / 2));
+    this.feed = options.client.counterparties.stream({
+      format: 'jsonl',
+      onResume: () => this.resumes++,
+      ...(options.signal ? { signal: options.signal } : {}),
+    }) as AsyncGenerator<LiveRecord, void, undefined>;
+  }
+
+  /**
+   * A legacy row, mapped and checked as a run would: judged when the ledger says its record was
+   * sent from this file by a run of `runs` and it is not judged yet (so a row refused once and
+   * re-staged from a corrections file is judged by its corrected version).
+   */
+  rowRead(row: FrontRow, runs: ReadonlySet<number | null>): void {
+    const id = row.referenceId;
+    if (id === undefined) return;
+    const s = this.getSent.get(id);
+    if (!s || s.outcome !== UNSEEN || s.file !== row.row.provenance.file || !runs.has(s.run)) return;
+    if (this.pairs.hasInMemory('expected', id)) return;
+    this.judged++;
+    if (row.kind === 'rejected') {
+      this.setOutcome.run(NOW_REFUSED, id);
+      return;
+    }
+    if (frontRowContentHash(row) !== s.content_hash) {
+      this.setOutcome.run(CHANGED_SINCE_SENT, id);
+      return;
+    }
+    const record = frontRowRecord(row) as StagedCounterparty;
+    const live = this.pairs.take('live', id);
+    if (!live) {
+      this.pairs.put('expected', id, record);
+      return;
+    }
+    this.explain(live.sequenceNumber ?? null);
+    this.settle.run(this.compare(id, record, live), id);
+  }
+
+  /** Pulls live records until the stream is `lead` records ahead of the legacy rows judged. */
+  async keepAhead(): Promise<void> {
+    while (!this.ended && this.streamed < this.judged + this.lead) await this.pull();
+  }
+
+  /**
+   * The rest of the stream; then each live record nothing came for is marked held (its legacy row
+   * was refused, changed, or not found), or kept as unexplained when no import explains it.
+   */
+  async drain(): Promise<void> {
+    while (!this.ended) await this.pull();
+    for (const [id, cp] of this.pairs.remaining('live')) {
+      const seq = cp.sequenceNumber ?? null;
+      if (this.hold.get(id)) this.explain(seq);
+      else this.addUnexplained.run(id, seq);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (!this.ended) await this.feed.return();
+  }
+
+  private async pull(): Promise<void> {
+    const next = await this.feed.next();
+    if (next.done) {
+      this.ended = true;
+      return;
+    }
+    this.arrive(next.value);
+    if (++this.streamed % 10_000 === 0) this.options.onProgress?.({ phase: 'stream', done: this.streamed });
+  }
+
+  /** A live record: compared when its rebuilt record waits, else set down to wait for it. */
+  private arrive(cp: LiveRecord): void {
+    const id = cp.referenceId;
+    const waiting = this.pairs.take('expected', id);
+    if (!waiting) {
+      this.pairs.put('live', id, cp);
+      return;
+    }
+    this.explain(cp.sequenceNumber ?? null);
+    this.settle.run(this.compare(id, waiting, cp), id);
+  }
+
+  private explain(seq: number | null): void {
+    if (seq !== null && (this.firstSeq === null || seq < this.firstSeq)) this.firstSeq = seq;
+  }
+
+  private compare(id: string, record: StagedCounterparty, live: LiveRecord): number {
+    const outcome = this.tally.take(record, live, () => this.refOf(id));
+    if (++this.compared % 10_000 === 0) this.options.onProgress?.({ phase: 'compare', done: this.compared });
+    return outcome;
+  }
+
+  /** Where a record came from, for the examples of a difference (looked up only then). */
+  private refOf(id: string): VerifiedRecordRef {
+    const s = this.getRef.get(id)!;
+    return {
+      pipeline: s.pipeline,
+      file: s.file,
+      line: s.line,
+      legacyKey: s.legacy_key,
+      referenceId: id,
+      ...(s.migration_id !== this.options.migrationId ? { importedIn: s.migration_id } : {}),
+    };
+  }
 }
 
 /**
@@ -201,14 +352,12 @@ async function byRunMappings(
 
 /**
  * Compares the pipeline's records as the export (then the corrections files that re-staged some)
- * rebuilds them, once per set of mappings that sent them. A row counts only where the ledger says
- * its record was sent from (same file) and by a run of the group, so a row refused once and
- * re-staged from a corrections file is judged by its corrected version.
+ * rebuilds them, once per set of mappings that sent them.
  */
-async function compareRows(db: Database.Database, pipeline: PipelineDefinition, options: VerifyOptions, tally: Tally): Promise<void> {
+async function compareRows(db: Database.Database, pipeline: PipelineDefinition, options: VerifyOptions, matcher: Matcher): Promise<void> {
   for (const { def, runs, close } of await byRunMappings(db, pipeline, options.ledger)) {
     try {
-      await compareRead(db, def, runs, options, tally, {});
+      await compareRead(def, runs, options, matcher, {});
       const files = db
         .prepare<[string, number], { file: string; run: number | null }>(
           'SELECT DISTINCT file, run FROM sent WHERE pipeline = ? AND outcome = ?',
@@ -220,73 +369,34 @@ async function compareRows(db: Database.Database, pipeline: PipelineDefinition, 
       for (const f of new Set(files)) if (await correctionsFormatOf(sourcePath(f, def))) corrections.push(sourcePath(f, def));
       // One file at a time: read together, a later corrections file's row of a key an earlier one
       // also holds (the row refused again there, then fixed) would be refused as a duplicate key.
-      for (const file of corrections) await compareRead(db, def, runs, options, tally, { corrections: [file] });
+      for (const file of corrections) await compareRead(def, runs, options, matcher, { corrections: [file] });
     } finally {
       await close();
     }
   }
 }
 
+/**
+ * Threads verify keeps busy beside reading the export: this one, which parses and checks the
+ * stream too. As for `run`, `concurrency.workers: auto` gives readers only the cores left.
+ */
+const VERIFY_BUSY_THREADS = 1;
+
 async function compareRead(
-  db: Database.Database,
   def: PipelineDefinition,
   runs: ReadonlySet<number | null>,
   options: VerifyOptions,
-  tally: Tally,
+  matcher: Matcher,
   read: { corrections?: string[] },
 ): Promise<void> {
-  // Both sides of a referenceId in one lookup (data null: the platform does not hold it).
-  const getBoth = db.prepare<
-    [string],
-    {
-      pipeline: string;
-      file: string;
-      line: number;
-      legacy_key: string;
-      content_hash: string | null;
-      run: number | null;
-      migration_id: string;
-      outcome: number;
-      data: string | null;
-    }
-  >(
-    'SELECT s.pipeline, s.file, s.line, s.legacy_key, s.content_hash, s.run, s.migration_id, s.outcome, l.data FROM sent s LEFT JOIN live l USING (reference_id) WHERE s.reference_id = ?',
-  );
-  const setOutcome = db.prepare('UPDATE sent SET outcome = ? WHERE reference_id = ?');
-  let compared = 0;
   for await (const rows of readPipelineBatches(def, {
     ...(options.signal ? { signal: options.signal } : {}),
     ...read,
     hashRows: false,
-    parallel: { workers: def.concurrency.workers, encode: SEND_FORMAT },
+    parallel: { workers: def.concurrency.workers, busyThreads: VERIFY_BUSY_THREADS, encode: SEND_FORMAT },
   })) {
-    db.transaction(() => {
-      for (const row of rows) {
-        if (row.referenceId === undefined) continue;
-        const s = getBoth.get(row.referenceId);
-        if (!s || s.outcome !== UNSEEN || s.file !== row.row.provenance.file || !runs.has(s.run)) continue;
-        if (row.kind === 'rejected') {
-          setOutcome.run(NOW_REFUSED, row.referenceId);
-          continue;
-        }
-        if (frontRowContentHash(row) !== s.content_hash) {
-          setOutcome.run(CHANGED_SINCE_SENT, row.referenceId);
-          continue;
-        }
-        if (s.data === null) continue; // not held: found below
-        const record = frontRowRecord(row) as StagedCounterparty;
-        const ref: VerifiedRecordRef = {
-          pipeline: s.pipeline,
-          file: s.file,
-          line: s.line,
-          legacyKey: s.legacy_key,
-          referenceId: row.referenceId,
-          ...(s.migration_id !== options.migrationId ? { importedIn: s.migration_id } : {}),
-        };
-        setOutcome.run(tally.take(record, JSON.parse(s.data) as Record<string, unknown>, ref), row.referenceId);
-        if (++compared % 10_000 === 0) options.onProgress?.({ phase: 'compare', done: compared });
-      }
-    })();
+    for (const row of rows) matcher.rowRead(row, runs);
+    await matcher.keepAhead();
   }
 }
 
@@ -300,8 +410,10 @@ class Tally {
     private readonly accept: readonly AcceptRule[],
   ) {}
 
-  take(sent: StagedCounterparty, held: Record<string, unknown>, ref: VerifiedRecordRef): number {
+  /** The outcome of one record; `refOf` says where it came from, asked only for an example. */
+  take(sent: StagedCounterparty, held: Record<string, unknown>, refOf: () => VerifiedRecordRef): number {
     let outcome = IDENTICAL;
+    let ref: VerifiedRecordRef | undefined;
     for (const c of checkFields(sent, held)) {
       if (c.verdict === 'same') continue;
       if (c.verdict === 'notShown') {
@@ -315,6 +427,7 @@ class Tally {
       else f.differing++;
       outcome = rule ? Math.max(outcome, ACCEPTED) : DIFFERS;
       if (f.records.length < RECORDS_LISTED) {
+        ref ??= refOf();
         const example: FieldDifferenceExample = {
           ...ref,
           legacyKey: this.redactor.legacyKey(ref.legacyKey),
@@ -340,7 +453,15 @@ class Tally {
 function findings(
   db: Database.Database,
   options: VerifyOptions,
-  t: { streamed: number; resumes: number; imported: number; tally: Tally; pipelines: string[]; started: number },
+  t: {
+    streamed: number;
+    resumes: number;
+    firstSeq: number | null;
+    imported: number;
+    tally: Tally;
+    pipelines: string[];
+    started: number;
+  },
 ): VerificationReport {
   const { redactor } = options;
   type SentRow = {
@@ -361,12 +482,12 @@ function findings(
     ...(r.migration_id !== options.migrationId ? { importedIn: r.migration_id } : {}),
   });
   const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
-  const notHeldSql = 'FROM sent s WHERE NOT EXISTS (SELECT 1 FROM live l WHERE l.reference_id = s.reference_id)';
+  const notHeldSql = 'FROM sent s WHERE held = 0';
   const notHeld = {
     total: count(`SELECT count(*) AS n ${notHeldSql}`),
     records: db.prepare<[number], SentRow>(`SELECT * ${notHeldSql} ORDER BY pipeline, file, line LIMIT ?`).all(RECORDS_LISTED).map(refOf),
   };
-  const unverifiableSql = `FROM sent s WHERE s.outcome IN (${UNSEEN}, ${CHANGED_SINCE_SENT}, ${NOW_REFUSED}) AND EXISTS (SELECT 1 FROM live l WHERE l.reference_id = s.reference_id)`;
+  const unverifiableSql = `FROM sent s WHERE s.outcome IN (${UNSEEN}, ${CHANGED_SINCE_SENT}, ${NOW_REFUSED}) AND held = 1`;
   const notVerifiable = {
     total: count(`SELECT count(*) AS n ${unverifiableSql}`),
     records: db
@@ -391,11 +512,9 @@ function findings(
   const fromEarlier = (db.prepare('SELECT count(*) AS n FROM sent WHERE migration_id <> ?').get(options.migrationId) as { n: number }).n;
 
   // Strays: live counterparties no live import of the pipelines, in any of their migrations, explains.
-  const firstSeq = (db.prepare('SELECT min(l.seq) AS s FROM live l JOIN sent USING (reference_id)').get() as { s: number | null }).s;
+  const firstSeq = t.firstSeq;
   const unexplained = db
-    .prepare<[], { reference_id: string; seq: number | null }>(
-      'SELECT reference_id, seq FROM live l WHERE NOT EXISTS (SELECT 1 FROM sent s WHERE s.reference_id = l.reference_id) ORDER BY seq',
-    )
+    .prepare<[], { reference_id: string; seq: number | null }>('SELECT reference_id, seq FROM unexplained ORDER BY seq')
     .all();
   const known = new Map(options.ledger.recordsByReferenceIds(unexplained.map((u) => u.reference_id)).map((r) => [r.referenceId!, r]));
   const strays: VerificationReport['strays'] = { total: 0, earlierMigration: 0, unknown: 0, records: [] };
@@ -477,7 +596,7 @@ function findings(
   };
 }
 
-export interface VerifyForReportOptions {
+export interface VerifyForReportOptions extends Pick<VerifyOptions, 'pendingBound' | 'onSpilled'> {
   ledger: Ledger;
   migrationId: string;
   client: Pick<StagecoachClient, 'counterparties'>;
@@ -506,5 +625,7 @@ export async function verify(options: VerifyForReportOptions): Promise<Verificat
     ...(options.accept ? { accept: options.accept } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    ...(options.pendingBound !== undefined ? { pendingBound: options.pendingBound } : {}),
+    ...(options.onSpilled ? { onSpilled: options.onSpilled } : {}),
   });
 }

@@ -75,13 +75,34 @@ export function checkFields(sent: StagedCounterparty, held: Record<string, unkno
       continue;
     }
     // Most values come back exactly as sent: a plain equality settles them before the canonical form.
-    const same =
-      value === h ||
-      (typeof value === 'object' && JSON.stringify(value) === JSON.stringify(h)) ||
-      canonical(value, field) === canonical(h, field);
+    const same = sameValue(value, h) || canonical(value, field) === canonical(h, field);
     out.push({ field, verdict: same ? 'same' : 'differs', sent: value, held: h });
   }
   return out;
+}
+
+/**
+ * The same JSON value, exactly (keys in any order; a key holding undefined is no key): what most
+ * fields settle on, without writing either value out.
+ */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], b[i])) return false;
+    return true;
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let keys = 0;
+  for (const k in x) {
+    if (x[k] === undefined) continue;
+    if (!sameValue(x[k], y[k])) return false;
+    keys++;
+  }
+  for (const k in y) if (y[k] !== undefined) keys--;
+  return keys === 0;
 }
 
 /**

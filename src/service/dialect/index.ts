@@ -16,9 +16,20 @@ import type { ServerResponse } from 'node:http';
 import type { Transform } from 'node:stream';
 import { constants as zlibConstants, createBrotliCompress, createDeflate, createGzip } from 'node:zlib';
 import { createFrameDecoder, encodeFrame, type StreamFormat } from '../../codec/index.js';
+import type { EventEnvelope } from '../../contract/events.js';
 import { MEDIA } from '../../contract/media.js';
 import type { ServiceContext } from '../context.js';
-import { countedStream, resourceOf, rewriteBody, rewriteError, rewriteRecord, rewriteRunningJob, type Resource } from './rewrite.js';
+import {
+  countedStream,
+  resourceOf,
+  rewriteBody,
+  rewriteDelivery,
+  rewriteError,
+  rewriteRecord,
+  rewriteRunningJob,
+  rewriteStatus,
+  type Resource,
+} from './rewrite.js';
 import { dialectActive, parseDialect, type ContentCoding, type Dialect } from './switches.js';
 
 export { parseDialect, DIALECT_PRESETS, type Dialect } from './switches.js';
@@ -40,8 +51,54 @@ export function installDialect(app: FastifyInstance, ctx: ServiceContext): void 
     // Authentication's errors keep their own shape: the spec shows them (docs/contract-gaps.md).
     const errorsReshaped = !request.url.startsWith('/authentication/');
     interceptResponse(reply.raw, request.method, resource, errorsReshaped ? dialect : { ...dialect, errors: undefined });
+    receivedAt.set(request, Date.now());
     done();
   });
+  if (!statusesChanged(dialect)) return;
+  // Statuses are chosen before the headers go out: onSend sees the route's JSON body and status
+  // (errors included) while both can still change; the body rewrites above then apply as usual.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    let body: unknown;
+    if (typeof payload === 'string' && payload) {
+      try {
+        body = JSON.parse(payload);
+      } catch {
+        return done(null, payload);
+      }
+    } else if (payload !== undefined && payload !== null && payload !== '') return done(null, payload); // a stream or bytes: not a JSON answer
+    const resource = resourceOf(request.method, request.routeOptions.url);
+    const answer = rewriteStatus(resource, { status: reply.statusCode, body }, receivedAt.get(request) ?? 0, dialect);
+    if (!answer) return done(null, payload);
+    reply.code(answer.status);
+    if (answer.status >= 400) reply.type(MEDIA.problem);
+    done(null, answer.body === undefined ? payload : JSON.stringify(answer.body));
+  });
+}
+
+/** When each request arrived (the resend switch tells a repeated send by it). */
+const receivedAt = new WeakMap<object, number>();
+
+const statusesChanged = (d: Dialect) =>
+  !!(d.rejections || d.missingFiles || d.definitionRefused || d.messageCreated200 || d.resend409 || d.upload201);
+
+/** How the dialect's platform sends webhook deliveries: each one's body, and how often it is POSTed. */
+export interface DeliveryDialect {
+  body(envelope: EventEnvelope): string;
+  /** 2 when every delivery is sent again after its acknowledgement (receivers drop it by id). */
+  copies: number;
+}
+
+/**
+ * The delivery side of a dialect (the dispatcher's outgoing HTTP edge): the service's own
+ * envelope when no switch concerns deliveries.
+ * @example deliveryDialect('timestamps=basic').body(envelope) // '{"id":…,"occurredOn":"20260102T030405.123Z",…}'
+ */
+export function deliveryDialect(spec: string | undefined): DeliveryDialect {
+  const d = parseDialect(spec);
+  return {
+    body: (envelope) => JSON.stringify(d.nulls || d.timestamps || d.deliveryExtras ? rewriteDelivery(envelope, d) : envelope),
+    copies: d.deliveriesTwice ? 2 : 1,
+  };
 }
 
 /** What turns one response's body bytes into the dialect's: fed chunk by chunk, then ended. */

@@ -2,6 +2,8 @@
  * What a dialect changes in the values the service answers with, per resource. Pure functions
  * of (resource, value, dialect): the HTTP edge (index.ts) decodes bodies, calls these, encodes.
  */
+import { STATUS_CODES } from 'node:http';
+import { EVENT_GROUPS } from '../../contract/events.js';
 import { STREAMED_ORGANISATION_FIELDS, STREAMED_PERSON_FIELDS } from '../../contract/counterparty.js';
 import { FIELDS_KEPT_BEYOND_SPEC } from '../counterparties/render.js';
 import { ENTITY_OF } from '../migration/jobs.js';
@@ -18,6 +20,11 @@ export type Resource =
   | 'job'
   | 'job-start'
   | 'definitions'
+  | 'message'
+  | 'message-send'
+  | 'registrations'
+  | 'attachment'
+  | 'migration'
   | 'other';
 
 const ROUTES: Record<string, Resource> = {
@@ -28,10 +35,18 @@ const ROUTES: Record<string, Resource> = {
   'PUT /counterparty-management/migrations/:id/staging/counterparties': 'staging',
   'GET /migration-assistance/jobs/:jobId': 'job',
   'GET /authentication/jwks': 'jwks',
+  'POST /migration-assistance/migrations': 'migration',
+  'GET /migration-assistance/migrations/current': 'migration',
+  'GET /migration-assistance/migrations/:id': 'migration',
+  'PUT /migration-assistance/migrations/:id/cancel': 'migration',
   'GET /process-orchestration/process-definitions': 'definitions',
   'PUT /migration-assistance/migrations/:id/jobs/validate-staging': 'job-start',
   'PUT /migration-assistance/migrations/:id/jobs/import': 'job-start',
   'PUT /migration-assistance/migrations/:id/jobs/counts': 'job-start',
+  'PUT /lodging/processes/:processId/messages/:messageId': 'message',
+  'PUT /lodging/processes/:processId/messages/:messageId/send': 'message-send',
+  'PUT /lodging/processes/:processId/messages/:messageId/attachments/*': 'attachment',
+  ...Object.fromEntries(Object.keys(EVENT_GROUPS).map((group) => [`GET /${group}/events/:eventName/endpoints`, 'registrations' as const])),
 };
 
 /** The resource a route serves. @example resourceOf('GET', '/migration-assistance/jobs/:jobId') // 'job' */
@@ -78,11 +93,19 @@ export function rewriteBody(resource: Resource, value: unknown, d: Dialect): unk
     out = { ...out, items: out.items.map((item) => rewriteRecord(resource, item, d)) };
   else if (resource === 'job' && isObject(out) && out.jobType === 'Counts' && Array.isArray(out.counts) && d.counts)
     out = { ...out, counts: rewriteCounts(out.counts as CountsTable[], d.counts) };
+  else if (resource === 'migration' && isObject(out) && out.activity === 'Canceled' && d.activityCancelled)
+    out = { ...out, activity: 'Cancelled' };
+  else if (resource === 'job' && isObject(out) && out.jobType === 'Import' && out.status === 'Completed' && d.importSucceeded)
+    out = { ...out, status: 'Succeeded' };
+  else if (resource === 'job' && isObject(out) && out.jobType === 'ValidateStaging' && Array.isArray(out.errors) && d.duplicatesUnlinked)
+    out = { ...out, errors: out.errors.map(unlinked) };
   else if (resource === 'staging' && Array.isArray(out) && d.stagingContainer && d.stagingContainer !== 'array')
     out = { [d.stagingContainer]: out };
   else if (resource === 'job-start' && typeof out === 'string' && d.jobIdObject) out = { referenceId: out };
   else if (resource === 'jwks' && Array.isArray(out) && d.jwksSet) out = { keys: out };
   else if (resource === 'definitions' && Array.isArray(out) && out.length === 1 && d.definitionsSingle) out = out[0];
+  else if (resource === 'registrations' && Array.isArray(out) && d.registrationsWithoutToken)
+    out = out.map((r) => (isObject(r) ? Object.fromEntries(Object.entries(r).filter(([k]) => k !== 'token')) : r));
   if (d.pagesData && isPage(out)) out = { data: out.items, total: out.total };
   return rewriteTimestamps(out, d);
 }
@@ -104,6 +127,75 @@ export function rewriteError(problem: unknown, mode: 'envelope' | 'plain'): stri
   const p = isObject(problem) ? problem : {};
   const message = String(p.detail || p.title || 'error');
   return mode === 'plain' ? message : JSON.stringify({ error: { code: p.code ?? 'ERROR', message } });
+}
+
+/** Members of an event's data its emitter leaves out when it has no value (docs/events.md, docs/lodging.md). */
+const OPTIONAL_EVENT_FIELDS: Record<string, readonly string[]> = {
+  'process.status-changed': ['reason'],
+  'lodging.message.handling_succeeded': ['errors'],
+  'lodging.message.handling_failed': ['counterparties'],
+};
+
+/**
+ * A webhook delivery's envelope `{id, eventName, occurredOn, data}` as the dialect sends it:
+ * absent optional members of the data as `null`, timestamps in the dialect's form.
+ */
+export function rewriteDelivery(envelope: Json, d: Dialect): unknown {
+  let out = envelope;
+  if (d.nulls && isObject(out.data)) {
+    const data: Json = { ...out.data };
+    for (const field of OPTIONAL_EVENT_FIELDS[String(out.eventName)] ?? []) if (!(field in data)) data[field] = null;
+    out = { ...out, data };
+  }
+  // Members a CloudEvents-minded platform adds next to ours; receivers read what they know.
+  if (d.deliveryExtras) out = { specversion: '1.0', type: out.eventName, source: 'stagecoach-embedded-lending-service', ...out };
+  return rewriteTimestamps(out, d);
+}
+
+/** The problem codes of a rejected migration request, answered 409 by the service. */
+const REJECTION_CODES = new Set(['MIGRATION_ALREADY_ACTIVE', 'MIGRATION_NOT_ACTIVE', 'MIGRATION_STATE_CONFLICT']);
+const DEFINITION_REFUSED_CODES = new Set(['UNKNOWN_PROCESS_DEFINITION', 'PROCESS_DEFINITION_INACTIVE']);
+
+/** A response as the route made it: its status and JSON body (before the dialect's body rewrites). */
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * The status (and body) the dialect answers instead of the route's, or undefined to keep them.
+ * Errors keep their problem body with the new status in it; a repeated send becomes a 409
+ * problem. `receivedAt` is when the request arrived: a message whose `sentOn` is earlier was
+ * sent by an earlier request.
+ */
+export function rewriteStatus(resource: Resource, answer: Answer, receivedAt: number, d: Dialect): Answer | undefined {
+  const { status, body } = answer;
+  if (status >= 400 && isObject(body) && typeof body.code === 'string') {
+    const to =
+      REJECTION_CODES.has(body.code) && status === 409
+        ? d.rejections
+        : body.code === 'REQUIRED_ATTACHMENTS_MISSING'
+          ? d.missingFiles
+          : DEFINITION_REFUSED_CODES.has(body.code)
+            ? d.definitionRefused
+            : undefined;
+    return to === undefined ? undefined : { status: to, body: { ...body, title: STATUS_CODES[to], status: to } };
+  }
+  if (resource === 'message' && status === 201 && d.messageCreated200) return { status: 200, body };
+  if (resource === 'attachment' && status === 204 && d.upload201) return { status: 201, body };
+  if (resource === 'message-send' && status === 200 && d.resend409 && isObject(body) && typeof body.sentOn === 'string') {
+    if (Date.parse(body.sentOn) >= receivedAt) return undefined; // sent by this request
+    const detail = `message ${String(body.referenceId)} was already sent on ${body.sentOn}; it is not a Draft any more`;
+    return { status: 409, body: { title: STATUS_CODES[409], status: 409, detail, code: 'MESSAGE_NOT_DRAFT' } };
+  }
+  return undefined;
+}
+
+/** A validation error without the kept record and the shared identity (a platform that names only the fields). */
+function unlinked(error: unknown): unknown {
+  if (!isObject(error)) return error;
+  const { duplicateOf: _kept, identity: _identity, ...rest } = error;
+  return rest;
 }
 
 /** A page of an offset-paged list in the service's envelope (every list route answers this shape). */

@@ -37,6 +37,30 @@ export interface Dialect {
   jobRunning?: 'status' | 'empty';
   /** Pages of offset-paged lists as `{"data": […], "total"}` instead of `{items, total, offset, limit}`. */
   pagesData?: boolean;
+  /** Rejected migration requests (another migration active, a job in a wrong state, a final migration) with this status instead of 409. */
+  rejections?: 422 | 400;
+  /** A send without the required files with this status instead of 409 (the names stay in the detail). */
+  missingFiles?: 422 | 400;
+  /** An unknown or inactive process definition at process creation with this status instead of 422. */
+  definitionRefused?: 400 | 404;
+  /** A created message answered 200 instead of 201. */
+  messageCreated200?: boolean;
+  /** Sending a Sent message again answered 409 instead of 200 with the message. */
+  resend409?: boolean;
+  /** A canceled migration's activity spelled `Cancelled` (British) instead of `Canceled`. */
+  activityCancelled?: boolean;
+  /** An import job that ran to its end reports status `Succeeded` instead of `Completed`. */
+  importSucceeded?: boolean;
+  /** DUPLICATE_IDENTITY errors of a validation without `duplicateOf` and `identity`: the fields only. */
+  duplicatesUnlinked?: boolean;
+  /** An attachment upload answered 201 (Created) instead of 204. */
+  upload201?: boolean;
+  /** Delivery envelopes with more members than ours (`specversion`, `type`, `source`). */
+  deliveryExtras?: boolean;
+  /** Webhook registrations listed without their token (it is still at GET …/token/{id}). */
+  registrationsWithoutToken?: boolean;
+  /** Every webhook delivery POSTed twice (an acknowledgement the platform did not see), the same event id both times. */
+  deliveriesTwice?: boolean;
 }
 
 /** Other names a platform may give the stream counter (the spec's name for it is garbled). */
@@ -44,10 +68,11 @@ const COUNTER_NAMES = ['sequence', 'seq', 'counter', 'position', 'streamPosition
 
 /** Named sets of switches: every alternative at once, in two combinations. */
 export const DIALECT_PRESETS: Record<string, string> = {
-  all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status',
+  all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status,rejections=422,missing-files=422,definition-refused=400,message-created=200,resend=409,deliveries=twice',
   'all-second':
-    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data',
-  'all-third': 'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single',
+    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra,import-status=Succeeded,activity=Cancelled',
+  'all-third':
+    'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra,duplicates=unlinked',
 };
 
 const VALUES = {
@@ -61,6 +86,18 @@ const VALUES = {
   definitions: ['single'],
   'job-running': ['status', 'empty'],
   pages: ['data'],
+  rejections: ['422', '400'],
+  'missing-files': ['422', '400'],
+  'definition-refused': ['400', '404'],
+  'message-created': ['200'],
+  resend: ['409'],
+  deliveries: ['twice'],
+  registrations: ['no-token'],
+  upload: ['201'],
+  envelope: ['extra'],
+  duplicates: ['unlinked'],
+  'import-status': ['Succeeded'],
+  activity: ['Cancelled'],
 } as const;
 const FLAGS = ['nulls', 'counters-from-0', 'token-envelope', 'gzip', 'deflate', 'br'] as const;
 const NAMES = [...FLAGS, ...Object.keys(VALUES), ...Object.keys(DIALECT_PRESETS)];
@@ -100,6 +137,18 @@ export function parseDialect(spec: string | undefined): Dialect {
         else if (name === 'errors') d.errors = value as Dialect['errors'];
         else if (name === 'definitions') d.definitionsSingle = true;
         else if (name === 'pages') d.pagesData = true;
+        else if (name === 'rejections') d.rejections = Number(value) as Dialect['rejections'];
+        else if (name === 'missing-files') d.missingFiles = Number(value) as Dialect['missingFiles'];
+        else if (name === 'definition-refused') d.definitionRefused = Number(value) as Dialect['definitionRefused'];
+        else if (name === 'message-created') d.messageCreated200 = true;
+        else if (name === 'resend') d.resend409 = true;
+        else if (name === 'deliveries') d.deliveriesTwice = true;
+        else if (name === 'registrations') d.registrationsWithoutToken = true;
+        else if (name === 'upload') d.upload201 = true;
+        else if (name === 'envelope') d.deliveryExtras = true;
+        else if (name === 'duplicates') d.duplicatesUnlinked = true;
+        else if (name === 'import-status') d.importSucceeded = true;
+        else if (name === 'activity') d.activityCancelled = true;
         else d.jobRunning = value as Dialect['jobRunning'];
         continue;
       }
@@ -133,6 +182,18 @@ export function dialectActive(d: Dialect): boolean {
     !!d.errors ||
     !!d.definitionsSingle ||
     !!d.jobRunning ||
-    !!d.pagesData
+    !!d.pagesData ||
+    !!d.rejections ||
+    !!d.missingFiles ||
+    !!d.definitionRefused ||
+    !!d.messageCreated200 ||
+    !!d.resend409 ||
+    !!d.deliveriesTwice ||
+    !!d.registrationsWithoutToken ||
+    !!d.upload201 ||
+    !!d.deliveryExtras ||
+    !!d.duplicatesUnlinked ||
+    !!d.importSucceeded ||
+    !!d.activityCancelled
   );
 }

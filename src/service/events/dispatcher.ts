@@ -16,6 +16,7 @@ import pLimit from 'p-limit';
 import { Agent, request } from 'undici';
 import { EVENT_TOKEN_HEADER, type EventEnvelope } from '../../contract/events.js';
 import type { ServiceContext } from '../context.js';
+import { deliveryDialect } from '../dialect/index.js';
 import type { Db } from '../store/database.js';
 import { onEventEmitted } from './outbox.js';
 import type { AttemptOutcome, DeliveryRow, RegistrationRow } from './store-webhooks.js';
@@ -76,6 +77,8 @@ export function startDispatcher(ctx: ServiceContext): Dispatcher {
   // Sockets resolve through the guard, so DNS rebinding after the check is refused at connect.
   const agent = new Agent({ connect: { lookup: guardedLookup(policy) as never }, keepAliveTimeout: 4000 });
   const s = statements(db);
+  // A platform that chose differently (serve --dialect) shapes and repeats its deliveries otherwise.
+  const dialect = deliveryDialect(config.dialect);
   // Attempts in flight when the service stopped never finished: they are due again.
   s.releaseAll.run();
 
@@ -175,6 +178,8 @@ export function startDispatcher(ctx: ServiceContext): Dispatcher {
         delivered: outcome === 'delivered' ? now : null,
       });
     })();
+    // The dialect's platform did not see the acknowledgement and sends the same event again.
+    for (let copy = 1; copy < dialect.copies && outcome === 'delivered'; copy++) await post(reg, envelope, signal).catch(() => undefined);
     if (outcome === 'failed')
       logger.warn({ deliveryId: d.id, uri: reg.uri, attempts, error: result.error, status: result.statusCode }, 'webhook delivery failed');
   }
@@ -199,7 +204,7 @@ export function startDispatcher(ctx: ServiceContext): Dispatcher {
           [EVENT_ID_HEADER]: envelope.id,
           'user-agent': 'stagecoach-embedded-lending-service/webhooks',
         },
-        body: JSON.stringify(envelope),
+        body: dialect.body(envelope),
       });
       await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       const outcome = judgeStatus(res.statusCode);
