@@ -152,7 +152,7 @@ const PHONE_ROUNDS = 3;
  */
 async function phoneCost(dir: string, workDir: string, persons: number): Promise<BenchRow> {
   const without = pipelineWithoutPhone(dir);
-  const rounds: { wall: number; cpu: number; withMs: number; withoutMs: number }[] = [];
+  const rounds: { wall: number; cpu: number; withMs: number; withoutMs: number; withRss: number; withoutRss: number }[] = [];
   for (let round = 0; round < PHONE_ROUNDS; round++) {
     const once = (pipeline: string, name: string) =>
       onFreshService(workDir, `service-${name}-${round}`, async (url) => {
@@ -164,7 +164,7 @@ async function phoneCost(dir: string, workDir: string, persons: number): Promise
     const b = await once('pipeline.yaml', 'phone');
     if (a.report.staged !== b.report.staged)
       throw new Error(`with and without the phone step staged ${b.report.staged} and ${a.report.staged}`);
-    rounds.push({ wall: b.ms / a.ms, cpu: b.cpu / a.cpu, withMs: b.ms, withoutMs: a.ms });
+    rounds.push({ wall: b.ms / a.ms, cpu: b.cpu / a.cpu, withMs: b.ms, withoutMs: a.ms, withRss: b.peakRss, withoutRss: a.peakRss });
   }
   const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
   const wall = Math.round((median(rounds.map((r) => r.wall)) - 1) * 1000) / 10;
@@ -175,7 +175,7 @@ async function phoneCost(dir: string, workDir: string, persons: number): Promise
     metric: `phone step's cost in run, ${persons.toLocaleString('en')}`,
     value: wall,
     unit: '% wall',
-    note: `client CPU +${cpu}%; median of ${PHONE_ROUNDS} alternated pairs, wall ${rounds.map((r) => `${s(r.withMs)}/${s(r.withoutMs)} s`).join(', ')} with/without; ${wall <= 10 ? 'budget ≤ 10% met' : 'budget ≤ 10% NOT met'}`,
+    note: `client CPU +${cpu}%; median of ${PHONE_ROUNDS} alternated pairs, wall ${rounds.map((r) => `${s(r.withMs)}/${s(r.withoutMs)} s`).join(', ')} with/without; client peak RSS ${mb(median(rounds.map((r) => r.withRss)))}/${mb(median(rounds.map((r) => r.withoutRss)))} MB with/without; ${wall <= 10 ? 'budget ≤ 10% met' : 'budget ≤ 10% NOT met'}`,
   };
 }
 

@@ -9,5 +9,3 @@ export {
   type DecoderOptions,
 } from './frames.js';
 export { decodeFrames, type FrameStreamOptions } from './frame-stream.js';
-export { stringAt, StringColumnBuilder, type StringColumn } from './string-column.js';
-export { NumberColumnBuilder, Utf8Builder } from './number-column.js';

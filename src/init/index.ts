@@ -18,6 +18,7 @@ import { profileFile, type FileProfile } from './profile.js';
 import { parseLayout, type RecordLayout } from './layout.js';
 import { type Dialect, SNIFF_BYTES, sniff } from './sniff.js';
 import { mappingYaml, pipelineYaml } from './write-yaml.js';
+import { sniffWorkbook } from './workbook.js';
 
 export {
   sniff,
@@ -29,13 +30,17 @@ export {
   type CsvDialect,
   type JsonDialect,
   type FixedWidthDialect,
+  type XlsxDialect,
 } from './sniff.js';
+export { sniffWorkbook } from './workbook.js';
 export { parseLayout, type RecordLayout } from './layout.js';
 export { ColumnProfiler, profileFile, type FileProfile, type ColumnProfile } from './profile.js';
 export { guessMapping, type GuessedMapping } from './guess.js';
 
 /** Extensions `init` takes from a folder. */
-const EXPORT_EXTENSIONS = new Set(['.csv', '.txt', '.tsv', '.json', '.jsonl', '.ndjson', '.dat']);
+const EXPORT_EXTENSIONS = new Set(['.csv', '.txt', '.tsv', '.json', '.jsonl', '.ndjson', '.dat', '.xlsx']);
+/** Extensions of Excel workbooks: read sheet by sheet (workbook.ts), not sniffed as text. */
+const WORKBOOK_EXTENSIONS = new Set(['.xlsx', '.xlsm']);
 /** A JSON document up to this size is parsed whole to find its array of records. */
 const JSON_PARSE_LIMIT = 256 * 1024 * 1024;
 
@@ -104,35 +109,17 @@ export async function initPipeline(options: InitOptions): Promise<InitResult> {
     ? parseLayout(await readFile(options.layout, 'utf8'), relative(process.cwd(), resolve(options.layout)) || options.layout)
     : undefined;
   const read: Array<{ name: string; path: string; dialect: Dialect; profile: FileProfile }> = [];
+  const taken = new Set(names);
   for (const [i, path] of files.entries()) {
-    const dialect = await sniffFile(path, layout);
-    const source = {
-      name: names[i]!,
-      format: dialect.kind,
-      encoding: dialect.encoding,
-      csv:
-        dialect.kind === 'csv'
-          ? {
-              delimiter: dialect.delimiter,
-              quote: dialect.quote,
-              header: dialect.header,
-              ...(dialect.header ? {} : { columns: dialect.columns }),
-            }
-          : { delimiter: ',', quote: '"', header: true },
-      json: dialect.kind === 'json' && dialect.arrayPath ? { path: dialect.arrayPath } : {},
-      ...(dialect.kind === 'fixed-width' ? { fixedWidth: fixedWidthOptions(dialect) } : {}),
-    };
-    const profile = await profileFile(
-      source,
-      { path, file: relative(process.cwd(), path) || path },
-      {
-        keyHint: (c) => roleOf(c) === 'key' || roleOf(c) === 'cocNumber',
-        ...(options.maxRows !== undefined ? { maxRows: options.maxRows } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.onProgress ? { onRows: (rowsRead: number) => options.onProgress!({ step: 'profile', file: path, rowsRead }) } : {}),
-      },
-    );
-    read.push({ name: names[i]!, path, dialect, profile });
+    const shown = relative(process.cwd(), path) || path;
+    // A workbook holds a source per export sheet, named after its file and, when it has several, its sheet.
+    const dialects = WORKBOOK_EXTENSIONS.has(extname(path).toLowerCase())
+      ? await sniffWorkbook(path, shown)
+      : [await sniffFile(path, layout)];
+    for (const dialect of dialects) {
+      const name = dialect.kind === 'xlsx' && dialects.length > 1 ? uniqueName(`${names[i]}_${dialect.sheet}`, taken) : names[i]!;
+      read.push({ name, path, dialect, profile: await profileOf(name, path, shown, dialect, options) });
+    }
   }
 
   // Persons first, so organisations' director relations can point at their scope.
@@ -209,6 +196,37 @@ export async function initPipeline(options: InitOptions): Promise<InitResult> {
   return result;
 }
 
+/** Profiles one source's rows (a file, or a sheet of a workbook) as `plan` will read them. */
+function profileOf(name: string, path: string, file: string, dialect: Dialect, options: InitOptions): Promise<FileProfile> {
+  const source = {
+    name,
+    format: dialect.kind,
+    encoding: dialect.encoding,
+    csv:
+      dialect.kind === 'csv'
+        ? {
+            delimiter: dialect.delimiter,
+            quote: dialect.quote,
+            header: dialect.header,
+            ...(dialect.header ? {} : { columns: dialect.columns }),
+          }
+        : { delimiter: ',', quote: '"', header: true },
+    json: dialect.kind === 'json' && dialect.arrayPath ? { path: dialect.arrayPath } : {},
+    ...(dialect.kind === 'fixed-width' ? { fixedWidth: fixedWidthOptions(dialect) } : {}),
+    ...(dialect.kind === 'xlsx' ? { xlsx: { sheet: dialect.sheet, headerRow: dialect.headerRow } } : {}),
+  };
+  return profileFile(
+    source,
+    { path, file },
+    {
+      keyHint: (c) => roleOf(c) === 'key' || roleOf(c) === 'cocNumber',
+      ...(options.maxRows !== undefined ? { maxRows: options.maxRows } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onProgress ? { onRows: (rowsRead: number) => options.onProgress!({ step: 'profile', file: path, rowsRead }) } : {}),
+    },
+  );
+}
+
 /** The package's JSON Schemas folder, when it ships one. */
 function schemaDir(): string | undefined {
   const dir = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'schemas');
@@ -241,6 +259,15 @@ function uniqueNames(files: string[]): string[] {
     seen.set(base, n);
     return n === 1 ? base : `${base}_${n}`;
   });
+}
+
+/** `base` made a source name (letters, digits, _ and -) that `taken` does not hold yet; taken from then on. */
+function uniqueName(base: string, taken: Set<string>): string {
+  const clean = base.replace(/[^A-Za-z0-9_-]+/g, '_').replace(/^_+|_+$/g, '') || 'source';
+  let name = clean;
+  for (let n = 2; taken.has(name); n++) name = `${clean}_${n}`;
+  taken.add(name);
+  return name;
 }
 
 /** The fixed-width source options of a sniffed dialect. */

@@ -48,7 +48,18 @@ export interface FixedWidthDialect {
   evidence: string[];
 }
 
-export type Dialect = CsvDialect | JsonDialect | FixedWidthDialect;
+export interface XlsxDialect {
+  kind: 'xlsx';
+  encoding: 'auto';
+  /** The sheet's name. */
+  sheet: string;
+  /** The row that names the columns (1-based): the first whose cells look like names. */
+  headerRow: number;
+  columns: string[];
+  evidence: string[];
+}
+
+export type Dialect = CsvDialect | JsonDialect | FixedWidthDialect | XlsxDialect;
 
 /** How much of a file the sniffer looks at. */
 export const SNIFF_BYTES = 256 * 1024;
@@ -134,6 +145,22 @@ function headRecords(text: string, quote: string, max: number): string[] {
 const looksLikeData = (v: string): boolean => /^[\d\s.,+\-/:]+$/.test(v.trim()) && /\d/.test(v) && v.trim() !== '';
 
 /**
+ * Whether a record names columns rather than holds data: no numbers or dates, no name twice, and
+ * the records after it hold data (or there are none, or every cell is plainly a name). The one
+ * test of a header for every export `init` reads (a CSV's first record, a workbook's rows).
+ * @example looksLikeHeader(['klantnr', 'naam'], [['1001', 'Jansen']]) // true
+ */
+export function looksLikeHeader(first: readonly string[], rest: readonly (readonly string[])[]): boolean {
+  const distinct = new Set(first.map((c) => c.toLowerCase())).size === first.length;
+  return (
+    first.length > 0 &&
+    !first.some(looksLikeData) &&
+    distinct &&
+    (rest.some((r) => r.some(looksLikeData)) || rest.length === 0 || first.every((c) => /^[\p{L}_][\p{L}\p{N} _.\-/]*$/u.test(c)))
+  );
+}
+
+/**
  * The CSV dialect of a file's head: the delimiter that splits the most lines into the same
  * number (more than one) of fields; a header when the first record holds no numbers or dates
  * and no repeated names while later records do hold data-looking values.
@@ -155,14 +182,7 @@ export function sniffCsv(text: string, encoding: SourceEncoding, encodingReason:
   const lineEnd = /\r\n/.test(text) ? 'CRLF' : /\r(?!\n)/.test(text) && !/\n/.test(text) ? 'CR' : 'LF';
   const first = records[0] ? splitLine(records[0], best.delimiter, quote).map((c) => c.trim()) : [];
   const rest = complete.slice(1, 20).map((r) => splitLine(r, best.delimiter, quote));
-  const firstHasData = first.some(looksLikeData);
-  const restHasData = rest.some((r) => r.some(looksLikeData));
-  const distinct = new Set(first.map((c) => c.toLowerCase())).size === first.length;
-  const header =
-    first.length > 0 &&
-    !firstHasData &&
-    distinct &&
-    (restHasData || rest.length === 0 || first.every((c) => /^[\p{L}_][\p{L}\p{N} _.\-/]*$/u.test(c)));
+  const header = looksLikeHeader(first, rest);
   const columns = header ? first.map((c) => c.replace(/^\ufeff/, '')) : first.map((_c, i) => `column${i + 1}`);
   const evidence = [
     `encoding ${encoding}: ${encodingReason}`,

@@ -83,13 +83,14 @@ export function pipelineYaml(p: {
     for (const e of s.dialect.evidence) out.push(`    # ${comment(e)}`);
     out.push(`    format: ${s.dialect.kind}`);
     out.push(`    path: ${flow(s.path)}`);
-    out.push(`    encoding: ${s.dialect.encoding}`);
+    if (s.dialect.kind !== 'xlsx') out.push(`    encoding: ${s.dialect.encoding}`); // a workbook's text is always Unicode
     if (s.dialect.kind === 'csv') {
       const d = s.dialect;
       const csv: Record<string, Y> = { delimiter: d.delimiter, quote: d.quote, header: d.header };
       if (!d.header) csv.columns = d.columns;
       out.push(`    csv: ${flow(csv)}`);
     } else if (s.dialect.kind === 'json' && s.dialect.arrayPath) out.push(`    json: { path: ${flow(s.dialect.arrayPath)} }`);
+    else if (s.dialect.kind === 'xlsx') out.push(`    xlsx: { sheet: ${flow(s.dialect.sheet)}, headerRow: ${s.dialect.headerRow} }`);
     else if (s.dialect.kind === 'fixed-width') {
       const d = s.dialect;
       out.push('    fixedWidth:');

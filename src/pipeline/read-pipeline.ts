@@ -17,8 +17,10 @@
 import type { FrontRow, MappedRow, SourceRow, SourceRowError } from './types.js';
 import type { CsvRange } from './source/csv/index.js';
 import { ParallelReader, type ParallelOptions } from './parallel/read-parallel.js';
+import { PhoneWorker, type PhoneAnswerMap } from './parallel/phone-worker.js';
 import type { PipelineDefinition } from './definition/load-pipeline.js';
 import type { MapContext } from './mapping/compile.js';
+import type { PhoneQuestions } from './mapping/transforms/phone.js';
 import {
   formatOf,
   formatTallies,
@@ -66,6 +68,13 @@ export interface ReadPipelineOptions {
    * is pushed as its file starts and is final when the file's rows are all yielded.
    */
   tallies?: SourceTally[];
+  /**
+   * Parse the phone numbers of the rows this thread maps on a phone worker, a batch ahead
+   * (parallel/phone-worker.ts; default true, and only when a mapping has a phone step). False
+   * parses them as they are mapped: the same values, for tests and benches to compare.
+   * `threadUrl`: the worker's script (tests give one that dies).
+   */
+  phoneWorker?: boolean | { threadUrl: URL };
 }
 
 /** What a read of corrections files did besides yielding rows. */
@@ -138,6 +147,9 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
   const order = sources.flatMap((s) => s.files.map((f) => `${s.def.name}\u0000${f.file}`));
   const resumeAt = resume ? order.indexOf(`${resume.source}\u0000${resume.file}`) : -1;
   const parallel = options.parallel && !corrections ? new ParallelReader(def.path, { ...options.parallel, hashRows }) : undefined;
+  const phoneOption = options.phoneWorker ?? true;
+  // Started by the first batch with a number to parse.
+  const phoneWorker = phoneOption === false ? undefined : new PhoneWorker(phoneOption === true ? undefined : phoneOption.threadUrl);
   try {
     // Pass 1: the legacy keys every source holds (see the module comment). Meanwhile the workers
     // of a parallel reader read the first ranges of the first file they take.
@@ -251,8 +263,11 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
         if (++at < resumeAt) continue;
         // Each row is mapped as it is taken, not the chunk's rows all at once: a few hundred mapped
         // rows alive together were what every scavenge copied (about 1 MB each time).
-        function* mapEach(batch: readonly (SourceRow | SourceRowError)[]): Generator<FrontRow> {
+        const phones = s.mapping.phones;
+        function* mapEach(batch: readonly (SourceRow | SourceRowError)[], answers?: PhoneAnswerMap): Generator<FrontRow> {
+          phones?.answers.use(answers);
           for (const row of batch) yield isSourceRowError(row) ? rejectUnreadable(row) : mapRow(s, row, f.index, keyChecks);
+          phones?.answers.use(undefined);
         }
         // A file read from a resume point is not read whole: its count would be partial. A file
         // the parallel reader takes is read in ranges, each counted where it is read and added up.
@@ -261,8 +276,15 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
         const tally = whole && options.tallies && formatTallies(s.def.format) ? newTally(s.def.name, f.file, s.def.format) : undefined;
         if (tally) options.tallies!.push(tally);
         async function* onThisThread(range: CsvRange | undefined): AsyncGenerator<Iterable<FrontRow>> {
-          for await (const batch of readSourceBatches(s.def, f, { requiredColumns: s.mapping.columns, signal, range, hashRows, tally }))
-            yield mapEach(batch);
+          const batches = readSourceBatches(s.def, f, { requiredColumns: s.mapping.columns, signal, range, hashRows, tally });
+          if (phones === undefined || phoneWorker === undefined) {
+            for await (const batch of batches) yield mapEach(batch);
+            return;
+          }
+          const ask = (batch: readonly (SourceRow | SourceRowError)[], questions: PhoneQuestions) => {
+            for (const row of batch) if (!isSourceRowError(row)) phones.ask(row.values, questions);
+          };
+          for await (const [batch, answers] of phoneWorker.ahead(batches, ask)) yield mapEach(batch, answers);
         }
         const rows =
           at === resumeAt
@@ -275,6 +297,7 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
     }
   } finally {
     await parallel?.close();
+    await phoneWorker?.close();
   }
 }
 

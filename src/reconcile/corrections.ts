@@ -36,7 +36,7 @@ import {
   rowFingerprint,
   SOURCE_COLUMN,
 } from '../pipeline/checks/corrections.js';
-import { formatOf, readRowAt, type RowFormat } from '../pipeline/source/index.js';
+import { readHeader, readRowAt, type RowFormat } from '../pipeline/source/index.js';
 
 export { ERROR_COLUMNS };
 
@@ -110,7 +110,7 @@ export async function writeCorrections(
   // provenance file → its header (undefined: records name their own), read once: read again for every row, it doubled the time a row takes
   const headers = new Map<string, string[] | undefined>();
   const headerOf = async (path: string, format: RowFormat): Promise<string[] | undefined> => {
-    if (!headers.has(path)) headers.set(path, await formatOf(format.format).header(path, format));
+    if (!headers.has(path)) headers.set(path, await readHeader(path, format));
     return headers.get(path);
   };
   const write = async (o: Open, text: string) => {

@@ -16,7 +16,7 @@ import { gatherLedgerFacts, pipelinesOf } from './ledger-facts.js';
 import { renderHtml } from './render-html.js';
 import { renderJson, renderMarkdown } from './render-markdown.js';
 import { buildReport, parseTolerance, type ReconciliationReport, type Tolerance } from './report-model.js';
-import { formatOf, readRowAt } from '../pipeline/source/index.js';
+import { formatOf, readRowAt, rowFormatOf } from '../pipeline/source/index.js';
 import { cellText, correctionsFormatOf, sourceColumns } from '../pipeline/checks/corrections.js';
 import { Redactor, columnClassifier, migrationKey, type ValuesMode } from '../privacy/index.js';
 import { cutText } from '../contract/cut.js';
@@ -213,11 +213,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
       const columns = await sourceColumns(def, s);
       sources.push({
         name: s.name,
-        format: s.format,
-        encoding: s.encoding,
-        csv: s.csv,
-        ...(s.fixedWidth ? { fixedWidth: s.fixedWidth } : {}),
-        xlsx: s.xlsx,
+        ...rowFormatOf(s),
         ...(columns ? { columns: [...columns] } : {}),
       });
     }

@@ -92,6 +92,38 @@ describe('pipeline definition', () => {
     expect(err.context).toMatchObject({ file: f, line: 4, column: 13 });
   });
 
+  it("checks each source's options as its format declares them, and refuses another format's options set on it", async () => {
+    const ns = 'target: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }';
+    const m = 'mapping: mappings/crm-persons.yaml';
+    const err = await loadError(
+      write(
+        'options.yaml',
+        [
+          'name: x',
+          'sources:',
+          `  - { name: a, format: csv, path: k.csv, csv: { header: false }, ${m} }`,
+          `  - { name: b, format: fixed-width, path: k.csv, ${m} }`,
+          `  - { name: c, format: csv, path: k.csv, xlsx: { sheet: Klanten }, ${m} }`,
+          `  - { name: d, format: jsonl, path: k.csv, json: { path: export.klanten }, ${m} }`,
+          `  - { name: e, format: xlsx, path: k.csv, fixedWidth: { columns: [{ name: nr, start: 1, length: 4 }] }, ${m} }`,
+          ns,
+          '',
+        ].join('\n'),
+      ),
+    );
+    const f = join(shown, 'options.yaml');
+    expect(err.message).toBe(
+      [
+        `Invalid ${f}: 5 problems`,
+        `  ${f}:3:47: sources[0].csv: csv.header is false, so csv.columns must name the columns, got {"header":false}`,
+        `  ${f}:4:5: sources[1].fixedWidth: format fixed-width needs fixedWidth.columns (name, start, length of each column), got nothing`,
+        `  ${f}:5:57: sources[2].xlsx.sheet: xlsx.sheet applies to format xlsx only, expected none on a source of format csv, got "Klanten"`,
+        `  ${f}:6:58: sources[3].json.path: json.path applies to format json only, expected none on a source of format jsonl, got "export.klanten"`,
+        `  ${f}:7:55: sources[4].fixedWidth: fixedWidth applies to format fixed-width only, expected none on a source of format xlsx, got {"columns":[{"name":"nr","start":1,"length":4}]}`,
+      ].join('\n'),
+    );
+  });
+
   it('points at the map that lacks a required option', async () => {
     const err = await loadError(
       write('no-target.yaml', 'name: x\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\n'),

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { fixedWidthBatches } from '../../src/pipeline/source/fixed-width/core.js';
 import { textChunks } from '../../src/pipeline/source/decoded-text.js';
 import { newTally, tallyDisagreement } from '../../src/pipeline/source/tally.js';
-import type { FixedWidthOptions } from '../../src/pipeline/definition/schema.js';
+import type { FixedWidthOptions } from '../../src/pipeline/source/fixed-width/options.js';
 import type { SourceRow, SourceRowError } from '../../src/pipeline/types.js';
 import { StagecoachError } from '../../src/contract/errors.js';
 

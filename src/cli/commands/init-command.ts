@@ -76,9 +76,11 @@ export function registerInitCommand(program: Command): void {
           const how =
             d.kind === 'csv'
               ? `CSV ${d.encoding}, ${JSON.stringify(d.delimiter)}, ${d.header ? 'header' : 'no header'}, ${d.lineEnd}`
-              : d.kind === 'fixed-width'
-                ? `fixed-width ${d.encoding}, ${d.length} characters, ${d.columns.length} columns ${d.named ? 'from the layout' : 'proposed (no layout)'}${d.header ? `, ${d.header} header line(s)` : ''}${d.trailer ? ', a trailer' : ''}`
-                : `${d.kind} ${d.encoding}${d.kind === 'json' && d.arrayPath ? ` at ${d.arrayPath}` : ''}`;
+              : d.kind === 'xlsx'
+                ? `workbook, sheet ${JSON.stringify(d.sheet)}, header row ${d.headerRow}`
+                : d.kind === 'fixed-width'
+                  ? `fixed-width ${d.encoding}, ${d.length} characters, ${d.columns.length} columns ${d.named ? 'from the layout' : 'proposed (no layout)'}${d.header ? `, ${d.header} header line(s)` : ''}${d.trailer ? ', a trailer' : ''}`
+                  : `${d.kind} ${d.encoding}${d.kind === 'json' && d.arrayPath ? ` at ${d.arrayPath}` : ''}`;
           out.push(
             `  ${pc.cyan(s.name)}  ${rel(s.file)}: ${how}; ${s.profile.rows.toLocaleString('en-US')} rows, ${s.profile.columns} columns → ${s.mapping.type}, key ${s.mapping.keyColumn ?? '(TODO)'}, ${s.mapping.fields.length} fields  (${rel(s.mappingFile)})`,
           );

@@ -21,7 +21,7 @@ import { StagecoachError } from '../../contract/errors.js';
 import type { PipelineDefinition, SourceDefinition } from '../definition/load-pipeline.js';
 import { displayPath } from '../definition/load-pipeline.js';
 import type { SourceFormat } from '../definition/schema.js';
-import { formatOf, listSourceFiles, readSourceFile } from '../source/index.js';
+import { formatOf, listSourceFiles, readHeader, readSourceFile } from '../source/index.js';
 import { sha256Hex } from '../source/row-hash.js';
 import type { SourceRow, SourceRowError } from '../types.js';
 
@@ -123,9 +123,7 @@ function leadingCellOfRaw(raw: string | undefined, header: readonly string[], co
 export async function sourceColumns(def: PipelineDefinition, source: SourceDefinition): Promise<Set<string> | undefined> {
   const files = await listSourceFiles(def.dir, source).catch(() => []);
   if (files.length === 0) return undefined;
-  const header = await formatOf(source.format)
-    .header(files[0]!.path, source)
-    .catch(() => []);
+  const header = await readHeader(files[0]!.path, source).catch(() => []);
   return header ? new Set(header) : undefined;
 }
 
@@ -211,7 +209,7 @@ export async function readCorrections(
         const file = shown[i]!;
         const dialect = await dialectOf(abs);
         const source = { ...dialect, name: '_corrections', path: abs, mapping: '' } as unknown as SourceDefinition;
-        const header = (await formatOf(dialect.format).header(abs, dialect)) ?? [];
+        const header = (await readHeader(abs, dialect)) ?? [];
         for await (const row of readSourceFile(source, { path: abs, file }, { ...(signal ? { signal } : {}) })) {
           if ('code' in row) {
             const origin = parseOrigin(leadingCellOfRaw(row.raw, header, ORIGIN_COLUMN, dialect.csv.delimiter));

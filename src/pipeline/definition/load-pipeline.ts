@@ -3,13 +3,14 @@
  * this point trusts the definition. Errors name file, line and column and say what was
  * expected (see yaml-file.ts).
  */
-import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { pipelineFileSchema, type PipelineFile, type SourceSpec } from './schema.js';
 import { loadYamlFile } from './yaml-file.js';
 import { checkMappingDeclarations, mappingFileSchema, type MappingFile } from '../mapping/schema.js';
 import { compileTransform } from '../mapping/transforms.js';
 import { StagecoachError } from '../../contract/errors.js';
+import { displayPath } from '../source/display-path.js';
 
 export interface SourceDefinition extends SourceSpec {
   /** The mapping file: absolute path, the path shown in messages, and its validated content. */
@@ -26,11 +27,7 @@ export interface PipelineDefinition extends Omit<PipelineFile, 'sources'> {
   sources: SourceDefinition[];
 }
 
-/** A path for messages: relative to the working folder when below it, else absolute. */
-export function displayPath(absolute: string): string {
-  const rel = relative(process.cwd(), absolute);
-  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : absolute;
-}
+export { displayPath };
 
 /**
  * Loads and validates `pipelines/<name>.yaml` and its mappings.
@@ -50,10 +47,6 @@ export async function loadPipeline(file: string): Promise<PipelineDefinition> {
           message: `duplicate source name ${JSON.stringify(s.name)}, expected names unique in the pipeline`,
         });
       seen.add(s.name);
-      if (s.format === 'csv' && !s.csv.header && !s.csv.columns)
-        problems.push({ path: ['sources', i, 'csv'], message: 'csv.header is false, so csv.columns must name the columns' });
-      if (s.format !== 'json' && s.json.path !== undefined)
-        problems.push({ path: ['sources', i, 'json', 'path'], message: `json.path applies to format json only, got format ${s.format}` });
       if (!existsSync(resolve(dirname(path), s.mapping)))
         problems.push({
           path: ['sources', i, 'mapping'],

@@ -1,16 +1,15 @@
 /**
  * The pipeline file (`pipelines/*.yaml`), declared once as zod schemas: each option with its
  * default and a one-line description. Types, validation and docs/pipelines.md derive from it.
+ * A source's `format:` list and its format options (`csv:`, `fixedWidth:`, …) come from the format
+ * registry (source/index.ts), each format declaring its own (source/<format>/format.ts).
  */
 import { z } from 'zod';
-import { xlsxOptionsSchema } from '../source/xlsx/options.js';
 import { COMPONENTS } from '../../contract/migration.js';
 import { VALUES_MODES } from '../../contract/classification.js';
+import { ENCODINGS, FORMATS, formatOptions, SOURCE_FORMATS, type FormatOptionFields, type SourceFormat } from '../source/index.js';
 
-export const ENCODINGS = ['utf-8', 'utf-8-bom', 'windows-1252', 'utf-16le', 'utf-16be', 'auto'] as const;
-export type SourceEncoding = (typeof ENCODINGS)[number];
-export const FORMATS = ['csv', 'json', 'jsonl', 'fixed-width', 'xlsx'] as const;
-export type SourceFormat = (typeof FORMATS)[number];
+export { ENCODINGS, FORMATS, type SourceEncoding, type SourceFormat } from '../source/index.js';
 
 /** A retention period: a number of days (`30d`), hours (`12h`), or `0` (remove at once). */
 const duration = z.string().regex(/^(0|\d+[dh])$/, { message: 'expected a period such as 30d, 12h or 0' });
@@ -22,82 +21,23 @@ export function durationMs(text: string): number {
   return text.endsWith('d') ? n * 86_400_000 : n * 3_600_000;
 }
 
-const singleChar = (what: string) => z.string().length(1, { message: `expected a single character (${what})` });
+/** One field per format with options (`csv:`, `fixedWidth:`, …), declared by the format itself (source/<format>/format.ts). */
+const optionFields = Object.fromEntries(formatOptions().map(({ options }) => [options.key, options.field])) as FormatOptionFields;
 
-export const csvOptionsSchema = z
-  .strictObject({
-    delimiter: singleChar('delimiter').default(',').describe('field separator; default ","'),
-    quote: singleChar('quote')
-      .default('"')
-      .describe("quote character; a doubled quote inside a quoted field is a literal quote; default '\"'"),
-    header: z.boolean().default(true).describe('whether the first record names the columns; default true'),
-    columns: z
-      .array(z.string().min(1))
-      .min(1)
-      .optional()
-      .describe("column names when the file has no header (or to rename the header's columns); default: the header"),
-  })
-  .describe('CSV reading options');
-export type CsvOptions = z.output<typeof csvOptionsSchema>;
+/** The formats as the `format:` description lists them: `a, b, c or d`. */
+const formatList = (): string => {
+  const all = FORMATS.map((f) => SOURCE_FORMATS[f].summary);
+  return `${all.slice(0, -1).join(', ')} or ${all.at(-1)}`;
+};
 
-export const jsonOptionsSchema = z
-  .strictObject({
-    path: z
-      .string()
-      .regex(/^[^.]+(\.[^.]+)*$/, { message: 'expected a dotted path such as export.bedrijven' })
-      .optional()
-      .describe('dotted path of the array inside the top-level object, e.g. export.bedrijven; default: the document is the array'),
-  })
-  .describe('JSON reading options (format json)');
-export type JsonOptions = z.output<typeof jsonOptionsSchema>;
-
-export const fixedWidthColumnSchema = z
-  .strictObject({
-    name: z.string().min(1).describe('column name, as the mapping reads it'),
-    start: z.number().int().min(1).describe('position of its first character on the line, 1-based (as record layouts give it)'),
-    length: z.number().int().min(1).describe('number of characters'),
-  })
-  .describe('one column of a fixed-width record');
-
-export const fixedWidthOptionsSchema = z
-  .strictObject({
-    columns: z.array(fixedWidthColumnSchema).min(1).describe('the columns, by position; they may leave filler between them'),
-    header: z
-      .number()
-      .int()
-      .min(0)
-      .default(0)
-      .describe('lines at the top of each file that are not records (a title, a run date); default 0'),
-    trim: z.boolean().default(true).describe('strip the padding blanks around each value; default true'),
-    trailer: z
-      .strictObject({
-        count: fixedWidthColumnSchema
-          .omit({ name: true })
-          .optional()
-          .describe('where the trailer states the number of records (start, length): checked against the records read'),
-      })
-      .optional()
-      .describe('the last line of each file is a trailer, not a record (a record count, a checksum)'),
-    length: z
-      .number()
-      .int()
-      .min(1)
-      .optional()
-      .describe('characters in a record; a line of another length is a row error; default: where the last column ends'),
-  })
-  .superRefine((o, ctx) => {
-    const names = new Set<string>();
-    const end = Math.max(...o.columns.map((c) => c.start + c.length - 1));
-    o.columns.forEach((c, i) => {
-      if (names.has(c.name))
-        ctx.addIssue({ code: 'custom', path: ['columns', i, 'name'], message: `duplicate column ${JSON.stringify(c.name)}` });
-      names.add(c.name);
-    });
-    if (o.length !== undefined && o.length < end)
-      ctx.addIssue({ code: 'custom', path: ['length'], message: `expected at least ${end} (where the last column ends), got ${o.length}` });
-  })
-  .describe('fixed-width reading options (format fixed-width): one record a line, columns by position');
-export type FixedWidthOptions = z.output<typeof fixedWidthOptionsSchema>;
+/** The first option of `value` that differs from `fallback` (its default), as a path below the options key; undefined when none does. */
+function setOption(value: unknown, fallback: unknown): string[] | undefined {
+  if (JSON.stringify(value) === JSON.stringify(fallback)) return undefined;
+  if (value === null || typeof value !== 'object' || fallback === null || typeof fallback !== 'object') return [];
+  const f = fallback as Record<string, unknown>;
+  const key = Object.keys(value).find((k) => JSON.stringify((value as Record<string, unknown>)[k]) !== JSON.stringify(f[k]));
+  return key === undefined ? [] : [key];
+}
 
 export const sourceSchema = z
   .strictObject({
@@ -105,11 +45,7 @@ export const sourceSchema = z
       .string()
       .regex(/^[A-Za-z0-9_-]+$/, { message: 'expected letters, digits, _ or -' })
       .describe('name of the source, unique in the pipeline; shown in provenance and reports'),
-    format: z
-      .enum(FORMATS)
-      .describe(
-        'csv, json (an array, or an array at json.path), jsonl (one object a line), fixed-width (columns by position, see fixedWidth) or xlsx (a sheet of an Excel workbook, see xlsx)',
-      ),
+    format: z.enum(FORMATS).describe(formatList()),
     path: z.string().min(1).describe('file or glob, relative to the pipeline file; several files are read in sorted order'),
     encoding: z
       .enum(ENCODINGS)
@@ -117,25 +53,26 @@ export const sourceSchema = z
       .describe(
         'text encoding; auto: a BOM decides (UTF-8/UTF-16), else a NUL byte every other byte means UTF-16, otherwise UTF-8; default auto',
       ),
-    csv: csvOptionsSchema.default({ delimiter: ',', quote: '"', header: true }).describe('CSV options (format csv)'),
-    json: jsonOptionsSchema.default({}).describe('JSON options (format json)'),
-    fixedWidth: fixedWidthOptionsSchema.optional().describe('fixed-width options (format fixed-width, where they are required)'),
-    xlsx: xlsxOptionsSchema.default({ sheet: 1, headerRow: 1 }),
+    ...optionFields,
     mapping: z.string().min(1).describe('mapping file for this source, relative to the pipeline file'),
   })
   .superRefine((s, ctx) => {
-    if (s.format === 'fixed-width' && !s.fixedWidth)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['fixedWidth'],
-        message: 'format fixed-width needs fixedWidth.columns (name, start, length of each column)',
-      });
-    if (s.format !== 'fixed-width' && s.fixedWidth)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['fixedWidth'],
-        message: `fixedWidth applies to format fixed-width only, got format ${s.format}`,
-      });
+    // Each format checks its own options; another format's options, set, are a mistake.
+    const source = s as unknown as Record<string, unknown> & { format: SourceFormat };
+    for (const { format, options } of formatOptions()) {
+      const value = source[options.key];
+      if (format === s.format) {
+        for (const p of options.check(value)) ctx.addIssue({ code: 'custom', path: [options.key, ...p.path], message: p.message });
+        continue;
+      }
+      const set = setOption(value, options.field.parse(undefined));
+      if (set)
+        ctx.addIssue({
+          code: 'custom',
+          path: [options.key, ...set],
+          message: `${[options.key, ...set].join('.')} applies to format ${format} only, expected none on a source of format ${s.format}`,
+        });
+    }
   })
   .describe('one legacy export');
 export type SourceSpec = z.output<typeof sourceSchema>;

@@ -28,9 +28,10 @@ import {
   normalisePhone,
   titleCase,
   TransformFailure,
-  type Step,
+  type CompiledStep,
   type CodeTables,
 } from './transforms.js';
+import { PhoneAnswers, type PhoneQuestions } from './transforms/phone.js';
 import type { ReferenceIds } from './reference-ids.js';
 import { loadMappingScript, type MappingHelpers } from './load-script.js';
 import { cutText, cutValue } from '../../contract/cut.js';
@@ -83,6 +84,12 @@ export interface CompiledMapping {
    * @example m.explain('addresses[0].houseNumber', 3) // 'column "adres.huisnummer" → `3` → refused by staging'
    */
   explain(field: string, value: unknown): string | undefined;
+  /**
+   * The mapping's phone numbers, to be parsed ahead of mapping (parallel/phone-worker.ts);
+   * `undefined` when it reads none. `ask` adds the parses a row's numbers will need; `answers`
+   * takes those of the batch about to be mapped.
+   */
+  phones: { ask(values: Values, questions: PhoneQuestions): void; answers: PhoneAnswers } | undefined;
 }
 
 const isEmpty = (v: unknown): boolean => v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0);
@@ -139,6 +146,11 @@ function traceSteps(origin: string, input: unknown, labels: readonly string[], v
   return `${out} → ${last}`;
 }
 
+/** A compiled chain of transforms; `ask`: what its phone step will ask of libphonenumber for an input (PhoneAnswers). */
+type Chain = ((v: unknown, ctx: MapContext, values: Values) => unknown) & {
+  ask: ((input: unknown, values: Values, questions: PhoneQuestions) => void) | undefined;
+};
+
 /** Fills an object's fields from their expressions; true when a row-dependent field had a value. */
 type Filler = (values: Values, ctx: MapContext, out: Record<string, unknown>) => boolean;
 
@@ -171,6 +183,9 @@ class Compiler {
   readonly origins = new Map<string, string>();
   /** `each` levels around the expression being compiled: its columns are inside the array's items. */
   private within: string[] = [];
+  /** Where the phone steps take their parses, and what each row's numbers will ask of it (columns outside an `each`). */
+  readonly phones = new PhoneAnswers();
+  readonly phoneAsks: ((values: Values, questions: PhoneQuestions) => void)[] = [];
 
   constructor(
     private readonly codes: CodeTables,
@@ -212,33 +227,42 @@ class Compiler {
    * Runs transforms in order; empty values skip them, failures become reasons. `origin` names
    * where the value came from (`column "x"`) in the trace a refusal carries.
    */
-  chain(
-    transforms: Transform[],
-    field: string,
-    sourceLabel: string,
-    origin: string,
-  ): ((v: unknown, ctx: MapContext, values: Values) => unknown) | undefined {
+  chain(transforms: Transform[], field: string, sourceLabel: string, origin: string): Chain | undefined {
     if (transforms.length === 0) return undefined;
-    let steps: { step: Step; acceptsEmpty: boolean }[];
+    let steps: CompiledStep[];
     try {
-      steps = transforms.map((t) => compileTransform(t, this.codes, (column) => this.read(column)));
+      steps = transforms.map((t) => compileTransform(t, this.codes, (column) => this.read(column), this.phones));
     } catch (err) {
       this.fail(field, (err as Error).message);
     }
     const fns = steps.map((st) => st.step);
     const acceptsEmpty = steps.map((st) => st.acceptsEmpty);
     const labels = transforms.map(transformLabel);
-    /** The trace of a refusal at step `failed`: the steps before it are pure, so they are run again for their values. */
+    /** The value before step `upto` (the steps are pure, so they may be run again), each step's value into `made`; a failure stops. */
+    const before = (input: unknown, upto: number, row: Values, made?: unknown[]): unknown => {
+      let v = input;
+      for (let i = 0; i < upto && !(v instanceof TransformFailure); i++) {
+        if (!(isEmpty(v) && !acceptsEmpty[i])) v = fns[i]!(v, row);
+        made?.push(v);
+      }
+      return v;
+    };
+    /** The trace of a refusal at step `failed`. */
     const trace = (input: unknown, failed: number, row: Values): string => {
       const made: unknown[] = [];
-      let v = input;
-      for (let i = 0; i < failed; i++) {
-        if (!(isEmpty(v) && !acceptsEmpty[i])) v = fns[i]!(v, row);
-        made.push(v);
-      }
+      before(input, failed, row, made);
       return traceSteps(origin, input, labels.slice(0, failed + 1), made, 'refused');
     };
-    return (input: unknown, ctx: MapContext, values: Values): unknown => {
+    // What the chain's first phone step will ask of libphonenumber, when the steps before it get that far.
+    const phoneAt = steps.findIndex((st) => st.ask !== undefined);
+    const askPhone = steps[phoneAt]?.ask;
+    const ask: Chain['ask'] =
+      askPhone &&
+      ((input, values, questions) => {
+        const v = before(input, phoneAt, values);
+        if (!isEmpty(v) && !(v instanceof TransformFailure)) askPhone(v, values, questions);
+      });
+    const run = (input: unknown, ctx: MapContext, values: Values): unknown => {
       let v = input;
       for (let i = 0; i < fns.length; i++) {
         if (isEmpty(v) && !acceptsEmpty[i]) continue;
@@ -257,6 +281,7 @@ class Compiler {
       }
       return v;
     };
+    return Object.assign(run, { ask });
   }
 
   /**
@@ -315,6 +340,13 @@ class Compiler {
     const label = ` in column ${name}`;
     const origin = `column "${name}"`;
     const chain = this.chain(e.transforms, field, label, origin);
+    // A column's text is what its chain reads (a longer one is refused first, a JSON value is rare: parsed when met).
+    const askPhone = chain?.ask;
+    if (askPhone && this.within.length === 0)
+      this.phoneAsks.push((values, questions) => {
+        const raw = get(values);
+        if (typeof raw === 'string' && raw.length <= MAX_FIELD_CHARS) askPhone(raw, values, questions);
+      });
     const kind = targetKind(target);
     const settle = kind ? this.settle(kind, field, label, origin) : undefined;
     // Text read where staging takes a number or a boolean, with no transform that makes one.
@@ -560,11 +592,23 @@ export async function compileMapping(spec: MappingFile, file: string, ids: Refer
     normaliseEmail,
   };
 
+  const asks = compiler.phoneAsks;
+  const phones: CompiledMapping['phones'] =
+    asks.length === 0
+      ? undefined
+      : {
+          ask: (values, questions) => {
+            for (const ask of asks) ask(values, questions);
+          },
+          answers: compiler.phones,
+        };
+
   return {
     file,
     type,
     scope,
     keyColumn,
+    phones,
     columns: compiler.columns,
     key,
     ids,

@@ -7,7 +7,7 @@
 import type { Transform } from './schema.js';
 import { TransformFailure } from './transforms/failure.js';
 import { compileDate, compileDateFormat, excelSerialDate, type DateSpec } from './transforms/date.js';
-import { compilePhone, readPhone } from './transforms/phone.js';
+import { compilePhone, readPhone, type PhoneAnswers, type PhoneStep } from './transforms/phone.js';
 import { countryResolver, type CountryReading } from './transforms/country.js';
 
 export { TransformFailure, compileDate, compileDateFormat, excelSerialDate, readPhone, countryResolver };
@@ -21,6 +21,13 @@ export type Row = Record<string, unknown>;
  * number's region) gets the row as its second argument.
  */
 export type Step = (value: unknown, row: Row) => unknown;
+
+/** A compiled transform, and for a phone number what it will ask libphonenumber (to be asked ahead, see PhoneAnswers). */
+export interface CompiledStep {
+  step: Step;
+  acceptsEmpty: boolean;
+  ask?: PhoneStep['ask'];
+}
 
 /** How a transform that reads another column gets at it: the compiler registers the column and returns its reader. */
 export type ColumnReader = (column: string) => { name: string; get: (row: Row) => unknown };
@@ -268,15 +275,14 @@ const sharedCountryResolver = (() => {
  * Compiles one declared transform into a step. Throws (at load time) when the declaration
  * itself is wrong: an unknown code table, a bad date format, a bad regular expression.
  * `column` registers and reads a column the transform reads besides its value (a phone's
- * `regionColumn`); without it, columns are read by their plain names.
+ * `regionColumn`); without it, columns are read by their plain names. `phones`: where phone
+ * steps take their parses (answered ahead), else they make them.
  */
-export function compileTransform(
-  t: Transform,
-  codes: CodeTables,
-  column: ColumnReader = plainColumn,
-): { step: Step; acceptsEmpty: boolean } {
+export function compileTransform(t: Transform, codes: CodeTables, column: ColumnReader = plainColumn, phones?: PhoneAnswers): CompiledStep {
   if (typeof t === 'string') {
     if (t === 'country' || t === 'nationality') return { step: countryStep(t), acceptsEmpty: false };
+    // No region declared: only international numbers (a national one is refused saying so).
+    if (t === 'phone') return { ...compilePhone({}, sharedCountryResolver, phones?.parse), acceptsEmpty: false };
     return { step: NAMED[t], acceptsEmpty: false };
   }
   if ('country' in t) return { step: countryStep('country', t.country.extra), acceptsEmpty: false };
@@ -344,11 +350,12 @@ export function compileTransform(
     const { country, region = country, regionColumn, check } = t.phone;
     if (country !== undefined && t.phone.region !== undefined && country !== t.phone.region)
       throw new Error(`phone: region ${t.phone.region} and country ${country} name the same thing; keep one`);
-    const step = compilePhone(
+    const phone = compilePhone(
       { region, check, regionColumn: regionColumn === undefined ? undefined : column(regionColumn) },
       sharedCountryResolver,
+      phones?.parse,
     );
-    return { step, acceptsEmpty: false };
+    return { ...phone, acceptsEmpty: false };
   }
   if ('pattern' in t) {
     const regex = new RegExp(t.pattern.regex, 'u');
@@ -408,7 +415,7 @@ const BOOLEANS = new Map<string, boolean>([
   ['0', false],
 ]);
 
-const NAMED: Record<Exclude<Transform, object | 'country' | 'nationality'>, Step> = {
+const NAMED: Record<Exclude<Transform, object | 'country' | 'nationality' | 'phone'>, Step> = {
   trim: (v) => (typeof v === 'string' ? v.trim() : v),
   upper: (v) => asText(v).toUpperCase(),
   lower: (v) => asText(v).toLowerCase(),
@@ -416,8 +423,6 @@ const NAMED: Record<Exclude<Transform, object | 'country' | 'nationality'>, Step
   'collapse-spaces': (v) => collapseSpaces(asText(v)),
   initials: (v) => initials(asText(v)),
   email: (v) => normaliseEmail(asText(v)) ?? new TransformFailure('INVALID_FIELD_VALUE', 'not an e-mail address, expected name@domain.tld'),
-  // No region declared: only international numbers (a national one is refused saying so).
-  phone: (v) => readPhone(asText(v), undefined),
   'postcode-nl': (v) => {
     const text = asText(v);
     return postcodeNl(text) ?? new TransformFailure('INVALID_FIELD_VALUE', postcodeNlProblem(text));

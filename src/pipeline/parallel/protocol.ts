@@ -4,14 +4,15 @@
  * row) and, when asked, frames the clean records for upload; the main thread settles the rest in
  * file order. Results travel as columns (one per field, numbers in typed arrays, frames in one
  * transferred buffer) because cloning one small object per row cost more than the work saved. A
- * column of strings is a `StringColumn` (codec/string-column.ts): a range's thousands of small
+ * column of strings is a `StringColumn` (string-column.ts): a range's thousands of small
  * strings, cloned one by one, were what the main thread's scavenges copied while the range
  * waited its turn (a fifth of its time in `plan`).
  */
 import type { RefColumns } from './ref-columns.js';
 import type { RangeOutcome, RecordRange } from './splittable.js';
 import type { MappedRow, RejectReason } from '../types.js';
-import type { StreamFormat, StringColumn } from '../../codec/index.js';
+import type { StreamFormat } from '../../codec/index.js';
+import type { StringColumn } from './string-column.js';
 import type { SourceTally } from '../source/tally.js';
 
 export interface WorkerSetup {

@@ -5,7 +5,8 @@
  */
 import { encodeRecord } from '../batcher/index.js';
 import { StagecoachError } from '../../contract/errors.js';
-import { NumberColumnBuilder, StringColumnBuilder, Utf8Builder } from '../../codec/index.js';
+import { NumberColumnBuilder, Utf8Builder } from './number-column.js';
+import { StringColumnBuilder } from './string-column.js';
 import type { MapContext } from '../mapping/compile.js';
 import { mapAndCheck, rejectUnreadable } from '../checks/index.js';
 import type { PreparedSource } from '../prepare-pipeline.js';

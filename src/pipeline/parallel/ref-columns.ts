@@ -6,7 +6,8 @@
  * scavenge copied them and then promoted them (about 0.4 MB a scavenge on each thread of `plan`
  * at 1,000,000 persons, against 11 kB reading on one thread).
  */
-import { NumberColumnBuilder, stringAt, StringColumnBuilder, type StringColumn } from '../../codec/index.js';
+import { NumberColumnBuilder } from './number-column.js';
+import { stringAt, StringColumnBuilder, type StringColumn } from './string-column.js';
 import type { RelationRef } from '../mapping/compile.js';
 
 export interface RefColumns {

@@ -7,8 +7,7 @@
 import { createReadStream } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { StagecoachError } from '../../contract/errors.js';
-import type { SourceEncoding } from '../definition/schema.js';
-import { detectEncoding, repairWindows1252, swap16Stream, type ResolvedEncoding } from './encoding.js';
+import { detectEncoding, repairWindows1252, swap16Stream, type ResolvedEncoding, type SourceEncoding } from './encoding.js';
 
 /** A piece of decoded text and the encoding it was decoded with. */
 export interface DecodedChunk {

@@ -10,7 +10,10 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { open } from 'node:fs/promises';
 import { StagecoachError } from '../../contract/errors.js';
 import iconv from 'iconv-lite';
-import type { SourceEncoding } from '../definition/schema.js';
+
+/** The text encodings a source may declare (`encoding:` in a pipeline source). */
+export const ENCODINGS = ['utf-8', 'utf-8-bom', 'windows-1252', 'utf-16le', 'utf-16be', 'auto'] as const;
+export type SourceEncoding = (typeof ENCODINGS)[number];
 
 /** The encodings the byte-level readers work in, plus the BOM length to skip. */
 export interface ResolvedEncoding {

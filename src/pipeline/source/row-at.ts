@@ -7,15 +7,7 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import iconv from 'iconv-lite';
-import type { SourceSpec } from '../definition/schema.js';
-
-/** The reading options of a source that matter for one row. */
-export type RowFormat = Pick<SourceSpec, 'format' | 'encoding'> & {
-  csv?: Partial<SourceSpec['csv']> | undefined;
-  json?: Partial<SourceSpec['json']> | undefined;
-  fixedWidth?: SourceSpec['fixedWidth'] | undefined;
-  xlsx?: Partial<SourceSpec['xlsx']> | undefined;
-};
+import type { SourceEncoding } from './encoding.js';
 
 /** A legacy row as its columns and values, both in file order. */
 export interface RawRow {
@@ -35,7 +27,7 @@ export interface RawRow {
 export const MAX_ROW_CHARS = 1024 * 1024;
 
 /** Decides the text encoding of a file: the declared one, or its byte-order mark under `auto`. */
-export async function encodingOf(file: string, declared: RowFormat['encoding']): Promise<{ encoding: string; bomBytes: number }> {
+export async function encodingOf(file: string, declared: SourceEncoding): Promise<{ encoding: string; bomBytes: number }> {
   if (declared !== 'auto' && declared !== 'utf-8-bom') return { encoding: declared, bomBytes: 0 };
   const fh = await open(file, 'r');
   try {

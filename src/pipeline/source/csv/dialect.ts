@@ -3,7 +3,7 @@
  * path (plain-lines.ts) and csv-parse (its options come from here, `csvParseOptions`).
  */
 import type { Options } from 'csv-parse';
-import type { CsvOptions } from '../../definition/schema.js';
+import type { CsvOptions } from './options.js';
 import type { ResolvedEncoding } from '../encoding.js';
 import type { RecordDelimiter } from './plain-lines.js';
 

@@ -4,7 +4,8 @@
  */
 import { createReadStream } from 'node:fs';
 import { StagecoachError } from '../../../contract/errors.js';
-import type { CsvOptions, SourceEncoding } from '../../definition/schema.js';
+import type { SourceEncoding } from '../encoding.js';
+import type { CsvOptions } from './options.js';
 import type { SourceTally } from '../tally.js';
 import { detectEncoding, swap16Stream, type ResolvedEncoding } from '../encoding.js';
 import { csvDialect } from './dialect.js';

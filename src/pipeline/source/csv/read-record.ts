@@ -3,7 +3,8 @@
  * and the record that starts at a byte offset (the corrections file and the report show a refused
  * row as the legacy system wrote it). Reads only as far as it needs.
  */
-import type { CsvOptions, SourceEncoding } from '../../definition/schema.js';
+import type { SourceEncoding } from '../encoding.js';
+import type { CsvOptions } from './options.js';
 import { detectEncoding } from '../encoding.js';
 import { CsvCore, type CsvReadOutcome } from './core.js';
 import { feedFile } from './read-csv.js';

@@ -3,14 +3,14 @@
  * reader (read-record.ts). A record the reader refuses there (an unclosed quote: the row was
  * refused for it) comes back as one field, the text of its first line.
  */
-import { encodingOf, lineAt, type RawRow, type RowFormat } from '../row-at.js';
-import { csvHeader, csvRecordAt } from './read-record.js';
+import { encodingOf, lineAt, type RawRow } from '../row-at.js';
+import { csvHeader, csvRecordAt, type CsvRecordFormat } from './read-record.js';
 
 /**
  * The record at `byteOffset`, named by `columns` (the file's header when not given); cells past
  * the header are `column_<n>`, and `width` says how many fields the record has.
  */
-export async function csvRowAt(file: string, byteOffset: number, format: RowFormat, columns?: string[]): Promise<RawRow> {
+export async function csvRowAt(file: string, byteOffset: number, format: CsvRecordFormat, columns?: string[]): Promise<RawRow> {
   const cols = columns ?? (await csvHeader(file, format));
   let record = await csvRecordAt(file, byteOffset, format);
   if (record === 'unreadable') record = [await lineAt(file, (await encodingOf(file, format.encoding)).encoding, byteOffset)];

@@ -9,7 +9,7 @@
  * (the export was cut off), named at file:line and set in `tally.truncated`.
  */
 import type { SourceRow, SourceRowError } from '../../types.js';
-import type { FixedWidthOptions } from '../../definition/schema.js';
+import type { FixedWidthOptions } from './options.js';
 import { StagecoachError } from '../../../contract/errors.js';
 import { textDefect, textDefectHint } from '../encoding.js';
 import { sha256Hex } from '../row-hash.js';

@@ -4,14 +4,19 @@
  * a title line or another record as its header).
  */
 import { StagecoachError } from '../../../contract/errors.js';
-import { encodingOf, lineAt, type RawRow, type RowFormat } from '../row-at.js';
+import type { SourceEncoding } from '../encoding.js';
+import { encodingOf, lineAt, type RawRow } from '../row-at.js';
 import { fixedWidthFields, recordLength } from './core.js';
+import type { FixedWidthOptions } from './options.js';
+
+/** What reading a fixed-width record back needs: the encoding and the layout. */
+type FixedWidthRecordFormat = { encoding: SourceEncoding; fixedWidth?: FixedWidthOptions | undefined };
 
 /**
  * The record at `byteOffset` in the layout's columns; a line of another length than the layout's
  * (refused for it) is kept whole in `extra`.
  */
-export async function fixedWidthRowAt(file: string, byteOffset: number, format: RowFormat): Promise<RawRow> {
+export async function fixedWidthRowAt(file: string, byteOffset: number, format: FixedWidthRecordFormat): Promise<RawRow> {
   const layout = format.fixedWidth;
   if (!layout) throw new StagecoachError('CONFIG_INVALID', `${file}: a fixed-width source needs fixedWidth.columns to read a record`);
   const text = await lineAt(file, (await encodingOf(file, format.encoding)).encoding, byteOffset);
@@ -22,6 +27,6 @@ export async function fixedWidthRowAt(file: string, byteOffset: number, format: 
 }
 
 /** The columns of a fixed-width source: the layout's names. */
-export function fixedWidthHeader(format: RowFormat): string[] {
+export function fixedWidthHeader(format: FixedWidthRecordFormat): string[] {
   return format.fixedWidth?.columns.map((c) => c.name) ?? [];
 }

@@ -3,7 +3,8 @@
  * pipeline's encodings, decoded-text.ts) to the pure core in core.ts.
  */
 import type { SourceRow, SourceRowError } from '../../types.js';
-import type { FixedWidthOptions, SourceEncoding } from '../../definition/schema.js';
+import type { SourceEncoding } from '../encoding.js';
+import type { FixedWidthOptions } from './options.js';
 import { decodedChunks } from '../decoded-text.js';
 import type { SourceTally } from '../tally.js';
 import { fixedWidthBatches } from './core.js';

@@ -2,7 +2,8 @@
  * One JSON or JSON Lines record read back at its provenance (the byte its object starts at),
  * found by matching its brackets: only that record is read.
  */
-import { encodingOf, MAX_ROW_CHARS, textFrom, type RawRow, type RowFormat } from '../row-at.js';
+import type { SourceEncoding } from '../encoding.js';
+import { encodingOf, MAX_ROW_CHARS, textFrom, type RawRow } from '../row-at.js';
 
 /** Deepest nesting parsed: a deeper row is shown cut, as text. */
 const MAX_ROW_DEPTH = 100;
@@ -68,7 +69,7 @@ async function jsonValueAt(file: string, encoding: string, start: number): Promi
 }
 
 /** The JSON object at `byteOffset`; a value that is no object comes back as `{ value }`. */
-export async function jsonRowAt(file: string, byteOffset: number, format: RowFormat): Promise<RawRow> {
+export async function jsonRowAt(file: string, byteOffset: number, format: { encoding: SourceEncoding }): Promise<RawRow> {
   const { encoding } = await encodingOf(file, format.encoding);
   const value = await jsonValueAt(file, encoding, byteOffset);
   const values = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : { value };

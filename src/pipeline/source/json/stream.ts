@@ -3,7 +3,7 @@
  * the pure cores in core.ts. Neither the document nor the array is held.
  */
 import type { SourceRow, SourceRowError } from '../../types.js';
-import type { SourceEncoding } from '../../definition/schema.js';
+import type { SourceEncoding } from '../encoding.js';
 import { decodedChunks } from '../decoded-text.js';
 import type { SourceTally } from '../tally.js';
 import { jsonArrayBatches, jsonLinesBatches } from './core.js';

@@ -2,14 +2,17 @@
  * One XLSX record read back at its provenance: the sheet's row whose number the provenance holds
  * (its `byteOffset`, see stream.ts), in the header row's columns. Streams the sheet up to that row.
  */
-import { displayPath } from '../../definition/load-pipeline.js';
-import type { RawRow, RowFormat } from '../row-at.js';
-import { xlsxOptionsSchema } from './options.js';
+import { displayPath } from '../display-path.js';
+import type { RawRow } from '../row-at.js';
+import { xlsxOptionsSchema, type XlsxOptions } from './options.js';
+
+/** What reading an XLSX record back needs: the sheet and its header row. */
+type XlsxRecordFormat = { xlsx?: Partial<XlsxOptions> | undefined };
 import { readXlsxBatches, xlsxHeader } from './stream.js';
 
-const optionsOf = (format: RowFormat) => xlsxOptionsSchema.parse(format.xlsx ?? {});
+const optionsOf = (format: XlsxRecordFormat) => xlsxOptionsSchema.parse(format.xlsx ?? {});
 
-export async function xlsxRowAt(path: string, rowNumber: number, format: RowFormat): Promise<RawRow> {
+export async function xlsxRowAt(path: string, rowNumber: number, format: XlsxRecordFormat): Promise<RawRow> {
   const xlsx = optionsOf(format);
   const columns = await xlsxHeader(path, displayPath(path), xlsx);
   const values: Record<string, unknown> = Object.fromEntries(columns.map((c) => [c, '']));
@@ -18,6 +21,6 @@ export async function xlsxRowAt(path: string, rowNumber: number, format: RowForm
   return { columns, values };
 }
 
-export async function xlsxColumns(path: string, format: RowFormat): Promise<string[]> {
+export async function xlsxColumns(path: string, format: XlsxRecordFormat): Promise<string[]> {
   return xlsxHeader(path, displayPath(path), optionsOf(format));
 }

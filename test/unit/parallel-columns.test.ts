@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { NumberColumnBuilder, stringAt, StringColumnBuilder, Utf8Builder } from '../../src/codec/index.js';
+import { NumberColumnBuilder, Utf8Builder } from '../../src/pipeline/parallel/number-column.js';
+import { stringAt, StringColumnBuilder } from '../../src/pipeline/parallel/string-column.js';
 import { RefColumnsBuilder, RefColumnsReader } from '../../src/pipeline/parallel/ref-columns.js';
 import type { RelationRef } from '../../src/pipeline/mapping/compile.js';
 

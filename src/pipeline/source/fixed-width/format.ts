@@ -1,0 +1,30 @@
+/**
+ * The fixed-width format as the registry sees it: its layout (`fixedWidth:`, required) names the
+ * columns; read from the start only; corrections as CSV, one column per layout field.
+ */
+import { commonReadOptions, defineFormat } from '../format.js';
+import { fixedWidthOptionsSchema } from './options.js';
+import { fixedWidthHeader, fixedWidthRowAt } from './row-at.js';
+import { readFixedWidthBatches } from './stream.js';
+
+export const fixedWidthFormat = defineFormat({
+  summary: 'fixed-width (columns by position, see fixedWidth)',
+  options: {
+    key: 'fixedWidth',
+    field: fixedWidthOptionsSchema.optional().describe('fixed-width options (format fixed-width, where they are required)'),
+    check: (layout) =>
+      layout ? [] : [{ path: [], message: 'format fixed-width needs fixedWidth.columns (name, start, length of each column)' }],
+  },
+  canSplit: false,
+  tallies: true,
+  rowAt: (path, byteOffset, format) => fixedWidthRowAt(path, byteOffset, format),
+  header: async (_path, format) => fixedWidthHeader(format),
+  corrections: 'csv',
+  scanKeys: null,
+  read: (source, file, options) =>
+    readFixedWidthBatches({
+      ...commonReadOptions(source, file, options),
+      fixedWidth: source.fixedWidth!,
+      ...(options.requiredColumns ? { requiredColumns: options.requiredColumns } : {}),
+    }),
+});

@@ -1,0 +1,32 @@
+/**
+ * The JSON and JSON Lines formats as the registry sees them: records name their own fields (no
+ * header), read from the start only, corrections as JSON Lines (types and nesting kept).
+ */
+import { commonReadOptions, defineFormat } from '../format.js';
+import { jsonOptionsSchema } from './options.js';
+import { jsonRowAt } from './row-at.js';
+import { readJsonArrayBatches, readJsonLinesBatches } from './stream.js';
+
+export const jsonFormat = defineFormat({
+  summary: 'json (an array, or an array at json.path)',
+  options: { key: 'json', field: jsonOptionsSchema.default({}).describe('JSON options (format json)'), check: () => [] },
+  canSplit: false,
+  tallies: true,
+  rowAt: jsonRowAt,
+  header: async () => undefined,
+  corrections: 'jsonl',
+  scanKeys: null,
+  read: (source, file, options) => readJsonArrayBatches({ ...commonReadOptions(source, file, options), arrayPath: source.json.path }),
+});
+
+export const jsonlFormat = defineFormat({
+  summary: 'jsonl (one object a line)',
+  options: null,
+  canSplit: false,
+  tallies: true,
+  rowAt: jsonRowAt,
+  header: async () => undefined,
+  corrections: 'jsonl',
+  scanKeys: null,
+  read: (source, file, options) => readJsonLinesBatches(commonReadOptions(source, file, options)),
+});

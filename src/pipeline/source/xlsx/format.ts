@@ -1,0 +1,29 @@
+/**
+ * The XLSX format as the registry sees it: a sheet of a workbook (`xlsx:` names it and its header
+ * row), provenance as the sheet's row number, corrections as CSV in the header row's columns.
+ * It tallies: the sheet's `<row>` elements counted from the zip apart from exceljs (count-rows.ts).
+ * It cannot split: a sheet is one deflate stream inside the zip, which can only be inflated from
+ * its start (no byte where a row begins can be jumped to), so one thread reads it and a resumed
+ * run reads it again from the start, the ledger skipping the rows it already holds.
+ */
+import { commonReadOptions, defineFormat } from '../format.js';
+import { xlsxOptionsSchema } from './options.js';
+import { xlsxColumns, xlsxRowAt } from './row-at.js';
+import { readXlsxBatches } from './stream.js';
+
+export const xlsxFormat = defineFormat({
+  summary: 'xlsx (a sheet of an Excel workbook, see xlsx)',
+  options: { key: 'xlsx', field: xlsxOptionsSchema.default({ sheet: 1, headerRow: 1 }), check: () => [] },
+  canSplit: false,
+  tallies: true,
+  rowAt: (path, rowNumber, format) => xlsxRowAt(path, rowNumber, format),
+  header: xlsxColumns,
+  corrections: 'csv',
+  scanKeys: null,
+  read: (source, file, options) =>
+    readXlsxBatches({
+      ...commonReadOptions(source, file, options),
+      xlsx: source.xlsx,
+      ...(options.requiredColumns ? { requiredColumns: options.requiredColumns } : {}),
+    }),
+});
