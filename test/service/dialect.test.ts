@@ -47,7 +47,7 @@ const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.e
 describe('serve --dialect', () => {
   it('refuses a switch it does not know, with the closest one', () => {
     expect(() => parseDialect('nulls,nulz')).toThrow(
-      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, import-status, activity, country, actions, process-status, all, all-second, all-third',
+      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, import-status, activity, country, actions, process-status, registration-ids, all, all-second, all-third',
     );
     expect(() => parseDialect('counts=some')).toThrow('dialect switch "counts=some": expected counts=totals-only|more;');
     expect(parseDialect('all')).toEqual({
@@ -213,6 +213,34 @@ describe('serve --dialect', () => {
       expect(truth.map((c) => c.countryCode).sort()).toEqual(['DE', 'NL', 'NL', 'NL', 'NL']);
     } finally {
       await absent.dispose();
+    }
+  });
+
+  it('registration-ids=opaque: a webhook registration gets an id that is no UUID, and is found, changed and deleted by it', async () => {
+    const opaque = await startTestService({ dialect: 'registration-ids=opaque' });
+    try {
+      const token = await getToken(opaque.url);
+      const base = '/counterparty-management/events/counterparty.merged/endpoints';
+      const created = await call(opaque.url, token, 'POST', base, { body: { uri: 'http://127.0.0.1:9/hook' } });
+      expect(created.status).toBe(201);
+      const id = String(created.body.id);
+      expect(id).toMatch(/^wh_[A-Za-z0-9_-]{22}$/);
+      expect(created.headers.get('location')).toBe(`${base}/${id}`);
+      const listed = await call(opaque.url, token, 'GET', base);
+      expect(listed.body.map((r: { id: string }) => r.id)).toEqual([id]);
+      const moved = await call(opaque.url, token, 'PUT', `${base}/${encodeURIComponent(id)}`, {
+        body: { uri: 'http://127.0.0.1:9/other' },
+      });
+      expect(moved.status).toBeLessThan(300);
+      expect((await call(opaque.url, token, 'GET', base)).body[0].uri).toBe('http://127.0.0.1:9/other');
+      expect((await call(opaque.url, token, 'DELETE', `${base}/${encodeURIComponent(id)}`)).status).toBe(204);
+      expect((await call(opaque.url, token, 'GET', base)).body).toEqual([]);
+      // the service's own choice stays a UUID
+      const own = await call(plain.url, plainToken, 'POST', base, { body: { uri: 'http://127.0.0.1:9/hook' } });
+      expect(String(own.body.id)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      await call(plain.url, plainToken, 'DELETE', `${base}/${own.body.id}`);
+    } finally {
+      await opaque.dispose();
     }
   });
 

@@ -67,6 +67,8 @@ export interface Dialect {
   actionsUpperSnake?: boolean;
   /** Process status codes in upper snake case (`APPLICATION_RECEIVED`): definitions, the process record, status-changed events. */
   processStatusUpperSnake?: boolean;
+  /** Webhook registration ids that are not UUIDs (`wh_` and 16 random bytes, base64url), the spec showing none. */
+  registrationIdsOpaque?: boolean;
 }
 
 /** Other names a platform may give the stream counter (the spec's name for it is garbled). */
@@ -78,7 +80,7 @@ export const DIALECT_PRESETS: Record<string, string> = {
   'all-second':
     'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra,import-status=Succeeded,activity=Cancelled,actions=upper-snake',
   'all-third':
-    'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra,duplicates=unlinked,country=absent',
+    'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra,duplicates=unlinked,country=absent,registration-ids=opaque',
 };
 
 const VALUES = {
@@ -107,6 +109,7 @@ const VALUES = {
   country: ['absent'],
   actions: ['upper-snake'],
   'process-status': ['upper-snake'],
+  'registration-ids': ['opaque'],
 } as const;
 const FLAGS = ['nulls', 'counters-from-0', 'token-envelope', 'gzip', 'deflate', 'br'] as const;
 const NAMES = [...FLAGS, ...Object.keys(VALUES), ...Object.keys(DIALECT_PRESETS)];
@@ -161,6 +164,7 @@ export function parseDialect(spec: string | undefined): Dialect {
         else if (name === 'country') d.countryAbsent = true;
         else if (name === 'actions') d.actionsUpperSnake = true;
         else if (name === 'process-status') d.processStatusUpperSnake = true;
+        else if (name === 'registration-ids') d.registrationIdsOpaque = true;
         else d.jobRunning = value as Dialect['jobRunning'];
         continue;
       }
@@ -209,6 +213,7 @@ export function dialectActive(d: Dialect): boolean {
     !!d.activityCancelled ||
     !!d.countryAbsent ||
     !!d.actionsUpperSnake ||
-    !!d.processStatusUpperSnake
+    !!d.processStatusUpperSnake ||
+    !!d.registrationIdsOpaque
   );
 }

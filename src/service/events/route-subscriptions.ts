@@ -19,6 +19,7 @@ import {
   deliveryPage,
   findRegistration,
   insertRegistration,
+  newRegistrationId,
   listRegistrations,
   toRegistration,
   updateRegistrationUri,
@@ -27,6 +28,7 @@ import {
 } from './store-webhooks.js';
 import { checkWebhookUri, type UriPolicy } from './uri-guard.js';
 import type { Dispatcher } from './dispatcher.js';
+import { parseDialect } from '../dialect/switches.js';
 
 type Params = { eventName: string; id: string };
 
@@ -39,6 +41,8 @@ export async function subscriptionRoutes(
   const base = `/${group}/events`;
   const config = { area: 'events' as const };
   const names: readonly string[] = EVENT_GROUPS[group];
+  // Decided where the id is made: an id the edge rewrote would have to be mapped back on every request.
+  const opaqueIds = !!parseDialect(ctx.config.dialect).registrationIdsOpaque;
   const policy: UriPolicy = { allowPrivate: ctx.config.allowPrivateWebhooks, allowLoopback: ctx.config.allowLoopbackWebhooks };
 
   const eventOf = (request: FastifyRequest): EventName => {
@@ -75,7 +79,7 @@ export async function subscriptionRoutes(
   app.post(`${base}/:eventName/endpoints`, { config }, async (request, reply) => {
     const eventName = eventOf(request);
     const uri = await uriOf(request.body);
-    const row = insertRegistration(ctx.db, owner(request), group, eventName, uri);
+    const row = insertRegistration(ctx.db, owner(request), group, eventName, uri, newRegistrationId(opaqueIds));
     return reply.code(201).header('location', `${base}/${eventName}/endpoints/${row.id}`).send(toRegistration(row));
   });
 

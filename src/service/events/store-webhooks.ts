@@ -108,10 +108,22 @@ export function toRegistration(row: RegistrationRow): WebhookRegistration {
   return { id: row.id, eventName: row.event_name, createdOn: row.created_on, token: row.token, uri: row.uri };
 }
 
-export function insertRegistration(db: Db, owner: Owner, group: EventGroup, eventName: string, uri: string): RegistrationRow {
+/** A registration id: a UUID (the service's choice), or an opaque one (the dialect `registration-ids=opaque`). */
+export function newRegistrationId(opaque = false): string {
+  return opaque ? `wh_${randomBytes(16).toString('base64url')}` : randomUUID();
+}
+
+export function insertRegistration(
+  db: Db,
+  owner: Owner,
+  group: EventGroup,
+  eventName: string,
+  uri: string,
+  id = newRegistrationId(),
+): RegistrationRow {
   const now = new Date().toISOString();
   const row: RegistrationRow = {
-    id: randomUUID(),
+    id,
     broker_key: owner.brokerKey,
     label_id: owner.label,
     group_name: group,
