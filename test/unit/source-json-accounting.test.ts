@@ -3,7 +3,7 @@
  * export cut off or without rows is a read failure with its exact message and tally.
  */
 import { describe, expect, it } from 'vitest';
-import { jsonArrayBatches, jsonLinesBatches } from '../../src/pipeline/source/json/core.js';
+import { jsonArrayBatches, jsonLinesBatches } from '../../src/pipeline/source/json/stream.js';
 import { textChunks } from '../../src/pipeline/source/decoded-text.js';
 import { newTally, tallyDisagreement, type SourceTally } from '../../src/pipeline/source/tally.js';
 import type { SourceRow, SourceRowError } from '../../src/pipeline/types.js';
