@@ -1,9 +1,9 @@
 /**
  * JSON cores, pure (decoded text in, rows and row errors out, no I/O): `JsonArrayCore` for a
  * top-level array of objects or an array at a dotted path inside an object (`export.bedrijven`),
- * `JsonLinesCore` for JSON Lines. Both have the shape of every source core (feed-core.ts): `push`
- * a decoded chunk and take the rows it completed, `end()` for the final checks. The file side is
- * `stream.ts`; tests feed strings (`textChunks`).
+ * `JsonLinesCore` for JSON Lines. Both have the source-core shape of feed-core.ts (CSV's core's):
+ * `push` a decoded chunk and take the rows it completed, `end()` for the final checks. The file
+ * side is `stream.ts`; tests feed strings (`textChunks`).
  *
  * Arrays go through stream-json's tokenizer, fed by hand in pieces cut just before each `{`.
  * The tokenizer emits a token as soon as its first character arrives, so the piece in which an
