@@ -3,8 +3,9 @@
  * export cut off or without rows is a read failure with its exact message and tally.
  */
 import { describe, expect, it } from 'vitest';
-import { jsonArrayBatches, jsonLinesBatches } from '../../src/pipeline/source/json/core.js';
-import { textChunks } from '../../src/pipeline/source/decoded-text.js';
+import { jsonArrayBatches, jsonLinesBatches } from '../../src/pipeline/source/json/stream.js';
+import { textChunks, UTF8 } from '../../src/pipeline/source/decoded-text.js';
+import { JsonArrayCore, JsonLinesCore } from '../../src/pipeline/source/json/core.js';
 import { newTally, tallyDisagreement, type SourceTally } from '../../src/pipeline/source/tally.js';
 import type { SourceRow, SourceRowError } from '../../src/pipeline/types.js';
 
@@ -198,5 +199,29 @@ describe('JSON Lines accounting', () => {
       'SOURCE_READ_FAILED c.jsonl:1: the file holds 2 blank lines and no object, expected one JSON object a line; an empty export is refused unless truncated files are allowed (--allow-truncated)',
     ]);
     expect(counts(blank.tally)).toMatchObject({ physicalLines: 2, blankLines: 2, rowsRead: 0 });
+  });
+});
+
+describe('the JSON cores, pushed by hand', () => {
+  const chunk = (text: string) => ({ text, enc: UTF8 });
+  const shownOf = (items: (SourceRow | SourceRowError)[]) =>
+    items.map((r) =>
+      'code' in r ? `${r.code} ${r.message}` : `row ${r.provenance.line}@${r.provenance.byteOffset} ${JSON.stringify(r.values)}`,
+    );
+
+  it('an array: each push hands back the elements it completed, end() the cut-off export', () => {
+    const core = new JsonArrayCore({ source: 's', file: 'a.json', hashRows: false });
+    expect(shownOf(core.push(chunk('[\n  {"nr": "1"},\n  {"nr"')))).toEqual(['row 2@4 {"nr":"1"}']);
+    expect(shownOf(core.push(chunk(': "é"},\n  {"nr": "3"')))).toEqual(['row 3@19 {"nr":"é"}']);
+    expect(shownOf(core.end())).toEqual([
+      'SOURCE_READ_FAILED a.json:4: the file ends inside element 3 of the array, which starts on line 4, expected the element and the array to close; 2 complete elements read, the export looks cut off',
+    ]);
+  });
+
+  it('JSON Lines: each push hands back the lines it completed, end() the last line without a line feed', () => {
+    const core = new JsonLinesCore({ source: 's', file: 'c.jsonl', hashRows: false });
+    expect(shownOf(core.push(chunk('{"nr":"é"}\n{"nr":')))).toEqual(['row 1@0 {"nr":"é"}']);
+    expect(shownOf(core.push(chunk('"2"}')))).toEqual([]);
+    expect(shownOf(core.end())).toEqual(['row 2@12 {"nr":"2"}']);
   });
 });

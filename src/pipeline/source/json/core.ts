@@ -1,7 +1,9 @@
 /**
- * JSON cores, pure (decoded text in, rows and row errors out, no I/O): a top-level array of
- * objects, an array at a dotted path inside an object (`export.bedrijven`), and JSON Lines.
- * The file side is `stream.ts`; tests feed strings (`textChunks`).
+ * JSON cores, pure (decoded text in, rows and row errors out, no I/O): `JsonArrayCore` for a
+ * top-level array of objects or an array at a dotted path inside an object (`export.bedrijven`),
+ * `JsonLinesCore` for JSON Lines. Both have the source-core shape of feed-core.ts (CSV's core's):
+ * `push` a decoded chunk and take the rows it completed, `end()` for the final checks. The file
+ * side is `stream.ts`; tests feed strings (`textChunks`).
  *
  * Arrays go through stream-json's tokenizer, fed by hand in pieces cut just before each `{`.
  * The tokenizer emits a token as soon as its first character arrives, so the piece in which an
@@ -23,11 +25,11 @@
 import { jsonParser } from 'stream-json/core/parser.js';
 import Assembler from 'stream-json/assembler.js';
 import { getManyValues, isMany, none } from 'stream-chain/defs.js';
-import type { SourceRow, SourceRowError } from '../../types.js';
-import { StagecoachError } from '../../../contract/errors.js';
+import type { SourceRowError } from '../../types.js';
 import { textDefect, textDefectHint, type ResolvedEncoding } from '../encoding.js';
 import { sha256Hex } from '../row-hash.js';
 import { afterBom, byteLength, type DecodedChunk } from '../decoded-text.js';
+import type { SourceCore, SourceItem } from '../feed-core.js';
 import { isBlankLine, newTally, PhysicalLineCounter, type SourceTally } from '../tally.js';
 import { JsonItemCounter, type JsonCut } from './count-items.js';
 
@@ -42,8 +44,6 @@ export interface JsonCoreOptions {
   /** Filled in as the text is read; final when the batches end. */
   tally?: SourceTally;
 }
-
-type Chunks = Iterable<DecodedChunk> | AsyncIterable<DecodedChunk>;
 
 const RAW_LIMIT = 200;
 /** Deepest nesting of an element: deeper ones are refused (re-serialising them would overflow the stack). */
@@ -92,84 +92,192 @@ function countLines(text: string): number {
   return n;
 }
 
+/** Where the tokenizer is in the document: one frame per open container. */
+interface Frame {
+  array: boolean;
+  key: string | null;
+  target: boolean;
+}
+
 /**
- * The objects of a JSON array (at the top level, or at `arrayPath`), in batches (the rows each
- * piece of input completes).
- * @example for await (const batch of jsonArrayBatches(textChunks('[{"id":1},'), { source: 'bedrijven', file: 'b.json' })) …
- *          // [{ values: { id: 1 }, … }], then SOURCE_READ_FAILED 'b.json:1: the file ends inside the array after 1 complete element …'
+ * The objects of one JSON array (at the top level, or at `arrayPath`). Not reusable: push the
+ * decoded chunks in order, then call `end` once.
+ * @example const core = new JsonArrayCore({ source: 'bedrijven', file: 'b.json' }); [...core.push({ text: '[{"id":1},', enc: UTF8 }), ...core.end()]
+ *          // [{ values: { id: 1 }, … }, SOURCE_READ_FAILED 'b.json:1: the file ends inside the array after 1 complete element …']
  */
-export async function* jsonArrayBatches(chunks: Chunks, opts: JsonCoreOptions): AsyncGenerator<(SourceRow | SourceRowError)[]> {
-  const { source, file } = opts;
-  const tally = opts.tally ?? newTally(source, file, 'json');
-  const lines = new PhysicalLineCounter();
-  const hashRows = opts.hashRows !== false;
-  const target = opts.arrayPath ? opts.arrayPath.split('.') : [];
-  const tokenizer = jsonParser({ streamValues: false });
-  const counter = new JsonItemCounter(target);
-  const failed = (at: number, offset: number, message: string, why: string): SourceRowError[] => {
-    tally.truncated = why;
+export class JsonArrayCore implements SourceCore<DecodedChunk> {
+  private readonly source: string;
+  private readonly file: string;
+  private readonly arrayPath: string | undefined;
+  private readonly tally: SourceTally;
+  private readonly lines = new PhysicalLineCounter();
+  private readonly hashRows: boolean;
+  private readonly target: string[];
+  private readonly tokenizer = jsonParser({ streamValues: false });
+  private readonly counter: JsonItemCounter;
+  private readonly frames: Frame[] = [];
+  private targetSeen = false;
+  private asm: Assembler | null = null;
+  private elementStart = { line: 0, byteOffset: 0 };
+  private line = 1;
+  private byteOffset = 0;
+  private pieceStart = { line: 1, byteOffset: 0 };
+  private bomBytes = -1;
+  private currentEnc: ResolvedEncoding | undefined;
+  private out: SourceItem[] = [];
+  // An element nested deeper than MAX_JSON_DEPTH is not assembled: its tokens are counted
+  // until it closes, and it becomes a row error; the array goes on.
+  private depth = 0;
+  private tooDeep = false;
+
+  constructor(opts: JsonCoreOptions) {
+    this.source = opts.source;
+    this.file = opts.file;
+    this.arrayPath = opts.arrayPath;
+    this.tally = opts.tally ?? newTally(opts.source, opts.file, 'json');
+    this.hashRows = opts.hashRows !== false;
+    this.target = opts.arrayPath ? opts.arrayPath.split('.') : [];
+    this.counter = new JsonItemCounter(this.target);
+  }
+
+  push({ text: chunk, enc }: DecodedChunk): SourceItem[] {
+    this.currentEnc = enc;
+    if (this.bomBytes < 0) {
+      this.bomBytes = enc.bomLength;
+      this.byteOffset = this.bomBytes;
+    }
+    let text = chunk;
+    if (text.charCodeAt(0) === 0xfeff && this.line === 1 && this.byteOffset === this.bomBytes) {
+      this.byteOffset += byteLength('\ufeff', enc);
+      text = text.slice(1);
+    }
+    // Cut before each "{" so an element's start is the start of a piece (see module comment).
+    let from = 0;
+    for (let i = text.indexOf('{', 1); i !== -1; i = text.indexOf('{', i + 1)) {
+      this.feed(text.slice(from, i), enc);
+      from = i;
+    }
+    this.feed(text.slice(from), enc);
+    return this.drain();
+  }
+
+  end(): SourceItem[] {
+    const { file, arrayPath, tally } = this;
+    this.lines.end(tally);
+    const cut = this.counter.end();
+    tally.items = this.counter.items;
+    if (cut) return this.failed(this.line, this.byteOffset, cutMessage(file, cut, arrayPath), cutWhy(cut));
+    if (!this.counter.sawContent) {
+      const what =
+        tally.physicalLines === 0
+          ? 'the file is empty'
+          : `the file holds ${tally.physicalLines} blank line${tally.physicalLines === 1 ? '' : 's'} and no JSON`;
+      return this.failed(
+        1,
+        0,
+        `${file}:1: ${what}, expected ${arrayPath ? `an object holding an array at ${arrayPath}` : 'a JSON array'}; an empty export is refused unless truncated files are allowed (--allow-truncated)`,
+        `${what}: no rows`,
+      );
+    }
+    const tail = this.tokenizer(none as never) as unknown;
+    if (isMany(tail)) for (const t of getManyValues(tail) as Token[]) this.consume(t);
+    const rows = this.drain();
+    if (!this.targetSeen) {
+      const what =
+        this.byteOffset <= Math.max(this.bomBytes, 0)
+          ? 'the file is empty'
+          : arrayPath
+            ? `no array at ${arrayPath}`
+            : 'no array at the top level';
+      rows.push(
+        ...this.failed(
+          1,
+          0,
+          arrayPath
+            ? `${file}:1: ${what}, expected an object holding an array at ${arrayPath}`
+            : `${file}:1: ${what}, expected a JSON array at the top level`,
+          `${what}: no rows`,
+        ),
+      );
+    } else if (tally.rowsRead === 0) {
+      rows.push(
+        ...this.failed(
+          1,
+          0,
+          `${file}:1: the array${arrayPath ? ` at ${arrayPath}` : ''} is empty, expected at least one record; an empty export is refused unless truncated files are allowed (--allow-truncated)`,
+          'the array is empty: no rows',
+        ),
+      );
+    }
+    return rows;
+  }
+
+  /** A syntax error (the tokenizer's): the elements before it, then the rest of the file is one read failure. */
+  fail(err: unknown): SourceItem[] {
+    const rows = this.drain();
+    this.lines.end(this.tally);
+    this.tally.items = this.counter.items;
+    const { file, line } = this;
+    rows.push(
+      ...this.failed(
+        line,
+        this.byteOffset,
+        `${file}:${line}: the rest of the file cannot be read: ${(err as Error).message}`,
+        `the rest of the file cannot be read from line ${line}: ${(err as Error).message}`,
+      ),
+    );
+    return rows;
+  }
+
+  /** The rows and row errors completed so far, counted into the tally. */
+  private drain(): SourceItem[] {
+    if (this.out.length === 0) return [];
+    const rows = this.out;
+    this.out = [];
+    return counted(this.tally, rows);
+  }
+
+  private failed(at: number, offset: number, message: string, why: string): SourceRowError[] {
+    this.tally.truncated = why;
+    const { source, file } = this;
     return [{ source, provenance: { file, line: at, byteOffset: offset, hash: '' }, code: 'SOURCE_READ_FAILED', message }];
-  };
+  }
 
-  // Where the tokenizer is in the document: one frame per open container.
-  const frames: { array: boolean; key: string | null; target: boolean }[] = [];
-  let targetSeen = false;
-  let asm: Assembler | null = null;
-  let elementStart = { line: 0, byteOffset: 0 };
-  let line = 1;
-  let byteOffset = 0;
-  let pieceStart = { line: 1, byteOffset: 0 };
-  let bomBytes = -1;
-  const out: (SourceRow | SourceRowError)[] = [];
+  private feed(piece: string, enc: ResolvedEncoding): void {
+    this.pieceStart = { line: this.line, byteOffset: this.byteOffset };
+    this.counter.push(piece);
+    this.lines.push(piece);
+    const tokens = this.tokenizer(piece) as unknown;
+    if (isMany(tokens)) for (const t of getManyValues(tokens) as Token[]) this.consume(t);
+    else if (tokens !== none && tokens !== undefined) this.consume(tokens as Token);
+    this.line += countLines(piece);
+    this.byteOffset += byteLength(piece, enc);
+  }
 
-  const inTarget = () => frames.length > 0 && frames[frames.length - 1]!.target;
-  const pathMatches = () => {
+  private inTarget(): boolean {
+    const frames = this.frames;
+    return frames.length > 0 && frames[frames.length - 1]!.target;
+  }
+
+  private pathMatches(): boolean {
+    const { frames, target } = this;
     if (frames.length !== target.length) return false;
     for (let i = 0; i < target.length; i++) if (frames[i]!.array || frames[i]!.key !== target[i]) return false;
     return true;
-  };
+  }
 
-  let currentEnc: ResolvedEncoding | undefined;
-  const finishElement = (value: unknown) => {
-    const provenance = { file, line: elementStart.line, byteOffset: elementStart.byteOffset, hash: '' };
-    const text = JSON.stringify(value);
-    if (hashRows) provenance.hash = hashText(text);
-    const found = DEFECT_HINT.test(text) ? textIn(value, '') : undefined;
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      out.push({
-        source,
-        provenance,
-        code: 'SOURCE_ROW_INVALID',
-        message: `${file}:${provenance.line}: expected an object in the array, got ${text.slice(0, 60)}`,
-        raw: text.slice(0, RAW_LIMIT),
-      });
-    } else if (found) {
-      out.push({
-        source,
-        provenance,
-        code: 'SOURCE_ROW_INVALID',
-        message: defectMessage(file, provenance.line, found, currentEnc),
-        raw: text.slice(0, RAW_LIMIT),
-      });
-    } else {
-      out.push({ source, values: value as Record<string, unknown>, provenance });
-    }
-  };
-
-  // An element nested deeper than MAX_JSON_DEPTH is not assembled: its tokens are counted
-  // until it closes, and it becomes a row error; the array goes on.
-  let depth = 0;
-  let tooDeep = false;
-  const consume = (t: Token) => {
+  private consume(t: Token): void {
+    const asm = this.asm;
     if (asm) {
-      if (t.name === 'startObject' || t.name === 'startArray') depth++;
-      else if (t.name === 'endObject' || t.name === 'endArray') depth--;
-      if (tooDeep || depth > MAX_JSON_DEPTH) {
-        tooDeep = true;
-        if (depth === 0) {
-          asm = null;
-          tooDeep = false;
-          out.push({
+      if (t.name === 'startObject' || t.name === 'startArray') this.depth++;
+      else if (t.name === 'endObject' || t.name === 'endArray') this.depth--;
+      if (this.tooDeep || this.depth > MAX_JSON_DEPTH) {
+        this.tooDeep = true;
+        if (this.depth === 0) {
+          this.asm = null;
+          this.tooDeep = false;
+          const { source, file, elementStart } = this;
+          this.out.push({
             source,
             provenance: { file, line: elementStart.line, byteOffset: elementStart.byteOffset, hash: '' },
             code: 'SOURCE_ROW_INVALID',
@@ -180,141 +288,75 @@ export async function* jsonArrayBatches(chunks: Chunks, opts: JsonCoreOptions): 
       }
       asm.consume(t as never);
       if (asm.done) {
-        const value = asm.current;
-        asm = null;
-        finishElement(value);
+        this.asm = null;
+        this.finishElement(asm.current);
       }
       return;
     }
     switch (t.name) {
       case 'startObject':
-        if (inTarget()) break; // an element starts: handled below
-        frames.push({ array: false, key: null, target: false });
+        if (this.inTarget()) break; // an element starts: handled below
+        this.frames.push({ array: false, key: null, target: false });
         return;
       case 'startArray': {
-        if (inTarget()) break;
-        const isTarget = !targetSeen && pathMatches();
-        frames.push({ array: true, key: null, target: isTarget });
-        if (isTarget) targetSeen = true;
+        if (this.inTarget()) break;
+        const isTarget = !this.targetSeen && this.pathMatches();
+        this.frames.push({ array: true, key: null, target: isTarget });
+        if (isTarget) this.targetSeen = true;
         return;
       }
       case 'endObject':
       case 'endArray':
-        frames.pop();
+        this.frames.pop();
         return;
       case 'keyValue':
-        frames[frames.length - 1]!.key = t.value as string;
+        this.frames[this.frames.length - 1]!.key = t.value as string;
         return;
       default:
-        if (!inTarget()) return;
+        if (!this.inTarget()) return;
     }
     // A value inside the target array: an element.
-    elementStart = pieceStart;
-    depth = t.name === 'startObject' || t.name === 'startArray' ? 1 : 0;
-    asm = new Assembler();
-    asm.consume(t as never);
-    if (asm.done) {
-      const value = asm.current;
-      asm = null;
-      finishElement(value);
+    this.elementStart = this.pieceStart;
+    this.depth = t.name === 'startObject' || t.name === 'startArray' ? 1 : 0;
+    const element = new Assembler();
+    this.asm = element;
+    element.consume(t as never);
+    if (element.done) {
+      this.asm = null;
+      this.finishElement(element.current);
     }
-  };
+  }
 
-  const feed = (piece: string, enc: ResolvedEncoding) => {
-    pieceStart = { line, byteOffset };
-    counter.push(piece);
-    lines.push(piece);
-    const tokens = tokenizer(piece) as unknown;
-    if (isMany(tokens)) for (const t of getManyValues(tokens) as Token[]) consume(t);
-    else if (tokens !== none && tokens !== undefined) consume(tokens as Token);
-    line += countLines(piece);
-    byteOffset += byteLength(piece, enc);
-  };
-
-  try {
-    for await (const { text: chunk, enc } of chunks) {
-      currentEnc = enc;
-      if (bomBytes < 0) {
-        bomBytes = enc.bomLength;
-        byteOffset = bomBytes;
-      }
-      let text = chunk;
-      if (text.charCodeAt(0) === 0xfeff && line === 1 && byteOffset === bomBytes) {
-        byteOffset += byteLength('\ufeff', enc);
-        text = text.slice(1);
-      }
-      // Cut before each "{" so an element's start is the start of a piece (see module comment).
-      let from = 0;
-      for (let i = text.indexOf('{', 1); i !== -1; i = text.indexOf('{', i + 1)) {
-        feed(text.slice(from, i), enc);
-        from = i;
-        if (out.length > 0) yield counted(tally, out.splice(0));
-      }
-      feed(text.slice(from), enc);
-      if (out.length > 0) yield counted(tally, out.splice(0));
+  private finishElement(value: unknown): void {
+    const { source, file } = this;
+    const provenance = { file, line: this.elementStart.line, byteOffset: this.elementStart.byteOffset, hash: '' };
+    const text = JSON.stringify(value);
+    if (this.hashRows) provenance.hash = hashText(text);
+    const found = DEFECT_HINT.test(text) ? textIn(value, '') : undefined;
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      this.out.push({
+        source,
+        provenance,
+        code: 'SOURCE_ROW_INVALID',
+        message: `${file}:${provenance.line}: expected an object in the array, got ${text.slice(0, 60)}`,
+        raw: text.slice(0, RAW_LIMIT),
+      });
+    } else if (found) {
+      this.out.push({
+        source,
+        provenance,
+        code: 'SOURCE_ROW_INVALID',
+        message: defectMessage(file, provenance.line, found, this.currentEnc),
+        raw: text.slice(0, RAW_LIMIT),
+      });
+    } else {
+      this.out.push({ source, values: value as Record<string, unknown>, provenance });
     }
-    lines.end(tally);
-    const cut = counter.end();
-    tally.items = counter.items;
-    if (cut) {
-      yield failed(line, byteOffset, cutMessage(file, cut, opts.arrayPath), cutWhy(cut));
-      return;
-    }
-    if (!counter.sawContent) {
-      const what =
-        tally.physicalLines === 0
-          ? 'the file is empty'
-          : `the file holds ${tally.physicalLines} blank line${tally.physicalLines === 1 ? '' : 's'} and no JSON`;
-      yield failed(
-        1,
-        0,
-        `${file}:1: ${what}, expected ${opts.arrayPath ? `an object holding an array at ${opts.arrayPath}` : 'a JSON array'}; an empty export is refused unless truncated files are allowed (--allow-truncated)`,
-        `${what}: no rows`,
-      );
-      return;
-    }
-    const tail = tokenizer(none as never) as unknown;
-    if (isMany(tail)) for (const t of getManyValues(tail) as Token[]) consume(t);
-    if (out.length > 0) yield counted(tally, out.splice(0));
-    if (!targetSeen) {
-      const what =
-        byteOffset <= Math.max(bomBytes, 0)
-          ? 'the file is empty'
-          : opts.arrayPath
-            ? `no array at ${opts.arrayPath}`
-            : 'no array at the top level';
-      yield failed(
-        1,
-        0,
-        opts.arrayPath
-          ? `${file}:1: ${what}, expected an object holding an array at ${opts.arrayPath}`
-          : `${file}:1: ${what}, expected a JSON array at the top level`,
-        `${what}: no rows`,
-      );
-    } else if (tally.rowsRead === 0) {
-      yield failed(
-        1,
-        0,
-        `${file}:1: the array${opts.arrayPath ? ` at ${opts.arrayPath}` : ''} is empty, expected at least one record; an empty export is refused unless truncated files are allowed (--allow-truncated)`,
-        'the array is empty: no rows',
-      );
-    }
-  } catch (err) {
-    if (err instanceof StagecoachError) throw err;
-    if (out.length > 0) yield counted(tally, out.splice(0));
-    lines.end(tally);
-    tally.items = counter.items;
-    yield failed(
-      line,
-      byteOffset,
-      `${file}:${line}: the rest of the file cannot be read: ${(err as Error).message}`,
-      `the rest of the file cannot be read from line ${line}: ${(err as Error).message}`,
-    );
   }
 }
 
 /** Counts what a batch holds into the tally (rows and row errors; a file's read failure is not a row). */
-function counted(tally: SourceTally, batch: (SourceRow | SourceRowError)[], linesEach = 0): (SourceRow | SourceRowError)[] {
+function counted(tally: SourceTally, batch: SourceItem[], linesEach = 0): SourceItem[] {
   for (const r of batch) {
     if ('code' in r) {
       if (r.code === 'SOURCE_READ_FAILED') continue;
@@ -345,23 +387,137 @@ function cutMessage(file: string, cut: JsonCut, arrayPath: string | undefined): 
 }
 
 /**
- * JSON Lines, in batches (the lines each chunk completes): one object a line; blank lines are
- * skipped; a broken line is a row error.
- * @example for await (const batch of jsonLinesBatches(textChunks('{"id":1}\n{"id":'), { source: 'contacten', file: 'c.jsonl' })) …
+ * JSON Lines: one object a line; blank lines are skipped; a broken line is a row error. Not
+ * reusable: push the decoded chunks in order, then call `end` once.
+ * @example const core = new JsonLinesCore({ source: 'contacten', file: 'c.jsonl' }); [...core.push({ text: '{"id":1}\n{"id":', enc: UTF8 }), ...core.end()]
  */
-export async function* jsonLinesBatches(chunks: Chunks, opts: JsonCoreOptions): AsyncGenerator<(SourceRow | SourceRowError)[]> {
-  const { source, file } = opts;
-  const tally = opts.tally ?? newTally(source, file, 'jsonl');
-  const lines = new PhysicalLineCounter({ loneCr: false });
-  const hashRows = opts.hashRows !== false;
-  let line = 1;
-  let byteOffset = -1;
-  let enc: ResolvedEncoding | undefined;
+export class JsonLinesCore implements SourceCore<DecodedChunk> {
+  private readonly source: string;
+  private readonly file: string;
+  private readonly tally: SourceTally;
+  private readonly lines = new PhysicalLineCounter({ loneCr: false });
+  private readonly hashRows: boolean;
+  private line = 1;
+  private byteOffset = -1;
+  private enc: ResolvedEncoding | undefined;
+  // A line is held as parts until its line feed arrives (only the new chunk is searched), and
+  // one longer than MAX_LINE_CHARS is dropped as it comes and reported where it started.
+  private parts: string[] = [];
+  private partsLength = 0;
+  private oversized: { bytes: number; head: string } | undefined;
 
-  const rowOf = (text: string, at: number, offset: number): SourceRow | SourceRowError | undefined => {
+  constructor(opts: JsonCoreOptions) {
+    this.source = opts.source;
+    this.file = opts.file;
+    this.tally = opts.tally ?? newTally(opts.source, opts.file, 'jsonl');
+    this.hashRows = opts.hashRows !== false;
+  }
+
+  push(chunk: DecodedChunk): SourceItem[] {
+    const enc = (this.enc = chunk.enc);
+    let text = chunk.text;
+    if (this.byteOffset < 0) ({ text, byteOffset: this.byteOffset } = afterBom(text, enc));
+    this.lines.push(text);
+    let from = 0;
+    const batch: SourceItem[] = [];
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', from)) {
+      const piece = text.slice(from, nl);
+      if (this.oversized) {
+        batch.push(this.tooLong(this.line, this.byteOffset, this.oversized.head));
+        this.byteOffset += this.oversized.bytes + byteLength(piece, enc) + byteLength('\n', enc);
+        this.oversized = undefined;
+      } else {
+        const lineText = this.parts.length > 0 ? this.parts.join('') + piece : piece;
+        this.parts = [];
+        this.partsLength = 0;
+        const row =
+          lineText.length > MAX_LINE_CHARS
+            ? this.tooLong(this.line, this.byteOffset, lineText)
+            : this.rowOf(lineText, this.line, this.byteOffset);
+        if (row) batch.push(row);
+        this.byteOffset += byteLength(lineText, enc) + byteLength('\n', enc);
+      }
+      this.line++;
+      from = nl + 1;
+    }
+    const rest = text.slice(from);
+    if (this.oversized) this.oversized.bytes += byteLength(rest, enc);
+    else if (rest) {
+      this.parts.push(rest);
+      this.partsLength += rest.length;
+      if (this.partsLength > MAX_LINE_CHARS) {
+        this.oversized = { bytes: this.parts.reduce((n, p) => n + byteLength(p, enc), 0), head: this.parts[0]!.slice(0, RAW_LIMIT) };
+        this.parts = [];
+        this.partsLength = 0;
+      }
+    }
+    return counted(this.tally, batch, 1);
+  }
+
+  end(): SourceItem[] {
+    const { source, file, tally, line } = this;
+    this.lines.end(tally);
+    const rows: SourceItem[] = [];
+    if (this.oversized) rows.push(...counted(tally, [this.tooLong(line, this.byteOffset, this.oversized.head)], 1));
+    else if (this.enc && this.parts.length > 0) {
+      const text = this.parts.join('');
+      const row = this.rowOf(text, line, this.byteOffset);
+      if (row && 'code' in row && !parses(text)) {
+        // The last line has no line feed and does not parse: the export stops inside a value.
+        tally.truncated = `the file ends inside the JSON object on its last line (${line}): the export looks cut off`;
+        tally.rowsRead++;
+        tally.rowErrors++;
+        tally.linesInRows++;
+        return [
+          {
+            ...row,
+            code: 'SOURCE_READ_FAILED',
+            message: `${file}:${line}: the file ends inside the JSON object on its last line, expected a complete object and a line feed; the export looks cut off`,
+          },
+        ];
+      }
+      if (row) rows.push(...counted(tally, [row], 1));
+    }
+    if (tally.rowsRead === 0) {
+      const what =
+        tally.physicalLines === 0
+          ? 'the file is empty'
+          : `the file holds ${tally.physicalLines} blank line${tally.physicalLines === 1 ? '' : 's'} and no object`;
+      tally.truncated = `${what}: no rows`;
+      rows.push({
+        source,
+        provenance: { file, line: 1, byteOffset: 0, hash: '' },
+        code: 'SOURCE_READ_FAILED',
+        message: `${file}:1: ${what}, expected one JSON object a line; an empty export is refused unless truncated files are allowed (--allow-truncated)`,
+      });
+    }
+    return rows;
+  }
+
+  /**
+   * Nothing in a JSON Lines file stops the reading (a broken line is that line's error), and
+   * `push` hands back every row it makes: a failure here is not the file's, so it goes on up.
+   */
+  fail(err: unknown): SourceItem[] {
+    throw err;
+  }
+
+  private tooLong(at: number, offset: number, head: string): SourceRowError {
+    const { source, file } = this;
+    return {
+      source,
+      provenance: { file, line: at, byteOffset: offset, hash: '' },
+      code: 'SOURCE_ROW_INVALID',
+      message: `${file}:${at}: the line is longer than ${MAX_LINE_CHARS} characters, expected one JSON object a line`,
+      raw: head.slice(0, RAW_LIMIT),
+    };
+  }
+
+  private rowOf(text: string, at: number, offset: number): SourceItem | undefined {
+    const { source, file } = this;
     const body = text.endsWith('\r') ? text.slice(0, -1) : text;
     if (isBlankLine(body)) return undefined;
-    const provenance = { file, line: at, byteOffset: offset, hash: hashRows ? hashText(body) : '' };
+    const provenance = { file, line: at, byteOffset: offset, hash: this.hashRows ? hashText(body) : '' };
     let value: unknown;
     try {
       value = JSON.parse(body);
@@ -389,99 +545,10 @@ export async function* jsonLinesBatches(chunks: Chunks, opts: JsonCoreOptions): 
         source,
         provenance,
         code: 'SOURCE_ROW_INVALID',
-        message: defectMessage(file, at, found, enc),
+        message: defectMessage(file, at, found, this.enc),
         raw: body.slice(0, RAW_LIMIT),
       };
     return { source, values: value as Record<string, unknown>, provenance };
-  };
-
-  // A line is held as parts until its line feed arrives (only the new chunk is searched), and
-  // one longer than MAX_LINE_CHARS is dropped as it comes and reported where it started.
-  let parts: string[] = [];
-  let partsLength = 0;
-  let oversized: { bytes: number; head: string } | undefined;
-  const tooLong = (at: number, offset: number, head: string): SourceRowError => ({
-    source,
-    provenance: { file, line: at, byteOffset: offset, hash: '' },
-    code: 'SOURCE_ROW_INVALID',
-    message: `${file}:${at}: the line is longer than ${MAX_LINE_CHARS} characters, expected one JSON object a line`,
-    raw: head.slice(0, RAW_LIMIT),
-  });
-
-  for await (const chunk of chunks) {
-    enc = chunk.enc;
-    let text = chunk.text;
-    if (byteOffset < 0) ({ text, byteOffset } = afterBom(text, enc));
-    lines.push(text);
-    let from = 0;
-    const batch: (SourceRow | SourceRowError)[] = [];
-    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', from)) {
-      const piece = text.slice(from, nl);
-      if (oversized) {
-        batch.push(tooLong(line, byteOffset, oversized.head));
-        byteOffset += oversized.bytes + byteLength(piece, enc) + byteLength('\n', enc);
-        oversized = undefined;
-      } else {
-        const lineText = parts.length > 0 ? parts.join('') + piece : piece;
-        parts = [];
-        partsLength = 0;
-        const row = lineText.length > MAX_LINE_CHARS ? tooLong(line, byteOffset, lineText) : rowOf(lineText, line, byteOffset);
-        if (row) batch.push(row);
-        byteOffset += byteLength(lineText, enc) + byteLength('\n', enc);
-      }
-      line++;
-      from = nl + 1;
-    }
-    const rest = text.slice(from);
-    if (oversized) oversized.bytes += byteLength(rest, enc);
-    else if (rest) {
-      parts.push(rest);
-      partsLength += rest.length;
-      if (partsLength > MAX_LINE_CHARS) {
-        oversized = { bytes: parts.reduce((n, p) => n + byteLength(p, enc!), 0), head: parts[0]!.slice(0, RAW_LIMIT) };
-        parts = [];
-        partsLength = 0;
-      }
-    }
-    if (batch.length > 0) yield counted(tally, batch, 1);
-  }
-  lines.end(tally);
-  if (oversized) yield counted(tally, [tooLong(line, byteOffset, oversized.head)], 1);
-  else if (enc && parts.length > 0) {
-    const text = parts.join('');
-    const row = rowOf(text, line, byteOffset);
-    if (row && 'code' in row && !parses(text)) {
-      // The last line has no line feed and does not parse: the export stops inside a value.
-      const why = `the file ends inside the JSON object on its last line (${line}): the export looks cut off`;
-      tally.truncated = why;
-      tally.rowsRead++;
-      tally.rowErrors++;
-      tally.linesInRows++;
-      yield [
-        {
-          ...row,
-          code: 'SOURCE_READ_FAILED',
-          message: `${file}:${line}: the file ends inside the JSON object on its last line, expected a complete object and a line feed; the export looks cut off`,
-        },
-      ];
-      return;
-    }
-    if (row) yield counted(tally, [row], 1);
-  }
-  if (tally.rowsRead === 0) {
-    const what =
-      tally.physicalLines === 0
-        ? 'the file is empty'
-        : `the file holds ${tally.physicalLines} blank line${tally.physicalLines === 1 ? '' : 's'} and no object`;
-    tally.truncated = `${what}: no rows`;
-    yield [
-      {
-        source,
-        provenance: { file, line: 1, byteOffset: 0, hash: '' },
-        code: 'SOURCE_READ_FAILED',
-        message: `${file}:1: ${what}, expected one JSON object a line; an empty export is refused unless truncated files are allowed (--allow-truncated)`,
-      },
-    ];
   }
 }
 
