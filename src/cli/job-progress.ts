@@ -5,7 +5,7 @@
  * imported, failed or refused (`entityReferenceIds` of `ImportedEntities` / `ValidatedStaging`
  * entries). On a terminal: one line on stderr, redrawn in place. Otherwise: a pino `job
  * progress` line on stderr every few seconds and one when the job is done, never one per record.
- * The log is only read here (filtered, from where this job began), never stored: the ledger's log
+ * The log is only read here (from where this job began), never stored: the ledger's log
  * cursor stays where `logs` and `migrate` keep it.
  */
 import type { Logger } from 'pino';
@@ -50,13 +50,21 @@ export interface JobTally {
 
 const n = (v: number) => v.toLocaleString('en-US');
 
+/**
+ * Whether two action names are one action written in another case or with separators: a
+ * platform may write `IMPORTED_ENTITIES` or `imported-entities` (docs/contract-gaps.md).
+ * @example sameAction('IMPORTED_ENTITIES', 'ImportedEntities') // true
+ */
+export const sameAction = (a: string, b: string): boolean => actionWords(a) === actionWords(b);
+const actionWords = (action: string) => action.replace(/[^A-Za-z0-9]/g, '').toLowerCase();
+
 /** Adds what one log entry says about records to the tally. */
 export function countEntry(tally: JobTally, entry: LogEntry): void {
   const records = entry.entityReferenceIds.length;
-  if (tally.kind === 'import' && entry.action === 'ImportedEntities') {
+  if (tally.kind === 'import' && sameAction(entry.action, 'ImportedEntities')) {
     if (entry.logLevel === 'ERROR') tally.failed += records;
     else if (entry.logLevel === 'INFO') tally.imported += records;
-  } else if (tally.kind === 'validate-staging' && entry.action === 'ValidatedStaging' && entry.logLevel === 'ERROR') {
+  } else if (tally.kind === 'validate-staging' && sameAction(entry.action, 'ValidatedStaging') && entry.logLevel === 'ERROR') {
     tally.refused += records;
   }
 }
@@ -104,10 +112,11 @@ export function jobDisplay(options: JobDisplayOptions): JobDisplay {
   };
   /** Reads the log from `job.next` to its current end; `count` false only skips to the end. */
   const readLog = async (job: NonNullable<typeof current>, count: boolean) => {
-    const actions = job.tally.kind === 'import' ? ['ImportedEntities'] : ['ValidatedStaging'];
+    // Not filtered by Actions: a platform that spells the actions otherwise (IMPORTED_ENTITIES)
+    // would match none of ours. From where the job began nearly every entry is the job's own.
     for await (const entry of options.migrations.logs(
       job.migrationId,
-      { Actions: actions },
+      {},
       { ...(job.next !== undefined ? { continueFrom: job.next } : {}), signal: job.ac.signal },
     )) {
       if (entry.sequenceNumber !== undefined) job.next = Math.max(job.next ?? 0, entry.sequenceNumber + 1);

@@ -5,12 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, DEMO, basic, getToken, startTestService, type TestService } from '../support/service.js';
-import { parseDialect } from '../../src/service/dialect/index.js';
-import { rewriteBody, rewriteRunningJob } from '../../src/service/dialect/rewrite.js';
+import { deliveryDialect, parseDialect } from '../../src/service/dialect/index.js';
+import { rewriteBody, rewriteRunningJob, upperSnake } from '../../src/service/dialect/rewrite.js';
 import { createMigration, frames, id, MEDIA_SEQ, person, stagingPath } from '../cases/migration/records.js';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
+import { demoCounterparties } from '../../src/service/counterparties/seed.js';
 import { createProcess, LODGING, messagePath, PARTIES, PO, upload, sample } from './lodging-support.js';
 
 const STREAM = '/counterparty-management/counterparties/stream';
@@ -46,7 +47,7 @@ const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.e
 describe('serve --dialect', () => {
   it('refuses a switch it does not know, with the closest one', () => {
     expect(() => parseDialect('nulls,nulz')).toThrow(
-      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, import-status, activity, all, all-second, all-third',
+      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, import-status, activity, country, actions, process-status, all, all-second, all-third',
     );
     expect(() => parseDialect('counts=some')).toThrow('dialect switch "counts=some": expected counts=totals-only|more;');
     expect(parseDialect('all')).toEqual({
@@ -69,6 +70,7 @@ describe('serve --dialect', () => {
       messageCreated200: true,
       resend409: true,
       deliveriesTwice: true,
+      processStatusUpperSnake: true,
     });
   });
 
@@ -187,6 +189,67 @@ describe('serve --dialect', () => {
     }
   });
 
+  it('country=absent: streams and lists a counterparty without a country of its own with no countryCode, one with its own as it is', async () => {
+    const absent = await startTestService({ dialect: 'country=absent' });
+    try {
+      const token = await getToken(absent.url);
+      const accept = { accept: 'application/jsonl' };
+      const truth = jsonl((await call(plain.url, plainToken, 'GET', STREAM, { headers: accept })).text);
+      const got = jsonl((await call(absent.url, token, 'GET', STREAM, { headers: accept })).text);
+      const page = (await call(absent.url, token, 'GET', '/counterparty-management/counterparties?limit=100')).body.items as Array<
+        Record<string, unknown>
+      >;
+      // The truth of each record's own country: the demo records as stored (demoCounterparties).
+      const own = new Map(demoCounterparties(DEMO.broker).map((c) => [c.referenceId, c.countryCode]));
+      expect(got.map((c) => c.referenceId)).toEqual(truth.map((c) => c.referenceId));
+      for (const [i, c] of got.entries()) {
+        const { countryCode: _derived, ...rest } = truth[i]!;
+        const expected = own.get(String(c.referenceId)) === undefined ? rest : truth[i];
+        expect(c).toEqual(expected);
+        expect(page[i]).toEqual(expected);
+      }
+      // Both cases occur: the demo records with a country of their own keep it, the others have none.
+      expect(got.map((c) => c.countryCode ?? '-').sort()).toEqual(['-', '-', '-', '-', 'DE']);
+      expect(truth.map((c) => c.countryCode).sort()).toEqual(['DE', 'NL', 'NL', 'NL', 'NL']);
+    } finally {
+      await absent.dispose();
+    }
+  });
+
+  it('actions=upper-snake: writes log actions as IMPORTED_ENTITIES and reads the Actions filter in that spelling only', async () => {
+    const snake = await startTestService({ dialect: 'actions=upper-snake' });
+    try {
+      const token = await getToken(snake.url);
+      const staged = async (url: string, bearer: string) => {
+        const m = await createMigration(url, bearer);
+        await call(url, bearer, 'PUT', stagingPath(m), {
+          raw: frames('json-seq', [person(1), person(2)]),
+          headers: { 'content-type': MEDIA_SEQ, accept: MEDIA_SEQ },
+        });
+        return async (query: string) =>
+          jsonl(
+            (
+              await call(url, bearer, 'GET', `/migration-assistance/migrations/${m}/logs/stream${query}`, {
+                headers: { accept: 'application/jsonl' },
+              })
+            ).text,
+          ).map(({ timestamp: _t, ...e }) => e);
+      };
+      const truth = await staged(plain.url, plainToken);
+      const got = await staged(snake.url, token);
+      const all = await got('');
+      expect(all.map((e) => e.action)).toEqual(['CREATED_MIGRATION', 'STAGED_ENTITIES']);
+      const spelt: Record<string, string> = { CreatedMigration: 'CREATED_MIGRATION', StagedEntities: 'STAGED_ENTITIES' };
+      expect(all).toEqual((await truth('')).map((e) => ({ ...e, action: spelt[String(e.action)] })));
+      expect(await got('?Actions=STAGED_ENTITIES')).toEqual([all[1]]);
+      expect(await got('?Actions=CREATED_MIGRATION&Actions=STAGED_ENTITIES')).toEqual(all);
+      expect(await got('?Actions=StagedEntities')).toEqual([]);
+      expect(await truth('?Actions=StagedEntities')).toHaveLength(1);
+    } finally {
+      await snake.dispose();
+    }
+  });
+
   it('rewrites a validation result to name no kept record, an import’s Completed to Succeeded, and a registration list to carry no token', () => {
     const duplicate = {
       component: 'Counterparties',
@@ -225,6 +288,58 @@ describe('serve --dialect', () => {
     const { token: _token, ...withoutToken } = reg;
     expect(rewriteBody('registrations', [reg], parseDialect('registrations=no-token'))).toEqual([withoutToken]);
     expect(rewriteBody('registrations', [reg], parseDialect('nulls'))).toEqual([reg]);
+  });
+
+  it('process-status=upper-snake: spells process status codes APPLICATION_RECEIVED in definitions, the process record and status-changed events', async () => {
+    const snake = await startTestService({ dialect: 'process-status=upper-snake' });
+    try {
+      const token = await getToken(snake.url);
+      const [truthId, gotId] = [await createProcess(plain.url, plainToken), await createProcess(snake.url, token)];
+      const truth = await call(plain.url, plainToken, 'GET', `/process-orchestration/processes/${truthId}`, { headers: PO });
+      const got = await call(snake.url, token, 'GET', `/process-orchestration/processes/${gotId}`, { headers: PO });
+      expect([truth.body.status.code, got.body.status.code]).toEqual(['Created', 'CREATED']);
+      const codes = async (url: string, bearer: string) =>
+        (
+          await call(url, bearer, 'GET', '/process-orchestration/process-definitions?codes=CleanOrder', { headers: PO })
+        ).body[0].statuses.map((s: { code: string }) => s.code);
+      expect(await codes(snake.url, token)).toEqual((await codes(plain.url, plainToken)).map(upperSnake));
+      expect(await codes(snake.url, token)).toContain('APPLICATION_RECEIVED');
+    } finally {
+      await snake.dispose();
+    }
+    const d = parseDialect('process-status=upper-snake');
+    const definition = {
+      referenceId: 'p',
+      code: 'Mortgage',
+      statuses: [
+        { referenceId: 's1', code: 'Created', name: 'Created', isActive: true },
+        { referenceId: 's2', code: 'ApplicationReceived', name: 'Application received', isActive: true },
+      ],
+    };
+    expect(rewriteBody('definitions', [definition], d)).toEqual([
+      {
+        ...definition,
+        statuses: [
+          { referenceId: 's1', code: 'CREATED', name: 'Created', isActive: true },
+          { referenceId: 's2', code: 'APPLICATION_RECEIVED', name: 'Application received', isActive: true },
+        ],
+      },
+    ]);
+    const process = { referenceId: 'x', status: { referenceId: 's3', code: 'InReview', name: 'In review' } };
+    expect(rewriteBody('process', process, d)).toEqual({ ...process, status: { referenceId: 's3', code: 'IN_REVIEW', name: 'In review' } });
+    expect(rewriteBody('process', process, parseDialect('nulls'))).toEqual(process);
+    const changed = (previousStatus: string | null, status: string) => ({
+      id: 'e',
+      eventName: 'process.status-changed',
+      occurredOn: '2026-01-02T03:04:05.000Z',
+      data: { processReferenceId: 'x', previousStatus, status, changedOn: '2026-01-02T03:04:05.000Z' },
+    });
+    expect(JSON.parse(deliveryDialect('process-status=upper-snake').body(changed('ApplicationReceived', 'InReview') as never))).toEqual(
+      changed('APPLICATION_RECEIVED', 'IN_REVIEW'),
+    );
+    expect(JSON.parse(deliveryDialect('process-status=upper-snake').body(changed(null, 'Created') as never))).toEqual(
+      changed(null, 'CREATED'),
+    );
   });
 
   it('rewrites a running job\'s body to {"status": "Running", "progress"} or to none', () => {

@@ -31,6 +31,13 @@ describe('job progress', () => {
       countEntry(t, e);
     countEntry(t, entry('ValidatedStaging', 'ERROR', 1)); // another job's
     expect([t.imported, t.failed, t.refused]).toEqual([1500, 1, 0]);
+    // the same action in a platform's other spelling (serve --dialect actions=upper-snake)
+    countEntry(t, entry('IMPORTED_ENTITIES', 'INFO', 10));
+    countEntry(t, entry('imported-entities', 'ERROR', 2));
+    countEntry(t, entry('VALIDATED_STAGING', 'ERROR', 1)); // another job's
+    expect([t.imported, t.failed, t.refused]).toEqual([1510, 3, 0]);
+    t.imported = 1500;
+    t.failed = 1;
     t.of = 200_000;
     expect(formatJobProgress(t, 35_000)).toBe(
       'import job abcdef01…: 1,500 of 200,000 imported (0%) · 1 failed · 0:35 · components completed: none',

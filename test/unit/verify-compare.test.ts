@@ -58,6 +58,15 @@ describe('staged against streamed', () => {
     });
   });
 
+  it('reads a stream without countryCode (serve --dialect country=absent) as the same when none was sent, and as a difference when one was', () => {
+    const { countryCode: _nl, ...held } = streamed();
+    expect(verdicts(held)).toEqual(verdicts(streamed()));
+    const withCountry = { ...sent, countryCode: 'DE' } as StagedCounterparty;
+    const countryOf = (h: Record<string, unknown>) => checkFields(withCountry, h).find((c) => c.field === 'countryCode');
+    expect(countryOf(held)).toEqual({ field: 'countryCode', verdict: 'differs', sent: 'DE', held: undefined });
+    expect(countryOf(streamed({ countryCode: 'DE' }))).toEqual({ field: 'countryCode', verdict: 'same', sent: 'DE', held: 'DE' });
+  });
+
   it('allows what the specification allows: code case, list order, key order, a date at midnight UTC', () => {
     const held = streamed({
       telephoneNumbers: [

@@ -14,10 +14,14 @@ export const DEFAULT_LANGUAGE = 'nl-NL';
 export const FIELDS_KEPT_BEYOND_SPEC = ['addresses', 'externalReferences', 'ratings'] as const;
 
 /**
+ * `fillCountry` false (the dialect `country=absent`): a record without a country of its own is
+ * shown without `countryCode`, as a platform that derives none would. It is decided here, not
+ * at the dialect's HTTP edge, because only the stored record tells its own country from a
+ * derived one.
  * @example renderCounterparty(7, '{"referenceId":"…","type":"person","initials":"J","surname":"Jansen"}')
  *   // { sequenceNumber: 7, type: 'StreamingPersonCounterparty', referenceId: '…', associatedParties: [], … }
  */
-export function renderCounterparty(seq: number, json: string): Record<string, unknown> {
+export function renderCounterparty(seq: number, json: string, fillCountry = true): Record<string, unknown> {
   const data = JSON.parse(json) as Record<string, unknown>;
   const isOrganisation = data.type === 'organisation';
   const addresses = Array.isArray(data.addresses) ? (data.addresses as Array<Record<string, unknown>>) : [];
@@ -27,12 +31,13 @@ export function renderCounterparty(seq: number, json: string): Record<string, un
     type: isOrganisation ? 'StreamingOrganisationCounterparty' : 'StreamingPersonCounterparty',
     referenceId: data.referenceId,
     associatedParties: data.associatedParties ?? [],
-    countryCode: data.countryCode ?? mainAddress?.countryCode ?? DEFAULT_COUNTRY,
+    countryCode: fillCountry ? (data.countryCode ?? mainAddress?.countryCode ?? DEFAULT_COUNTRY) : data.countryCode,
     preferredCommunicationLanguage: data.preferredCommunicationLanguage ?? DEFAULT_LANGUAGE,
     telephoneNumbers: data.telephoneNumbers ?? [],
     relations: data.relations ?? [],
     lifecycleStatus: 'counterparty',
   };
+  if (out.countryCode === undefined) delete out.countryCode;
   for (const field of isOrganisation ? STREAMED_ORGANISATION_FIELDS : STREAMED_PERSON_FIELDS)
     if (data[field] !== undefined) out[field] = data[field];
   for (const field of FIELDS_KEPT_BEYOND_SPEC) if (data[field] !== undefined) out[field] = data[field];

@@ -14,6 +14,7 @@ import type { ServiceContext } from '../context.js';
 import { streamWriter } from '../faults/index.js';
 import { readIntegerParam } from './query.js';
 import { renderCounterparty } from './render.js';
+import { parseDialect } from '../dialect/switches.js';
 import { drained } from '../http/drained.js';
 
 /** Rows read from SQLite per page (and written per socket write). */
@@ -42,6 +43,7 @@ export function streamActivity(dbFile: string): StreamActivity {
 }
 
 export async function streamRoute(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
+  const fillCountry = !parseDialect(ctx.config.dialect).countryAbsent;
   const pageStmt = ctx.db.prepare<[string, number, number], { seq: number; data: string }>(
     'SELECT seq, data FROM live_counterparties WHERE broker_key = ? AND seq >= ? ORDER BY seq LIMIT ?',
   );
@@ -89,7 +91,7 @@ export async function streamRoute(app: FastifyInstance, ctx: ServiceContext): Pr
           let chunk = '';
           let more = true;
           for (const row of rows) {
-            chunk += encodeFrame(format, renderCounterparty(row.seq, row.data));
+            chunk += encodeFrame(format, renderCounterparty(row.seq, row.data, fillCountry));
             if (chunk.length >= WRITE_CHUNK_CHARS) {
               more = write(chunk);
               chunk = '';

@@ -5,11 +5,13 @@
  * option of startService turns switches on (switches.ts).
  *
  * Everything happens at the HTTP edge, never in a route: one onRequest hook rewrites the query
- * (`continue-from` when counters start at 0) and wraps the raw response, so JSON bodies sent by
+ * (`continue-from` when counters start at 0, `Actions` in another spelling) and wraps the raw response, so JSON bodies sent by
  * fastify and streams written by hijacked routes alike pass through the same rewriter: JSON
  * bodies are rewritten whole (rewrite.ts), stream records one frame at a time (and the staging
  * stream becomes a JSON container when asked), then the bytes are compressed when a content
  * coding is on. Stream records are rewritten as they are written, so streams stay streams.
+ * One exception: `country=absent` is rendered by the counterparty routes (render.ts), because
+ * only the stored record tells a country of its own from a derived one.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ServerResponse } from 'node:http';
@@ -20,6 +22,7 @@ import type { EventEnvelope } from '../../contract/events.js';
 import { MEDIA } from '../../contract/media.js';
 import type { ServiceContext } from '../context.js';
 import {
+  actionsFilter,
   countedStream,
   resourceOf,
   rewriteBody,
@@ -47,6 +50,12 @@ export function installDialect(app: FastifyInstance, ctx: ServiceContext): void 
       const query = request.query as Record<string, unknown>;
       const given = query['continue-from'];
       if (typeof given === 'string' && /^\d+$/.test(given)) query['continue-from'] = String(Number(given) + 1);
+    }
+    if (dialect.actionsUpperSnake && resource === 'log-stream') {
+      const query = request.query as Record<string, unknown>;
+      const given = query.Actions;
+      if (typeof given === 'string') query.Actions = actionsFilter(given);
+      else if (Array.isArray(given)) query.Actions = given.map((a) => actionsFilter(String(a)));
     }
     // Authentication's errors keep their own shape: the spec shows them (docs/contract-gaps.md).
     const errorsReshaped = !request.url.startsWith('/authentication/');
@@ -96,7 +105,8 @@ export interface DeliveryDialect {
 export function deliveryDialect(spec: string | undefined): DeliveryDialect {
   const d = parseDialect(spec);
   return {
-    body: (envelope) => JSON.stringify(d.nulls || d.timestamps || d.deliveryExtras ? rewriteDelivery(envelope, d) : envelope),
+    body: (envelope) =>
+      JSON.stringify(d.nulls || d.timestamps || d.deliveryExtras || d.processStatusUpperSnake ? rewriteDelivery(envelope, d) : envelope),
     copies: d.deliveriesTwice ? 2 : 1,
   };
 }

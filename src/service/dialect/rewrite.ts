@@ -7,6 +7,7 @@ import { EVENT_GROUPS } from '../../contract/events.js';
 import { STREAMED_ORGANISATION_FIELDS, STREAMED_PERSON_FIELDS } from '../../contract/counterparty.js';
 import { FIELDS_KEPT_BEYOND_SPEC } from '../counterparties/render.js';
 import { ENTITY_OF } from '../migration/jobs.js';
+import { LOG_ACTIONS } from '../migration/store-logs.js';
 import type { Dialect } from './switches.js';
 
 /** The resources whose values a dialect changes (by route); `other` gets only the generic rewrites. */
@@ -25,6 +26,7 @@ export type Resource =
   | 'registrations'
   | 'attachment'
   | 'migration'
+  | 'process'
   | 'other';
 
 const ROUTES: Record<string, Resource> = {
@@ -40,6 +42,7 @@ const ROUTES: Record<string, Resource> = {
   'GET /migration-assistance/migrations/:id': 'migration',
   'PUT /migration-assistance/migrations/:id/cancel': 'migration',
   'GET /process-orchestration/process-definitions': 'definitions',
+  'GET /process-orchestration/processes/:processId': 'process',
   'PUT /migration-assistance/migrations/:id/jobs/validate-staging': 'job-start',
   'PUT /migration-assistance/migrations/:id/jobs/import': 'job-start',
   'PUT /migration-assistance/migrations/:id/jobs/counts': 'job-start',
@@ -78,6 +81,7 @@ export function rewriteRecord(resource: Resource, value: unknown, d: Dialect): u
   if (d.countersFrom0 && counted && typeof out.sequenceNumber === 'number') {
     out = { ...out, sequenceNumber: out.sequenceNumber - 1 };
   }
+  if (d.actionsUpperSnake && resource === 'log-stream' && typeof out.action === 'string') out = { ...out, action: upperSnake(out.action) };
   if (d.counterName && counted && 'sequenceNumber' in out) {
     const { sequenceNumber, ...rest } = out;
     out = { [d.counterName]: sequenceNumber, ...rest };
@@ -85,9 +89,30 @@ export function rewriteRecord(resource: Resource, value: unknown, d: Dialect): u
   return rewriteTimestamps(out, d);
 }
 
+/**
+ * An action name in upper snake case (`actions=upper-snake`).
+ * @example upperSnake('ImportedEntities') // 'IMPORTED_ENTITIES'
+ */
+export const upperSnake = (action: string): string => action.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+
+/**
+ * The log stream's `Actions` filter as the service reads it, from the dialect's spelling: an
+ * upper snake name becomes ours; a name in our spelling, unknown to such a platform, matches
+ * nothing (as on a platform that knows only its own spelling).
+ * @example actionsFilter('IMPORTED_ENTITIES,ImportedEntities') // 'ImportedEntities,~ImportedEntities'
+ */
+export function actionsFilter(given: string): string {
+  const ours = new Map(LOG_ACTIONS.map((a) => [upperSnake(a), a]));
+  return given
+    .split(',')
+    .map((a) => ours.get(a.trim()) ?? `~${a.trim()}`)
+    .join(',');
+}
+
 /** A whole JSON body as the dialect answers it. */
 export function rewriteBody(resource: Resource, value: unknown, d: Dialect): unknown {
   let out = value;
+  if (d.processStatusUpperSnake) out = processStatusesSpelt(resource, out);
   if (resource === 'token' && isObject(out)) out = rewriteToken(out, d);
   else if (resource === 'counterparty-list' && isObject(out) && Array.isArray(out.items))
     out = { ...out, items: out.items.map((item) => rewriteRecord(resource, item, d)) };
@@ -108,6 +133,16 @@ export function rewriteBody(resource: Resource, value: unknown, d: Dialect): unk
     out = out.map((r) => (isObject(r) ? Object.fromEntries(Object.entries(r).filter(([k]) => k !== 'token')) : r));
   if (d.pagesData && isPage(out)) out = { data: out.items, total: out.total };
   return rewriteTimestamps(out, d);
+}
+
+/** The process status codes of a definitions list or a process record in upper snake case (`process-status=upper-snake`). */
+function processStatusesSpelt(resource: Resource, value: unknown): unknown {
+  const spelt = (status: unknown) =>
+    isObject(status) && typeof status.code === 'string' ? { ...status, code: upperSnake(status.code) } : status;
+  if (resource === 'process' && isObject(value)) return { ...value, status: spelt(value.status) };
+  if (resource === 'definitions' && Array.isArray(value))
+    return value.map((def) => (isObject(def) && Array.isArray(def.statuses) ? { ...def, statuses: def.statuses.map(spelt) } : def));
+  return value;
 }
 
 /**
@@ -138,13 +173,20 @@ const OPTIONAL_EVENT_FIELDS: Record<string, readonly string[]> = {
 
 /**
  * A webhook delivery's envelope `{id, eventName, occurredOn, data}` as the dialect sends it:
- * absent optional members of the data as `null`, timestamps in the dialect's form.
+ * absent optional members of the data as `null`, process statuses in upper snake case,
+ * timestamps in the dialect's form.
  */
 export function rewriteDelivery(envelope: Json, d: Dialect): unknown {
   let out = envelope;
   if (d.nulls && isObject(out.data)) {
     const data: Json = { ...out.data };
     for (const field of OPTIONAL_EVENT_FIELDS[String(out.eventName)] ?? []) if (!(field in data)) data[field] = null;
+    out = { ...out, data };
+  }
+  if (d.processStatusUpperSnake && out.eventName === 'process.status-changed' && isObject(out.data)) {
+    const { status, previousStatus } = out.data;
+    const data: Json = { ...out.data, status: typeof status === 'string' ? upperSnake(status) : status };
+    if (typeof previousStatus === 'string') data.previousStatus = upperSnake(previousStatus);
     out = { ...out, data };
   }
   // Members a CloudEvents-minded platform adds next to ours; receivers read what they know.

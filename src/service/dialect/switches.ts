@@ -61,6 +61,12 @@ export interface Dialect {
   registrationsWithoutToken?: boolean;
   /** Every webhook delivery POSTed twice (an acknowledgement the platform did not see), the same event id both times. */
   deliveriesTwice?: boolean;
+  /** A counterparty without a country of its own shown without `countryCode` (no derived or default value). */
+  countryAbsent?: boolean;
+  /** Log entries' `action` in upper snake case (`IMPORTED_ENTITIES`); the `Actions` filter is read in that spelling only. */
+  actionsUpperSnake?: boolean;
+  /** Process status codes in upper snake case (`APPLICATION_RECEIVED`): definitions, the process record, status-changed events. */
+  processStatusUpperSnake?: boolean;
 }
 
 /** Other names a platform may give the stream counter (the spec's name for it is garbled). */
@@ -68,11 +74,11 @@ const COUNTER_NAMES = ['sequence', 'seq', 'counter', 'position', 'streamPosition
 
 /** Named sets of switches: every alternative at once, in two combinations. */
 export const DIALECT_PRESETS: Record<string, string> = {
-  all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status,rejections=422,missing-files=422,definition-refused=400,message-created=200,resend=409,deliveries=twice',
+  all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status,rejections=422,missing-files=422,definition-refused=400,message-created=200,resend=409,deliveries=twice,process-status=upper-snake',
   'all-second':
-    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra,import-status=Succeeded,activity=Cancelled',
+    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra,import-status=Succeeded,activity=Cancelled,actions=upper-snake',
   'all-third':
-    'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra,duplicates=unlinked',
+    'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra,duplicates=unlinked,country=absent',
 };
 
 const VALUES = {
@@ -98,6 +104,9 @@ const VALUES = {
   duplicates: ['unlinked'],
   'import-status': ['Succeeded'],
   activity: ['Cancelled'],
+  country: ['absent'],
+  actions: ['upper-snake'],
+  'process-status': ['upper-snake'],
 } as const;
 const FLAGS = ['nulls', 'counters-from-0', 'token-envelope', 'gzip', 'deflate', 'br'] as const;
 const NAMES = [...FLAGS, ...Object.keys(VALUES), ...Object.keys(DIALECT_PRESETS)];
@@ -149,6 +158,9 @@ export function parseDialect(spec: string | undefined): Dialect {
         else if (name === 'duplicates') d.duplicatesUnlinked = true;
         else if (name === 'import-status') d.importSucceeded = true;
         else if (name === 'activity') d.activityCancelled = true;
+        else if (name === 'country') d.countryAbsent = true;
+        else if (name === 'actions') d.actionsUpperSnake = true;
+        else if (name === 'process-status') d.processStatusUpperSnake = true;
         else d.jobRunning = value as Dialect['jobRunning'];
         continue;
       }
@@ -194,6 +206,9 @@ export function dialectActive(d: Dialect): boolean {
     !!d.deliveryExtras ||
     !!d.duplicatesUnlinked ||
     !!d.importSucceeded ||
-    !!d.activityCancelled
+    !!d.activityCancelled ||
+    !!d.countryAbsent ||
+    !!d.actionsUpperSnake ||
+    !!d.processStatusUpperSnake
   );
 }
