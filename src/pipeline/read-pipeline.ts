@@ -149,7 +149,10 @@ export async function* readPipelineBatches(def: PipelineDefinition, options: Rea
   const parallel = options.parallel && !corrections ? new ParallelReader(def.path, { ...options.parallel, hashRows }) : undefined;
   const phoneOption = options.phoneWorker ?? true;
   // Started by the first batch with a number to parse.
-  const phoneWorker = phoneOption === false ? undefined : new PhoneWorker(phoneOption === true ? undefined : phoneOption.threadUrl);
+  const phoneWorker =
+    phoneOption === false || (phoneOption === true && !PhoneWorker.available())
+      ? undefined
+      : new PhoneWorker(phoneOption === true ? undefined : phoneOption.threadUrl);
   try {
     // Pass 1: the legacy keys every source holds (see the module comment). Meanwhile the workers
     // of a parallel reader read the first ranges of the first file they take.

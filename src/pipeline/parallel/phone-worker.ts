@@ -8,6 +8,8 @@
  * without it (mapping/transforms/phone.ts, PhoneAnswers). A failed worker fails the read: no
  * batch is mapped without the answers it was promised.
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { StagecoachError } from '../../contract/errors.js';
 import { PhoneQuestions, type PhoneCheck } from '../mapping/transforms/phone.js';
@@ -35,6 +37,15 @@ const THREAD_URL = new URL('./phone-thread.js', import.meta.url);
 const NONE: PhoneAnswerMap = new Map();
 
 export class PhoneWorker {
+  /**
+   * Whether the compiled thread script is there to start. Code run from its TypeScript sources
+   * (tests that import src/) has none: numbers are then parsed on this thread by the same
+   * function, as the parallel reader then reads on this thread.
+   */
+  static available(): boolean {
+    return existsSync(fileURLToPath(THREAD_URL));
+  }
+
   private worker: Worker | undefined;
   private failure: Error | undefined;
   private nextId = 0;

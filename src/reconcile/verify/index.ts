@@ -400,7 +400,22 @@ async function compareRead(
   }
 }
 
-/** Counts per field and the first records of each, values shown as the redactor says. */
+/**
+ * Keeps a field's example among the RECORDS_LISTED listed: those with the lowest referenceIds, so
+ * which records a report lists does not depend on the order they were compared in (which the
+ * pending bound and the threads' timing change). `make` runs only for a record that is listed.
+ */
+function listExample(records: FieldDifferenceExample[], referenceId: string, make: () => FieldDifferenceExample): void {
+  if (records.length < RECORDS_LISTED) {
+    records.push(make());
+    return;
+  }
+  let highest = 0;
+  for (let i = 1; i < records.length; i++) if (records[i]!.referenceId > records[highest]!.referenceId) highest = i;
+  if (referenceId < records[highest]!.referenceId) records[highest] = make();
+}
+
+/** Counts per field and some records of each, values shown as the redactor says. */
 class Tally {
   readonly fields = new Map<string, FieldDifferences>();
   readonly notShown: Record<string, number> = {};
@@ -426,17 +441,16 @@ class Tally {
       if (rule) f.accepted++;
       else f.differing++;
       outcome = rule ? Math.max(outcome, ACCEPTED) : DIFFERS;
-      if (f.records.length < RECORDS_LISTED) {
+      listExample(f.records, sent.referenceId, () => {
         ref ??= refOf();
-        const example: FieldDifferenceExample = {
+        return {
           ...ref,
           legacyKey: this.redactor.legacyKey(ref.legacyKey),
           sent: this.shown(c.field, c.sent),
           held: this.shown(c.field, c.held),
           ...(rule ? { acceptedBy: rule.text } : {}),
         };
-        f.records.push(example);
-      }
+      });
     }
     return outcome;
   }
@@ -555,7 +569,15 @@ function findings(
   const fields = [...t.tally.fields.values()].sort(
     (a, b) => b.differing - a.differing || b.accepted - a.accepted || a.field.localeCompare(b.field),
   );
-  for (const f of fields) f.records.sort((a, b) => Number(a.acceptedBy !== undefined) - Number(b.acceptedBy !== undefined));
+  // Differing before accepted, then in export order, whatever order the records were compared in.
+  for (const f of fields)
+    f.records.sort(
+      (a, b) =>
+        Number(a.acceptedBy !== undefined) - Number(b.acceptedBy !== undefined) ||
+        a.pipeline.localeCompare(b.pipeline) ||
+        a.file.localeCompare(b.file) ||
+        a.line - b.line,
+    );
   const problems: string[] = [];
   const s = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
   if (differing > 0)

@@ -30,7 +30,7 @@ export interface FieldDifferences {
   differing: number;
   /** Records whose field differs the way an accept rule says. */
   accepted: number;
-  /** The first records (up to `RECORDS_LISTED`), differing first, with their values as shown. */
+  /** Up to `RECORDS_LISTED` records (those with the lowest referenceIds), differing first, then in export order, with their values as shown. */
   records: FieldDifferenceExample[];
 }
 
