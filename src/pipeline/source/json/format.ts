@@ -7,26 +7,26 @@ import { jsonOptionsSchema } from './options.js';
 import { jsonRowAt } from './row-at.js';
 import { readJsonArrayBatches, readJsonLinesBatches } from './stream.js';
 
-export const jsonFormat = defineFormat({
-  summary: 'json (an array, or an array at json.path)',
-  options: { key: 'json', field: jsonOptionsSchema.default({}).describe('JSON options (format json)'), check: () => [] },
+/** What JSON and JSON Lines share: no header, no split, records read back and corrected as JSON Lines. */
+const recordsNameTheirFields = {
   canSplit: false,
   tallies: true,
   rowAt: jsonRowAt,
   header: async () => undefined,
   corrections: 'jsonl',
   scanKeys: null,
+} as const;
+
+export const jsonFormat = defineFormat({
+  summary: 'json (an array, or an array at json.path)',
+  options: { key: 'json', field: jsonOptionsSchema.default({}).describe('JSON options (format json)'), check: () => [] },
+  ...recordsNameTheirFields,
   read: (source, file, options) => readJsonArrayBatches({ ...commonReadOptions(source, file, options), arrayPath: source.json.path }),
 });
 
 export const jsonlFormat = defineFormat({
   summary: 'jsonl (one object a line)',
   options: null,
-  canSplit: false,
-  tallies: true,
-  rowAt: jsonRowAt,
-  header: async () => undefined,
-  corrections: 'jsonl',
-  scanKeys: null,
+  ...recordsNameTheirFields,
   read: (source, file, options) => readJsonLinesBatches(commonReadOptions(source, file, options)),
 });
