@@ -33,7 +33,7 @@ import { attachMigration } from './attach-migration.js';
 import type { PipelineClient, RunLogger } from './ports.js';
 import { progressTracker, type RunProgress } from './progress.js';
 import { Resume, type ResumeReport, type ResumeStart } from './resume.js';
-import { addSendReport, newRunReport, settleRunReport, type RunReport } from './run-report.js';
+import { addSendReport, countRow, newRunReport, settleRunReport, type RunReport } from './run-report.js';
 import { SEND_FORMAT, SendStage, TOO_LARGE } from './send.js';
 import { SkipUnchanged } from './skip-unchanged.js';
 
@@ -212,24 +212,16 @@ async function runWith(
     });
     reading: for await (const rows of batchesOfRows) {
       for (const row of rows) {
-        report.rowsRead++;
         if (options.corrections) send.claim(row);
-        if (keptCorrected(row)) report.keptCorrected++;
+        if (keptCorrected(row)) countRow(report, row, 'kept-corrected');
         else if (row.kind === 'rejected') {
-          report.rejected++;
-          const code = row.reasons[0]?.code ?? 'UNKNOWN';
-          report.rejectedByReason[code] = (report.rejectedByReason[code] ?? 0) + 1;
+          countRow(report, row, 'rejected');
           send.reject(row);
         } else {
           const sent = send.mapped(row);
-          if (sent === TOO_LARGE) {
-            // over the platform's per-record limit: refused before upload, kept with the rejects
-            report.rejected++;
-            report.rejectedByReason[TOO_LARGE] = (report.rejectedByReason[TOO_LARGE] ?? 0) + 1;
-          } else {
-            report.mapped++;
-            if (sent) await sent;
-          }
+          // counted before the await: the progress shown while a batch waits includes this row
+          countRow(report, row, sent === TOO_LARGE ? TOO_LARGE : 'mapped');
+          if (sent !== TOO_LARGE && sent) await sent;
         }
         progress.row(row);
         if (send.failure || readAbort.signal.aborted) break reading;
