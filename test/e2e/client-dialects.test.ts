@@ -765,3 +765,80 @@ describe('duplicates=unlinked: a DUPLICATE_IDENTITY that names no kept record', 
     ]);
   }, 120_000);
 });
+
+// Its own test, not a preset: keeping none of a duplicate group changes the counts (one record
+// more refused), where the presets' chain must end with the very report of the service's own run.
+describe('duplicates=refuse-all: a platform that keeps no record of a shared identity', () => {
+  it('migrate --drop-invalid ends balanced with both rows refused, both in the corrections file, neither called kept', async () => {
+    const plain = await startTestService();
+    const other = await startTestService({ dialect: 'duplicates=refuse-all' });
+    services.push(plain, other);
+    const dir = tempDir('stagecoach-dialect-refuse-all-');
+    dirs.push(dir);
+    expect((await runCli(['generate-samples', '--persons', '30', '--organisations', '0', '--out', dir])).code).toBe(0);
+    const file = join(dir, 'klanten.csv');
+    const cells = readFileSync(file, 'utf8')
+      .split('\r\n')
+      .map((l) => l.split(';'));
+    // row 9 (line 10) takes the identity of row 2 (line 3): voorletters … geboortedatum
+    for (const c of [1, 2, 3, 4, 5, 6]) cells[9]![c] = cells[2]![c]!;
+    writeFileSync(file, cells.map((c) => c.join(';')).join('\r\n'));
+    const migrate = async (svc: TestService, name: string) => {
+      const out = join(dir, name);
+      const r = await runCli([
+        'migrate',
+        join(dir, 'pipeline.yaml'),
+        '--drop-invalid',
+        '--ledger',
+        join(dir, `${name}.db`),
+        '--out',
+        out,
+        '--base-url',
+        svc.url,
+      ]);
+      expect(r.code, r.stderr).toBe(0);
+      const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as ReconciliationReport;
+      const corrections = readFileSync(join(out, 'klanten.corrections.csv'), 'utf8').split('\r\n');
+      const exported = join(dir, `${name}.jsonl`);
+      expect((await runCli(['counterparties', 'export', '--format', 'jsonl', '--out', exported, '--base-url', svc.url])).code).toBe(0);
+      const live = lines(readFileSync(exported, 'utf8')).map((l) => JSON.parse(l) as { referenceId: string; source?: string });
+      return {
+        stdout: r.stdout,
+        report,
+        markdown: readFileSync(join(out, 'report.md'), 'utf8'),
+        lines: corrections.filter((l) => l.includes('DUPLICATE_IDENTITY')),
+        live: live.length,
+      };
+    };
+    const [truth, got] = [await migrate(plain, 'truth'), await migrate(other, 'refuse-all')];
+    expect([truth.report.balanced, got.report.balanced]).toEqual([true, true]);
+    expect(truth.report.problems).toEqual([]);
+    expect(got.report.problems).toEqual([]);
+    // one record more refused at validation and one fewer imported; nothing else differs
+    const t = truth.report.totals;
+    expect(got.report.totals).toEqual({ ...t, valid: t.valid - 1, imported: t.imported - 1, removedFromStaging: t.removedFromStaging + 1 });
+    expect([t.removedFromStaging, t.staged - t.valid]).toEqual([1, 1]);
+    expect(got.live).toBe(truth.live - 1); // the platform holds none of the two
+    expect(truth.stdout).toContain('accepted by staging 30 → valid 29 → imported 29; unaccounted 0');
+    expect(got.stdout).toContain('accepted by staging 30 → valid 28 → imported 28; unaccounted 0');
+    expect(got.stdout).toMatch(/corrections: \S+klanten\.corrections\.csv \(2 row\(s\) of klanten\)/);
+    // both rows in the corrections file, each naming the other as refused too, neither as kept
+    const identity = '\\(`[^`]+`\\)';
+    const advice =
+      'which the platform refused as well \\(it keeps no record of a shared identity\\) — if the rows are one person, remove all but one of them; if not, correct the identity';
+    expect(got.lines).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `klanten\\.csv:3;${cells[2]![0]};.*;"same surname, initials and dateOfBirth ${identity} as record ${cells[9]![0]} \\(\\S*klanten\\.csv:10\\), ${advice}";validation;`,
+        ),
+      ),
+      expect.stringMatching(
+        new RegExp(
+          `klanten\\.csv:10;${cells[9]![0]};.*;"same surname, initials and dateOfBirth ${identity} as record ${cells[2]![0]} \\(\\S*klanten\\.csv:3\\), ${advice}";validation;`,
+        ),
+      ),
+    ]);
+    expect(got.markdown).not.toContain('kept —');
+    expect(truth.lines).toEqual([expect.stringContaining('staged first and kept —')]);
+  }, 120_000);
+});

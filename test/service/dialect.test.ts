@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, DEMO, basic, getToken, startTestService, type TestService } from '../support/service.js';
 import { deliveryDialect, parseDialect } from '../../src/service/dialect/index.js';
 import { rewriteBody, rewriteRunningJob, upperSnake } from '../../src/service/dialect/rewrite.js';
-import { createMigration, frames, id, MEDIA_SEQ, person, stagingPath } from '../cases/migration/records.js';
+import { createMigration, frames, id, MEDIA_SEQ, organisation, person, runJob, stage, stagingPath } from '../cases/migration/records.js';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -47,7 +47,7 @@ const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.e
 describe('serve --dialect', () => {
   it('refuses a switch it does not know, with the closest one', () => {
     expect(() => parseDialect('nulls,nulz')).toThrow(
-      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, import-status, activity, country, actions, process-status, registration-ids, all, all-second, all-third',
+      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, event-groups, import-status, activity, country, actions, process-status, registration-ids, all, all-second, all-third',
     );
     expect(() => parseDialect('counts=some')).toThrow('dialect switch "counts=some": expected counts=totals-only|more;');
     expect(parseDialect('all')).toEqual({
@@ -241,6 +241,64 @@ describe('serve --dialect', () => {
       await call(plain.url, plainToken, 'DELETE', `${base}/${own.body.id}`);
     } finally {
       await opaque.dispose();
+    }
+  });
+
+  it('duplicates=refuse-all: refuses every record of a shared identity at validation, the one staged first too, and imports none of them', async () => {
+    const strict = await startTestService({ dialect: 'duplicates=refuse-all' });
+    try {
+      const token = await getToken(strict.url);
+      const twin = { initials: 'J.', surname: 'Tweeling', dateOfBirth: '1990-05-05' };
+      const validated = async (url: string, bearer: string) => {
+        const m = await createMigration(url, bearer);
+        await stage(url, bearer, m, [
+          person(1),
+          person(2, twin),
+          organisation(3, { cocNumber: '12345678' }),
+          person(4, twin),
+          person(5, twin),
+        ]);
+        return { m, result: await runJob(url, bearer, m, 'validate-staging') };
+      };
+      const duplicate = (n: number, of: number) => ({
+        component: 'Counterparties',
+        referenceId: id(n),
+        field: 'surname,initials,dateOfBirth',
+        message: 'DUPLICATE_IDENTITY',
+        duplicateOf: id(of),
+        identity: 'Tweeling J. 1990-05-05',
+      });
+      // the service's own choice keeps the record staged first (2) and refuses the later ones
+      const own = await validated(plain.url, plainToken);
+      expect(own.result.errors).toEqual([duplicate(4, 2), duplicate(5, 2)]);
+      expect((await call(plain.url, plainToken, 'PUT', `/migration-assistance/migrations/${own.m}/cancel`)).status).toBe(200);
+      // the platform that keeps none refuses 2 as well, naming another record of the group
+      const { m, result } = await validated(strict.url, token);
+      expect(result).toEqual({
+        referenceId: expect.any(String),
+        jobType: 'ValidateStaging',
+        isValid: false,
+        errors: [duplicate(2, 4), duplicate(4, 2), duplicate(5, 2)],
+      });
+      const log = jsonl(
+        (
+          await call(strict.url, token, 'GET', `/migration-assistance/migrations/${m}/logs/stream?LogLevels=ERROR`, {
+            headers: { accept: 'application/jsonl' },
+          })
+        ).text,
+      );
+      expect(log.map((e) => e.message)).toEqual([
+        `validation ${result.referenceId}: surname,initials,dateOfBirth DUPLICATE_IDENTITY: same surname, initials and dateOfBirth (Tweeling J. 1990-05-05) as ${id(4)}, refused as well: no record of a shared identity is kept`,
+        `validation ${result.referenceId}: surname,initials,dateOfBirth DUPLICATE_IDENTITY: same surname, initials and dateOfBirth (Tweeling J. 1990-05-05) as ${id(2)}, refused as well: no record of a shared identity is kept`,
+        `validation ${result.referenceId}: surname,initials,dateOfBirth DUPLICATE_IDENTITY: same surname, initials and dateOfBirth (Tweeling J. 1990-05-05) as ${id(2)}, refused as well: no record of a shared identity is kept`,
+      ]);
+      // the whole group removed, the rest passes and is imported: none of the group is live
+      for (const n of [2, 4, 5]) expect((await call(strict.url, token, 'DELETE', `${stagingPath(m)}/${id(n)}`)).status).toBe(204);
+      expect((await runJob(strict.url, token, m, 'validate-staging')).errors).toEqual([]);
+      const imported = await runJob(strict.url, token, m, 'import');
+      expect([imported.status, imported.numberOfStagedEntities, imported.numberOfImportedEntities]).toEqual(['Completed', 2, 2]);
+    } finally {
+      await strict.dispose();
     }
   });
 

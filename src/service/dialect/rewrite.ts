@@ -122,7 +122,13 @@ export function rewriteBody(resource: Resource, value: unknown, d: Dialect): unk
     out = { ...out, activity: 'Cancelled' };
   else if (resource === 'job' && isObject(out) && out.jobType === 'Import' && out.status === 'Completed' && d.importSucceeded)
     out = { ...out, status: 'Succeeded' };
-  else if (resource === 'job' && isObject(out) && out.jobType === 'ValidateStaging' && Array.isArray(out.errors) && d.duplicatesUnlinked)
+  else if (
+    resource === 'job' &&
+    isObject(out) &&
+    out.jobType === 'ValidateStaging' &&
+    Array.isArray(out.errors) &&
+    d.duplicates === 'unlinked'
+  )
     out = { ...out, errors: out.errors.map(unlinked) };
   else if (resource === 'staging' && Array.isArray(out) && d.stagingContainer && d.stagingContainer !== 'array')
     out = { [d.stagingContainer]: out };

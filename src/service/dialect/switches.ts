@@ -51,8 +51,14 @@ export interface Dialect {
   activityCancelled?: boolean;
   /** An import job that ran to its end reports status `Succeeded` instead of `Completed`. */
   importSucceeded?: boolean;
-  /** DUPLICATE_IDENTITY errors of a validation without `duplicateOf` and `identity`: the fields only. */
-  duplicatesUnlinked?: boolean;
+  /**
+   * DUPLICATE_IDENTITY at validation: without `duplicateOf` and `identity`, the fields only
+   * (`unlinked`); or on every record of the group, the one staged first too, so none is imported
+   * (`refuse-all`; decided by the validation job, src/service/migration/jobs.ts).
+   */
+  duplicates?: 'unlinked' | 'refuse-all';
+  /** The functional group whose path serves the lodging and the process events alike (the other one serves none). */
+  eventGroups?: 'process-orchestration' | 'lodging';
   /** An attachment upload answered 201 (Created) instead of 204. */
   upload201?: boolean;
   /** Delivery envelopes with more members than ours (`specversion`, `type`, `source`). */
@@ -103,7 +109,8 @@ const VALUES = {
   registrations: ['no-token'],
   upload: ['201'],
   envelope: ['extra'],
-  duplicates: ['unlinked'],
+  duplicates: ['unlinked', 'refuse-all'],
+  'event-groups': ['process-orchestration', 'lodging'],
   'import-status': ['Succeeded'],
   activity: ['Cancelled'],
   country: ['absent'],
@@ -158,7 +165,8 @@ export function parseDialect(spec: string | undefined): Dialect {
         else if (name === 'registrations') d.registrationsWithoutToken = true;
         else if (name === 'upload') d.upload201 = true;
         else if (name === 'envelope') d.deliveryExtras = true;
-        else if (name === 'duplicates') d.duplicatesUnlinked = true;
+        else if (name === 'duplicates') d.duplicates = value as Dialect['duplicates'];
+        else if (name === 'event-groups') d.eventGroups = value as Dialect['eventGroups'];
         else if (name === 'import-status') d.importSucceeded = true;
         else if (name === 'activity') d.activityCancelled = true;
         else if (name === 'country') d.countryAbsent = true;
@@ -208,7 +216,8 @@ export function dialectActive(d: Dialect): boolean {
     !!d.registrationsWithoutToken ||
     !!d.upload201 ||
     !!d.deliveryExtras ||
-    !!d.duplicatesUnlinked ||
+    !!d.duplicates ||
+    !!d.eventGroups ||
     !!d.importSucceeded ||
     !!d.activityCancelled ||
     !!d.countryAbsent ||
