@@ -842,3 +842,53 @@ describe('duplicates=refuse-all: a platform that keeps no record of a shared ide
     expect(truth.lines).toEqual([expect.stringContaining('staged first and kept —')]);
   }, 120_000);
 });
+
+describe('event-groups=…: the lodging and process events under another functional-group path', () => {
+  it('the client finds each event under the group whose event types list it, after the documented path answers 404', async () => {
+    const other = await startTestService({ dialect: 'event-groups=process-orchestration' });
+    services.push(other);
+    const name = 'lodging.message.handling_succeeded';
+    const c = demoClient(other);
+    const fresh = demoClient(other);
+    try {
+      const reg = await c.events.subscribe(name, 'http://127.0.0.1:9/hook');
+      // where the platform keeps it: under process-orchestration, none under the documented lodging
+      expect((await c.events.list(name, { group: 'process-orchestration' })).map((r) => r.id)).toEqual([reg.id]);
+      expect(await failure(c.events.list(name, { group: 'lodging' }))).toMatchObject({ status: 404, code: 'UNKNOWN_EVENT_TYPE' });
+      expect(await c.events.token(name, reg.id)).toBe(reg.token);
+      // a 404 about something else stays that 404: also on a client that had to look for the group first
+      for (const client of [c, fresh]) {
+        expect(await failure(client.events.token(name, 'wh_missing'))).toMatchObject({
+          status: 404,
+          code: 'NOT_FOUND',
+          message: expect.stringContaining(`webhook registration wh_missing of event ${name} was not found`),
+        });
+      }
+      await fresh.events.unsubscribe(name, reg.id);
+      expect(await c.events.list(name)).toEqual([]);
+    } finally {
+      await c.close();
+      await fresh.close();
+    }
+  }, 60_000);
+
+  it('webhooks subscribe, list and unsubscribe work where the platform keeps the events (event-groups=lodging)', async () => {
+    const other = await startTestService({ dialect: 'event-groups=lodging' });
+    services.push(other);
+    const cli = async (args: string[]) => {
+      const r = await runCli([...args, '--json', '--base-url', other.url]);
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+      return JSON.parse(r.stdout);
+    };
+    const reg = await cli(['webhooks', 'subscribe', 'process.status-changed', 'http://127.0.0.1:9/hook']);
+    expect(reg).toMatchObject({ eventName: 'process.status-changed', uri: 'http://127.0.0.1:9/hook' });
+    const listed = await cli(['webhooks', 'list', '--event', 'process.status-changed', '--event', 'lodging.message.handling_failed']);
+    expect(listed.map((r: { id: string; eventName: string }) => [r.eventName, r.id])).toEqual([['process.status-changed', reg.id]]);
+    expect(await cli(['webhooks', 'unsubscribe', 'process.status-changed', reg.id])).toEqual({
+      id: reg.id,
+      eventName: 'process.status-changed',
+      deleted: true,
+    });
+    expect(await cli(['webhooks', 'list', '--event', 'process.status-changed'])).toEqual([]);
+  }, 60_000);
+});

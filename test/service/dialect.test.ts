@@ -71,6 +71,7 @@ describe('serve --dialect', () => {
       resend409: true,
       deliveriesTwice: true,
       processStatusUpperSnake: true,
+      eventGroups: 'process-orchestration',
     });
   });
 
@@ -241,6 +242,66 @@ describe('serve --dialect', () => {
       await call(plain.url, plainToken, 'DELETE', `${base}/${own.body.id}`);
     } finally {
       await opaque.dispose();
+    }
+  });
+
+  it('event-groups=process-orchestration / lodging: serves the lodging and process events under one group path, the other serving none', async () => {
+    for (const [group, none] of [
+      ['process-orchestration', 'lodging'],
+      ['lodging', 'process-orchestration'],
+    ] as const) {
+      const moved = await startTestService({ dialect: `event-groups=${group}` });
+      try {
+        const token = await getToken(moved.url);
+        const events = ['lodging.message.handling_succeeded', 'lodging.message.handling_failed', 'process.status-changed'];
+        expect((await call(moved.url, token, 'GET', `/${group}/events/event-types`)).body).toEqual(events);
+        expect((await call(moved.url, token, 'GET', `/${none}/events/event-types`)).body).toEqual([]);
+        // the service's own choice
+        expect((await call(plain.url, plainToken, 'GET', '/lodging/events/event-types')).body).toEqual(events.slice(0, 2));
+        expect((await call(moved.url, token, 'GET', '/counterparty-management/events/event-types')).body).toEqual(
+          (await call(plain.url, plainToken, 'GET', '/counterparty-management/events/event-types')).body,
+        );
+        for (const event of events) {
+          const refused = await call(moved.url, token, 'POST', `/${none}/events/${event}/endpoints`, {
+            body: { uri: 'http://127.0.0.1:9/h' },
+          });
+          expect([refused.status, refused.body.code, refused.body.detail]).toEqual([
+            404,
+            'UNKNOWN_EVENT_TYPE',
+            `event type ${event} is not an event of /${none}; it has no events`,
+          ]);
+        }
+        // registrations under the group that serves them; a created process's event reaches its receiver
+        const got: Delivery[] = [];
+        const receiver = createServer((req, res) => {
+          let body = '';
+          req.on('data', (c: Buffer) => (body += c));
+          req.on('end', () => {
+            got.push({ headers: req.headers, body: JSON.parse(body) });
+            res.writeHead(204).end();
+          });
+        });
+        await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+        try {
+          const uri = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+          for (const event of ['process.status-changed', 'lodging.message.handling_succeeded']) {
+            const reg = await call(moved.url, token, 'POST', `/${group}/events/${event}/endpoints`, { body: { uri } });
+            expect([reg.status, reg.headers.get('location')]).toEqual([201, `/${group}/events/${event}/endpoints/${reg.body.id}`]);
+            expect(
+              (await call(moved.url, token, 'GET', `/${group}/events/${event}/endpoints`)).body.map((r: { id: string }) => r.id),
+            ).toEqual([reg.body.id]);
+          }
+          const pid = await createProcess(moved.url, token);
+          for (let waited = 0; got.length < 1 && waited < 10_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+          expect(got.map((d) => [d.body.eventName, d.body.data.processReferenceId, d.body.data.status])).toEqual([
+            ['process.status-changed', pid, 'Created'],
+          ]);
+        } finally {
+          receiver.close();
+        }
+      } finally {
+        await moved.dispose();
+      }
     }
   });
 

@@ -82,9 +82,9 @@ const COUNTER_NAMES = ['sequence', 'seq', 'counter', 'position', 'streamPosition
 
 /** Named sets of switches: every alternative at once, in two combinations. */
 export const DIALECT_PRESETS: Record<string, string> = {
-  all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status,rejections=422,missing-files=422,definition-refused=400,message-created=200,resend=409,deliveries=twice,process-status=upper-snake',
+  all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status,rejections=422,missing-files=422,definition-refused=400,message-created=200,resend=409,deliveries=twice,process-status=upper-snake,event-groups=process-orchestration',
   'all-second':
-    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra,import-status=Succeeded,activity=Cancelled,actions=upper-snake',
+    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra,import-status=Succeeded,activity=Cancelled,actions=upper-snake,event-groups=lodging',
   'all-third':
     'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra,duplicates=unlinked,country=absent,registration-ids=opaque',
 };
