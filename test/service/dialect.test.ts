@@ -47,7 +47,7 @@ const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.e
 describe('serve --dialect', () => {
   it('refuses a switch it does not know, with the closest one', () => {
     expect(() => parseDialect('nulls,nulz')).toThrow(
-      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, event-groups, import-status, activity, country, actions, process-status, registration-ids, all, all-second, all-third',
+      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, token-body, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, event-groups, import-status, activity, country, actions, process-status, registration-ids, all, all-second, all-third, all-fourth',
     );
     expect(() => parseDialect('counts=some')).toThrow('dialect switch "counts=some": expected counts=totals-only|more;');
     expect(parseDialect('all')).toEqual({
@@ -83,6 +83,27 @@ describe('serve --dialect', () => {
     expect(res.body).toEqual({
       data: { accessToken: expect.stringMatching(/^ey/), tokenType: 'Bearer', expiresIn: 300, refreshToken: null, scope: null },
     });
+  });
+
+  it('token-body=string / result: the token as a bare JSON string, or {"result": {"token", "expiresIn": "300"}}', async () => {
+    for (const [form, expected] of [
+      ['string', expect.stringMatching(/^ey[\w-]+\.[\w-]+\.[\w-]+$/)],
+      ['result', { result: { token: expect.stringMatching(/^ey/), expiresIn: '300' } }],
+    ] as const) {
+      const svc = await startTestService({ dialect: `token-body=${form}` });
+      try {
+        const res = await call(svc.url, undefined, 'GET', `/authentication/token/${DEMO.broker}/${DEMO.label}`, {
+          headers: { authorization: basic(DEMO.clientId, DEMO.secret) },
+        });
+        expect([res.status, res.headers.get('content-type')?.split(';')[0]]).toEqual([200, 'application/json']);
+        expect(res.body).toEqual(expected);
+        const token = typeof res.body === 'string' ? res.body : res.body.result.token;
+        // the token works
+        expect((await call(svc.url, token, 'GET', '/counterparty-management/counterparties?limit=1')).status).toBe(200);
+      } finally {
+        await svc.dispose();
+      }
+    }
   });
 
   it('streams the same counterparties counted from 0, absent fields as null, continue-from in its own numbers', async () => {
@@ -144,6 +165,47 @@ describe('serve --dialect', () => {
         { type: 'ImportOutcome', headers: ['Outcome', 'Count'], stagedRows: [['Staged', '7']], importedRows: [['Imported', '6']] },
       ],
     });
+  });
+
+  it('staging-container=data, timestamps=offset-colon, errors=message: results in {"data": […]}, timestamps at +01:00, errors as {"message"}', async () => {
+    const fourth = await startTestService({ dialect: 'staging-container=data,timestamps=offset-colon,errors=message' });
+    try {
+      const token = await getToken(fourth.url);
+      const m = await createMigration(fourth.url, token);
+      const res = await call(fourth.url, token, 'PUT', stagingPath(m), {
+        raw: frames('json-seq', [person(1), person(2)]),
+        headers: { 'content-type': MEDIA_SEQ, accept: MEDIA_SEQ },
+      });
+      expect(res.headers.get('content-type')).toBe('application/json');
+      expect(res.text).toBe(
+        `{"data": [\n{"referenceId":"${id(1)}","isSuccessful":true,"errors":[]},\n{"referenceId":"${id(2)}","isSuccessful":true,"errors":[]}\n]}\n`,
+      );
+      const logs = jsonl(
+        (
+          await call(fourth.url, token, 'GET', `/migration-assistance/migrations/${m}/logs/stream`, {
+            headers: { accept: 'application/jsonl' },
+          })
+        ).text,
+      );
+      expect(logs.length).toBeGreaterThan(0);
+      for (const e of logs) expect(e.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+01:00$/);
+      // the same instant, written one hour east of UTC: the local hour is UTC's + 1
+      const at = String(logs[0]!.timestamp);
+      expect(Math.abs(Date.parse(at) - Date.now())).toBeLessThan(60_000);
+      expect(Number(at.slice(11, 13))).toBe((new Date(Date.parse(at)).getUTCHours() + 1) % 24);
+      const refused = await call(fourth.url, token, 'POST', '/migration-assistance/migrations', {
+        body: { components: ['Counterparties'] },
+      });
+      expect([refused.status, refused.headers.get('content-type'), Object.keys(refused.body)]).toEqual([
+        409,
+        'application/json',
+        ['message'],
+      ]);
+      expect(refused.body.message).toMatch(new RegExp(`^migration ${m} of this tenant is still Active; `));
+      await call(fourth.url, token, 'PUT', `/migration-assistance/migrations/${m}/cancel`);
+    } finally {
+      await fourth.dispose();
+    }
   });
 
   it('answers errors outside authentication as {"error": {"code", "message"}} or plain text, with the problem\'s status and detail', async () => {

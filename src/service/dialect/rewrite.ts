@@ -164,10 +164,11 @@ export function rewriteRunningJob(value: unknown, mode: 'status' | 'empty'): unk
  * A problem+json error body in another platform's shape: `{"error": {"code", "message"}}`, or
  * the message alone as plain text. The message is the problem's detail (else its title).
  */
-export function rewriteError(problem: unknown, mode: 'envelope' | 'plain'): string {
+export function rewriteError(problem: unknown, mode: 'envelope' | 'plain' | 'message'): string {
   const p = isObject(problem) ? problem : {};
   const message = String(p.detail || p.title || 'error');
-  return mode === 'plain' ? message : JSON.stringify({ error: { code: p.code ?? 'ERROR', message } });
+  if (mode === 'plain') return message;
+  return JSON.stringify(mode === 'message' ? { message } : { error: { code: p.code ?? 'ERROR', message } });
 }
 
 /** Members of an event's data its emitter leaves out when it has no value (docs/events.md, docs/lodging.md). */
@@ -250,7 +251,10 @@ function unlinked(error: unknown): unknown {
 const isPage = (v: unknown): v is { items: unknown[]; total: number } =>
   isObject(v) && Array.isArray(v.items) && typeof v.total === 'number' && typeof v.offset === 'number' && typeof v.limit === 'number';
 
-function rewriteToken(body: Json, d: Dialect): Json {
+function rewriteToken(body: Json, d: Dialect): unknown {
+  if (d.tokenBody === 'string') return body.access_token;
+  // expiresIn as digits: a platform serialising every number of its envelope as a string
+  if (d.tokenBody === 'result') return { result: { token: body.access_token, expiresIn: String(body.expires_in) } };
   const extra = d.nulls ? { refreshToken: null, scope: null } : {};
   if (!d.tokenEnvelope) return d.nulls ? { ...body, refresh_token: null, scope: null } : body;
   return { data: { accessToken: body.access_token, tokenType: body.token_type, expiresIn: body.expires_in, ...extra } };
@@ -308,15 +312,16 @@ export function rewriteTimestamps(value: unknown, d: Dialect): unknown {
  * @example otherForm('2026-01-02T03:04:05.123Z', 'basic')  // '20260102T030405.123Z'
  * @example otherForm('2026-01-02T03:04:05.123Z', 'comma')  // '2026-01-02T03:04:05,123Z'
  * @example otherForm('2026-01-02T03:04:05.123Z', 'offset') // '2026-01-02T04:04:05.123+0100'
+ * @example otherForm('2026-01-02T03:04:05.123Z', 'offset-colon') // '2026-01-02T04:04:05.123+01:00'
  */
-export function otherForm(text: string, form: 'basic' | 'comma' | 'offset'): string {
+export function otherForm(text: string, form: 'basic' | 'comma' | 'offset' | 'offset-colon'): string {
   const m = EXTENDED.exec(text);
   if (!m) return text;
   const [, y, mo, d, h, mi, s, fraction, zone] = m;
   if (form === 'basic') return `${y}${mo}${d}T${h}${mi}${s}${fraction ? `.${fraction}` : ''}${zone!.replace(':', '')}`;
   if (form === 'comma') return `${y}-${mo}-${d}T${h}:${mi}:${s},${fraction ?? '000'}${zone}`;
-  // The same instant one hour east of UTC, the offset written without a colon.
+  // The same instant one hour east of UTC, the offset written without a colon (or with one).
   const shifted = new Date(Date.parse(text) + 3_600_000).toISOString();
   const whole = shifted.slice(0, 19);
-  return `${whole}${fraction ? `.${shifted.slice(20, 23)}` : ''}+0100`;
+  return `${whole}${fraction ? `.${shifted.slice(20, 23)}` : ''}${form === 'offset' ? '+0100' : '+01:00'}`;
 }

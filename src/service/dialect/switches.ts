@@ -15,10 +15,12 @@ export interface Dialect {
   countersFrom0: boolean;
   /** The token response as `{"data": {"accessToken", "tokenType", "expiresIn"}}`. */
   tokenEnvelope: boolean;
+  /** The token response as the bare JWT in a JSON string, or as `{"result": {"token", "expiresIn": "<digits>"}}` (wins over tokenEnvelope). */
+  tokenBody?: 'string' | 'result';
   /** Staging results in one JSON container served as application/json instead of the request's stream format. */
-  stagingContainer?: 'array' | 'results' | 'items';
-  /** Timestamps in another ISO 8601 form: basic (`20260102T030405Z`), comma decimals, or an offset `+0100`. */
-  timestamps?: 'basic' | 'comma' | 'offset';
+  stagingContainer?: 'array' | 'results' | 'items' | 'data';
+  /** Timestamps in another ISO 8601 form: basic (`20260102T030405Z`), comma decimals, or an offset `+0100` / `+01:00`. */
+  timestamps?: 'basic' | 'comma' | 'offset' | 'offset-colon';
   /** Counts results with only the TotalEntity table, or with zero rows for every other component and one more table. */
   counts?: 'totals-only' | 'more';
   /** Every response body in this content coding, whatever the request's Accept-Encoding says. */
@@ -29,8 +31,8 @@ export interface Dialect {
   jobIdObject?: boolean;
   /** The JWKS as an RFC 7517 set `{"keys": […]}` instead of an array. */
   jwksSet?: boolean;
-  /** Errors outside authentication as `{"error": {"code", "message"}}` or as plain text instead of problem+json. */
-  errors?: 'envelope' | 'plain';
+  /** Errors outside authentication as `{"error": {"code", "message"}}`, as plain text, or as `{"message"}` instead of problem+json. */
+  errors?: 'envelope' | 'plain' | 'message';
   /** The process-definitions list as the bare object when exactly one definition matches. */
   definitionsSingle?: boolean;
   /** A running job's 202 body as `{"status": "Running", "progress": …}`, or no body at all. */
@@ -80,23 +82,26 @@ export interface Dialect {
 /** Other names a platform may give the stream counter (the spec's name for it is garbled). */
 const COUNTER_NAMES = ['sequence', 'seq', 'counter', 'position', 'streamPosition'] as const;
 
-/** Named sets of switches: every alternative at once, in two combinations. */
+/** Named sets of switches: every alternative at once, in four combinations. */
 export const DIALECT_PRESETS: Record<string, string> = {
   all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status,rejections=422,missing-files=422,definition-refused=400,message-created=200,resend=409,deliveries=twice,process-status=upper-snake,event-groups=process-orchestration',
   'all-second':
     'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra,import-status=Succeeded,activity=Cancelled,actions=upper-snake,event-groups=lodging',
   'all-third':
-    'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra,duplicates=unlinked,country=absent,registration-ids=opaque',
+    'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra,duplicates=unlinked,country=absent,registration-ids=opaque,token-body=string',
+  'all-fourth':
+    'token-body=result,staging-container=data,timestamps=offset-colon,errors=message,counters-from-0,gzip,event-groups=process-orchestration',
 };
 
 const VALUES = {
-  'staging-container': ['array', 'results', 'items'],
-  timestamps: ['basic', 'comma', 'offset'],
+  'token-body': ['string', 'result'],
+  'staging-container': ['array', 'results', 'items', 'data'],
+  timestamps: ['basic', 'comma', 'offset', 'offset-colon'],
   counts: ['totals-only', 'more'],
   'counter-name': COUNTER_NAMES,
   'job-id': ['object'],
   jwks: ['set'],
-  errors: ['envelope', 'plain'],
+  errors: ['envelope', 'plain', 'message'],
   definitions: ['single'],
   'job-running': ['status', 'empty'],
   pages: ['data'],
@@ -147,7 +152,8 @@ export function parseDialect(spec: string | undefined): Dialect {
       if (name in VALUES) {
         const allowed = VALUES[name as keyof typeof VALUES] as readonly string[];
         if (value === undefined || !allowed.includes(value)) refuse(item, `expected ${name}=${allowed.join('|')}`);
-        if (name === 'staging-container') d.stagingContainer = value as Dialect['stagingContainer'];
+        if (name === 'token-body') d.tokenBody = value as Dialect['tokenBody'];
+        else if (name === 'staging-container') d.stagingContainer = value as Dialect['stagingContainer'];
         else if (name === 'timestamps') d.timestamps = value as Dialect['timestamps'];
         else if (name === 'counts') d.counts = value as Dialect['counts'];
         else if (name === 'counter-name') d.counterName = value as Dialect['counterName'];
@@ -196,6 +202,7 @@ export function dialectActive(d: Dialect): boolean {
     d.nulls ||
     d.countersFrom0 ||
     d.tokenEnvelope ||
+    !!d.tokenBody ||
     !!d.stagingContainer ||
     !!d.timestamps ||
     !!d.counts ||

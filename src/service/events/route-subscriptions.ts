@@ -3,7 +3,8 @@
  * registrations (create, list, token, change uri, delete), an example payload, and two routes
  * the spec does not show: the delivery journal of a registration and on-demand triggering.
  * Registrations belong to the token's tenant and white label; anyone else gets 404. A triggered
- * event reaches only the registrations of the caller's tenant and white label.
+ * event reaches only the registrations of the caller's tenant and white label. Which events a
+ * group serves is EVENT_GROUPS, or the dialect's `event-groups` (eventsOfGroup).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { EVENT_GROUPS, subscribeRequestSchema, type EventGroup, type EventName } from '../../contract/events.js';
