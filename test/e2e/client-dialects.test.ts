@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { REQUIRED_ATTACHMENTS } from '../../src/contract/process.js';
 import { EXIT, exitCodeFor } from '../../src/cli/run.js';
 import { parseDialect } from '../../src/service/dialect/index.js';
-import { upperSnake } from '../../src/service/dialect/rewrite.js';
+import { spellAction, upperSnake } from '../../src/service/dialect/rewrite.js';
 
 const services: TestService[] = [];
 const dirs: string[] = [];
@@ -114,7 +114,7 @@ async function runChain(dialect: string | undefined): Promise<ChainOutcome> {
   follower.stdout.on('data', (d: Buffer) => (followedText += d));
   const followerDone = new Promise<number | null>((r) => follower.on('exit', r));
   await ok(['counts', ...conn]);
-  const counted = () => followedText.includes('CountedEntities') || followedText.includes('COUNTED_ENTITIES'); // actions=upper-snake
+  const counted = () => /CountedEntities|COUNTED_ENTITIES|counted-entities/.test(followedText); // actions=upper-snake|kebab
   for (let waited = 0; !counted() && waited < 30_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
   follower.kill('SIGINT');
   expect(await followerDone).toBe(0);
@@ -247,8 +247,9 @@ describe('the main chain against a platform that chose differently', () => {
       expect(truth.refused.stderr).toContain('stagecoach: cannot cancel: migration <migration> is Completed (imported), which is final;');
 
       // the whole log, none lost, in order, every timestamp read into the extended form; the
-      // actions as the platform spells them (actions=upper-snake: IMPORTED_ENTITIES)
-      const spelt = (action: string) => (parseDialect(dialect).actionsUpperSnake ? upperSnake(action) : action);
+      // actions as the platform spells them (actions=upper-snake: IMPORTED_ENTITIES, kebab: imported-entities)
+      const spelling = parseDialect(dialect).actions;
+      const spelt = (action: string) => (spelling ? spellAction(action, spelling) : action);
       expect(got.logs.map((e) => [e.action, e.logLevel, e.component])).toEqual(
         truth.logs.map((e) => [spelt(e.action), e.logLevel, e.component]),
       );

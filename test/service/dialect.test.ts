@@ -208,7 +208,7 @@ describe('serve --dialect', () => {
     }
   });
 
-  it('answers errors outside authentication as {"error": {"code", "message"}} or plain text, with the problem\'s status and detail', async () => {
+  it('answers errors outside authentication as {"error": {"code", "message"}}, plain text or {"error": "…"}, with the problem\'s status and detail', async () => {
     const envelope = await startTestService({ dialect: 'errors=envelope' });
     const plainText = await startTestService({ dialect: 'errors=plain' });
     try {
@@ -225,6 +225,13 @@ describe('serve --dialect', () => {
       expect(a.body).toEqual({ error: { code: 'UNKNOWN_PROCESS_DEFINITION', message: truth.body.detail } });
       const b = await call(plainText.url, await getToken(plainText.url), 'POST', path, { body });
       expect([b.status, b.headers.get('content-type'), b.text]).toEqual([422, 'text/plain; charset=utf-8', truth.body.detail]);
+      const errorText = await startTestService({ dialect: 'errors=error-text' });
+      try {
+        const c = await call(errorText.url, await getToken(errorText.url), 'POST', path, { body });
+        expect([c.status, c.headers.get('content-type'), c.body]).toEqual([422, 'application/json', { error: truth.body.detail }]);
+      } finally {
+        await errorText.dispose();
+      }
       // authentication keeps the problem shape the spec shows
       const denied = await call(envelope.url, undefined, 'GET', `/authentication/token/${DEMO.broker}/${DEMO.label}`, {
         headers: { authorization: basic(DEMO.clientId, 'wrong') },
@@ -425,37 +432,45 @@ describe('serve --dialect', () => {
     }
   });
 
-  it('actions=upper-snake: writes log actions as IMPORTED_ENTITIES and reads the Actions filter in that spelling only', async () => {
-    const snake = await startTestService({ dialect: 'actions=upper-snake' });
-    try {
-      const token = await getToken(snake.url);
-      const staged = async (url: string, bearer: string) => {
-        const m = await createMigration(url, bearer);
-        await call(url, bearer, 'PUT', stagingPath(m), {
-          raw: frames('json-seq', [person(1), person(2)]),
-          headers: { 'content-type': MEDIA_SEQ, accept: MEDIA_SEQ },
-        });
-        return async (query: string) =>
-          jsonl(
-            (
-              await call(url, bearer, 'GET', `/migration-assistance/migrations/${m}/logs/stream${query}`, {
-                headers: { accept: 'application/jsonl' },
-              })
-            ).text,
-          ).map(({ timestamp: _t, ...e }) => e);
-      };
-      const truth = await staged(plain.url, plainToken);
-      const got = await staged(snake.url, token);
-      const all = await got('');
-      expect(all.map((e) => e.action)).toEqual(['CREATED_MIGRATION', 'STAGED_ENTITIES']);
-      const spelt: Record<string, string> = { CreatedMigration: 'CREATED_MIGRATION', StagedEntities: 'STAGED_ENTITIES' };
-      expect(all).toEqual((await truth('')).map((e) => ({ ...e, action: spelt[String(e.action)] })));
-      expect(await got('?Actions=STAGED_ENTITIES')).toEqual([all[1]]);
-      expect(await got('?Actions=CREATED_MIGRATION&Actions=STAGED_ENTITIES')).toEqual(all);
-      expect(await got('?Actions=StagedEntities')).toEqual([]);
-      expect(await truth('?Actions=StagedEntities')).toHaveLength(1);
-    } finally {
-      await snake.dispose();
+  it('actions=upper-snake / kebab: writes log actions as IMPORTED_ENTITIES or imported-entities and reads the Actions filter in that spelling only', async () => {
+    for (const [spelling, spelt] of [
+      ['upper-snake', { CreatedMigration: 'CREATED_MIGRATION', StagedEntities: 'STAGED_ENTITIES' }],
+      ['kebab', { CreatedMigration: 'created-migration', StagedEntities: 'staged-entities' }],
+    ] as const) {
+      const other = await startTestService({ dialect: `actions=${spelling}` });
+      try {
+        const token = await getToken(other.url);
+        const staged = async (url: string, bearer: string) => {
+          const m = await createMigration(url, bearer);
+          await call(url, bearer, 'PUT', stagingPath(m), {
+            raw: frames('json-seq', [person(1), person(2)]),
+            headers: { 'content-type': MEDIA_SEQ, accept: MEDIA_SEQ },
+          });
+          return {
+            m,
+            read: async (query: string) =>
+              jsonl(
+                (
+                  await call(url, bearer, 'GET', `/migration-assistance/migrations/${m}/logs/stream${query}`, {
+                    headers: { accept: 'application/jsonl' },
+                  })
+                ).text,
+              ).map(({ timestamp: _t, ...e }) => e),
+          };
+        };
+        const truth = await staged(plain.url, plainToken);
+        const got = (await staged(other.url, token)).read;
+        const all = await got('');
+        expect(all.map((e) => e.action)).toEqual([spelt.CreatedMigration, spelt.StagedEntities]);
+        expect(all).toEqual((await truth.read('')).map((e) => ({ ...e, action: spelt[e.action as keyof typeof spelt] })));
+        expect(await got(`?Actions=${spelt.StagedEntities}`)).toEqual([all[1]]);
+        expect(await got(`?Actions=${spelt.CreatedMigration}&Actions=${spelt.StagedEntities}`)).toEqual(all);
+        expect(await got('?Actions=StagedEntities')).toEqual([]);
+        expect(await truth.read('?Actions=StagedEntities')).toHaveLength(1);
+        expect((await call(plain.url, plainToken, 'PUT', `/migration-assistance/migrations/${truth.m}/cancel`)).status).toBe(200);
+      } finally {
+        await other.dispose();
+      }
     }
   });
 

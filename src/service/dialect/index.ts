@@ -53,11 +53,12 @@ export function installDialect(app: FastifyInstance, ctx: ServiceContext): void 
       const given = query['continue-from'];
       if (typeof given === 'string' && /^\d+$/.test(given)) query['continue-from'] = String(Number(given) + 1);
     }
-    if (dialect.actionsUpperSnake && resource === 'log-stream') {
+    const spelling = dialect.actions;
+    if (spelling && resource === 'log-stream') {
       const query = request.query as Record<string, unknown>;
       const given = query.Actions;
-      if (typeof given === 'string') query.Actions = actionsFilter(given);
-      else if (Array.isArray(given)) query.Actions = given.map((a) => actionsFilter(String(a)));
+      if (typeof given === 'string') query.Actions = actionsFilter(given, spelling);
+      else if (Array.isArray(given)) query.Actions = given.map((a) => actionsFilter(String(a), spelling));
     }
     // Authentication's errors keep their own shape: the spec shows them (docs/contract-gaps.md).
     const errorsReshaped = !request.url.startsWith('/authentication/');

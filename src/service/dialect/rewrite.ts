@@ -81,7 +81,8 @@ export function rewriteRecord(resource: Resource, value: unknown, d: Dialect): u
   if (d.countersFrom0 && counted && typeof out.sequenceNumber === 'number') {
     out = { ...out, sequenceNumber: out.sequenceNumber - 1 };
   }
-  if (d.actionsUpperSnake && resource === 'log-stream' && typeof out.action === 'string') out = { ...out, action: upperSnake(out.action) };
+  if (d.actions && resource === 'log-stream' && typeof out.action === 'string')
+    out = { ...out, action: spellAction(out.action, d.actions) };
   if (d.counterName && counted && 'sequenceNumber' in out) {
     const { sequenceNumber, ...rest } = out;
     out = { [d.counterName]: sequenceNumber, ...rest };
@@ -96,13 +97,20 @@ export function rewriteRecord(resource: Resource, value: unknown, d: Dialect): u
 export const upperSnake = (action: string): string => action.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
 
 /**
- * The log stream's `Actions` filter as the service reads it, from the dialect's spelling: an
- * upper snake name becomes ours; a name in our spelling, unknown to such a platform, matches
- * nothing (as on a platform that knows only its own spelling).
- * @example actionsFilter('IMPORTED_ENTITIES,ImportedEntities') // 'ImportedEntities,~ImportedEntities'
+ * An action name in the dialect's spelling (`actions=upper-snake|kebab`).
+ * @example spellAction('ImportedEntities', 'kebab') // 'imported-entities'
  */
-export function actionsFilter(given: string): string {
-  const ours = new Map(LOG_ACTIONS.map((a) => [upperSnake(a), a]));
+export const spellAction = (action: string, spelling: NonNullable<Dialect['actions']>): string =>
+  spelling === 'upper-snake' ? upperSnake(action) : upperSnake(action).toLowerCase().replaceAll('_', '-');
+
+/**
+ * The log stream's `Actions` filter as the service reads it, from the dialect's spelling: a
+ * name so spelt becomes ours; a name in our spelling, unknown to such a platform, matches
+ * nothing (as on a platform that knows only its own spelling).
+ * @example actionsFilter('IMPORTED_ENTITIES,ImportedEntities', 'upper-snake') // 'ImportedEntities,~ImportedEntities'
+ */
+export function actionsFilter(given: string, spelling: NonNullable<Dialect['actions']>): string {
+  const ours = new Map(LOG_ACTIONS.map((a) => [spellAction(a, spelling), a]));
   return given
     .split(',')
     .map((a) => ours.get(a.trim()) ?? `~${a.trim()}`)
@@ -161,14 +169,16 @@ export function rewriteRunningJob(value: unknown, mode: 'status' | 'empty'): unk
 }
 
 /**
- * A problem+json error body in another platform's shape: `{"error": {"code", "message"}}`, or
- * the message alone as plain text. The message is the problem's detail (else its title).
+ * A problem+json error body in another platform's shape: `{"error": {"code", "message"}}`,
+ * `{"message"}`, `{"error": "<message>"}`, or the message alone as plain text. The message is the problem's detail (else its title).
  */
-export function rewriteError(problem: unknown, mode: 'envelope' | 'plain' | 'message'): string {
+export function rewriteError(problem: unknown, mode: NonNullable<Dialect['errors']>): string {
   const p = isObject(problem) ? problem : {};
   const message = String(p.detail || p.title || 'error');
   if (mode === 'plain') return message;
-  return JSON.stringify(mode === 'message' ? { message } : { error: { code: p.code ?? 'ERROR', message } });
+  if (mode === 'message') return JSON.stringify({ message });
+  if (mode === 'error-text') return JSON.stringify({ error: message });
+  return JSON.stringify({ error: { code: p.code ?? 'ERROR', message } });
 }
 
 /** Members of an event's data its emitter leaves out when it has no value (docs/events.md, docs/lodging.md). */

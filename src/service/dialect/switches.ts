@@ -31,8 +31,8 @@ export interface Dialect {
   jobIdObject?: boolean;
   /** The JWKS as an RFC 7517 set `{"keys": […]}` instead of an array. */
   jwksSet?: boolean;
-  /** Errors outside authentication as `{"error": {"code", "message"}}`, as plain text, or as `{"message"}` instead of problem+json. */
-  errors?: 'envelope' | 'plain' | 'message';
+  /** Errors outside authentication as `{"error": {"code", "message"}}`, as plain text, as `{"message"}` or as `{"error": "<message>"}` instead of problem+json. */
+  errors?: 'envelope' | 'plain' | 'message' | 'error-text';
   /** The process-definitions list as the bare object when exactly one definition matches. */
   definitionsSingle?: boolean;
   /** A running job's 202 body as `{"status": "Running", "progress": …}`, or no body at all. */
@@ -71,8 +71,8 @@ export interface Dialect {
   deliveriesTwice?: boolean;
   /** A counterparty without a country of its own shown without `countryCode` (no derived or default value). */
   countryAbsent?: boolean;
-  /** Log entries' `action` in upper snake case (`IMPORTED_ENTITIES`); the `Actions` filter is read in that spelling only. */
-  actionsUpperSnake?: boolean;
+  /** Log entries' `action` in upper snake case (`IMPORTED_ENTITIES`) or kebab case (`imported-entities`); the `Actions` filter is read in that spelling only. */
+  actions?: 'upper-snake' | 'kebab';
   /** Process status codes in upper snake case (`APPLICATION_RECEIVED`): definitions, the process record, status-changed events. */
   processStatusUpperSnake?: boolean;
   /** Webhook registration ids that are not UUIDs (`wh_` and 16 random bytes, base64url), the spec showing none. */
@@ -88,9 +88,9 @@ export const DIALECT_PRESETS: Record<string, string> = {
   'all-second':
     'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra,import-status=Succeeded,activity=Cancelled,actions=upper-snake,event-groups=lodging',
   'all-third':
-    'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra,duplicates=unlinked,country=absent,registration-ids=opaque,token-body=string',
+    'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra,duplicates=unlinked,country=absent,registration-ids=opaque,token-body=string,errors=error-text',
   'all-fourth':
-    'token-body=result,staging-container=data,timestamps=offset-colon,errors=message,counters-from-0,gzip,event-groups=process-orchestration',
+    'token-body=result,staging-container=data,timestamps=offset-colon,errors=message,actions=kebab,counters-from-0,gzip,event-groups=process-orchestration',
 };
 
 const VALUES = {
@@ -101,7 +101,7 @@ const VALUES = {
   'counter-name': COUNTER_NAMES,
   'job-id': ['object'],
   jwks: ['set'],
-  errors: ['envelope', 'plain', 'message'],
+  errors: ['envelope', 'plain', 'message', 'error-text'],
   definitions: ['single'],
   'job-running': ['status', 'empty'],
   pages: ['data'],
@@ -119,7 +119,7 @@ const VALUES = {
   'import-status': ['Succeeded'],
   activity: ['Cancelled'],
   country: ['absent'],
-  actions: ['upper-snake'],
+  actions: ['upper-snake', 'kebab'],
   'process-status': ['upper-snake'],
   'registration-ids': ['opaque'],
 } as const;
@@ -176,7 +176,7 @@ export function parseDialect(spec: string | undefined): Dialect {
         else if (name === 'import-status') d.importSucceeded = true;
         else if (name === 'activity') d.activityCancelled = true;
         else if (name === 'country') d.countryAbsent = true;
-        else if (name === 'actions') d.actionsUpperSnake = true;
+        else if (name === 'actions') d.actions = value as Dialect['actions'];
         else if (name === 'process-status') d.processStatusUpperSnake = true;
         else if (name === 'registration-ids') d.registrationIdsOpaque = true;
         else d.jobRunning = value as Dialect['jobRunning'];
@@ -228,7 +228,7 @@ export function dialectActive(d: Dialect): boolean {
     !!d.importSucceeded ||
     !!d.activityCancelled ||
     !!d.countryAbsent ||
-    !!d.actionsUpperSnake ||
+    !!d.actions ||
     !!d.processStatusUpperSnake ||
     !!d.registrationIdsOpaque
   );
