@@ -11,10 +11,12 @@
  * A row refused for its number of columns is written with the cells it has, so it stays refused
  * until it is fixed. Files are written owner-only (0600): they hold the refused rows' personal data.
  *
- * The files are what `readCorrections` (src/pipeline/checks/corrections.ts) reads back:
- * - CSV sources: `<source>.corrections.csv`, UTF-8 with a byte-order mark (spreadsheet programs
- *   then open accented names right), `;` when the source uses `;` and `,` otherwise, `"` quotes;
- * - JSON and JSON Lines sources: `<source>.corrections.jsonl`, one original object a line, so
+ * The files are what `readCorrections` (src/pipeline/checks/corrections.ts) reads back, in the
+ * shape the source's format registers (`Format.corrections`):
+ * - `csv` (CSV, fixed-width, XLSX): `<source>.corrections.csv`, one column per column of the
+ *   source's header (or layout), UTF-8 with a byte-order mark (spreadsheet programs then open
+ *   accented names right), `;` when the source uses `;` and `,` otherwise, `"` quotes;
+ * - `jsonl` (JSON, JSON Lines): `<source>.corrections.jsonl`, one original object a line, so
  *   nested values and types survive the round trip;
  * - when the pipeline has several sources, a leading `_source` column names the source (columns
  *   starting with `_` never reach the mapping).
@@ -128,7 +130,7 @@ export async function writeCorrections(
       let o = open.get(rec.source);
       if (!o) {
         const file = join(outDir, `${rec.source}.corrections.${dialect.extension}`);
-        const csv = dialect.format === 'csv';
+        const csv = dialect.shape === 'csv'; // one column per source column; else one object a line
         const columns = !csv
           ? []
           : source.columns?.length

@@ -41,13 +41,17 @@ describe('format registry', () => {
       tallies: false,
       rowAt: async () => ({ columns: [], values: {} }),
       header: async () => undefined,
+      missingColumns: null,
       corrections: 'jsonl',
       scanKeys: null,
     } as const;
     const complete = defineFormat({ summary: 'toy (a test format)', options: null, read: reader, ...rest });
     expect(complete.summary).toBe('toy (a test format)');
-    // @ts-expect-error no `canSplit`, `tallies`, `rowAt`, `header`, `corrections` nor `scanKeys`
+    // @ts-expect-error no `canSplit`, `tallies`, `rowAt`, `header`, `missingColumns`, `corrections` nor `scanKeys`
     defineFormat({ summary: 'toy', options: null, read: reader });
+    const { missingColumns: _, ...withoutColumnsCheck } = complete;
+    // @ts-expect-error no `missingColumns`: the check before a run must hear from every format, if only that it cannot tell (null)
+    defineFormat(withoutColumnsCheck);
     // @ts-expect-error a corrections shape that no reader of corrections files knows
     defineFormat({ ...complete, corrections: 'xml' });
     const withOptions = defineFormat({

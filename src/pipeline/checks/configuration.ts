@@ -2,8 +2,10 @@
  * The configuration, checked before a run touches the platform: no migration is looked up or
  * created and no record is sent until the pipeline's mappings compile with their scripts, every
  * source lists its files, no file is plainly in another encoding than declared (UTF-16 declared
- * as UTF-8, source/encoding.ts), and every CSV file's header (fixed-width: its declared columns)
- * names each column its mapping reads. Found later, in the middle of reading, such an error used to
+ * as UTF-8, source/encoding.ts), and every column its mapping reads is one its files have, as
+ * far as the source's format can tell before reading (its `missingColumns`: a CSV file's header,
+ * a fixed-width layout; not JSON, whose records name their own fields, nor XLSX, whose header
+ * row the reader checks as it reads). Found later, in the middle of reading, such an error used to
  * leave an empty migration behind on the platform.
  *
  * A column a header lacks is reported where it is read, at the mapping's line, with the file
@@ -17,9 +19,8 @@ import { cutText, quotedNames } from '../../contract/cut.js';
 import type { PipelineDefinition } from '../definition/load-pipeline.js';
 import { locateValue } from '../definition/yaml-file.js';
 import { preparePipeline, type PreparedSource } from '../prepare-pipeline.js';
-import { readCsvBatches } from '../source/csv/index.js';
 import { detectEncoding } from '../source/encoding.js';
-import type { SourceFile } from '../source/index.js';
+import { formatOf, type MissingColumns } from '../source/index.js';
 
 /**
  * Throws CONFIG_INVALID when the pipeline cannot be read as declared; reads only the headers.
@@ -29,43 +30,12 @@ export async function checkConfiguration(def: PipelineDefinition, signal?: Abort
   const { sources } = await preparePipeline(def);
   for (const s of sources) {
     for (const f of s.files) await detectEncoding(f.path, f.file, s.def.encoding).catch(configurationOnly);
-    if (s.def.format === 'fixed-width') {
-      const declared = s.def.fixedWidth!.columns.map((c) => c.name);
-      const missing = [...s.mapping.columns].filter((c) => !declared.includes(c));
-      if (missing.length > 0) throw await missingColumns(s, missing, declared, `fixedWidth.columns of source ${s.def.name} in ${def.file}`);
+    const check = formatOf(s.def.format).missingColumns;
+    if (!check) continue; // the format cannot tell before reading: its reader checks as it reads
+    for (const f of s.files) {
+      const found = await check(s.def, f, { required: s.mapping.columns, pipelineFile: def.file, signal });
+      if (found) throw await missingColumns(s, found);
     }
-    if (s.def.format === 'csv') for (const f of s.files) await checkHeader(s, f, signal);
-  }
-}
-
-/** Reads the file's header (its first rows) with the columns its mapping reads. */
-async function checkHeader(s: PreparedSource, f: SourceFile, signal: AbortSignal | undefined): Promise<void> {
-  const rows = readCsvBatches({
-    source: s.def.name,
-    path: f.path,
-    file: f.file,
-    encoding: s.def.encoding,
-    csv: s.def.csv,
-    requiredColumns: s.mapping.columns,
-    hashRows: false,
-    signal,
-  });
-  try {
-    await rows.next();
-  } catch (err) {
-    if (!(err instanceof StagecoachError) || err.code !== 'CONFIG_INVALID') return; // the run reports it where it reads
-    const c = err.context;
-    // A header that is no text in the declared encoding: the reader's words say why (and what to declare).
-    if (Array.isArray(c.missingColumns) && !c.headerDefect)
-      throw await missingColumns(
-        s,
-        c.missingColumns as string[],
-        c.headerColumns as string[],
-        `the header of ${f.file} (${f.file}:${c.line})`,
-      );
-    throw err;
-  } finally {
-    await rows.return(undefined);
   }
 }
 
@@ -74,8 +44,8 @@ function configurationOnly(err: unknown): void {
   if (err instanceof StagecoachError && err.code === 'CONFIG_INVALID') throw err;
 }
 
-/** The error of columns read by a mapping and missing from `where`, at the mapping line reading the first. */
-async function missingColumns(s: PreparedSource, missing: string[], present: string[], where: string): Promise<StagecoachError> {
+/** The error of columns read by a mapping and missing from `where` (its format found them), at the mapping line reading the first. */
+async function missingColumns(s: PreparedSource, { missing, present, where }: MissingColumns): Promise<StagecoachError> {
   const mapping = s.def.mappingFile;
   const text = await readFile(mapping.path, 'utf8');
   const at = missing.map((column) => ({ column, loc: locateValue(text, column, { keys: ['column', 'each'], skip: ['codes'] }) }));

@@ -41,14 +41,19 @@ const ERROR_SET: ReadonlySet<string> = new Set(ERROR_COLUMNS);
 /** Metadata: never mapped, never part of the row's fingerprint. */
 export const isMetaColumn = (column: string): boolean => column.startsWith('_') || ERROR_SET.has(column);
 
-/** How a corrections file of a source is written and read: in the shape its format registers (CSV or JSON Lines). */
+/**
+ * How a corrections file of a source is written and read: in the shape its format registers
+ * (`Format.corrections`). A shape is the corrections file's, not the source's: the writer
+ * (src/reconcile/corrections.ts) and the reader here each know the two shapes, so every format
+ * that picks one (CSV, fixed-width and XLSX pick `csv`) is written and read back alike.
+ */
 export function correctionsDialect(source: { format: SourceFormat; csv?: { delimiter?: string } | undefined }): {
-  format: 'csv' | 'jsonl';
+  shape: 'csv' | 'jsonl';
   extension: 'csv' | 'jsonl';
   delimiter: ',' | ';';
 } {
   const shape = formatOf(source.format).corrections;
-  return { format: shape, extension: shape, delimiter: source.csv?.delimiter === ';' ? ';' : ',' };
+  return { shape, extension: shape, delimiter: source.csv?.delimiter === ';' ? ';' : ',' };
 }
 
 /** A cell as a corrections file holds it: strings as they are, anything nested as JSON. */

@@ -1,13 +1,13 @@
 /**
  * The file side shared by the text formats that read whole files in order (JSON, JSON Lines,
- * fixed-width): open the file, resolve its encoding from its first bytes (encoding.ts), and
- * yield decoded text pieces. Each format's pure core takes these pieces; only this module and
- * the formats' `stream.ts` wrappers touch the file system.
+ * fixed-width): resolve the file's encoding from its first bytes (encoding.ts), read its bytes
+ * (file-chunks.ts) and yield decoded text pieces. Each format's pure core takes these pieces;
+ * only these modules and the formats' `stream.ts` wrappers touch the file system.
  */
-import { createReadStream } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { StagecoachError } from '../../contract/errors.js';
-import { detectEncoding, repairWindows1252, swap16Stream, type ResolvedEncoding, type SourceEncoding } from './encoding.js';
+import { detectEncoding, repairWindows1252, type ResolvedEncoding, type SourceEncoding } from './encoding.js';
+import { fileChunks } from './file-chunks.js';
 
 /** A piece of decoded text and the encoding it was decoded with. */
 export interface DecodedChunk {
@@ -29,21 +29,17 @@ export async function* decodedChunks(
   signal?: AbortSignal,
 ): AsyncGenerator<DecodedChunk> {
   const enc = await detectEncoding(path, file, declared);
-  const input = createReadStream(path, { highWaterMark: 256 * 1024, signal, start: enc.bomLength });
-  const body = enc.swap16 ? input.pipe(swap16Stream()) : input;
   const decoder = new StringDecoder(enc.node);
   try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
+    for await (const chunk of fileChunks(path, file, enc, { readBytes: 256 * 1024, range: { start: enc.bomLength }, signal })) {
       const text = decoder.write(chunk);
       if (text) yield { text: enc.repair1252 ? repairWindows1252(text) : text, enc };
     }
     const rest = decoder.end();
     if (rest) yield { text: rest, enc };
   } catch (err) {
-    if ((err as Error).name === 'AbortError') throw new StagecoachError('ABORTED', 'Reading stopped', { file }, { cause: err });
+    if (err instanceof StagecoachError) throw err; // ABORTED
     throw new StagecoachError('SOURCE_READ_FAILED', `Cannot read ${file}: ${(err as Error).message}`, { file }, { cause: err });
-  } finally {
-    input.destroy();
   }
 }
 

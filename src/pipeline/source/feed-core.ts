@@ -10,8 +10,8 @@ import type { SourceRow, SourceRowError } from '../types.js';
 export type SourceItem = SourceRow | SourceRowError;
 
 /**
- * A format's pure core: input in (decoded text for JSON, JSON Lines; bytes for CSV), rows and row
- * errors out, no I/O. Not reusable: push the chunks in order, then `end` once.
+ * A format's pure core: input in (decoded text for JSON, JSON Lines; the file's bytes for CSV,
+ * file-chunks.ts), rows and row errors out, no I/O. Not reusable: push the chunks in order, then `end` once.
  */
 export interface SourceCore<Chunk> {
   /** Reads one chunk; returns the rows and row errors it completed. */
@@ -23,17 +23,22 @@ export interface SourceCore<Chunk> {
 }
 
 /**
- * Feeds a core from its input, a batch per chunk (chunks that complete nothing yield nothing).
+ * Feeds a core from its input, a batch per chunk (chunks that complete nothing yield nothing,
+ * unless `everyChunk`).
+ * `everyChunk`: yield after every chunk, empty batches too, for a core that hands its records to
+ * a callback (csv/read-record.ts): its caller stops as soon as it has what it wants, instead of
+ * the whole file being read (145 ms for one record of a 13 MB file, against 1.2 ms).
  * @example for await (const batch of feedCore(new JsonLinesCore({ source: 'c', file: 'c.jsonl' }), textChunks('{"id":1}\n'))) …
  */
 export async function* feedCore<Chunk>(
   core: SourceCore<Chunk>,
   chunks: Iterable<Chunk> | AsyncIterable<Chunk>,
+  { everyChunk = false }: { everyChunk?: boolean } = {},
 ): AsyncGenerator<SourceItem[]> {
   try {
     for await (const chunk of chunks) {
       const batch = core.push(chunk);
-      if (batch.length > 0) yield batch;
+      if (batch.length > 0 || everyChunk) yield batch;
     }
     const batch = core.end();
     if (batch.length > 0) yield batch;

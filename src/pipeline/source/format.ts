@@ -75,6 +75,25 @@ export type RecordFormat<Key extends string, Field extends z.ZodType> = { encodi
   [K in Key]?: z.output<Field>;
 };
 
+/** Columns a mapping reads that a file of a source lacks, as the configuration check reports them. */
+export interface MissingColumns {
+  /** The columns read and lacking, in the mapping's order. */
+  missing: string[];
+  /** The columns there are (the message's "expected one of"). */
+  present: string[];
+  /** Where those columns are declared or read, as the message names it: `the header of k.csv (k.csv:1)`. */
+  where: string;
+}
+
+/** What the configuration check gives a format's `missingColumns`. */
+export interface ColumnsCheck {
+  /** The columns the source's mapping reads. */
+  required: ReadonlySet<string>;
+  /** The pipeline file, as messages show it (where declared columns are written). */
+  pipelineFile: string;
+  signal?: AbortSignal | undefined;
+}
+
 /** One format. `Key`/`Field`: its options (`never`/`z.ZodNever` for a format without any). */
 export interface Format<Key extends string = never, Field extends z.ZodType = z.ZodNever> {
   /** How the `format:` list of the pipeline schema names and explains it, e.g. `jsonl (one object a line)`. */
@@ -94,6 +113,17 @@ export interface Format<Key extends string = never, Field extends z.ZodType = z.
   rowAt(path: string, byteOffset: number, format: RecordFormat<Key, Field>, columns?: string[]): Promise<RawRow>;
   /** The columns every record of a file has (a header, declared columns or a layout); undefined when records name their own (JSON). */
   header(path: string, format: RecordFormat<Key, Field>): Promise<string[] | undefined>;
+  /**
+   * The configuration check before a run touches the platform (checks/configuration.ts): the
+   * columns of `check.required` that `file` lacks, found from what the format declares (a layout)
+   * or reads of the file's head only (a header), so a mapping that reads a column no record has
+   * stops the run before a migration is created; undefined when it lacks none. A configuration
+   * error met on the way (a header that is no text in the declared encoding) is thrown; any other
+   * (a file that cannot be opened) is left to the run, which reports it where it reads. Null when
+   * the format cannot tell before reading: its records name their own fields (JSON), or its
+   * columns cannot be read without reading the whole file (say why where it is defined).
+   */
+  missingColumns: ((source: FormatSource<Key, Field>, file: SourceFile, check: ColumnsCheck) => Promise<MissingColumns | undefined>) | null;
   /**
    * The shape of its corrections file: `csv` (one column per header column, read back as CSV: the
    * source's columns must be its header's) or `jsonl` (one object a line, types and nesting kept).

@@ -24,7 +24,7 @@ import { xlsxFormat } from './xlsx/format.js';
 
 export { newTally, tallyDisagreement, type SourceTally } from './tally.js';
 export type { RawRow } from './row-at.js';
-export type { Format, ReadOptions, SourceFile, SourceStart } from './format.js';
+export type { Format, MissingColumns, ReadOptions, SourceFile, SourceStart } from './format.js';
 export { ENCODINGS, type SourceEncoding } from './encoding.js';
 export { displayPath } from './display-path.js';
 

@@ -1,6 +1,7 @@
 /**
  * The CSV reader's pure core: bytes in (`push(chunk)`, then `end()`), rows, row errors and the
- * file's line accounting out. No I/O: read-csv.ts feeds it a file, tests feed it strings.
+ * file's line accounting out. No I/O: read-csv.ts feeds it a file through the loop the JSON cores
+ * are fed by too (feed-core.ts), tests feed it strings.
  *
  * Two engines behind one interface (engine.ts) and one dialect (dialect.ts):
  * - plain lines (no quote character, no line-break byte but their record delimiter) are split
@@ -40,6 +41,7 @@
  */
 import { StagecoachError } from '../../../contract/errors.js';
 import type { SourceRowError } from '../../types.js';
+import type { SourceCore } from '../feed-core.js';
 import type { CsvEngine, HandOver } from './engine.js';
 import { PhysicalLines } from './lines.js';
 import { CsvParseEngine, csvParseMessage } from './parse-engine.js';
@@ -57,7 +59,7 @@ const CR_BYTE = 13;
  * One CSV input. Not reusable: push its chunks in order, then call `end` once.
  * @example const core = new CsvCore({ source: 's', file: 'f.csv', dialect }); const rows = [...core.push(buf), ...core.end()];
  */
-export class CsvCore {
+export class CsvCore implements SourceCore<Buffer> {
   private readonly r: CsvRecords;
   private readonly fromStart: boolean;
   /** The input starts at the file's first byte, where a BOM may be. */

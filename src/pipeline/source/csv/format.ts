@@ -7,6 +7,7 @@ import { detectEncoding } from '../encoding.js';
 import type { CsvRange } from './core.js';
 import { csvOptionsSchema } from './options.js';
 import { readCsvBatches } from './read-csv.js';
+import { csvMissingColumns } from './missing-columns.js';
 import { csvHeader } from './read-record.js';
 import { csvRowAt } from './row-at.js';
 import { scanCsvKeys } from './scan-keys.js';
@@ -31,6 +32,7 @@ export const csvFormat = defineFormat({
   tallies: true,
   rowAt: csvRowAt,
   header: (path, format) => csvHeader(path, format),
+  missingColumns: csvMissingColumns,
   corrections: 'csv',
   async scanKeys(source, file, column, signal, mark) {
     const enc = await detectEncoding(file.path, file.file, source.encoding);

@@ -7,7 +7,8 @@ import type { SourceEncoding } from '../encoding.js';
 import type { CsvOptions } from './options.js';
 import { detectEncoding } from '../encoding.js';
 import { CsvCore, type CsvReadOutcome } from './core.js';
-import { feedFile } from './read-csv.js';
+import { feedCore } from '../feed-core.js';
+import { fileChunks } from '../file-chunks.js';
 
 /** The CSV options that matter for one record; the pipeline's defaults for the others. */
 export type CsvRecordFormat = { encoding: SourceEncoding; csv?: Partial<CsvOptions> | undefined };
@@ -35,7 +36,8 @@ export async function csvHeader(path: string, format: CsvRecordFormat): Promise<
     outcome,
     records: { take: () => {} },
   });
-  for await (const _ of feedFile(core, path, path, enc, READ_BYTES, undefined, undefined, true)) if (outcome.columns) break;
+  for await (const _ of feedCore(core, fileChunks(path, path, enc, { readBytes: READ_BYTES }), { everyChunk: true }))
+    if (outcome.columns) break;
   return outcome.columns ?? [];
 }
 
@@ -55,6 +57,7 @@ export async function csvRecordAt(path: string, start: number, format: CsvRecord
     range: { start, line: 1 },
     records: { take: (fields) => (first ??= fields), refused: () => (first ??= 'unreadable') },
   });
-  for await (const _ of feedFile(core, path, path, enc, READ_BYTES, { start, line: 1 }, undefined, true)) if (first) return first;
+  const chunks = fileChunks(path, path, enc, { readBytes: READ_BYTES, range: { start } });
+  for await (const _ of feedCore(core, chunks, { everyChunk: true })) if (first) return first;
   return first;
 }

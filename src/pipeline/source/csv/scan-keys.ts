@@ -9,7 +9,8 @@
 import { StagecoachError } from '../../../contract/errors.js';
 import type { ResolvedEncoding } from '../encoding.js';
 import { CsvCore } from './core.js';
-import { feedFile } from './read-csv.js';
+import { feedCore } from '../feed-core.js';
+import { fileChunks } from '../file-chunks.js';
 
 export interface ScanCsvKeysOptions {
   path: string;
@@ -42,7 +43,10 @@ export async function scanCsvKeys(opts: ScanCsvKeysOptions, onKey: (value: strin
     keys: { column: opts.column, take: onKey },
     plainLines: opts.plainLines,
   });
-  for await (const batch of feedFile(core, path, file, enc, opts.chunkBytes ?? 1024 * 1024, undefined, opts.signal)) {
+  for await (const batch of feedCore(
+    core,
+    fileChunks(path, file, enc, { readBytes: opts.chunkBytes ?? 1024 * 1024, signal: opts.signal }),
+  )) {
     const failed = batch.find((r) => 'code' in r && r.code === 'SOURCE_READ_FAILED');
     if (failed && 'message' in failed) throw new StagecoachError('SOURCE_READ_FAILED', `Cannot read ${file}: ${failed.message}`, { file });
   }

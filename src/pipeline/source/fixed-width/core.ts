@@ -1,7 +1,7 @@
 /**
- * Fixed-width core, pure (decoded text in, rows and row errors out, no I/O): one record a line,
- * each column at a declared position (1-based start, length), as mainframe and core-banking
- * exports come. The first `header` lines are not records; blank lines are skipped; a line of
+ * Fixed-width core, pure (decoded text in, rows and row errors out, no I/O; fed by feed-core.ts,
+ * as the CSV and JSON cores): one record a line, each column at a declared position (1-based
+ * start, length), as mainframe and core-banking exports come. The first `header` lines are not records; blank lines are skipped; a line of
  * another length than the record's is a row error naming file:line and both lengths, and the
  * file goes on. Lines end at LF, CRLF or a lone CR, exactly as the tally's line counter sees
  * them, so the independent count (physical and blank lines) is comparable line for line.
@@ -14,6 +14,7 @@ import { StagecoachError } from '../../../contract/errors.js';
 import { textDefect, textDefectHint } from '../encoding.js';
 import { sha256Hex } from '../row-hash.js';
 import { afterBom, byteLength, type DecodedChunk } from '../decoded-text.js';
+import { feedCore, type SourceCore } from '../feed-core.js';
 import { isBlankLine, newTally, PhysicalLineCounter, type SourceTally } from '../tally.js';
 
 export interface FixedWidthCoreOptions {
@@ -55,48 +56,166 @@ export async function* fixedWidthBatches(
   chunks: Iterable<DecodedChunk> | AsyncIterable<DecodedChunk>,
   opts: FixedWidthCoreOptions,
 ): AsyncGenerator<(SourceRow | SourceRowError)[]> {
-  const { source, file, fixedWidth } = opts;
-  const tally = opts.tally ?? newTally(source, file, 'fixed-width');
-  const hashRows = opts.hashRows !== false;
-  const expected = recordLength(fixedWidth);
-  const columns = fixedWidth.columns.map((c) => ({ name: c.name, from: c.start - 1, to: c.start - 1 + c.length }));
-  for (const name of opts.requiredColumns ?? []) {
-    if (!columns.some((c) => c.name === name))
-      throw new StagecoachError(
-        'CONFIG_INVALID',
-        `${file}: the mapping reads column ${JSON.stringify(name)}, expected it among fixedWidth.columns (${columns.map((c) => c.name).join(', ')})`,
-        { file, field: name },
-      );
-  }
-  const counter = new PhysicalLineCounter();
-  let line = 1;
-  let byteOffset = -1;
-  let carry = '';
-  let enc: DecodedChunk['enc'] | undefined;
+  // Made at the first batch asked for, as the reading starts: a layout without a column the mapping reads throws there.
+  yield* feedCore(new FixedWidthCore(opts), chunks);
+}
 
-  const record = (text: string, at: number, offset: number): SourceRow | SourceRowError | undefined => {
+type Item = SourceRow | SourceRowError;
+
+/**
+ * One fixed-width input, fed by `feedCore`: decoded text in, the records of the lines each
+ * chunk completes out. Not reusable: push the chunks in order, then `end` once.
+ */
+export class FixedWidthCore implements SourceCore<DecodedChunk> {
+  private readonly o: FixedWidthCoreOptions;
+  private readonly tally: SourceTally;
+  private readonly hashRows: boolean;
+  /** Characters in a record. */
+  private readonly expected: number;
+  private readonly counter = new PhysicalLineCounter();
+  private line = 1;
+  /** Byte offset of the line being read; -1 until the first chunk (a byte-order mark) is seen. */
+  private byteOffset = -1;
+  /** The start of a line the last chunk did not finish. */
+  private carry = '';
+  private enc: DecodedChunk['enc'] | undefined;
+  /** With a trailer, each line waits for the next before it is read as a record: the last one is the trailer. */
+  private held: [text: string, at: number, offset: number] | undefined;
+
+  constructor(opts: FixedWidthCoreOptions) {
+    const { source, file, fixedWidth } = opts;
+    this.o = opts;
+    this.tally = opts.tally ?? newTally(source, file, 'fixed-width');
+    this.hashRows = opts.hashRows !== false;
+    this.expected = recordLength(fixedWidth);
+    const names = fixedWidth.columns.map((c) => c.name);
+    for (const name of opts.requiredColumns ?? []) {
+      if (!names.includes(name))
+        throw new StagecoachError(
+          'CONFIG_INVALID',
+          `${file}: the mapping reads column ${JSON.stringify(name)}, expected it among fixedWidth.columns (${names.join(', ')})`,
+          { file, field: name },
+        );
+    }
+  }
+
+  push(chunk: DecodedChunk): Item[] {
+    const enc = (this.enc = chunk.enc);
+    let text = chunk.text;
+    if (this.byteOffset < 0) ({ text, byteOffset: this.byteOffset } = afterBom(text, enc));
+    this.counter.push(text);
+    text = this.carry + text;
+    this.carry = '';
+    const batch: Item[] = [];
+    let from = 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c !== 10 && c !== 13) continue;
+      if (c === 13 && i === text.length - 1) break; // a CR at the chunk's end: its LF may follow
+      const end = c === 13 && text.charCodeAt(i + 1) === 10 ? i + 2 : i + 1;
+      const row = this.emit(text.slice(from, i), this.line, this.byteOffset);
+      if (row) batch.push(row);
+      this.byteOffset += byteLength(text.slice(from, end), enc);
+      this.line++;
+      from = end;
+      i = end - 1;
+    }
+    this.carry = text.slice(from);
+    return batch;
+  }
+
+  end(): Item[] {
+    const { source, file, fixedWidth } = this.o;
+    const { tally, carry, line, byteOffset, expected } = this;
+    const out: Item[] = [];
+    this.counter.end(tally);
+    if (carry.endsWith('\r')) {
+      const row = this.emit(carry.slice(0, -1), line, byteOffset);
+      if (row) out.push(row);
+    } else if (carry !== '' && fixedWidth.trailer) {
+      const row = this.emit(carry, line, byteOffset);
+      if (row) out.push(row);
+    } else if (carry !== '') {
+      const row = this.record(carry, line, byteOffset);
+      if (row && 'code' in row && carry.length < expected && line > fixedWidth.header) {
+        tally.truncated = `the file ends inside the record on its last line (${line}), ${carry.length} of ${expected} characters: the export looks cut off`;
+        out.push({
+          ...row,
+          code: 'SOURCE_READ_FAILED',
+          message: `${file}:${line}: the file ends inside a record, ${carry.length} characters long, expected ${expected} and a line break; the export looks cut off`,
+        });
+        return out;
+      }
+      if (row) out.push(row);
+    }
+    if (fixedWidth.trailer) {
+      const held = this.held;
+      const failure = trailerFailure(held, fixedWidth, tally.rowsRead, file);
+      if (held) tally.headerLines++;
+      if (failure) {
+        tally.truncated = failure.why;
+        out.push({
+          source,
+          provenance: { file, line: held?.[1] ?? line, byteOffset: held?.[2] ?? 0, hash: '' },
+          code: 'SOURCE_READ_FAILED',
+          message: failure.message,
+        });
+        return out;
+      }
+    }
+    if (tally.rowsRead === 0) {
+      const what =
+        tally.physicalLines === 0
+          ? 'the file is empty'
+          : `the file holds ${tally.physicalLines} line${tally.physicalLines === 1 ? '' : 's'} and no record`;
+      tally.truncated = `${what}: no rows`;
+      out.push({
+        source,
+        provenance: { file, line: 1, byteOffset: 0, hash: '' },
+        code: 'SOURCE_READ_FAILED',
+        message: `${file}:1: ${what}, expected one record a line after ${fixedWidth.header} header line${fixedWidth.header === 1 ? '' : 's'}; an empty export is refused unless truncated files are allowed (--allow-truncated)`,
+      });
+    }
+    return out;
+  }
+
+  /** Nothing to name as rows: a read failure is already decodedChunks' SOURCE_READ_FAILED, so anything else is a defect. */
+  fail(err: unknown): Item[] {
+    throw err;
+  }
+
+  private emit(text: string, at: number, offset: number): Item | undefined {
+    if (!this.o.fixedWidth.trailer || at <= this.o.fixedWidth.header || isBlankLine(text)) return this.record(text, at, offset);
+    const previous = this.held;
+    this.held = [text, at, offset];
+    return previous ? this.record(...previous) : undefined;
+  }
+
+  private record(text: string, at: number, offset: number): Item | undefined {
+    const { source, file, fixedWidth } = this.o;
+    const tally = this.tally;
     if (at <= fixedWidth.header) {
       tally.headerLines++;
       return undefined;
     }
     if (isBlankLine(text)) return undefined;
-    const provenance = { file, line: at, byteOffset: offset, hash: hashRows ? sha256Hex(text) : '' };
+    const provenance = { file, line: at, byteOffset: offset, hash: this.hashRows ? sha256Hex(text) : '' };
     tally.rowsRead++;
     tally.linesInRows++;
-    if (text.length !== expected) {
+    if (text.length !== this.expected) {
       tally.rowErrors++;
       return {
         source,
         provenance,
         code: 'SOURCE_ROW_INVALID',
-        message: `${file}:${at}: the record is ${text.length} characters long, expected ${expected} (the fixed-width layout)`,
+        message: `${file}:${at}: the record is ${text.length} characters long, expected ${this.expected} (the fixed-width layout)`,
         raw: text.slice(0, RAW_LIMIT),
       };
     }
     const defect = textDefect(text);
     if (defect) {
       tally.rowErrors++;
-      const name = enc?.name ?? 'utf-8';
+      const name = this.enc?.name ?? 'utf-8';
       return {
         source,
         provenance,
@@ -106,95 +225,6 @@ export async function* fixedWidthBatches(
       };
     }
     return { source, values: fixedWidthFields(text, fixedWidth), provenance };
-  };
-
-  // With a trailer, each line waits for the next before it is read as a record: the last one is the trailer.
-  let held: [text: string, at: number, offset: number] | undefined;
-  const emit = (text: string, at: number, offset: number): SourceRow | SourceRowError | undefined => {
-    if (!fixedWidth.trailer || at <= fixedWidth.header || isBlankLine(text)) return record(text, at, offset);
-    const previous = held;
-    held = [text, at, offset];
-    return previous ? record(...previous) : undefined;
-  };
-
-  for await (const chunk of chunks) {
-    enc = chunk.enc;
-    let text = chunk.text;
-    if (byteOffset < 0) ({ text, byteOffset } = afterBom(text, enc));
-    counter.push(text);
-    text = carry + text;
-    carry = '';
-    const batch: (SourceRow | SourceRowError)[] = [];
-    let from = 0;
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (c !== 10 && c !== 13) continue;
-      if (c === 13 && i === text.length - 1) break; // a CR at the chunk's end: its LF may follow
-      const end = c === 13 && text.charCodeAt(i + 1) === 10 ? i + 2 : i + 1;
-      const body = text.slice(from, i);
-      const row = emit(body, line, byteOffset);
-      if (row) batch.push(row);
-      byteOffset += byteLength(text.slice(from, end), enc);
-      line++;
-      from = end;
-      i = end - 1;
-    }
-    carry = text.slice(from);
-    if (batch.length > 0) yield batch;
-  }
-  counter.end(tally);
-  if (carry.endsWith('\r')) {
-    const row = emit(carry.slice(0, -1), line, byteOffset);
-    if (row) yield [row];
-  } else if (carry !== '' && fixedWidth.trailer) {
-    const row = emit(carry, line, byteOffset);
-    if (row) yield [row];
-  } else if (carry !== '') {
-    const row = record(carry, line, byteOffset);
-    if (row && 'code' in row && carry.length < expected && line > fixedWidth.header) {
-      const why = `the file ends inside the record on its last line (${line}), ${carry.length} of ${expected} characters: the export looks cut off`;
-      tally.truncated = why;
-      yield [
-        {
-          ...row,
-          code: 'SOURCE_READ_FAILED',
-          message: `${file}:${line}: the file ends inside a record, ${carry.length} characters long, expected ${expected} and a line break; the export looks cut off`,
-        },
-      ];
-      return;
-    }
-    if (row) yield [row];
-  }
-  if (fixedWidth.trailer) {
-    const failure = trailerFailure(held, fixedWidth, tally.rowsRead, file);
-    if (held) tally.headerLines++;
-    if (failure) {
-      tally.truncated = failure.why;
-      yield [
-        {
-          source,
-          provenance: { file, line: held?.[1] ?? line, byteOffset: held?.[2] ?? 0, hash: '' },
-          code: 'SOURCE_READ_FAILED',
-          message: failure.message,
-        },
-      ];
-      return;
-    }
-  }
-  if (tally.rowsRead === 0) {
-    const what =
-      tally.physicalLines === 0
-        ? 'the file is empty'
-        : `the file holds ${tally.physicalLines} line${tally.physicalLines === 1 ? '' : 's'} and no record`;
-    tally.truncated = `${what}: no rows`;
-    yield [
-      {
-        source,
-        provenance: { file, line: 1, byteOffset: 0, hash: '' },
-        code: 'SOURCE_READ_FAILED',
-        message: `${file}:1: ${what}, expected one record a line after ${fixedWidth.header} header line${fixedWidth.header === 1 ? '' : 's'}; an empty export is refused unless truncated files are allowed (--allow-truncated)`,
-      },
-    ];
   }
 }
 

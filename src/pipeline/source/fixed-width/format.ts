@@ -19,6 +19,14 @@ export const fixedWidthFormat = defineFormat({
   tallies: true,
   rowAt: (path, byteOffset, format) => fixedWidthRowAt(path, byteOffset, format),
   header: async (_path, format) => fixedWidthHeader(format),
+  // The layout declares the columns of every file alike: no file needs reading.
+  missingColumns: async (source, _file, { required, pipelineFile }) => {
+    const declared = source.fixedWidth!.columns.map((c) => c.name);
+    const missing = [...required].filter((c) => !declared.includes(c));
+    return missing.length > 0
+      ? { missing, present: declared, where: `fixedWidth.columns of source ${source.name} in ${pipelineFile}` }
+      : undefined;
+  },
   corrections: 'csv',
   scanKeys: null,
   read: (source, file, options) =>

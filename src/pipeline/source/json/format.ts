@@ -13,6 +13,8 @@ const recordsNameTheirFields = {
   tallies: true,
   rowAt: jsonRowAt,
   header: async () => undefined,
+  // Records name their own fields: one the first records lack may be in later ones, or optional.
+  missingColumns: null,
   corrections: 'jsonl',
   scanKeys: null,
 } as const;

@@ -18,6 +18,11 @@ export const xlsxFormat = defineFormat({
   tallies: true,
   rowAt: (path, rowNumber, format) => xlsxRowAt(path, rowNumber, format),
   header: xlsxColumns,
+  // Not before the run: with its shared strings emitted (stream.ts), exceljs's streaming reader
+  // parks every sheet in a temporary file and hands it over only once it has read the whole zip,
+  // so reaching the header row costs a full read of the workbook. The reader checks the header
+  // row as it meets it (CONFIG_INVALID at file:Sheet!row).
+  missingColumns: null,
   corrections: 'csv',
   scanKeys: null,
   read: (source, file, options) =>
