@@ -174,7 +174,7 @@ export const validationResultSchema = z.object({
       referenceId: z.string(),
       field: z.string(),
       message: z.string(),
-      /** DUPLICATE_IDENTITY: the record staged first with the same identity, which was kept (docs/contract-gaps.md). */
+      /** DUPLICATE_IDENTITY: the record staged first with the same identity, which was kept; on a platform that keeps none, another record of the group, refused as well (docs/contract-gaps.md). */
       duplicateOf: z.string().optional(),
       /** DUPLICATE_IDENTITY: the identity the two share, as the records give it (personal data: mask before showing). */
       identity: z.string().optional(),

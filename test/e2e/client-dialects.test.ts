@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { REQUIRED_ATTACHMENTS } from '../../src/contract/process.js';
 import { EXIT, exitCodeFor } from '../../src/cli/run.js';
 import { parseDialect } from '../../src/service/dialect/index.js';
-import { upperSnake } from '../../src/service/dialect/rewrite.js';
+import { spellAction, upperSnake } from '../../src/service/dialect/rewrite.js';
 
 const services: TestService[] = [];
 const dirs: string[] = [];
@@ -114,7 +114,7 @@ async function runChain(dialect: string | undefined): Promise<ChainOutcome> {
   follower.stdout.on('data', (d: Buffer) => (followedText += d));
   const followerDone = new Promise<number | null>((r) => follower.on('exit', r));
   await ok(['counts', ...conn]);
-  const counted = () => followedText.includes('CountedEntities') || followedText.includes('COUNTED_ENTITIES'); // actions=upper-snake
+  const counted = () => /CountedEntities|COUNTED_ENTITIES|counted-entities/.test(followedText); // actions=upper-snake|kebab
   for (let waited = 0; !counted() && waited < 30_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
   follower.kill('SIGINT');
   expect(await followerDone).toBe(0);
@@ -226,8 +226,8 @@ describe('the main chain against a platform that chose differently', () => {
     truth = await runChain(undefined);
   }, 240_000);
 
-  // Every alternative of docs/contract-gaps.md, in three combinations (switches.ts DIALECT_PRESETS).
-  it.each(['all', 'all-second', 'all-third'])(
+  // Every alternative of docs/contract-gaps.md, in four combinations (switches.ts DIALECT_PRESETS).
+  it.each(['all', 'all-second', 'all-third', 'all-fourth'])(
     'dialect %s: same token, balanced report, whole log, exports and lodging as against the service’s own choices',
     async (dialect) => {
       const got = await runChain(dialect);
@@ -247,13 +247,14 @@ describe('the main chain against a platform that chose differently', () => {
       expect(truth.refused.stderr).toContain('stagecoach: cannot cancel: migration <migration> is Completed (imported), which is final;');
 
       // the whole log, none lost, in order, every timestamp read into the extended form; the
-      // actions as the platform spells them (actions=upper-snake: IMPORTED_ENTITIES)
-      const spelt = (action: string) => (parseDialect(dialect).actionsUpperSnake ? upperSnake(action) : action);
+      // actions as the platform spells them (actions=upper-snake: IMPORTED_ENTITIES, kebab: imported-entities)
+      const spelling = parseDialect(dialect).actions;
+      const spelt = (action: string) => (spelling ? spellAction(action, spelling) : action);
       expect(got.logs.map((e) => [e.action, e.logLevel, e.component])).toEqual(
         truth.logs.map((e) => [spelt(e.action), e.logLevel, e.component]),
       );
       const first = got.logs[0]!.sequenceNumber;
-      expect(first).toBe(dialect === 'all-third' ? 1 : 0); // the dialect really counts from 0
+      expect(first).toBe(parseDialect(dialect).countersFrom0 ? 0 : 1); // the dialect really counts from 0
       expect(got.logs.map((e) => e.sequenceNumber)).toEqual(got.logs.map((_e, i) => first + i));
       for (const e of got.logs) expect(e.timestamp).toMatch(EXTENDED_TIMESTAMP);
       // the plain read and the follower resumed after every cut: each entry once, none lost
@@ -764,4 +765,131 @@ describe('duplicates=unlinked: a DUPLICATE_IDENTITY that names no kept record', 
       ),
     ]);
   }, 120_000);
+});
+
+// Its own test, not a preset: keeping none of a duplicate group changes the counts (one record
+// more refused), where the presets' chain must end with the very report of the service's own run.
+describe('duplicates=refuse-all: a platform that keeps no record of a shared identity', () => {
+  it('migrate --drop-invalid ends balanced with both rows refused, both in the corrections file, neither called kept', async () => {
+    const plain = await startTestService();
+    const other = await startTestService({ dialect: 'duplicates=refuse-all' });
+    services.push(plain, other);
+    const dir = tempDir('stagecoach-dialect-refuse-all-');
+    dirs.push(dir);
+    expect((await runCli(['generate-samples', '--persons', '30', '--organisations', '0', '--out', dir])).code).toBe(0);
+    const file = join(dir, 'klanten.csv');
+    const cells = readFileSync(file, 'utf8')
+      .split('\r\n')
+      .map((l) => l.split(';'));
+    // row 9 (line 10) takes the identity of row 2 (line 3): voorletters … geboortedatum
+    for (const c of [1, 2, 3, 4, 5, 6]) cells[9]![c] = cells[2]![c]!;
+    writeFileSync(file, cells.map((c) => c.join(';')).join('\r\n'));
+    const migrate = async (svc: TestService, name: string) => {
+      const out = join(dir, name);
+      const r = await runCli([
+        'migrate',
+        join(dir, 'pipeline.yaml'),
+        '--drop-invalid',
+        '--ledger',
+        join(dir, `${name}.db`),
+        '--out',
+        out,
+        '--base-url',
+        svc.url,
+      ]);
+      expect(r.code, r.stderr).toBe(0);
+      const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as ReconciliationReport;
+      const corrections = readFileSync(join(out, 'klanten.corrections.csv'), 'utf8').split('\r\n');
+      const exported = join(dir, `${name}.jsonl`);
+      expect((await runCli(['counterparties', 'export', '--format', 'jsonl', '--out', exported, '--base-url', svc.url])).code).toBe(0);
+      const live = lines(readFileSync(exported, 'utf8')).map((l) => JSON.parse(l) as { referenceId: string; source?: string });
+      return {
+        stdout: r.stdout,
+        report,
+        markdown: readFileSync(join(out, 'report.md'), 'utf8'),
+        lines: corrections.filter((l) => l.includes('DUPLICATE_IDENTITY')),
+        live: live.length,
+      };
+    };
+    const [truth, got] = [await migrate(plain, 'truth'), await migrate(other, 'refuse-all')];
+    expect([truth.report.balanced, got.report.balanced]).toEqual([true, true]);
+    expect(truth.report.problems).toEqual([]);
+    expect(got.report.problems).toEqual([]);
+    // one record more refused at validation and one fewer imported; nothing else differs
+    const t = truth.report.totals;
+    expect(got.report.totals).toEqual({ ...t, valid: t.valid - 1, imported: t.imported - 1, removedFromStaging: t.removedFromStaging + 1 });
+    expect([t.removedFromStaging, t.staged - t.valid]).toEqual([1, 1]);
+    expect(got.live).toBe(truth.live - 1); // the platform holds none of the two
+    expect(truth.stdout).toContain('accepted by staging 30 → valid 29 → imported 29; unaccounted 0');
+    expect(got.stdout).toContain('accepted by staging 30 → valid 28 → imported 28; unaccounted 0');
+    expect(got.stdout).toMatch(/corrections: \S+klanten\.corrections\.csv \(2 row\(s\) of klanten\)/);
+    // both rows in the corrections file, each naming the other as refused too, neither as kept
+    const identity = '\\(`[^`]+`\\)';
+    const advice =
+      'which the platform refused as well \\(it keeps no record of a shared identity\\) — if the rows are one person, remove all but one of them; if not, correct the identity';
+    expect(got.lines).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `klanten\\.csv:3;${cells[2]![0]};.*;"same surname, initials and dateOfBirth ${identity} as record ${cells[9]![0]} \\(\\S*klanten\\.csv:10\\), ${advice}";validation;`,
+        ),
+      ),
+      expect.stringMatching(
+        new RegExp(
+          `klanten\\.csv:10;${cells[9]![0]};.*;"same surname, initials and dateOfBirth ${identity} as record ${cells[2]![0]} \\(\\S*klanten\\.csv:3\\), ${advice}";validation;`,
+        ),
+      ),
+    ]);
+    expect(got.markdown).not.toContain('kept —');
+    expect(truth.lines).toEqual([expect.stringContaining('staged first and kept —')]);
+  }, 120_000);
+});
+
+describe('event-groups=…: the lodging and process events under another functional-group path', () => {
+  it('the client finds each event under the group whose event types list it, after the documented path answers 404', async () => {
+    const other = await startTestService({ dialect: 'event-groups=process-orchestration' });
+    services.push(other);
+    const name = 'lodging.message.handling_succeeded';
+    const c = demoClient(other);
+    const fresh = demoClient(other);
+    try {
+      const reg = await c.events.subscribe(name, 'http://127.0.0.1:9/hook');
+      // where the platform keeps it: under process-orchestration, none under the documented lodging
+      expect((await c.events.list(name, { group: 'process-orchestration' })).map((r) => r.id)).toEqual([reg.id]);
+      expect(await failure(c.events.list(name, { group: 'lodging' }))).toMatchObject({ status: 404, code: 'UNKNOWN_EVENT_TYPE' });
+      expect(await c.events.token(name, reg.id)).toBe(reg.token);
+      // a 404 about something else stays that 404: also on a client that had to look for the group first
+      for (const client of [c, fresh]) {
+        expect(await failure(client.events.token(name, 'wh_missing'))).toMatchObject({
+          status: 404,
+          code: 'NOT_FOUND',
+          message: expect.stringContaining(`webhook registration wh_missing of event ${name} was not found`),
+        });
+      }
+      await fresh.events.unsubscribe(name, reg.id);
+      expect(await c.events.list(name)).toEqual([]);
+    } finally {
+      await c.close();
+      await fresh.close();
+    }
+  }, 60_000);
+
+  it('webhooks subscribe, list and unsubscribe work where the platform keeps the events (event-groups=lodging)', async () => {
+    const other = await startTestService({ dialect: 'event-groups=lodging' });
+    services.push(other);
+    const cli = async (args: string[]) => {
+      const r = await runCli([...args, '--json', '--base-url', other.url]);
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+      return JSON.parse(r.stdout);
+    };
+    const reg = await cli(['webhooks', 'subscribe', 'process.status-changed', 'http://127.0.0.1:9/hook']);
+    expect(reg).toMatchObject({ eventName: 'process.status-changed', uri: 'http://127.0.0.1:9/hook' });
+    const listed = await cli(['webhooks', 'list', '--event', 'process.status-changed', '--event', 'lodging.message.handling_failed']);
+    expect(listed.map((r: { id: string; eventName: string }) => [r.eventName, r.id])).toEqual([['process.status-changed', reg.id]]);
+    expect(await cli(['webhooks', 'unsubscribe', 'process.status-changed', reg.id])).toEqual({
+      id: reg.id,
+      eventName: 'process.status-changed',
+      deleted: true,
+    });
+    expect(await cli(['webhooks', 'list', '--event', 'process.status-changed'])).toEqual([]);
+  }, 60_000);
 });

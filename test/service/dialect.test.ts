@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, DEMO, basic, getToken, startTestService, type TestService } from '../support/service.js';
 import { deliveryDialect, parseDialect } from '../../src/service/dialect/index.js';
 import { rewriteBody, rewriteRunningJob, upperSnake } from '../../src/service/dialect/rewrite.js';
-import { createMigration, frames, id, MEDIA_SEQ, person, stagingPath } from '../cases/migration/records.js';
+import { createMigration, frames, id, MEDIA_SEQ, organisation, person, runJob, stage, stagingPath } from '../cases/migration/records.js';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -47,7 +47,7 @@ const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.e
 describe('serve --dialect', () => {
   it('refuses a switch it does not know, with the closest one', () => {
     expect(() => parseDialect('nulls,nulz')).toThrow(
-      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, import-status, activity, country, actions, process-status, registration-ids, all, all-second, all-third',
+      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, token-body, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, event-groups, import-status, activity, country, actions, process-status, registration-ids, all, all-second, all-third, all-fourth',
     );
     expect(() => parseDialect('counts=some')).toThrow('dialect switch "counts=some": expected counts=totals-only|more;');
     expect(parseDialect('all')).toEqual({
@@ -71,6 +71,7 @@ describe('serve --dialect', () => {
       resend409: true,
       deliveriesTwice: true,
       processStatusUpperSnake: true,
+      eventGroups: 'process-orchestration',
     });
   });
 
@@ -82,6 +83,27 @@ describe('serve --dialect', () => {
     expect(res.body).toEqual({
       data: { accessToken: expect.stringMatching(/^ey/), tokenType: 'Bearer', expiresIn: 300, refreshToken: null, scope: null },
     });
+  });
+
+  it('token-body=string / result: the token as a bare JSON string, or {"result": {"token", "expiresIn": "300"}}', async () => {
+    for (const [form, expected] of [
+      ['string', expect.stringMatching(/^ey[\w-]+\.[\w-]+\.[\w-]+$/)],
+      ['result', { result: { token: expect.stringMatching(/^ey/), expiresIn: '300' } }],
+    ] as const) {
+      const svc = await startTestService({ dialect: `token-body=${form}` });
+      try {
+        const res = await call(svc.url, undefined, 'GET', `/authentication/token/${DEMO.broker}/${DEMO.label}`, {
+          headers: { authorization: basic(DEMO.clientId, DEMO.secret) },
+        });
+        expect([res.status, res.headers.get('content-type')?.split(';')[0]]).toEqual([200, 'application/json']);
+        expect(res.body).toEqual(expected);
+        const token = typeof res.body === 'string' ? res.body : res.body.result.token;
+        // the token works
+        expect((await call(svc.url, token, 'GET', '/counterparty-management/counterparties?limit=1')).status).toBe(200);
+      } finally {
+        await svc.dispose();
+      }
+    }
   });
 
   it('streams the same counterparties counted from 0, absent fields as null, continue-from in its own numbers', async () => {
@@ -145,7 +167,48 @@ describe('serve --dialect', () => {
     });
   });
 
-  it('answers errors outside authentication as {"error": {"code", "message"}} or plain text, with the problem\'s status and detail', async () => {
+  it('staging-container=data, timestamps=offset-colon, errors=message: results in {"data": […]}, timestamps at +01:00, errors as {"message"}', async () => {
+    const fourth = await startTestService({ dialect: 'staging-container=data,timestamps=offset-colon,errors=message' });
+    try {
+      const token = await getToken(fourth.url);
+      const m = await createMigration(fourth.url, token);
+      const res = await call(fourth.url, token, 'PUT', stagingPath(m), {
+        raw: frames('json-seq', [person(1), person(2)]),
+        headers: { 'content-type': MEDIA_SEQ, accept: MEDIA_SEQ },
+      });
+      expect(res.headers.get('content-type')).toBe('application/json');
+      expect(res.text).toBe(
+        `{"data": [\n{"referenceId":"${id(1)}","isSuccessful":true,"errors":[]},\n{"referenceId":"${id(2)}","isSuccessful":true,"errors":[]}\n]}\n`,
+      );
+      const logs = jsonl(
+        (
+          await call(fourth.url, token, 'GET', `/migration-assistance/migrations/${m}/logs/stream`, {
+            headers: { accept: 'application/jsonl' },
+          })
+        ).text,
+      );
+      expect(logs.length).toBeGreaterThan(0);
+      for (const e of logs) expect(e.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+01:00$/);
+      // the same instant, written one hour east of UTC: the local hour is UTC's + 1
+      const at = String(logs[0]!.timestamp);
+      expect(Math.abs(Date.parse(at) - Date.now())).toBeLessThan(60_000);
+      expect(Number(at.slice(11, 13))).toBe((new Date(Date.parse(at)).getUTCHours() + 1) % 24);
+      const refused = await call(fourth.url, token, 'POST', '/migration-assistance/migrations', {
+        body: { components: ['Counterparties'] },
+      });
+      expect([refused.status, refused.headers.get('content-type'), Object.keys(refused.body)]).toEqual([
+        409,
+        'application/json',
+        ['message'],
+      ]);
+      expect(refused.body.message).toMatch(new RegExp(`^migration ${m} of this tenant is still Active; `));
+      await call(fourth.url, token, 'PUT', `/migration-assistance/migrations/${m}/cancel`);
+    } finally {
+      await fourth.dispose();
+    }
+  });
+
+  it('answers errors outside authentication as {"error": {"code", "message"}}, plain text or {"error": "…"}, with the problem\'s status and detail', async () => {
     const envelope = await startTestService({ dialect: 'errors=envelope' });
     const plainText = await startTestService({ dialect: 'errors=plain' });
     try {
@@ -162,6 +225,13 @@ describe('serve --dialect', () => {
       expect(a.body).toEqual({ error: { code: 'UNKNOWN_PROCESS_DEFINITION', message: truth.body.detail } });
       const b = await call(plainText.url, await getToken(plainText.url), 'POST', path, { body });
       expect([b.status, b.headers.get('content-type'), b.text]).toEqual([422, 'text/plain; charset=utf-8', truth.body.detail]);
+      const errorText = await startTestService({ dialect: 'errors=error-text' });
+      try {
+        const c = await call(errorText.url, await getToken(errorText.url), 'POST', path, { body });
+        expect([c.status, c.headers.get('content-type'), c.body]).toEqual([422, 'application/json', { error: truth.body.detail }]);
+      } finally {
+        await errorText.dispose();
+      }
       // authentication keeps the problem shape the spec shows
       const denied = await call(envelope.url, undefined, 'GET', `/authentication/token/${DEMO.broker}/${DEMO.label}`, {
         headers: { authorization: basic(DEMO.clientId, 'wrong') },
@@ -244,37 +314,163 @@ describe('serve --dialect', () => {
     }
   });
 
-  it('actions=upper-snake: writes log actions as IMPORTED_ENTITIES and reads the Actions filter in that spelling only', async () => {
-    const snake = await startTestService({ dialect: 'actions=upper-snake' });
-    try {
-      const token = await getToken(snake.url);
-      const staged = async (url: string, bearer: string) => {
-        const m = await createMigration(url, bearer);
-        await call(url, bearer, 'PUT', stagingPath(m), {
-          raw: frames('json-seq', [person(1), person(2)]),
-          headers: { 'content-type': MEDIA_SEQ, accept: MEDIA_SEQ },
+  it('event-groups=process-orchestration / lodging: serves the lodging and process events under one group path, the other serving none', async () => {
+    for (const [group, none] of [
+      ['process-orchestration', 'lodging'],
+      ['lodging', 'process-orchestration'],
+    ] as const) {
+      const moved = await startTestService({ dialect: `event-groups=${group}` });
+      try {
+        const token = await getToken(moved.url);
+        const events = ['lodging.message.handling_succeeded', 'lodging.message.handling_failed', 'process.status-changed'];
+        expect((await call(moved.url, token, 'GET', `/${group}/events/event-types`)).body).toEqual(events);
+        expect((await call(moved.url, token, 'GET', `/${none}/events/event-types`)).body).toEqual([]);
+        // the service's own choice
+        expect((await call(plain.url, plainToken, 'GET', '/lodging/events/event-types')).body).toEqual(events.slice(0, 2));
+        expect((await call(moved.url, token, 'GET', '/counterparty-management/events/event-types')).body).toEqual(
+          (await call(plain.url, plainToken, 'GET', '/counterparty-management/events/event-types')).body,
+        );
+        for (const event of events) {
+          const refused = await call(moved.url, token, 'POST', `/${none}/events/${event}/endpoints`, {
+            body: { uri: 'http://127.0.0.1:9/h' },
+          });
+          expect([refused.status, refused.body.code, refused.body.detail]).toEqual([
+            404,
+            'UNKNOWN_EVENT_TYPE',
+            `event type ${event} is not an event of /${none}; it has no events`,
+          ]);
+        }
+        // registrations under the group that serves them; a created process's event reaches its receiver
+        const got: Delivery[] = [];
+        const receiver = createServer((req, res) => {
+          let body = '';
+          req.on('data', (c: Buffer) => (body += c));
+          req.on('end', () => {
+            got.push({ headers: req.headers, body: JSON.parse(body) });
+            res.writeHead(204).end();
+          });
         });
-        return async (query: string) =>
-          jsonl(
-            (
-              await call(url, bearer, 'GET', `/migration-assistance/migrations/${m}/logs/stream${query}`, {
-                headers: { accept: 'application/jsonl' },
-              })
-            ).text,
-          ).map(({ timestamp: _t, ...e }) => e);
+        await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+        try {
+          const uri = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+          for (const event of ['process.status-changed', 'lodging.message.handling_succeeded']) {
+            const reg = await call(moved.url, token, 'POST', `/${group}/events/${event}/endpoints`, { body: { uri } });
+            expect([reg.status, reg.headers.get('location')]).toEqual([201, `/${group}/events/${event}/endpoints/${reg.body.id}`]);
+            expect(
+              (await call(moved.url, token, 'GET', `/${group}/events/${event}/endpoints`)).body.map((r: { id: string }) => r.id),
+            ).toEqual([reg.body.id]);
+          }
+          const pid = await createProcess(moved.url, token);
+          for (let waited = 0; got.length < 1 && waited < 10_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+          expect(got.map((d) => [d.body.eventName, d.body.data.processReferenceId, d.body.data.status])).toEqual([
+            ['process.status-changed', pid, 'Created'],
+          ]);
+        } finally {
+          receiver.close();
+        }
+      } finally {
+        await moved.dispose();
+      }
+    }
+  });
+
+  it('duplicates=refuse-all: refuses every record of a shared identity at validation, the one staged first too, and imports none of them', async () => {
+    const strict = await startTestService({ dialect: 'duplicates=refuse-all' });
+    try {
+      const token = await getToken(strict.url);
+      const twin = { initials: 'J.', surname: 'Tweeling', dateOfBirth: '1990-05-05' };
+      const validated = async (url: string, bearer: string) => {
+        const m = await createMigration(url, bearer);
+        await stage(url, bearer, m, [
+          person(1),
+          person(2, twin),
+          organisation(3, { cocNumber: '12345678' }),
+          person(4, twin),
+          person(5, twin),
+        ]);
+        return { m, result: await runJob(url, bearer, m, 'validate-staging') };
       };
-      const truth = await staged(plain.url, plainToken);
-      const got = await staged(snake.url, token);
-      const all = await got('');
-      expect(all.map((e) => e.action)).toEqual(['CREATED_MIGRATION', 'STAGED_ENTITIES']);
-      const spelt: Record<string, string> = { CreatedMigration: 'CREATED_MIGRATION', StagedEntities: 'STAGED_ENTITIES' };
-      expect(all).toEqual((await truth('')).map((e) => ({ ...e, action: spelt[String(e.action)] })));
-      expect(await got('?Actions=STAGED_ENTITIES')).toEqual([all[1]]);
-      expect(await got('?Actions=CREATED_MIGRATION&Actions=STAGED_ENTITIES')).toEqual(all);
-      expect(await got('?Actions=StagedEntities')).toEqual([]);
-      expect(await truth('?Actions=StagedEntities')).toHaveLength(1);
+      const duplicate = (n: number, of: number) => ({
+        component: 'Counterparties',
+        referenceId: id(n),
+        field: 'surname,initials,dateOfBirth',
+        message: 'DUPLICATE_IDENTITY',
+        duplicateOf: id(of),
+        identity: 'Tweeling J. 1990-05-05',
+      });
+      // the service's own choice keeps the record staged first (2) and refuses the later ones
+      const own = await validated(plain.url, plainToken);
+      expect(own.result.errors).toEqual([duplicate(4, 2), duplicate(5, 2)]);
+      expect((await call(plain.url, plainToken, 'PUT', `/migration-assistance/migrations/${own.m}/cancel`)).status).toBe(200);
+      // the platform that keeps none refuses 2 as well, naming another record of the group
+      const { m, result } = await validated(strict.url, token);
+      expect(result).toEqual({
+        referenceId: expect.any(String),
+        jobType: 'ValidateStaging',
+        isValid: false,
+        errors: [duplicate(2, 4), duplicate(4, 2), duplicate(5, 2)],
+      });
+      const log = jsonl(
+        (
+          await call(strict.url, token, 'GET', `/migration-assistance/migrations/${m}/logs/stream?LogLevels=ERROR`, {
+            headers: { accept: 'application/jsonl' },
+          })
+        ).text,
+      );
+      expect(log.map((e) => e.message)).toEqual([
+        `validation ${result.referenceId}: surname,initials,dateOfBirth DUPLICATE_IDENTITY: same surname, initials and dateOfBirth (Tweeling J. 1990-05-05) as ${id(4)}, refused as well: no record of a shared identity is kept`,
+        `validation ${result.referenceId}: surname,initials,dateOfBirth DUPLICATE_IDENTITY: same surname, initials and dateOfBirth (Tweeling J. 1990-05-05) as ${id(2)}, refused as well: no record of a shared identity is kept`,
+        `validation ${result.referenceId}: surname,initials,dateOfBirth DUPLICATE_IDENTITY: same surname, initials and dateOfBirth (Tweeling J. 1990-05-05) as ${id(2)}, refused as well: no record of a shared identity is kept`,
+      ]);
+      // the whole group removed, the rest passes and is imported: none of the group is live
+      for (const n of [2, 4, 5]) expect((await call(strict.url, token, 'DELETE', `${stagingPath(m)}/${id(n)}`)).status).toBe(204);
+      expect((await runJob(strict.url, token, m, 'validate-staging')).errors).toEqual([]);
+      const imported = await runJob(strict.url, token, m, 'import');
+      expect([imported.status, imported.numberOfStagedEntities, imported.numberOfImportedEntities]).toEqual(['Completed', 2, 2]);
     } finally {
-      await snake.dispose();
+      await strict.dispose();
+    }
+  });
+
+  it('actions=upper-snake / kebab: writes log actions as IMPORTED_ENTITIES or imported-entities and reads the Actions filter in that spelling only', async () => {
+    for (const [spelling, spelt] of [
+      ['upper-snake', { CreatedMigration: 'CREATED_MIGRATION', StagedEntities: 'STAGED_ENTITIES' }],
+      ['kebab', { CreatedMigration: 'created-migration', StagedEntities: 'staged-entities' }],
+    ] as const) {
+      const other = await startTestService({ dialect: `actions=${spelling}` });
+      try {
+        const token = await getToken(other.url);
+        const staged = async (url: string, bearer: string) => {
+          const m = await createMigration(url, bearer);
+          await call(url, bearer, 'PUT', stagingPath(m), {
+            raw: frames('json-seq', [person(1), person(2)]),
+            headers: { 'content-type': MEDIA_SEQ, accept: MEDIA_SEQ },
+          });
+          return {
+            m,
+            read: async (query: string) =>
+              jsonl(
+                (
+                  await call(url, bearer, 'GET', `/migration-assistance/migrations/${m}/logs/stream${query}`, {
+                    headers: { accept: 'application/jsonl' },
+                  })
+                ).text,
+              ).map(({ timestamp: _t, ...e }) => e),
+          };
+        };
+        const truth = await staged(plain.url, plainToken);
+        const got = (await staged(other.url, token)).read;
+        const all = await got('');
+        expect(all.map((e) => e.action)).toEqual([spelt.CreatedMigration, spelt.StagedEntities]);
+        expect(all).toEqual((await truth.read('')).map((e) => ({ ...e, action: spelt[e.action as keyof typeof spelt] })));
+        expect(await got(`?Actions=${spelt.StagedEntities}`)).toEqual([all[1]]);
+        expect(await got(`?Actions=${spelt.CreatedMigration}&Actions=${spelt.StagedEntities}`)).toEqual(all);
+        expect(await got('?Actions=StagedEntities')).toEqual([]);
+        expect(await truth.read('?Actions=StagedEntities')).toHaveLength(1);
+        expect((await call(plain.url, plainToken, 'PUT', `/migration-assistance/migrations/${truth.m}/cancel`)).status).toBe(200);
+      } finally {
+        await other.dispose();
+      }
     }
   });
 

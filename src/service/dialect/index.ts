@@ -10,8 +10,10 @@
  * bodies are rewritten whole (rewrite.ts), stream records one frame at a time (and the staging
  * stream becomes a JSON container when asked), then the bytes are compressed when a content
  * coding is on. Stream records are rewritten as they are written, so streams stay streams.
- * One exception: `country=absent` is rendered by the counterparty routes (render.ts), because
- * only the stored record tells a country of its own from a derived one.
+ * Exceptions, decided where the thing is made: `country=absent` is rendered by the counterparty
+ * routes (render.ts), because only the stored record tells a country of its own from a derived
+ * one; `registration-ids=opaque` and `event-groups` by the event subscription routes;
+ * `duplicates=refuse-all` by the validation job.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ServerResponse } from 'node:http';
@@ -51,11 +53,12 @@ export function installDialect(app: FastifyInstance, ctx: ServiceContext): void 
       const given = query['continue-from'];
       if (typeof given === 'string' && /^\d+$/.test(given)) query['continue-from'] = String(Number(given) + 1);
     }
-    if (dialect.actionsUpperSnake && resource === 'log-stream') {
+    const spelling = dialect.actions;
+    if (spelling && resource === 'log-stream') {
       const query = request.query as Record<string, unknown>;
       const given = query.Actions;
-      if (typeof given === 'string') query.Actions = actionsFilter(given);
-      else if (Array.isArray(given)) query.Actions = given.map((a) => actionsFilter(String(a)));
+      if (typeof given === 'string') query.Actions = actionsFilter(given, spelling);
+      else if (Array.isArray(given)) query.Actions = given.map((a) => actionsFilter(String(a), spelling));
     }
     // Authentication's errors keep their own shape: the spec shows them (docs/contract-gaps.md).
     const errorsReshaped = !request.url.startsWith('/authentication/');
@@ -228,7 +231,7 @@ function wholeJsonRewriter(rewrite: (value: unknown) => string): BodyRewriter {
   };
 }
 
-const errorRewriter = (mode: 'envelope' | 'plain') => wholeJsonRewriter((problem) => rewriteError(problem, mode));
+const errorRewriter = (mode: NonNullable<Dialect['errors']>) => wholeJsonRewriter((problem) => rewriteError(problem, mode));
 const runningJobRewriter = (mode: 'status' | 'empty') =>
   wholeJsonRewriter((running) => {
     const out = rewriteRunningJob(running, mode);

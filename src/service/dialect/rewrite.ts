@@ -81,7 +81,8 @@ export function rewriteRecord(resource: Resource, value: unknown, d: Dialect): u
   if (d.countersFrom0 && counted && typeof out.sequenceNumber === 'number') {
     out = { ...out, sequenceNumber: out.sequenceNumber - 1 };
   }
-  if (d.actionsUpperSnake && resource === 'log-stream' && typeof out.action === 'string') out = { ...out, action: upperSnake(out.action) };
+  if (d.actions && resource === 'log-stream' && typeof out.action === 'string')
+    out = { ...out, action: spellAction(out.action, d.actions) };
   if (d.counterName && counted && 'sequenceNumber' in out) {
     const { sequenceNumber, ...rest } = out;
     out = { [d.counterName]: sequenceNumber, ...rest };
@@ -96,13 +97,20 @@ export function rewriteRecord(resource: Resource, value: unknown, d: Dialect): u
 export const upperSnake = (action: string): string => action.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
 
 /**
- * The log stream's `Actions` filter as the service reads it, from the dialect's spelling: an
- * upper snake name becomes ours; a name in our spelling, unknown to such a platform, matches
- * nothing (as on a platform that knows only its own spelling).
- * @example actionsFilter('IMPORTED_ENTITIES,ImportedEntities') // 'ImportedEntities,~ImportedEntities'
+ * An action name in the dialect's spelling (`actions=upper-snake|kebab`).
+ * @example spellAction('ImportedEntities', 'kebab') // 'imported-entities'
  */
-export function actionsFilter(given: string): string {
-  const ours = new Map(LOG_ACTIONS.map((a) => [upperSnake(a), a]));
+export const spellAction = (action: string, spelling: NonNullable<Dialect['actions']>): string =>
+  spelling === 'upper-snake' ? upperSnake(action) : upperSnake(action).toLowerCase().replaceAll('_', '-');
+
+/**
+ * The log stream's `Actions` filter as the service reads it, from the dialect's spelling: a
+ * name so spelt becomes ours; a name in our spelling, unknown to such a platform, matches
+ * nothing (as on a platform that knows only its own spelling).
+ * @example actionsFilter('IMPORTED_ENTITIES,ImportedEntities', 'upper-snake') // 'ImportedEntities,~ImportedEntities'
+ */
+export function actionsFilter(given: string, spelling: NonNullable<Dialect['actions']>): string {
+  const ours = new Map(LOG_ACTIONS.map((a) => [spellAction(a, spelling), a]));
   return given
     .split(',')
     .map((a) => ours.get(a.trim()) ?? `~${a.trim()}`)
@@ -122,7 +130,13 @@ export function rewriteBody(resource: Resource, value: unknown, d: Dialect): unk
     out = { ...out, activity: 'Cancelled' };
   else if (resource === 'job' && isObject(out) && out.jobType === 'Import' && out.status === 'Completed' && d.importSucceeded)
     out = { ...out, status: 'Succeeded' };
-  else if (resource === 'job' && isObject(out) && out.jobType === 'ValidateStaging' && Array.isArray(out.errors) && d.duplicatesUnlinked)
+  else if (
+    resource === 'job' &&
+    isObject(out) &&
+    out.jobType === 'ValidateStaging' &&
+    Array.isArray(out.errors) &&
+    d.duplicates === 'unlinked'
+  )
     out = { ...out, errors: out.errors.map(unlinked) };
   else if (resource === 'staging' && Array.isArray(out) && d.stagingContainer && d.stagingContainer !== 'array')
     out = { [d.stagingContainer]: out };
@@ -155,13 +169,16 @@ export function rewriteRunningJob(value: unknown, mode: 'status' | 'empty'): unk
 }
 
 /**
- * A problem+json error body in another platform's shape: `{"error": {"code", "message"}}`, or
- * the message alone as plain text. The message is the problem's detail (else its title).
+ * A problem+json error body in another platform's shape: `{"error": {"code", "message"}}`,
+ * `{"message"}`, `{"error": "<message>"}`, or the message alone as plain text. The message is the problem's detail (else its title).
  */
-export function rewriteError(problem: unknown, mode: 'envelope' | 'plain'): string {
+export function rewriteError(problem: unknown, mode: NonNullable<Dialect['errors']>): string {
   const p = isObject(problem) ? problem : {};
   const message = String(p.detail || p.title || 'error');
-  return mode === 'plain' ? message : JSON.stringify({ error: { code: p.code ?? 'ERROR', message } });
+  if (mode === 'plain') return message;
+  if (mode === 'message') return JSON.stringify({ message });
+  if (mode === 'error-text') return JSON.stringify({ error: message });
+  return JSON.stringify({ error: { code: p.code ?? 'ERROR', message } });
 }
 
 /** Members of an event's data its emitter leaves out when it has no value (docs/events.md, docs/lodging.md). */
@@ -244,7 +261,10 @@ function unlinked(error: unknown): unknown {
 const isPage = (v: unknown): v is { items: unknown[]; total: number } =>
   isObject(v) && Array.isArray(v.items) && typeof v.total === 'number' && typeof v.offset === 'number' && typeof v.limit === 'number';
 
-function rewriteToken(body: Json, d: Dialect): Json {
+function rewriteToken(body: Json, d: Dialect): unknown {
+  if (d.tokenBody === 'string') return body.access_token;
+  // expiresIn as digits: a platform serialising every number of its envelope as a string
+  if (d.tokenBody === 'result') return { result: { token: body.access_token, expiresIn: String(body.expires_in) } };
   const extra = d.nulls ? { refreshToken: null, scope: null } : {};
   if (!d.tokenEnvelope) return d.nulls ? { ...body, refresh_token: null, scope: null } : body;
   return { data: { accessToken: body.access_token, tokenType: body.token_type, expiresIn: body.expires_in, ...extra } };
@@ -302,15 +322,16 @@ export function rewriteTimestamps(value: unknown, d: Dialect): unknown {
  * @example otherForm('2026-01-02T03:04:05.123Z', 'basic')  // '20260102T030405.123Z'
  * @example otherForm('2026-01-02T03:04:05.123Z', 'comma')  // '2026-01-02T03:04:05,123Z'
  * @example otherForm('2026-01-02T03:04:05.123Z', 'offset') // '2026-01-02T04:04:05.123+0100'
+ * @example otherForm('2026-01-02T03:04:05.123Z', 'offset-colon') // '2026-01-02T04:04:05.123+01:00'
  */
-export function otherForm(text: string, form: 'basic' | 'comma' | 'offset'): string {
+export function otherForm(text: string, form: 'basic' | 'comma' | 'offset' | 'offset-colon'): string {
   const m = EXTENDED.exec(text);
   if (!m) return text;
   const [, y, mo, d, h, mi, s, fraction, zone] = m;
   if (form === 'basic') return `${y}${mo}${d}T${h}${mi}${s}${fraction ? `.${fraction}` : ''}${zone!.replace(':', '')}`;
   if (form === 'comma') return `${y}-${mo}-${d}T${h}:${mi}:${s},${fraction ?? '000'}${zone}`;
-  // The same instant one hour east of UTC, the offset written without a colon.
+  // The same instant one hour east of UTC, the offset written without a colon (or with one).
   const shifted = new Date(Date.parse(text) + 3_600_000).toISOString();
   const whole = shifted.slice(0, 19);
-  return `${whole}${fraction ? `.${shifted.slice(20, 23)}` : ''}+0100`;
+  return `${whole}${fraction ? `.${shifted.slice(20, 23)}` : ''}${form === 'offset' ? '+0100' : '+01:00'}`;
 }

@@ -15,10 +15,12 @@ export interface Dialect {
   countersFrom0: boolean;
   /** The token response as `{"data": {"accessToken", "tokenType", "expiresIn"}}`. */
   tokenEnvelope: boolean;
+  /** The token response as the bare JWT in a JSON string, or as `{"result": {"token", "expiresIn": "<digits>"}}` (wins over tokenEnvelope). */
+  tokenBody?: 'string' | 'result';
   /** Staging results in one JSON container served as application/json instead of the request's stream format. */
-  stagingContainer?: 'array' | 'results' | 'items';
-  /** Timestamps in another ISO 8601 form: basic (`20260102T030405Z`), comma decimals, or an offset `+0100`. */
-  timestamps?: 'basic' | 'comma' | 'offset';
+  stagingContainer?: 'array' | 'results' | 'items' | 'data';
+  /** Timestamps in another ISO 8601 form: basic (`20260102T030405Z`), comma decimals, or an offset `+0100` / `+01:00`. */
+  timestamps?: 'basic' | 'comma' | 'offset' | 'offset-colon';
   /** Counts results with only the TotalEntity table, or with zero rows for every other component and one more table. */
   counts?: 'totals-only' | 'more';
   /** Every response body in this content coding, whatever the request's Accept-Encoding says. */
@@ -29,8 +31,8 @@ export interface Dialect {
   jobIdObject?: boolean;
   /** The JWKS as an RFC 7517 set `{"keys": […]}` instead of an array. */
   jwksSet?: boolean;
-  /** Errors outside authentication as `{"error": {"code", "message"}}` or as plain text instead of problem+json. */
-  errors?: 'envelope' | 'plain';
+  /** Errors outside authentication as `{"error": {"code", "message"}}`, as plain text, as `{"message"}` or as `{"error": "<message>"}` instead of problem+json. */
+  errors?: 'envelope' | 'plain' | 'message' | 'error-text';
   /** The process-definitions list as the bare object when exactly one definition matches. */
   definitionsSingle?: boolean;
   /** A running job's 202 body as `{"status": "Running", "progress": …}`, or no body at all. */
@@ -51,8 +53,14 @@ export interface Dialect {
   activityCancelled?: boolean;
   /** An import job that ran to its end reports status `Succeeded` instead of `Completed`. */
   importSucceeded?: boolean;
-  /** DUPLICATE_IDENTITY errors of a validation without `duplicateOf` and `identity`: the fields only. */
-  duplicatesUnlinked?: boolean;
+  /**
+   * DUPLICATE_IDENTITY at validation: without `duplicateOf` and `identity`, the fields only
+   * (`unlinked`); or on every record of the group, the one staged first too, so none is imported
+   * (`refuse-all`; decided by the validation job, src/service/migration/jobs.ts).
+   */
+  duplicates?: 'unlinked' | 'refuse-all';
+  /** The functional group whose path serves the lodging and the process events alike (the other one serves none). */
+  eventGroups?: 'process-orchestration' | 'lodging';
   /** An attachment upload answered 201 (Created) instead of 204. */
   upload201?: boolean;
   /** Delivery envelopes with more members than ours (`specversion`, `type`, `source`). */
@@ -63,8 +71,8 @@ export interface Dialect {
   deliveriesTwice?: boolean;
   /** A counterparty without a country of its own shown without `countryCode` (no derived or default value). */
   countryAbsent?: boolean;
-  /** Log entries' `action` in upper snake case (`IMPORTED_ENTITIES`); the `Actions` filter is read in that spelling only. */
-  actionsUpperSnake?: boolean;
+  /** Log entries' `action` in upper snake case (`IMPORTED_ENTITIES`) or kebab case (`imported-entities`); the `Actions` filter is read in that spelling only. */
+  actions?: 'upper-snake' | 'kebab';
   /** Process status codes in upper snake case (`APPLICATION_RECEIVED`): definitions, the process record, status-changed events. */
   processStatusUpperSnake?: boolean;
   /** Webhook registration ids that are not UUIDs (`wh_` and 16 random bytes, base64url), the spec showing none. */
@@ -74,23 +82,26 @@ export interface Dialect {
 /** Other names a platform may give the stream counter (the spec's name for it is garbled). */
 const COUNTER_NAMES = ['sequence', 'seq', 'counter', 'position', 'streamPosition'] as const;
 
-/** Named sets of switches: every alternative at once, in two combinations. */
+/** Named sets of switches: every alternative at once, in four combinations. */
 export const DIALECT_PRESETS: Record<string, string> = {
-  all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status,rejections=422,missing-files=422,definition-refused=400,message-created=200,resend=409,deliveries=twice,process-status=upper-snake',
+  all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status,rejections=422,missing-files=422,definition-refused=400,message-created=200,resend=409,deliveries=twice,process-status=upper-snake,event-groups=process-orchestration',
   'all-second':
-    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra,import-status=Succeeded,activity=Cancelled,actions=upper-snake',
+    'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra,import-status=Succeeded,activity=Cancelled,actions=upper-snake,event-groups=lodging',
   'all-third':
-    'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra,duplicates=unlinked,country=absent,registration-ids=opaque',
+    'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra,duplicates=unlinked,country=absent,registration-ids=opaque,token-body=string,errors=error-text',
+  'all-fourth':
+    'token-body=result,staging-container=data,timestamps=offset-colon,errors=message,actions=kebab,counters-from-0,gzip,event-groups=process-orchestration',
 };
 
 const VALUES = {
-  'staging-container': ['array', 'results', 'items'],
-  timestamps: ['basic', 'comma', 'offset'],
+  'token-body': ['string', 'result'],
+  'staging-container': ['array', 'results', 'items', 'data'],
+  timestamps: ['basic', 'comma', 'offset', 'offset-colon'],
   counts: ['totals-only', 'more'],
   'counter-name': COUNTER_NAMES,
   'job-id': ['object'],
   jwks: ['set'],
-  errors: ['envelope', 'plain'],
+  errors: ['envelope', 'plain', 'message', 'error-text'],
   definitions: ['single'],
   'job-running': ['status', 'empty'],
   pages: ['data'],
@@ -103,11 +114,12 @@ const VALUES = {
   registrations: ['no-token'],
   upload: ['201'],
   envelope: ['extra'],
-  duplicates: ['unlinked'],
+  duplicates: ['unlinked', 'refuse-all'],
+  'event-groups': ['process-orchestration', 'lodging'],
   'import-status': ['Succeeded'],
   activity: ['Cancelled'],
   country: ['absent'],
-  actions: ['upper-snake'],
+  actions: ['upper-snake', 'kebab'],
   'process-status': ['upper-snake'],
   'registration-ids': ['opaque'],
 } as const;
@@ -140,7 +152,8 @@ export function parseDialect(spec: string | undefined): Dialect {
       if (name in VALUES) {
         const allowed = VALUES[name as keyof typeof VALUES] as readonly string[];
         if (value === undefined || !allowed.includes(value)) refuse(item, `expected ${name}=${allowed.join('|')}`);
-        if (name === 'staging-container') d.stagingContainer = value as Dialect['stagingContainer'];
+        if (name === 'token-body') d.tokenBody = value as Dialect['tokenBody'];
+        else if (name === 'staging-container') d.stagingContainer = value as Dialect['stagingContainer'];
         else if (name === 'timestamps') d.timestamps = value as Dialect['timestamps'];
         else if (name === 'counts') d.counts = value as Dialect['counts'];
         else if (name === 'counter-name') d.counterName = value as Dialect['counterName'];
@@ -158,11 +171,12 @@ export function parseDialect(spec: string | undefined): Dialect {
         else if (name === 'registrations') d.registrationsWithoutToken = true;
         else if (name === 'upload') d.upload201 = true;
         else if (name === 'envelope') d.deliveryExtras = true;
-        else if (name === 'duplicates') d.duplicatesUnlinked = true;
+        else if (name === 'duplicates') d.duplicates = value as Dialect['duplicates'];
+        else if (name === 'event-groups') d.eventGroups = value as Dialect['eventGroups'];
         else if (name === 'import-status') d.importSucceeded = true;
         else if (name === 'activity') d.activityCancelled = true;
         else if (name === 'country') d.countryAbsent = true;
-        else if (name === 'actions') d.actionsUpperSnake = true;
+        else if (name === 'actions') d.actions = value as Dialect['actions'];
         else if (name === 'process-status') d.processStatusUpperSnake = true;
         else if (name === 'registration-ids') d.registrationIdsOpaque = true;
         else d.jobRunning = value as Dialect['jobRunning'];
@@ -188,6 +202,7 @@ export function dialectActive(d: Dialect): boolean {
     d.nulls ||
     d.countersFrom0 ||
     d.tokenEnvelope ||
+    !!d.tokenBody ||
     !!d.stagingContainer ||
     !!d.timestamps ||
     !!d.counts ||
@@ -208,11 +223,12 @@ export function dialectActive(d: Dialect): boolean {
     !!d.registrationsWithoutToken ||
     !!d.upload201 ||
     !!d.deliveryExtras ||
-    !!d.duplicatesUnlinked ||
+    !!d.duplicates ||
+    !!d.eventGroups ||
     !!d.importSucceeded ||
     !!d.activityCancelled ||
     !!d.countryAbsent ||
-    !!d.actionsUpperSnake ||
+    !!d.actions ||
     !!d.processStatusUpperSnake ||
     !!d.registrationIdsOpaque
   );

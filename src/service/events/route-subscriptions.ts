@@ -3,7 +3,8 @@
  * registrations (create, list, token, change uri, delete), an example payload, and two routes
  * the spec does not show: the delivery journal of a registration and on-demand triggering.
  * Registrations belong to the token's tenant and white label; anyone else gets 404. A triggered
- * event reaches only the registrations of the caller's tenant and white label.
+ * event reaches only the registrations of the caller's tenant and white label. Which events a
+ * group serves is EVENT_GROUPS, or the dialect's `event-groups` (eventsOfGroup).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { EVENT_GROUPS, subscribeRequestSchema, type EventGroup, type EventName } from '../../contract/events.js';
@@ -28,7 +29,18 @@ import {
 } from './store-webhooks.js';
 import { checkWebhookUri, type UriPolicy } from './uri-guard.js';
 import type { Dispatcher } from './dispatcher.js';
-import { parseDialect } from '../dialect/switches.js';
+import { parseDialect, type Dialect } from '../dialect/switches.js';
+
+/**
+ * The events a group's path serves: EVENT_GROUPS (the service's choice), or with the dialect
+ * `event-groups=<group>` the lodging and the process events alike under that group, the other
+ * of the two serving none (a platform that files them under one functional group).
+ * @example eventsOfGroup('lodging', 'process-orchestration') // []
+ */
+export function eventsOfGroup(group: EventGroup, eventGroups: Dialect['eventGroups']): readonly string[] {
+  if (!eventGroups || group === 'counterparty-management') return EVENT_GROUPS[group];
+  return group === eventGroups ? [...EVENT_GROUPS.lodging, ...EVENT_GROUPS['process-orchestration']] : [];
+}
 
 type Params = { eventName: string; id: string };
 
@@ -40,9 +52,10 @@ export async function subscriptionRoutes(
 ): Promise<void> {
   const base = `/${group}/events`;
   const config = { area: 'events' as const };
-  const names: readonly string[] = EVENT_GROUPS[group];
+  const dialect = parseDialect(ctx.config.dialect);
+  const names = eventsOfGroup(group, dialect.eventGroups);
   // Decided where the id is made: an id the edge rewrote would have to be mapped back on every request.
-  const opaqueIds = !!parseDialect(ctx.config.dialect).registrationIdsOpaque;
+  const opaqueIds = !!dialect.registrationIdsOpaque;
   const policy: UriPolicy = { allowPrivate: ctx.config.allowPrivateWebhooks, allowLoopback: ctx.config.allowLoopbackWebhooks };
 
   const eventOf = (request: FastifyRequest): EventName => {
@@ -51,7 +64,7 @@ export async function subscriptionRoutes(
       throw new HttpProblem(
         404,
         'UNKNOWN_EVENT_TYPE',
-        `event type ${eventName} is not an event of /${group}; its events are ${names.join(', ')}`,
+        `event type ${eventName} is not an event of /${group}; ${names.length ? `its events are ${names.join(', ')}` : 'it has no events'}`,
       );
     }
     return eventName as EventName;

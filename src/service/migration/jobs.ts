@@ -13,6 +13,7 @@ import { setImmediate as yieldToLoop, setTimeout as sleep } from 'node:timers/pr
 import type { Component, JobType, StagedCounterparty } from '../../contract/migration.js';
 import { liveCounterpartyExists, upsertLiveCounterparties } from '../counterparties/store.js';
 import { alterationsOf } from '../faults/alterations.js';
+import { parseDialect } from '../dialect/switches.js';
 import { COUNTERPARTIES, type MigrationParts } from './parts.js';
 import type { JobRow } from './store-jobs.js';
 import type { StagedRow } from './store-staging.js';
@@ -173,8 +174,14 @@ export class JobRunner {
     this.markOthersCompleted(job);
     // Shared identities are a property of the whole staging area: find them once per (re)start.
     // The record staged first is kept; each later one is refused naming it (docs/contract-gaps.md).
-    const keptTwin = new Map<string, string>();
-    for (const [first, ...later] of staging.duplicates(mid)) for (const id of later) keptTwin.set(id, first!);
+    // The dialect `duplicates=refuse-all` is a platform that keeps none: the first is refused
+    // too, naming the second; no record of the group is then imported.
+    const refuseAll = parseDialect(ctx.config.dialect).duplicates === 'refuse-all';
+    const twinOf = new Map<string, { other: string; kept: boolean }>();
+    for (const [first, ...later] of staging.duplicates(mid)) {
+      for (const id of later) twinOf.set(id, { other: first!, kept: !refuseAll });
+      if (refuseAll) twinOf.set(first!, { other: later[0]!, kept: false });
+    }
     const targetExists = (id: string) => staging.exists(mid, id) || liveCounterpartyExists(ctx.db, job.broker_key, id);
 
     const step = ctx.db.transaction((rows: Array<{ id: number; reference_id: string; data: string }>, processed: number) => {
@@ -182,13 +189,13 @@ export class JobRunner {
       for (const row of rows) {
         const record = JSON.parse(row.data) as StagedCounterparty;
         const issues: ValidationIssue[] = checkStagedRecord(record, targetExists);
-        const kept = keptTwin.get(row.reference_id);
-        const identity = kept ? identityOf(record) : undefined;
-        if (kept) {
+        const twin = twinOf.get(row.reference_id);
+        const identity = twin ? identityOf(record) : undefined;
+        if (twin) {
           issues.push({
             field: record.type === 'organisation' ? 'cocNumber' : 'surname,initials,dateOfBirth',
             message: 'DUPLICATE_IDENTITY',
-            detail: `same ${record.type === 'organisation' ? 'cocNumber' : 'surname, initials and dateOfBirth'} (${identity}) as ${kept}, staged earlier and kept`,
+            detail: `same ${record.type === 'organisation' ? 'cocNumber' : 'surname, initials and dateOfBirth'} (${identity}) as ${twin.other}, ${twin.kept ? 'staged earlier and kept' : 'refused as well: no record of a shared identity is kept'}`,
           });
         }
         if (issues.length === 0) continue;
@@ -198,7 +205,7 @@ export class JobRunner {
             referenceId: row.reference_id,
             field: i.field,
             message: i.message,
-            ...(i.message === 'DUPLICATE_IDENTITY' ? { duplicateOf: kept, identity } : {}),
+            ...(i.message === 'DUPLICATE_IDENTITY' ? { duplicateOf: twin?.other, identity } : {}),
           });
         this.parts.log(mid, {
           component: COUNTERPARTIES,
