@@ -6,10 +6,10 @@
  * service's run is the truth each dialect run is compared with.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync, rmSync, truncateSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, truncateSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
-import { CLI, ROOT, runCli, startCli } from '../support/cli.js';
+import { CLI, ROOT, runCli, samplesWithSharedIdentity, startCli } from '../support/cli.js';
 import { createClient } from '../../src/client/index.js';
 import type { ClientError } from '../../src/client/errors.js';
 import { startTestService, tempDir, type TestService } from '../support/service.js';
@@ -723,14 +723,7 @@ describe('duplicates=unlinked: a DUPLICATE_IDENTITY that names no kept record', 
     services.push(plain, other);
     const dir = tempDir('stagecoach-dialect-duplicates-');
     dirs.push(dir);
-    expect((await runCli(['generate-samples', '--persons', '30', '--organisations', '0', '--out', dir])).code).toBe(0);
-    const file = join(dir, 'klanten.csv');
-    const cells = readFileSync(file, 'utf8')
-      .split('\r\n')
-      .map((l) => l.split(';'));
-    // row 9 (line 10) takes the identity of row 2 (line 3): voorletters … geboortedatum
-    for (const c of [1, 2, 3, 4, 5, 6]) cells[9]![c] = cells[2]![c]!;
-    writeFileSync(file, cells.map((c) => c.join(';')).join('\r\n'));
+    const cells = await samplesWithSharedIdentity(dir, 30); // line 10 repeats line 3's identity
     const migrate = async (svc: TestService, name: string) => {
       const out = join(dir, name);
       const r = await runCli([
@@ -776,14 +769,7 @@ describe('duplicates=refuse-all: a platform that keeps no record of a shared ide
     services.push(plain, other);
     const dir = tempDir('stagecoach-dialect-refuse-all-');
     dirs.push(dir);
-    expect((await runCli(['generate-samples', '--persons', '30', '--organisations', '0', '--out', dir])).code).toBe(0);
-    const file = join(dir, 'klanten.csv');
-    const cells = readFileSync(file, 'utf8')
-      .split('\r\n')
-      .map((l) => l.split(';'));
-    // row 9 (line 10) takes the identity of row 2 (line 3): voorletters … geboortedatum
-    for (const c of [1, 2, 3, 4, 5, 6]) cells[9]![c] = cells[2]![c]!;
-    writeFileSync(file, cells.map((c) => c.join(';')).join('\r\n'));
+    const cells = await samplesWithSharedIdentity(dir, 30); // line 10 repeats line 3's identity
     const migrate = async (svc: TestService, name: string) => {
       const out = join(dir, name);
       const r = await runCli([

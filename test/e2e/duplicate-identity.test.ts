@@ -4,9 +4,9 @@
  * file name the kept row by its legacy key and file:line, with the identity masked.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli } from '../support/cli.js';
+import { runCli, samplesWithSharedIdentity } from '../support/cli.js';
 import { startTestService, tempDir, type TestService } from '../support/service.js';
 
 let svc: TestService;
@@ -22,14 +22,7 @@ afterAll(async () => {
 
 describe('DUPLICATE_IDENTITY', () => {
   it('refuses the later of two rows only, naming the kept row and the identity masked', async () => {
-    expect((await runCli(['generate-samples', '--persons', '40', '--organisations', '0', '--out', dir])).code).toBe(0);
-    const file = join(dir, 'klanten.csv');
-    const cells = readFileSync(file, 'utf8')
-      .split('\r\n')
-      .map((l) => l.split(';'));
-    // row 9 (line 10) takes the identity of row 2 (line 3): voorletters … geboortedatum
-    for (const c of [1, 2, 3, 4, 5, 6]) cells[9]![c] = cells[2]![c]!;
-    writeFileSync(file, cells.map((c) => c.join(';')).join('\r\n'));
+    const cells = await samplesWithSharedIdentity(dir, 40); // line 10 repeats line 3's identity
 
     const out = join(dir, 'report');
     const r = await runCli([

@@ -3,6 +3,7 @@
  * tests) as a child process.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
@@ -64,4 +65,21 @@ export function startCli(
     child.stdout!.on('data', onData);
     child.on('exit', (code) => reject(new Error(`CLI exited (${code}) before printing a line: ${err}`)));
   });
+}
+
+/**
+ * `generate-samples` of `persons` persons into `dir`, then row 9 (line 10 of klanten.csv) given
+ * the identity of row 2 (line 3): voorletters … geboortedatum, so the platform's validation sees
+ * one duplicate identity. Returns the file's cells (row 0 is the header).
+ */
+export async function samplesWithSharedIdentity(dir: string, persons: number): Promise<string[][]> {
+  const generated = await runCli(['generate-samples', '--persons', String(persons), '--organisations', '0', '--out', dir]);
+  if (generated.code !== 0) throw new Error(`generate-samples failed: ${generated.stderr}`);
+  const file = join(dir, 'klanten.csv');
+  const cells = readFileSync(file, 'utf8')
+    .split('\r\n')
+    .map((l) => l.split(';'));
+  for (const c of [1, 2, 3, 4, 5, 6]) cells[9]![c] = cells[2]![c]!;
+  writeFileSync(file, cells.map((c) => c.join(';')).join('\r\n'));
+  return cells;
 }
