@@ -38,7 +38,7 @@ import {
 } from './rewrite.js';
 import { dialectActive, parseDialect, type ContentCoding, type Dialect } from './switches.js';
 
-export { parseDialect, DIALECT_PRESETS, type Dialect } from './switches.js';
+export { dialectSwitches, parseDialect, DIALECT_PRESETS, type Dialect } from './switches.js';
 export { otherForm } from './rewrite.js';
 
 /** Installs the dialect's hook; call before the routes are registered. Nothing when no switch is on. */

@@ -149,6 +149,16 @@ const VALUES = {
 const FLAGS = ['nulls', 'counters-from-0', 'token-envelope', 'gzip', 'deflate', 'br'] as const;
 const NAMES = [...FLAGS, ...Object.keys(VALUES), ...Object.keys(DIALECT_PRESETS)];
 
+/**
+ * Every single switch as written on the command line (`nulls`, `timestamps=basic`, …), no
+ * preset; only those of the given names when names are given.
+ * @example dialectSwitches(['counts']) // ['counts=totals-only', 'counts=more']
+ */
+export function dialectSwitches(names?: readonly string[]): string[] {
+  const all = [...FLAGS, ...Object.entries(VALUES).flatMap(([name, values]) => values.map((v) => `${name}=${v}`))];
+  return names ? all.filter((s) => names.includes(s.split('=')[0]!)) : all;
+}
+
 /** The service's own choices: no switch on. */
 export const NO_DIALECT: Dialect = { nulls: false, countersFrom0: false, tokenEnvelope: false };
 
