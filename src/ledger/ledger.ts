@@ -30,7 +30,6 @@ import { Stories } from './stories.js';
 import { Tallies } from './tallies.js';
 import type {
   BatchRow,
-  ImportedRef,
   LedgerRejectInput,
   PipelineStatus,
   RecordFacts,
@@ -310,9 +309,14 @@ export class Ledger {
     return this.reads.refused(filter);
   }
 
-  /** The records of a pipeline the platform holds from an import, in referenceId order (record-reads.ts). */
-  liveImportsOf(pipeline: string): IterableIterator<ImportedRef> {
-    return this.reads.liveImportsOf(pipeline);
+  /** The records of a pipeline the platform holds from an import, in the order first written, each other record by its referenceId (record-reads.ts). */
+  liveImportsInOrder(pipeline: string): ReturnType<RecordReads['liveImportsInOrder']> {
+    return this.reads.liveImportsInOrder(pipeline);
+  }
+
+  /** The runs that sent a pipeline's live imports, and the files they sent them from (record-reads.ts). */
+  liveImportSourcesOf(pipeline: string): Array<{ run: number | null; file: string }> {
+    return this.reads.liveImportSourcesOf(pipeline);
   }
 
   /** Records grouped by pipeline, component, entity type, state and first error code (for reports). */

@@ -19,6 +19,10 @@ export interface HeldRow {
 
 const LEGACY_KEY = "CASE WHEN r.keyed = 1 THEN r.legacy_key ELSE '' END";
 
+/** The pipeline's last run in an earlier import's migration (alias `m`): the run whose mappings sent it. */
+const EARLIER_RUN = (m: string) =>
+  `(SELECT max(u.id) FROM runs u JOIN scopes us ON us.id = u.scope WHERE us.pipeline = $pipeline AND u.migration_id = ${m}.reference_id)`;
+
 /**
  * The records of a pipeline the platform holds from an import: records whose state is
  * `imported`, and the earlier imports of records written again since (earlier_imports).
@@ -29,13 +33,44 @@ const LIVE_IMPORTS = `SELECT r.reference_id AS referenceId, r.file, r.line, ${LE
   WHERE s.pipeline = $pipeline AND r.state = 'imported' AND r.reference_id IS NOT NULL
 UNION ALL
 SELECT e.reference_id AS referenceId, r.file, r.line, ${LEGACY_KEY} AS legacyKey, e.content_hash AS contentHash,
-    (SELECT max(u.id) FROM runs u JOIN scopes us ON us.id = u.scope WHERE us.pipeline = $pipeline AND u.migration_id = m.reference_id) AS run,
+    ${EARLIER_RUN('m')} AS run,
     m.reference_id AS migrationId
   FROM earlier_imports e
   JOIN records r ON r.scope = e.scope AND r.keyed = e.keyed AND r.legacy_key = e.legacy_key
   JOIN scopes s ON s.id = r.scope JOIN migrations m ON m.id = e.migration
-  WHERE s.pipeline = $pipeline AND r.state <> 'imported' AND e.reference_id IS NOT NULL
-ORDER BY referenceId`;
+  WHERE s.pipeline = $pipeline AND r.state <> 'imported' AND e.reference_id IS NOT NULL`;
+
+/**
+ * Every record of a pipeline in the order its row was first written (the rowid: the order the
+ * export was staged in), with its live import when it has one (the row's, or the earlier one
+ * earlier_imports keeps): the same imports as LIVE_IMPORTS, read in one sequential scan, without
+ * a sort (`+r.scope` keeps the planner off the key's index, which is in key order).
+ */
+const RECORDS_IN_ORDER = `SELECT r.reference_id AS recordId, r.state, r.file, r.line, ${LEGACY_KEY} AS legacyKey, r.content_hash AS contentHash,
+    r.last_run AS run, m.reference_id AS migrationId,
+    e.reference_id AS earlierId, e.content_hash AS earlierHash, em.reference_id AS earlierMigrationId,
+    CASE WHEN em.reference_id IS NOT NULL THEN ${EARLIER_RUN('em')} END AS earlierRun
+  FROM records r
+  LEFT JOIN migrations m ON m.id = r.migration
+  LEFT JOIN earlier_imports e ON r.state <> 'imported' AND e.scope = r.scope AND e.keyed = r.keyed AND e.legacy_key = r.legacy_key
+  LEFT JOIN migrations em ON em.id = e.migration
+  WHERE +r.scope IN (SELECT id FROM scopes WHERE pipeline = $pipeline)
+  ORDER BY r.rowid`;
+
+interface RecordInOrderRow {
+  recordId: string | null;
+  state: RecordState;
+  file: string;
+  line: number;
+  legacyKey: string;
+  contentHash: string | null;
+  run: number;
+  migrationId: string | null;
+  earlierId: string | null;
+  earlierHash: string | null;
+  earlierMigrationId: string | null;
+  earlierRun: number | null;
+}
 
 const FACTS = (
   where: string,
@@ -60,7 +95,10 @@ export class RecordReads {
       'SELECT b.* FROM batches b JOIN runs r ON r.id = b.run WHERE r.scope = ? ORDER BY b.id DESC LIMIT 1',
     ),
   );
-  private readonly liveImports = once(() => this.db.prepare<[{ pipeline: string }], ImportedRef>(LIVE_IMPORTS));
+  private readonly liveImportSources = once(() =>
+    this.db.prepare<[{ pipeline: string }], { run: number | null; file: string }>(`SELECT DISTINCT run, file FROM (${LIVE_IMPORTS})`),
+  );
+  private readonly recordsInOrder = once(() => this.db.prepare<[{ pipeline: string }], RecordInOrderRow>(RECORDS_IN_ORDER));
   private readonly allFacts = once(() => this.db.prepare<[], RecordFacts>(FACTS('')));
   private readonly factsOf = once(() => this.db.prepare<[string], RecordFacts>(FACTS('WHERE s.pipeline = ?')));
   private readonly byKey = once(() =>
@@ -156,15 +194,47 @@ export class RecordReads {
 
   /**
    * The records of a pipeline the platform holds from an import, in whichever migration of the
-   * pipeline it happened, only what `verify` sets beside the platform, in referenceId order (one
-   * scan; the caller's referenceId-keyed table is appended to instead of written at random):
-   * records whose state is `imported`, and records written again by a later run that did not
-   * import them (refused, or sent into a migration that was canceled) whose earlier import the
-   * ledger keeps in `earlier_imports` — with what that import sent (its content hash) and the
-   * pipeline's last run in that migration, whose mappings sent it.
+   * pipeline it happened, only what `verify` sets beside the platform, as one sequential scan in
+   * the order the records were first written (near the export's order, which `verify` reads
+   * beside it): records whose state is `imported`, and records written again by a later run that
+   * did not import them (refused, or sent into a migration that was canceled) whose earlier import
+   * the ledger keeps in `earlier_imports` — with what that import sent (its content hash) and the
+   * pipeline's last run in that migration, whose mappings sent it. Every other record with a
+   * referenceId comes as `{ referenceId, imported: false }`, so that the reader knows no import
+   * of it will come.
    */
-  liveImportsOf(pipeline: string): IterableIterator<ImportedRef> {
-    return this.liveImports().iterate({ pipeline });
+  *liveImportsInOrder(pipeline: string): Generator<(ImportedRef & { imported: true }) | { referenceId: string; imported: false }> {
+    for (const r of this.recordsInOrder().iterate({ pipeline })) {
+      const { file, line, legacyKey } = r;
+      if (r.state === 'imported' && r.recordId !== null && r.migrationId !== null)
+        yield {
+          imported: true,
+          referenceId: r.recordId,
+          file,
+          line,
+          legacyKey,
+          contentHash: r.contentHash,
+          run: r.run,
+          migrationId: r.migrationId,
+        };
+      else if (r.state !== 'imported' && r.earlierId !== null && r.earlierMigrationId !== null)
+        yield {
+          imported: true,
+          referenceId: r.earlierId,
+          file,
+          line,
+          legacyKey,
+          contentHash: r.earlierHash,
+          run: r.earlierRun,
+          migrationId: r.earlierMigrationId,
+        };
+      else if (r.recordId !== null) yield { referenceId: r.recordId, imported: false };
+    }
+  }
+
+  /** The runs that sent a pipeline's live imports (liveImportsInOrder), and the files they sent them from. */
+  liveImportSourcesOf(pipeline: string): Array<{ run: number | null; file: string }> {
+    return this.liveImportSources().all({ pipeline });
   }
 
   /** Records grouped by pipeline, component, entity type, state and first error code (for reports). */

@@ -173,7 +173,7 @@ export interface JobRow<Result = unknown> {
   finishedAt?: string;
 }
 
-/** A record the platform holds from an import, as `verify` needs it (Ledger.liveImportsOf). */
+/** A record the platform holds from an import, as `verify` needs it (Ledger.liveImportsInOrder). */
 export interface ImportedRef {
   referenceId: string;
   file: string;

@@ -358,8 +358,9 @@ describe('ledger transitions', () => {
     ledger.finishBatch(scope, batch, [{ legacyKey: 'K0001', state: 'failed' }]);
     expect(beside(ledger.file, (db) => db.prepare('SELECT count(*) FROM earlier_imports').pluck().get())).toBe(1);
     // Not imported by the third: live on the platform from the second, as the second run sent it.
-    expect([...ledger.liveImportsOf('crm')]).toEqual([
+    expect([...ledger.liveImportsInOrder('crm')]).toEqual([
       {
+        imported: true,
         referenceId: rec(1).referenceId,
         file: 'samples/persons.csv',
         line: 2,
@@ -369,6 +370,7 @@ describe('ledger transitions', () => {
         migrationId: OTHER_MIGRATION,
       },
     ]);
+    expect(ledger.liveImportSourcesOf('crm')).toEqual([{ run: second, file: 'samples/persons.csv' }]);
   });
 
   it('writes a removal from staging as an intent (removing) first, then confirms it (removed); only confirmed ones count', () => {

@@ -5,7 +5,7 @@
  * a duplicate is the later of two rows, and a relation's target must be a key some source holds.
  */
 import { cutText, showValue } from '../../contract/cut.js';
-import type { MappedRow, RejectReason, SourceRow, SourceRowError } from '../types.js';
+import type { FrontRow, MappedRow, RejectReason, SourceRow, SourceRowError } from '../types.js';
 import type { CompiledMapping, MapContext, RelationRef } from '../mapping/compile.js';
 import type { KeyIndex } from './key-index.js';
 import { checkRecord, duplicateReason, missingTargets, refusedAlready, type RecordCheck } from './check-record.js';
@@ -131,6 +131,50 @@ export function settleRow(mapping: CompiledMapping, verdict: SettleInput, keys: 
   if (checkReasons === null) return reasons;
   const before = reasons;
   return [...(reasons ?? []), ...checkReasons.filter((r) => !refusedAlready(before, r.field))];
+}
+
+/** Both halves at once, where a row is mapped on the thread that settles it (`rowChecker`). */
+export type CheckRow = (mapping: CompiledMapping, row: SourceRow, fileIndex: number, keys: KeyChecks) => FrontRow;
+
+/**
+ * Both halves on this thread, in source order (the one-thread reader, a corrections file): the
+ * row mapped, or rejected with every reason. The rows share one `MapContext`.
+ */
+export function rowChecker(keepRecords: boolean): CheckRow {
+  const ctx: MapContext = { reasons: null, refs: [], key: '' };
+  return (mapping, row, fileIndex, keys) => {
+    const v = mapAndCheck(mapping, row, ctx, keepRecords);
+    if (v.kind === 'final') return v.row;
+    const reasons = settleRow(
+      mapping,
+      {
+        key: v.legacyKey,
+        fileIndex,
+        line: row.provenance.line,
+        refs: v.refs,
+        mappingReasons: v.mappingReasons,
+        checkReasons: v.check.ok ? null : v.check.reasons,
+      },
+      keys,
+    );
+    if (reasons === null && v.check.ok)
+      return {
+        kind: 'mapped',
+        component: 'Counterparties',
+        legacyKey: v.legacyKey,
+        referenceId: v.referenceId,
+        ...(v.check.record ? { record: v.check.record } : {}),
+        row,
+      };
+    return {
+      kind: 'rejected',
+      component: 'Counterparties',
+      legacyKey: v.legacyKey,
+      referenceId: v.referenceId,
+      reasons: reasons ?? [],
+      row,
+    };
+  };
 }
 
 /** A row the source could not read, as a rejected row. */

@@ -27,6 +27,8 @@ export interface RunProgress {
   done: boolean;
 }
 
+export type ProgressTracker = ReturnType<typeof progressTracker>;
+
 /** Progress: counts, speed and an ETA from the share of source bytes read. */
 export function progressTracker(
   def: PipelineDefinition,

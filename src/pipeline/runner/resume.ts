@@ -170,7 +170,7 @@ export class Resume {
    * The source files that are not as this run found them when it started (size, modification
    * time, first 64 KiB), each in words: a file cut or rewritten while the run read it. Its rows
    * were read from a file that no longer exists as such, so they cannot be counted as that
-   * file's rows (runner/index.ts fails the run). A file that can no longer be opened counts too.
+   * file's rows (read-and-send.ts fails the run). A file that can no longer be opened counts too.
    * @example await resume.changedFiles() // [{ file: 'klanten.csv', message: 'klanten.csv changed while the run read it: 5,021,337 bytes when the run started, 2,510,668 bytes now' }]
    */
   async changedFiles(): Promise<{ file: string; message: string }[]> {

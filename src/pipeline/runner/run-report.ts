@@ -6,8 +6,9 @@ import { StagecoachError, type ErrorCode } from '../../contract/errors.js';
 import { noRecords, type Ledger, type RecordState } from '../../ledger/index.js';
 import type { CorrectionsSummary } from '../read-pipeline.js';
 import { tallyDisagreement, type SourceTally } from '../source/index.js';
+import type { FrontRow } from '../types.js';
 import type { ResumeReport } from './resume.js';
-import type { SendReport } from './send.js';
+import { TOO_LARGE, type SendReport } from './send.js';
 
 export type RunOutcome = 'completed' | 'interrupted' | 'failed';
 
@@ -113,6 +114,37 @@ export function newRunReport(start: {
     disagreements: [],
     readFailures: [],
   };
+}
+
+/**
+ * What became of a row read: an export row a correction replaced, read again unchanged
+ * (`kept-corrected`); refused before upload (`rejected`); over the platform's per-record limit,
+ * kept with the rejects (`TOO_LARGE`); on its way to staging or skipped as unchanged (`mapped`).
+ */
+export type RowFate = 'kept-corrected' | 'rejected' | typeof TOO_LARGE | 'mapped';
+
+/** Counts one row read by its fate: rows read, and the count of its fate (a refusal by the code of its first reason). */
+export function countRow(report: RunReport, row: FrontRow, fate: RowFate): void {
+  report.rowsRead++;
+  switch (fate) {
+    case 'kept-corrected':
+      report.keptCorrected++;
+      return;
+    case 'mapped':
+      report.mapped++;
+      return;
+    case 'rejected':
+      countRejected(report, (row.kind === 'rejected' ? row.reasons[0]?.code : undefined) ?? 'UNKNOWN');
+      return;
+    case TOO_LARGE:
+      countRejected(report, TOO_LARGE);
+      return;
+  }
+}
+
+function countRejected(report: RunReport, code: string): void {
+  report.rejected++;
+  report.rejectedByReason[code] = (report.rejectedByReason[code] ?? 0) + 1;
 }
 
 /** Adds up what the send stage did. */

@@ -3,15 +3,15 @@
  * bytes before the last row read, and the time left it implies. A run and `plan` both use it.
  */
 import { stat } from 'node:fs/promises';
-import type { PipelineDefinition } from '../definition/load-pipeline.js';
 import type { FrontRow } from '../types.js';
 import { listSourceFiles } from './index.js';
 
 /**
  * How far the reading is through the sources: the share of their bytes before the last row read
- * (0..1), once their sizes are known. Shared by a run's progress and `plan`'s.
+ * (0..1), once their sizes are known. Shared by a run's progress and `plan`'s. Takes only the
+ * pipeline's folder and sources (the definition module builds on this folder, not the reverse).
  */
-export function sourcePosition(def: PipelineDefinition) {
+export function sourcePosition(def: { dir: string; sources: readonly Parameters<typeof listSourceFiles>[1][] }) {
   const fileStart = new Map<string, number>();
   let totalBytes = 0;
   let position = 0;

@@ -1,18 +1,19 @@
 /**
- * `verify`: proves the data landed, field by field. The ledger's imported records of the
- * migration go into a scratch SQLite file, keyed by referenceId; then, in one pass, the legacy
- * export is read again with the mappings of the run that sent each record (`run_mappings`),
- * each record rebuilt is checked to be the very record sent (its frame hashes to the ledger's
- * content hash), and the platform's live counterparties are streamed beside it (resumed with
- * continue-from after a cut, by the client), kept a little ahead of the export. Each record is
- * compared field by field (staged-to-streamed.ts says how) as soon as both its sides are there;
- * whichever side comes first waits in a bounded map (pending-pairs.ts). The ledger keeps no
- * values for this: docs/privacy.md.
+ * `verify`: proves the data landed, field by field. In one pass, three sides of each record are
+ * set side by side by referenceId: the ledger's imported records of the migration (one
+ * sequential read of the ledger, in the order the records were staged), the legacy export read
+ * again with the mappings of the run that sent each record (`run_mappings`), each record rebuilt
+ * checked to be the very record sent (its frame hashes to the ledger's content hash), and the
+ * platform's live counterparties streamed (resumed with continue-from after a cut, by the
+ * client). The ledger and the stream are each kept a little ahead of the export; all three come
+ * in nearly the export's order, so each record is compared field by field (staged-to-streamed.ts
+ * says how) soon after its first side came, and what came first waits in a bounded map
+ * (pending-records.ts). The ledger keeps no values for this: docs/privacy.md.
  *
- * Memory stays bounded in the records: the ledger's side lives in the scratch file (owner-only,
- * in a temporary folder removed at the end), at most `pendingBound` records wait in memory for
- * their other side (the overflow goes to the scratch file), the export is read as a run reads it,
- * and only counts and the first records of each finding are kept in memory.
+ * Memory stays bounded in the records: at most `pendingBound` records wait in memory for their
+ * other sides (the overflow goes to a scratch file, owner-only, in a temporary folder removed at
+ * the end), the export is read as a run reads it, and only counts and the first records of each
+ * finding are kept in memory.
  */
 import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StagecoachClient } from '../../client/index.js';
 import type { StagedCounterparty } from '../../contract/migration.js';
-import type { Ledger } from '../../ledger/index.js';
+import type { ImportedRef, Ledger } from '../../ledger/index.js';
 import { frontRowContentHash, frontRowRecord } from '../../pipeline/checks/plan-impact.js';
 import { restoreMappingSnapshot, takeMappingSnapshot, type MappingSnapshot } from '../../pipeline/definition/mapping-snapshot.js';
 import type { PipelineDefinition } from '../../pipeline/definition/load-pipeline.js';
@@ -32,7 +33,7 @@ import { pipelinesOf } from '../ledger-facts.js';
 import { loadDefinitions, reportRedactor, sourcePath } from '../reconcile.js';
 import { correctionsFormatOf } from '../../pipeline/checks/corrections.js';
 import { acceptedBy, type AcceptRule } from './accept.js';
-import { PendingPairs } from './pending-pairs.js';
+import { PendingRecords } from './pending-records.js';
 import { checkFields } from './staged-to-streamed.js';
 import {
   RECORDS_LISTED,
@@ -48,9 +49,10 @@ export type { VerificationReport } from './verification-model.js';
 export { verificationHeadline, verificationLines } from './render-verification.js';
 
 /**
- * Records that may wait in memory for their other side, both sides together (about 2 kB each).
- * The stream is pulled up to half of it ahead of the export: more than the few thousand records
- * by which the platform's import order strays from the export's (docs/performance.md).
+ * Records that may wait in memory for their other sides (a streamed or rebuilt person is about
+ * 2 kB there, a ledger's record a few hundred bytes). The ledger and the stream are each read a
+ * quarter of it ahead of the export: more than the few thousand records by which the platform's
+ * import order strays from the export's (docs/performance.md), with room left for that disorder.
  */
 export const PENDING_BOUND = 20_000;
 
@@ -66,13 +68,13 @@ export interface VerifyOptions {
   signal?: AbortSignal;
   /** Called every 10,000 counterparties streamed and records compared. */
   onProgress?: (p: { phase: 'stream' | 'compare'; done: number }) => void;
-  /** Records that may wait in memory for their other side (default PENDING_BOUND); the rest wait in the scratch file. */
+  /** Records that may wait in memory for their other sides (default PENDING_BOUND); the rest wait in the scratch file. */
   pendingBound?: number;
-  /** Told at the end how many records each side had to put in the scratch file (for tests). */
-  onSpilled?: (spilled: { live: number; expected: number }) => void;
+  /** Told at the end how many records had to wait in the scratch file (for tests). */
+  onSpilled?: (spilled: number) => void;
 }
 
-/** Outcome codes of a sent record in the scratch file. */
+/** Outcome codes of a sent record. */
 const UNSEEN = 0;
 const IDENTICAL = 1;
 const ACCEPTED = 2;
@@ -85,6 +87,34 @@ const REBUILT = 6;
 /** A live counterparty as streamed (the shape staged-to-streamed.ts compares against). */
 type LiveRecord = Record<string, unknown> & { referenceId: string; sequenceNumber?: number };
 
+/** The ledger's import of a record, and the pipeline it belongs to. */
+type SentRecord = Omit<ImportedRef, 'referenceId'> & { pipeline: string };
+
+/** A legacy row read before the ledger's record of it came: judged when that comes. */
+interface EarlyRow {
+  file: string;
+  /** The index of the pass's runs (Matcher.passRuns). */
+  pass: number;
+  refused: boolean;
+  contentHash?: string;
+  record?: StagedCounterparty;
+}
+
+/** What is known of a record whose sides have not all come (each part absent until its side comes). */
+interface Pending {
+  /** The ledger's import of it; false: the ledger's record of it is no live import (its legacy row is not judged, its live record is a stray). */
+  sent?: SentRecord | false;
+  outcome: number;
+  /** Rebuilt as sent (outcome REBUILT), waiting for the live record. */
+  record?: StagedCounterparty;
+  /** Streamed, waiting for the ledger's record or the rebuilt one. */
+  live?: LiveRecord;
+  /** The live record came and was compared, or waits here. */
+  held?: true;
+  /** Legacy rows read before the ledger's record came, in the order read. */
+  early?: EarlyRow[];
+}
+
 /**
  * Verifies what the platform holds of a migration against what was sent.
  * @example const v = await verifyMigration({ ledger, migrationId, client, definitions, redactor }); if (!v.passed) process.exitCode = 1;
@@ -95,38 +125,24 @@ export async function verifyMigration(options: VerifyOptions): Promise<Verificat
   const db = new Database(join(dir, 'verify.db'));
   try {
     // A scratch file: nothing to recover after a crash, so no journal, and all of it one
-    // transaction (nothing to roll back). 32 MiB of cache (bounded, whatever the records) keeps
-    // the sent table's pages in memory at the sizes measured; beyond, SQLite spills pages to the file.
+    // transaction (nothing to roll back). Only the overflow of the pending records and the live
+    // records no import explains go there.
     db.pragma('journal_mode = OFF');
     db.pragma('synchronous = OFF');
-    db.pragma('cache_size = -32768');
-    db.exec(`
-      CREATE TABLE sent (reference_id TEXT PRIMARY KEY, pipeline TEXT NOT NULL, file TEXT NOT NULL, line INTEGER NOT NULL,
-        legacy_key TEXT NOT NULL, content_hash TEXT, run INTEGER, migration_id TEXT NOT NULL,
-        outcome INTEGER NOT NULL DEFAULT ${UNSEEN}, held INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
-      CREATE TABLE unexplained (reference_id TEXT PRIMARY KEY, seq INTEGER) WITHOUT ROWID;
-    `);
+    db.exec('CREATE TABLE unexplained (reference_id TEXT PRIMARY KEY, seq INTEGER) WITHOUT ROWID');
     db.exec('BEGIN');
     const pipelines = options.definitions.map((d) => d.name);
-    const imported = loadSent(db, options.ledger, pipelines);
     const tally = new Tally(options.redactor, options.accept ?? []);
     const matcher = new Matcher(db, options, tally, options.pendingBound ?? PENDING_BOUND);
     try {
-      for (const def of options.definitions) await compareRows(db, def, options, matcher);
+      for (const def of options.definitions) await compareRows(def, options, matcher);
+      matcher.ledgerEnd();
       await matcher.drain();
     } finally {
       await matcher.close();
     }
-    options.onSpilled?.({ ...matcher.pairs.spilled });
-    const report = findings(db, options, {
-      streamed: matcher.streamed,
-      resumes: matcher.resumes,
-      firstSeq: matcher.firstSeq,
-      imported,
-      tally,
-      pipelines,
-      started,
-    });
+    options.onSpilled?.(matcher.pending.spilled);
+    const report = findings(db, options, matcher, { tally, pipelines, started });
     db.exec('COMMIT');
     return report;
   } finally {
@@ -135,53 +151,63 @@ export async function verifyMigration(options: VerifyOptions): Promise<Verificat
   }
 }
 
-/**
- * The records the ledger says the platform holds from an import of the migration's pipelines,
- * in this migration or an earlier one of the same pipeline (a corrections run after a completed
- * migration imports into a new one; the records it did not re-send stay live from the first),
- * into the scratch file in referenceId order (the table's key, so each insert appends); returns
- * how many.
- */
-function loadSent(db: Database.Database, ledger: Ledger, pipelines: readonly string[]): number {
-  const insert = db.prepare(
-    'INSERT OR REPLACE INTO sent (reference_id, pipeline, file, line, legacy_key, content_hash, run, migration_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-  );
-  let n = 0;
-  for (const pipeline of pipelines) {
-    for (const r of ledger.liveImportsOf(pipeline)) {
-      insert.run(r.referenceId, pipeline, r.file, r.line, r.legacyKey, r.contentHash, r.run, r.migrationId);
-      n++;
-    }
+/** Keeps the `RECORDS_LISTED` lowest of what it is given, by `before` (sorted and cut only now and then). */
+class Lowest<T> {
+  total = 0;
+  private items: T[] = [];
+  constructor(private readonly before: (a: T, b: T) => number) {}
+  add(item: T): void {
+    this.total++;
+    this.items.push(item);
+    if (this.items.length >= 2 * RECORDS_LISTED) this.cut();
   }
-  return n;
+  list(): T[] {
+    this.cut();
+    return this.items;
+  }
+  private cut(): void {
+    this.items.sort(this.before);
+    this.items.length = Math.min(this.items.length, RECORDS_LISTED);
+  }
 }
 
+/** By pipeline, file and line (the order the report lists records in). */
+const byFileLine = (a: VerifiedRecordRef, b: VerifiedRecordRef): number =>
+  cmp(a.pipeline, b.pipeline) || cmp(a.file, b.file) || a.line - b.line;
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 /**
- * Sets each live counterparty beside the record rebuilt for it, as either comes: the export's
- * rows are handed in by `compareRead`, the live records are pulled from the stream to stay
- * `lead` records ahead of them (the platform's import order is close to the export's, so most
- * records find their other side waiting, in memory). A record's state is its row in `sent`:
- * `outcome` (UNSEEN until its legacy row is judged; REBUILT while its rebuilt record waits in the
- * scratch file) and `held` (the platform streamed it). A live record is looked up in `sent` only
- * when it is compared, or when nothing came for it by the end: two statements a record.
+ * Sets each record's three sides beside each other, as they come: the export's rows are handed
+ * in by `compareRead`; the ledger's records (in the order they were staged) and the live records
+ * are pulled to stay `lead` records ahead of them. A record is settled (counted, and forgotten)
+ * when the ledger's import and the live record are both there and its legacy row is judged;
+ * what is still missing a side at the end is a finding (not held, not verifiable, stray).
  */
 class Matcher {
   streamed = 0;
   resumes = 0;
   /** The lowest sequence number of a live record that an import explains (older unexplained ones pre-exist the migration). */
   firstSeq: number | null = null;
-  readonly pairs: PendingPairs<LiveRecord, StagedCounterparty>;
+  /** The ledger's live imports read, and those of an earlier migration. */
+  imported = 0;
+  importedEarlier = 0;
+  readonly outcomes = new Map<number, number>();
+  readonly notVerifiable = new Lowest<VerifiedRecordRef & { outcome: number }>(byFileLine);
+  readonly pending: PendingRecords<Pending>;
+  /** The runs of each pass over the export (EarlyRow.pass). */
+  private readonly passRuns: Array<ReadonlySet<number | null>> = [];
   private compared = 0;
-  /** Legacy rows judged: the stream is kept `lead` records ahead of them. */
+  /** Legacy rows read, and judged: the ledger and the stream are kept `lead` records ahead of them. */
+  private rowsRead = 0;
   private judged = 0;
   private readonly lead: number;
   private readonly feed: AsyncGenerator<LiveRecord, void, undefined>;
   private ended = false;
-  private readonly getSent;
-  private readonly getRef;
-  private readonly setOutcome;
-  private readonly settle;
-  private readonly hold;
+  /** The ledger's records of the pipeline being read; undefined when none is. */
+  private ledgerFeed: { pipeline: string; records: ReturnType<Ledger['liveImportsInOrder']> } | undefined;
+  private ledgerRecords = 0;
+  /** Every pipeline's ledger records have come: a live record nothing waits for is unexplained. */
+  private ledgerDone = false;
   private readonly addUnexplained;
 
   constructor(
@@ -190,21 +216,9 @@ class Matcher {
     private readonly tally: Tally,
     bound: number,
   ) {
-    this.getSent = db.prepare<[string], { file: string; content_hash: string | null; run: number | null; outcome: number }>(
-      'SELECT file, content_hash, run, outcome FROM sent WHERE reference_id = ?',
-    );
-    this.getRef = db.prepare<[string], { pipeline: string; file: string; line: number; legacy_key: string; migration_id: string }>(
-      'SELECT pipeline, file, line, legacy_key, migration_id FROM sent WHERE reference_id = ?',
-    );
-    this.setOutcome = db.prepare<[number, string]>('UPDATE sent SET outcome = ? WHERE reference_id = ?');
-    this.settle = db.prepare<[number, string]>('UPDATE sent SET outcome = ?, held = 1 WHERE reference_id = ?');
-    this.hold = db.prepare<[string], { outcome: number }>('UPDATE sent SET held = 1 WHERE reference_id = ? RETURNING outcome');
     this.addUnexplained = db.prepare<[string, number | null]>('INSERT OR REPLACE INTO unexplained (reference_id, seq) VALUES (?, ?)');
-    // A rebuilt record put in the scratch file is marked, so that its legacy row counts as judged.
-    this.pairs = new PendingPairs(db, bound, (side, id) => {
-      if (side === 'expected') this.setOutcome.run(REBUILT, id);
-    });
-    this.lead = Math.max(1, Math.floor(bound / 2));
+    this.pending = new PendingRecords(db, bound);
+    this.lead = Math.max(1, Math.floor(bound / 4));
     this.feed = options.client.counterparties.stream({
       format: 'jsonl',
       onResume: () => this.resumes++,
@@ -212,34 +226,59 @@ class Matcher {
     }) as AsyncGenerator<LiveRecord, void, undefined>;
   }
 
+  /** Starts reading the pipeline's records from the ledger, beside its export. */
+  ledgerFrom(pipeline: string): void {
+    this.ledgerRead();
+    this.ledgerFeed = { pipeline, records: this.options.ledger.liveImportsInOrder(pipeline) };
+    this.ledgerRecords = 0;
+    this.rowsRead = 0;
+  }
+
+  /** Reads the ledger's records of the pipeline being read to the end. */
+  ledgerRead(): void {
+    while (this.ledgerFeed) this.pullLedger();
+  }
+
+  /** Every pipeline's records are read from the ledger: a live record no import waits for is unexplained from now on. */
+  ledgerEnd(): void {
+    this.ledgerRead();
+    this.ledgerDone = true;
+  }
+
+  /** The index a pass's runs go by (EarlyRow.pass). */
+  pass(runs: ReadonlySet<number | null>): number {
+    return this.passRuns.push(runs) - 1;
+  }
+
   /**
    * A legacy row, mapped and checked as a run would: judged when the ledger says its record was
-   * sent from this file by a run of `runs` and it is not judged yet (so a row refused once and
-   * re-staged from a corrections file is judged by its corrected version).
+   * sent from this file by a run of the pass and it is not judged yet (so a row refused once and
+   * re-staged from a corrections file is judged by its corrected version). A row read before the
+   * ledger's record of it waits for it.
    */
-  rowRead(row: FrontRow, runs: ReadonlySet<number | null>): void {
+  rowRead(row: FrontRow, pass: number): void {
     const id = row.referenceId;
     if (id === undefined) return;
-    const s = this.getSent.get(id);
-    if (!s || s.outcome !== UNSEEN || s.file !== row.row.provenance.file || !runs.has(s.run)) return;
-    if (this.pairs.hasInMemory('expected', id)) return;
-    this.judged++;
-    if (row.kind === 'rejected') {
-      this.setOutcome.run(NOW_REFUSED, id);
+    while (this.ledgerFeed && this.ledgerRecords < this.rowsRead + this.lead) this.pullLedger();
+    this.rowsRead++;
+    const p = this.pending.take(id);
+    if (!p) {
+      if (this.ledgerDone || !this.ledgerFeed) return;
+      this.pending.put(id, { outcome: UNSEEN, early: [this.early(row, pass)] });
       return;
     }
-    if (frontRowContentHash(row) !== s.content_hash) {
-      this.setOutcome.run(CHANGED_SINCE_SENT, id);
+    if (p.sent === false) return; // no live import: nothing to judge, nor to wait for any more
+    if (p.sent === undefined) {
+      if (this.ledgerFeed) (p.early ??= []).push(this.early(row, pass));
+      this.pending.put(id, p);
       return;
     }
-    const record = frontRowRecord(row) as StagedCounterparty;
-    const live = this.pairs.take('live', id);
-    if (!live) {
-      this.pairs.put('expected', id, record);
-      return;
+    if (p.outcome === UNSEEN && p.sent.file === row.row.provenance.file && this.passRuns[pass]!.has(p.sent.run)) {
+      this.judged++;
+      const refused = row.kind === 'rejected';
+      this.judge(id, p, refused, refused ? undefined : frontRowContentHash(row), () => frontRowRecord(row) as StagedCounterparty);
     }
-    this.explain(live.sequenceNumber ?? null);
-    this.settle.run(this.compare(id, record, live), id);
+    this.settle(id, p);
   }
 
   /** Pulls live records until the stream is `lead` records ahead of the legacy rows judged. */
@@ -247,21 +286,97 @@ class Matcher {
     while (!this.ended && this.streamed < this.judged + this.lead) await this.pull();
   }
 
-  /**
-   * The rest of the stream; then each live record nothing came for is marked held (its legacy row
-   * was refused, changed, or not found), or kept as unexplained when no import explains it.
-   */
+  /** The rest of the stream (the ledger is read whole by now). */
   async drain(): Promise<void> {
     while (!this.ended) await this.pull();
-    for (const [id, cp] of this.pairs.remaining('live')) {
-      const seq = cp.sequenceNumber ?? null;
-      if (this.hold.get(id)) this.explain(seq);
-      else this.addUnexplained.run(id, seq);
-    }
   }
 
   async close(): Promise<void> {
     if (!this.ended) await this.feed.return();
+    if (this.ledgerFeed) this.ledgerFeed.records.return(undefined);
+  }
+
+  /**
+   * Every record still missing a side, once the export, the ledger and the stream are read: the
+   * ledger's imports the platform does not hold, those it holds whose legacy row was not judged
+   * (not verifiable), and the live records no import explains (unexplained).
+   */
+  *leftOver(): Generator<{ ref: VerifiedRecordRef; held: boolean; outcome: number }> {
+    for (const [id, p] of this.pending.remaining()) {
+      if (p.sent === false || p.sent === undefined) {
+        if (p.live) this.addUnexplained.run(id, p.live.sequenceNumber ?? null);
+        continue;
+      }
+      yield { ref: this.refOf(id, p.sent), held: p.held === true, outcome: p.outcome };
+    }
+  }
+
+  private pullLedger(): void {
+    const feed = this.ledgerFeed!;
+    const next = feed.records.next();
+    if (next.done) {
+      this.ledgerFeed = undefined;
+      return;
+    }
+    this.ledgerRecords++;
+    const r = next.value;
+    const p = this.pending.take(r.referenceId) ?? { outcome: UNSEEN };
+    if (!r.imported) {
+      // No import of it (unless another record of the ledger imported it under the same
+      // referenceId): its live record, if one came, is unexplained, and its legacy rows are not judged.
+      if (p.sent !== undefined) this.pending.put(r.referenceId, p);
+      else if (p.live) this.addUnexplained.run(r.referenceId, p.live.sequenceNumber ?? null);
+      else if (!p.early) this.pending.put(r.referenceId, { sent: false, outcome: UNSEEN });
+      return;
+    }
+    this.imported++;
+    if (r.migrationId !== this.options.migrationId) this.importedEarlier++;
+    const { referenceId: id, imported: _, ...sent } = r;
+    p.sent = { ...sent, pipeline: feed.pipeline };
+    if (p.live) {
+      p.held = true;
+      this.explain(p.live.sequenceNumber ?? null);
+    }
+    const early = p.early;
+    delete p.early;
+    for (const row of early ?? []) {
+      if (row.file !== p.sent.file || !this.passRuns[row.pass]!.has(p.sent.run)) continue;
+      this.judged++;
+      this.judge(id, p, row.refused, row.contentHash, () => row.record!);
+      break;
+    }
+    this.settle(id, p);
+  }
+
+  private early(row: FrontRow, pass: number): EarlyRow {
+    const file = row.row.provenance.file;
+    if (row.kind === 'rejected') return { file, pass, refused: true };
+    return { file, pass, refused: false, contentHash: frontRowContentHash(row), record: frontRowRecord(row) as StagedCounterparty };
+  }
+
+  /** The legacy row's verdict on a record the ledger says was sent from it. */
+  private judge(id: string, p: Pending, refused: boolean, contentHash: string | undefined, record: () => StagedCounterparty): void {
+    const sent = p.sent as SentRecord;
+    if (refused) p.outcome = NOW_REFUSED;
+    else if (contentHash !== sent.contentHash) p.outcome = CHANGED_SINCE_SENT;
+    else if (p.live) {
+      p.outcome = this.compare(id, sent, record(), p.live);
+      delete p.live;
+    } else {
+      p.outcome = REBUILT;
+      p.record = record();
+    }
+  }
+
+  /** Counted and forgotten when all its sides are there; else set down to wait for the rest. */
+  private settle(id: string, p: Pending): void {
+    if (p.sent && p.held && p.outcome !== UNSEEN && p.outcome !== REBUILT) {
+      this.outcomes.set(p.outcome, (this.outcomes.get(p.outcome) ?? 0) + 1);
+      if (p.outcome === CHANGED_SINCE_SENT || p.outcome === NOW_REFUSED)
+        this.notVerifiable.add({ ...this.refOf(id, p.sent), outcome: p.outcome });
+      return;
+    }
+    this.pending.put(id, p);
   }
 
   private async pull(): Promise<void> {
@@ -274,38 +389,48 @@ class Matcher {
     if (++this.streamed % 10_000 === 0) this.options.onProgress?.({ phase: 'stream', done: this.streamed });
   }
 
-  /** A live record: compared when its rebuilt record waits, else set down to wait for it. */
+  /** A live record: compared when its rebuilt record waits, else set down to wait for its other sides. */
   private arrive(cp: LiveRecord): void {
     const id = cp.referenceId;
-    const waiting = this.pairs.take('expected', id);
-    if (!waiting) {
-      this.pairs.put('live', id, cp);
+    const p = this.pending.take(id);
+    if (!p || p.sent === false) {
+      if (p || this.ledgerDone) this.addUnexplained.run(id, cp.sequenceNumber ?? null);
+      else this.pending.put(id, { outcome: UNSEEN, live: cp });
       return;
     }
+    if (p.sent === undefined) {
+      p.live = cp;
+      this.pending.put(id, p);
+      return;
+    }
+    p.held = true;
     this.explain(cp.sequenceNumber ?? null);
-    this.settle.run(this.compare(id, waiting, cp), id);
+    if (p.outcome === REBUILT) {
+      p.outcome = this.compare(id, p.sent, p.record!, cp);
+      delete p.record;
+    } else if (p.outcome === UNSEEN) p.live = cp;
+    this.settle(id, p);
   }
 
   private explain(seq: number | null): void {
     if (seq !== null && (this.firstSeq === null || seq < this.firstSeq)) this.firstSeq = seq;
   }
 
-  private compare(id: string, record: StagedCounterparty, live: LiveRecord): number {
-    const outcome = this.tally.take(record, live, () => this.refOf(id));
+  private compare(id: string, sent: SentRecord, record: StagedCounterparty, live: LiveRecord): number {
+    const outcome = this.tally.take(record, live, () => this.refOf(id, sent));
     if (++this.compared % 10_000 === 0) this.options.onProgress?.({ phase: 'compare', done: this.compared });
     return outcome;
   }
 
-  /** Where a record came from, for the examples of a difference (looked up only then). */
-  private refOf(id: string): VerifiedRecordRef {
-    const s = this.getRef.get(id)!;
+  /** Where a record came from. */
+  private refOf(id: string, s: SentRecord): VerifiedRecordRef {
     return {
       pipeline: s.pipeline,
       file: s.file,
       line: s.line,
-      legacyKey: s.legacy_key,
+      legacyKey: s.legacyKey,
       referenceId: id,
-      ...(s.migration_id !== this.options.migrationId ? { importedIn: s.migration_id } : {}),
+      ...(s.migrationId !== this.options.migrationId ? { importedIn: s.migrationId } : {}),
     };
   }
 }
@@ -317,14 +442,11 @@ class Matcher {
  * sent it, and the export is read once per distinct set of mappings, not once per run.
  */
 async function byRunMappings(
-  db: Database.Database,
   def: PipelineDefinition,
   ledger: Ledger,
+  sources: ReadonlyArray<{ run: number | null }>,
 ): Promise<Array<{ def: PipelineDefinition; runs: Set<number | null>; close(): Promise<void> }>> {
-  const runs = db
-    .prepare<[string], { run: number | null }>('SELECT DISTINCT run FROM sent WHERE pipeline = ?')
-    .all(def.name)
-    .map((r) => r.run);
+  const runs = new Set(sources.map((r) => r.run));
   const onDisk = JSON.stringify(await takeMappingSnapshot(def));
   const groups = new Map<string, { snapshot: MappingSnapshot | undefined; runs: Set<number | null> }>();
   for (const run of runs) {
@@ -352,24 +474,26 @@ async function byRunMappings(
 
 /**
  * Compares the pipeline's records as the export (then the corrections files that re-staged some)
- * rebuilds them, once per set of mappings that sent them.
+ * rebuilds them, once per set of mappings that sent them. The ledger's records are read beside
+ * the first read of the export (the order they were staged in is near the export's), and to their
+ * end after it.
  */
-async function compareRows(db: Database.Database, pipeline: PipelineDefinition, options: VerifyOptions, matcher: Matcher): Promise<void> {
-  for (const { def, runs, close } of await byRunMappings(db, pipeline, options.ledger)) {
+async function compareRows(pipeline: PipelineDefinition, options: VerifyOptions, matcher: Matcher): Promise<void> {
+  const sources = options.ledger.liveImportSourcesOf(pipeline.name);
+  const groups = await byRunMappings(pipeline, options.ledger, sources);
+  matcher.ledgerFrom(pipeline.name);
+  for (const { def, runs, close } of groups) {
     try {
-      await compareRead(def, runs, options, matcher, {});
-      const files = db
-        .prepare<[string, number], { file: string; run: number | null }>(
-          'SELECT DISTINCT file, run FROM sent WHERE pipeline = ? AND outcome = ?',
-        )
-        .all(def.name, UNSEEN)
-        .filter((r) => runs.has(r.run))
-        .map((r) => r.file);
+      await compareRead(def, matcher.pass(runs), options, matcher, {});
+      matcher.ledgerRead();
+      // The files the records of these runs were sent from that are corrections files (no
+      // record sent from one is judged by the export's rows: their files differ).
       const corrections: string[] = [];
-      for (const f of new Set(files)) if (await correctionsFormatOf(sourcePath(f, def))) corrections.push(sourcePath(f, def));
+      for (const f of new Set(sources.filter((r) => runs.has(r.run)).map((r) => r.file)))
+        if (await correctionsFormatOf(sourcePath(f, def))) corrections.push(sourcePath(f, def));
       // One file at a time: read together, a later corrections file's row of a key an earlier one
       // also holds (the row refused again there, then fixed) would be refused as a duplicate key.
-      for (const file of corrections) await compareRead(def, runs, options, matcher, { corrections: [file] });
+      for (const file of corrections) await compareRead(def, matcher.pass(runs), options, matcher, { corrections: [file] });
     } finally {
       await close();
     }
@@ -384,7 +508,7 @@ const VERIFY_BUSY_THREADS = 1;
 
 async function compareRead(
   def: PipelineDefinition,
-  runs: ReadonlySet<number | null>,
+  pass: number,
   options: VerifyOptions,
   matcher: Matcher,
   read: { corrections?: string[] },
@@ -395,7 +519,7 @@ async function compareRead(
     hashRows: false,
     parallel: { workers: def.concurrency.workers, busyThreads: VERIFY_BUSY_THREADS, encode: SEND_FORMAT },
   })) {
-    for (const row of rows) matcher.rowRead(row, runs);
+    for (const row of rows) matcher.rowRead(row, pass);
     await matcher.keepAhead();
   }
 }
@@ -467,66 +591,39 @@ class Tally {
 function findings(
   db: Database.Database,
   options: VerifyOptions,
-  t: {
-    streamed: number;
-    resumes: number;
-    firstSeq: number | null;
-    imported: number;
-    tally: Tally;
-    pipelines: string[];
-    started: number;
-  },
+  matcher: Matcher,
+  t: { tally: Tally; pipelines: string[]; started: number },
 ): VerificationReport {
   const { redactor } = options;
-  type SentRow = {
-    reference_id: string;
-    pipeline: string;
-    file: string;
-    line: number;
-    legacy_key: string;
-    migration_id: string;
-    outcome: number;
-  };
-  const refOf = (r: SentRow): VerifiedRecordRef => ({
-    pipeline: r.pipeline,
-    file: r.file,
-    line: r.line,
-    legacyKey: redactor.legacyKey(r.legacy_key),
-    referenceId: r.reference_id,
-    ...(r.migration_id !== options.migrationId ? { importedIn: r.migration_id } : {}),
-  });
-  const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
-  const notHeldSql = 'FROM sent s WHERE held = 0';
-  const notHeld = {
-    total: count(`SELECT count(*) AS n ${notHeldSql}`),
-    records: db.prepare<[number], SentRow>(`SELECT * ${notHeldSql} ORDER BY pipeline, file, line LIMIT ?`).all(RECORDS_LISTED).map(refOf),
-  };
-  const unverifiableSql = `FROM sent s WHERE s.outcome IN (${UNSEEN}, ${CHANGED_SINCE_SENT}, ${NOW_REFUSED}) AND held = 1`;
+  const shownRef = (r: VerifiedRecordRef): VerifiedRecordRef => ({ ...r, legacyKey: redactor.legacyKey(r.legacyKey) });
+  // What still misses a side: imports the platform does not hold, and those held whose legacy row was not judged.
+  const notHeldList = new Lowest<VerifiedRecordRef>(byFileLine);
+  for (const left of matcher.leftOver()) {
+    if (!left.held) notHeldList.add(left.ref);
+    else if (left.outcome === UNSEEN) matcher.notVerifiable.add({ ...left.ref, outcome: UNSEEN });
+  }
+  const notHeld = { total: notHeldList.total, records: notHeldList.list().map(shownRef) };
   const notVerifiable = {
-    total: count(`SELECT count(*) AS n ${unverifiableSql}`),
-    records: db
-      .prepare<[number], SentRow>(`SELECT * ${unverifiableSql} ORDER BY pipeline, file, line LIMIT ?`)
-      .all(RECORDS_LISTED)
-      .map((r) => ({
-        ...refOf(r),
-        why:
-          r.outcome === CHANGED_SINCE_SENT
-            ? 'the legacy row maps to another record than the one sent (the export or the mapping changed since)'
-            : r.outcome === NOW_REFUSED
-              ? r.migration_id === options.migrationId
-                ? 'the legacy row is refused before upload now (the export changed since)'
-                : 'the legacy row the ledger now points to is refused before upload (the earlier import was sent from a corrections file, or the export changed since)'
-              : 'its legacy row is no longer where it was sent from (the export or corrections file moved, or changed)',
-      })),
+    total: matcher.notVerifiable.total,
+    records: matcher.notVerifiable.list().map(({ outcome, ...r }) => ({
+      ...shownRef(r),
+      why:
+        outcome === CHANGED_SINCE_SENT
+          ? 'the legacy row maps to another record than the one sent (the export or the mapping changed since)'
+          : outcome === NOW_REFUSED
+            ? r.importedIn === undefined
+              ? 'the legacy row is refused before upload now (the export changed since)'
+              : 'the legacy row the ledger now points to is refused before upload (the earlier import was sent from a corrections file, or the export changed since)'
+            : 'its legacy row is no longer where it was sent from (the export or corrections file moved, or changed)',
+    })),
   };
-  const byOutcome = (o: number) => count(`SELECT count(*) AS n FROM sent WHERE outcome = ${o}`);
+  const byOutcome = (o: number) => matcher.outcomes.get(o) ?? 0;
   const identical = byOutcome(IDENTICAL);
   const identicalAfterAccepted = byOutcome(ACCEPTED);
   const differing = byOutcome(DIFFERS);
-  const fromEarlier = (db.prepare('SELECT count(*) AS n FROM sent WHERE migration_id <> ?').get(options.migrationId) as { n: number }).n;
 
   // Strays: live counterparties no live import of the pipelines, in any of their migrations, explains.
-  const firstSeq = t.firstSeq;
+  const firstSeq = matcher.firstSeq;
   const unexplained = db
     .prepare<[], { reference_id: string; seq: number | null }>('SELECT reference_id, seq FROM unexplained ORDER BY seq')
     .all();
@@ -597,10 +694,10 @@ function findings(
   return {
     migrationId: options.migrationId,
     pipelines: t.pipelines,
-    streamed: t.streamed,
-    resumes: t.resumes,
-    imported: t.imported,
-    importedEarlier: fromEarlier,
+    streamed: matcher.streamed,
+    resumes: matcher.resumes,
+    imported: matcher.imported,
+    importedEarlier: matcher.importedEarlier,
     identical,
     identicalAfterAccepted,
     differing,
