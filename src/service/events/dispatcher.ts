@@ -101,23 +101,25 @@ export function startDispatcher(ctx: ServiceContext): Dispatcher {
   ctx.background.run(async (signal) => {
     const limit = pLimit(config.webhookConcurrency);
     const running = new Set<Promise<void>>();
+    // Runs leased deliveries in one slot; the loop wakes when they are done.
+    const start = (job: () => Promise<void>) => {
+      const p = limit(job).finally(() => {
+        running.delete(p);
+        wake();
+      });
+      running.add(p);
+    };
     try {
       while (!signal.aborted) {
         woken = false;
         fanOut(db, s);
         const free = config.webhookConcurrency - limit.activeCount - limit.pendingCount;
         let holdUntil: number | undefined;
-        if (free > 0 && dialect.shuffled) holdUntil = sendShuffled(limit, running, signal);
+        if (free > 0 && dialect.shuffled) holdUntil = sendShuffled(start, signal);
         else if (free > 0) {
-          const now = Date.now();
-          const due = s.due.all(now, free);
-          for (const d of due) {
+          for (const d of s.due.all(Date.now(), free)) {
             s.lease.run(d.id);
-            const p = limit(() => attempt(d, signal)).finally(() => {
-              running.delete(p);
-              wake();
-            });
-            running.add(p);
+            start(() => attempt(d, signal));
           }
         }
         if (signal.aborted) break;
@@ -147,20 +149,16 @@ export function startDispatcher(ctx: ServiceContext): Dispatcher {
    * has waited SHUFFLE_HOLD_MS, then sends them newest first, one after another, so a receiver
    * gets them in another order than they happened. Returns when to look again while holding.
    */
-  function sendShuffled(limit: ReturnType<typeof pLimit>, running: Set<Promise<void>>, signal: AbortSignal): number | undefined {
+  function sendShuffled(start: (job: () => Promise<void>) => void, signal: AbortSignal): number | undefined {
     const now = Date.now();
     const due = s.due.all(now, SHUFFLE_BATCH);
     if (due.length === 0) return undefined;
     const releaseAt = due[0]!.next_attempt_at + SHUFFLE_HOLD_MS;
     if (due.length < SHUFFLE_BATCH && now < releaseAt) return releaseAt;
     for (const d of due) s.lease.run(d.id);
-    const p = limit(async () => {
+    start(async () => {
       for (const d of due.reverse()) await attempt(d, signal);
-    }).finally(() => {
-      running.delete(p);
-      wake();
     });
-    running.add(p);
     return undefined;
   }
 
