@@ -6,7 +6,9 @@
  * read), 401 (wrong or missing token), 413 (too big), 405 (not POST) or 500 (the handler
  * failed: the service will retry). The event is read as every platform answer is: members
  * whose value is `null` are absent, `occurredOn` and the timestamps of the known events' data
- * (EVENT_DATA_TIMESTAMPS) are read in any ISO 8601 form and handed on in the extended form.
+ * (EVENT_DATA_TIMESTAMPS) are read in any ISO 8601 form and handed on in the extended form;
+ * members it does not know are handed on as they came. Events are handed on in the order they
+ * arrive, each once: the platform guarantees no order, and the receiver adds none.
  *
  * @example node:http
  *   const receiver = createWebhookReceiver({ token: reg.token, onEvent: (e) => console.log(e.eventName, e.data) });

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, DEMO, basic, getToken, startTestService, type TestService } from '../support/service.js';
 import { deliveryDialect, parseDialect } from '../../src/service/dialect/index.js';
-import { rewriteBody, rewriteRunningJob, upperSnake } from '../../src/service/dialect/rewrite.js';
+import { EXTRA_DATA_MEMBERS, rewriteBody, rewriteRunningJob, upperSnake } from '../../src/service/dialect/rewrite.js';
 import { createMigration, frames, id, MEDIA_SEQ, organisation, person, runJob, stage, stagingPath } from '../cases/migration/records.js';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -47,7 +47,7 @@ const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.e
 describe('serve --dialect', () => {
   it('refuses a switch it does not know, with the closest one', () => {
     expect(() => parseDialect('nulls,nulz')).toThrow(
-      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, token-body, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, event-groups, import-status, activity, country, actions, process-status, registration-ids, all, all-second, all-third, all-fourth',
+      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, token-body, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, event-groups, import-status, activity, country, actions, process-status, registration-ids, all, all-second, all-third, all-fourth, all-fifth, all-sixth, all-seventh, all-eighth',
     );
     expect(() => parseDialect('counts=some')).toThrow('dialect switch "counts=some": expected counts=totals-only|more;');
     expect(parseDialect('all')).toEqual({
@@ -85,20 +85,33 @@ describe('serve --dialect', () => {
     });
   });
 
-  it('token-body=string / result: the token as a bare JSON string, or {"result": {"token", "expiresIn": "300"}}', async () => {
-    for (const [form, expected] of [
-      ['string', expect.stringMatching(/^ey[\w-]+\.[\w-]+\.[\w-]+$/)],
-      ['result', { result: { token: expect.stringMatching(/^ey/), expiresIn: '300' } }],
+  it('token-body=string / plain / result / jwt / response / payload: the token as a bare JSON string, as text/plain, or in one of four objects', async () => {
+    const jwt = expect.stringMatching(/^ey[\w-]+\.[\w-]+\.[\w-]+$/);
+    // each form, its content type, its body, and where the token is in it
+    for (const [form, type, expected, at] of [
+      ['string', 'application/json', jwt, []],
+      // plain: the JWT alone as text/plain, though the request puts application/json first
+      ['plain', 'text/plain', jwt, []],
+      ['result', 'application/json', { result: { token: jwt, expiresIn: '300' } }, ['result', 'token']],
+      ['jwt', 'application/json', { jwt, expiresIn: 300 }, ['jwt']],
+      [
+        'response',
+        'application/json',
+        { response: { access_token: jwt, token_type: 'Bearer', expires_in: 300 } },
+        ['response', 'access_token'],
+      ],
+      ['payload', 'application/json', { payload: { accessToken: jwt, expiresIn: 300 } }, ['payload', 'accessToken']],
     ] as const) {
       const svc = await startTestService({ dialect: `token-body=${form}` });
       try {
         const res = await call(svc.url, undefined, 'GET', `/authentication/token/${DEMO.broker}/${DEMO.label}`, {
-          headers: { authorization: basic(DEMO.clientId, DEMO.secret) },
+          headers: { authorization: basic(DEMO.clientId, DEMO.secret), accept: 'application/json, text/plain;q=0.5' },
         });
-        expect([res.status, res.headers.get('content-type')?.split(';')[0]]).toEqual([200, 'application/json']);
-        expect(res.body).toEqual(expected);
-        const token = typeof res.body === 'string' ? res.body : res.body.result.token;
+        expect([form, res.status, res.headers.get('content-type')?.split(';')[0]]).toEqual([form, 200, type]);
+        const body = type === 'text/plain' ? res.text : res.body;
+        expect(body).toEqual(expected);
         // the token works
+        const token = (at as readonly string[]).reduce((o, k) => (o as Record<string, unknown>)[k], body as unknown) as string;
         expect((await call(svc.url, token, 'GET', '/counterparty-management/counterparties?limit=1')).status).toBe(200);
       } finally {
         await svc.dispose();
@@ -139,6 +152,37 @@ describe('serve --dialect', () => {
     );
     expect(logs.map((e) => e.sequenceNumber)).toEqual(logs.map((_e, i) => i));
     for (const e of logs) expect(e.timestamp).toMatch(/^\d{8}T\d{6}(\.\d+)?Z$/);
+  });
+
+  it('staging-container=pretty, timestamps=offset-hour: results in {"results": […]} over several lines per item, timestamps at +01', async () => {
+    const fifth = await startTestService({ dialect: 'staging-container=pretty,timestamps=offset-hour' });
+    try {
+      const token = await getToken(fifth.url);
+      const m = await createMigration(fifth.url, token);
+      const res = await call(fifth.url, token, 'PUT', stagingPath(m), {
+        raw: frames('json-seq', [person(1), person(2)]),
+        headers: { 'content-type': MEDIA_SEQ, accept: MEDIA_SEQ },
+      });
+      expect(res.headers.get('content-type')).toBe('application/json');
+      const item = (n: number) => `  {\n    "referenceId": "${id(n)}",\n    "isSuccessful": true,\n    "errors": []\n  }`;
+      expect(res.text).toBe(`{"results": [\n${item(1)},\n${item(2)}\n]}\n`);
+      const logs = jsonl(
+        (
+          await call(fifth.url, token, 'GET', `/migration-assistance/migrations/${m}/logs/stream`, {
+            headers: { accept: 'application/jsonl' },
+          })
+        ).text,
+      );
+      expect(logs.length).toBeGreaterThan(0);
+      for (const e of logs) expect(e.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+01$/);
+      // the same instant one hour east of UTC (Date.parse does not read `+01`: the hour is checked by hand)
+      const at = String(logs[0]!.timestamp);
+      const utc = Date.parse(`${at.slice(0, -3)}Z`) - 3_600_000;
+      expect(Math.abs(utc - Date.now())).toBeLessThan(60_000);
+      await call(fifth.url, token, 'PUT', `/migration-assistance/migrations/${m}/cancel`);
+    } finally {
+      await fifth.dispose();
+    }
   });
 
   it('rewrites a counts result to the TotalEntity table alone, or to zero rows for other components and one more table', () => {
@@ -712,6 +756,49 @@ describe('serve --dialect', () => {
       await new Promise((r) => receiver.close(r));
       await truthService.dispose();
       await otherService.dispose();
+    }
+  });
+
+  it('deliveries=shuffled, envelope=extra-data: holds three deliveries and sends them newest first, their data with members no receiver knows', async () => {
+    const svc = await startTestService({ webhookPollMs: 50, webhookRetryBaseMs: 20, dialect: 'deliveries=shuffled,envelope=extra-data' });
+    const received: Delivery[] = [];
+    const receiver = createServer((req, res) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c));
+      req.on('end', () => {
+        received.push({ headers: req.headers, body: JSON.parse(text) });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const uri = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    try {
+      const token = await getToken(svc.url);
+      const reg = await call(svc.url, token, 'POST', '/process-orchestration/events/process.status-changed/endpoints', {
+        headers: { accept: 'application/json;api-version=2024.1.0' },
+        body: { uri },
+      });
+      expect(reg.status).toBe(201);
+      const created: string[] = [];
+      for (let i = 0; i < 3; i++) created.push(await createProcess(svc.url, token));
+      for (let waited = 0; received.length < 3 && waited < 10_000; waited += 25) await new Promise((r) => setTimeout(r, 25));
+      await new Promise((r) => setTimeout(r, 200)); // nothing more arrives
+      // each once, the last created first
+      expect(received.map((d) => d.body.data.processReferenceId)).toEqual([...created].reverse());
+      expect(new Set(received.map((d) => d.body.id)).size).toBe(3);
+      for (const d of received) {
+        expect(Object.keys(d.body)).toEqual(['id', 'eventName', 'occurredOn', 'data']);
+        expect(d.body.data).toMatchObject({ status: 'Created', previousStatus: null, ...EXTRA_DATA_MEMBERS });
+      }
+      // one delivery alone is not held for ever: sent once the oldest has waited its time
+      received.length = 0;
+      const alone = await createProcess(svc.url, token);
+      for (let waited = 0; received.length < 1 && waited < 10_000; waited += 25) await new Promise((r) => setTimeout(r, 25));
+      expect(received.map((d) => d.body.data.processReferenceId)).toEqual([alone]);
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise((r) => receiver.close(r));
+      await svc.dispose();
     }
   });
 });

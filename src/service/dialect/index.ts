@@ -13,7 +13,7 @@
  * Exceptions, decided where the thing is made: `country=absent` is rendered by the counterparty
  * routes (render.ts), because only the stored record tells a country of its own from a derived
  * one; `registration-ids=opaque` and `event-groups` by the event subscription routes;
- * `duplicates=refuse-all` by the validation job.
+ * `duplicates=refuse-all` by the validation job; `deliveries=shuffled` by the webhook dispatcher.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ServerResponse } from 'node:http';
@@ -33,11 +33,12 @@ import {
   rewriteRecord,
   rewriteRunningJob,
   rewriteStatus,
+  stagingMember,
   type Resource,
 } from './rewrite.js';
 import { dialectActive, parseDialect, type ContentCoding, type Dialect } from './switches.js';
 
-export { parseDialect, DIALECT_PRESETS, type Dialect } from './switches.js';
+export { dialectSwitches, parseDialect, DIALECT_PRESETS, type Dialect } from './switches.js';
 export { otherForm } from './rewrite.js';
 
 /** Installs the dialect's hook; call before the routes are registered. Nothing when no switch is on. */
@@ -98,6 +99,8 @@ export interface DeliveryDialect {
   body(envelope: EventEnvelope): string;
   /** 2 when every delivery is sent again after its acknowledgement (receivers drop it by id). */
   copies: number;
+  /** Deliveries held back until a few are due, then sent newest first (`deliveries=shuffled`). */
+  shuffled: boolean;
 }
 
 /**
@@ -109,8 +112,13 @@ export function deliveryDialect(spec: string | undefined): DeliveryDialect {
   const d = parseDialect(spec);
   return {
     body: (envelope) =>
-      JSON.stringify(d.nulls || d.timestamps || d.deliveryExtras || d.processStatusUpperSnake ? rewriteDelivery(envelope, d) : envelope),
+      JSON.stringify(
+        d.nulls || d.timestamps || d.deliveryExtras || d.deliveryExtraData || d.processStatusUpperSnake
+          ? rewriteDelivery(envelope, d)
+          : envelope,
+      ),
     copies: d.deliveriesTwice ? 2 : 1,
+    shuffled: !!d.deliveriesShuffled,
   };
 }
 
@@ -152,6 +160,10 @@ function interceptResponse(res: ServerResponse, method: string, resource: Resour
     } else if (status === 202 && resource === 'job' && d.jobRunning) {
       rewriter = runningJobRewriter(d.jobRunning);
       if (d.jobRunning === 'empty') reshape(undefined);
+    } else if (ok && resource === 'token' && d.tokenBody === 'plain' && type === MEDIA.json) {
+      // The JWT alone as text/plain, whatever the request's Accept put first.
+      rewriter = wholeJsonRewriter((body) => String(rewriteBody(resource, body, d)));
+      reshape('text/plain; charset=utf-8');
     } else rewriter = ok ? bodyRewriter(resource, contentType, d) : undefined;
     if (rewriter && resource === 'staging' && d.stagingContainer && contentType.split(';')[0]!.trim() !== MEDIA.json) {
       if (ctKey) delete headers[ctKey];
@@ -245,7 +257,9 @@ function bodyRewriter(resource: Resource, contentType: string, d: Dialect): Body
     const format: StreamFormat = type === MEDIA.jsonl ? 'jsonl' : 'json-seq';
     return streamRewriter(format, resource, d);
   }
-  if (type === MEDIA.json || type.endsWith('+json')) return wholeJsonRewriter((value) => JSON.stringify(rewriteBody(resource, value, d)));
+  const indent = resource === 'staging' && d.stagingContainer === 'pretty' ? 2 : undefined;
+  if (type === MEDIA.json || type.endsWith('+json'))
+    return wholeJsonRewriter((value) => JSON.stringify(rewriteBody(resource, value, d), null, indent));
   return undefined;
 }
 
@@ -257,14 +271,21 @@ function streamRewriter(format: StreamFormat, resource: Resource, d: Dialect): B
   const container = resource === 'staging' ? d.stagingContainer : undefined;
   // Written as a streaming server writes it: one item a line, as each batch commits.
   const [open, close] =
-    container === undefined ? ['', ''] : container === 'array' ? ['[\n', '\n]\n'] : [`{${JSON.stringify(container)}: [\n`, '\n]}\n'];
+    container === undefined
+      ? ['', '']
+      : container === 'array'
+        ? ['[\n', '\n]\n']
+        : [`{${JSON.stringify(stagingMember(container))}: [\n`, '\n]}\n'];
+  // pretty: each item over several lines, indented as a pretty-printing serialiser writes it
+  const item = (value: unknown) =>
+    container === 'pretty' ? `  ${JSON.stringify(value, null, 2).replaceAll('\n', '\n  ')}` : JSON.stringify(value);
   let out = open;
   let items = 0;
   const decoder = createFrameDecoder(format, (frame) => {
     // A frame the decoder cannot read (a cut made by fault injection) is passed on as it was.
     const value = frame.kind === 'invalid' ? undefined : rewriteRecord(resource, frame.value, d);
     if (frame.kind === 'invalid') out += frame.text;
-    else if (container) out += (items++ > 0 ? ',\n' : '') + JSON.stringify(value);
+    else if (container) out += (items++ > 0 ? ',\n' : '') + item(value);
     else out += encodeFrame(format, value);
   });
   const take = () => {

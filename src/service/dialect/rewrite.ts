@@ -139,7 +139,7 @@ export function rewriteBody(resource: Resource, value: unknown, d: Dialect): unk
   )
     out = { ...out, errors: out.errors.map(unlinked) };
   else if (resource === 'staging' && Array.isArray(out) && d.stagingContainer && d.stagingContainer !== 'array')
-    out = { [d.stagingContainer]: out };
+    out = { [stagingMember(d.stagingContainer)]: out };
   else if (resource === 'job-start' && typeof out === 'string' && d.jobIdObject) out = { referenceId: out };
   else if (resource === 'jwks' && Array.isArray(out) && d.jwksSet) out = { keys: out };
   else if (resource === 'definitions' && Array.isArray(out) && out.length === 1 && d.definitionsSingle) out = out[0];
@@ -148,6 +148,10 @@ export function rewriteBody(resource: Resource, value: unknown, d: Dialect): unk
   if (d.pagesData && isPage(out)) out = { data: out.items, total: out.total };
   return rewriteTimestamps(out, d);
 }
+
+/** The member of the staging container holding the results (`pretty` pretty-prints `{"results": […]}`). */
+export const stagingMember = (container: Exclude<Dialect['stagingContainer'], 'array' | undefined>): string =>
+  container === 'pretty' ? 'results' : container;
 
 /** The process status codes of a definitions list or a process record in upper snake case (`process-status=upper-snake`). */
 function processStatusesSpelt(resource: Resource, value: unknown): unknown {
@@ -188,6 +192,9 @@ const OPTIONAL_EVENT_FIELDS: Record<string, readonly string[]> = {
   'lodging.message.handling_failed': ['counterparties'],
 };
 
+/** Members `envelope=extra-data` adds to every delivery's data: no receiver of ours knows them. */
+export const EXTRA_DATA_MEMBERS = { schemaVersion: '2.1', platform: { name: 'stagecoach-embedded-lending-service', region: 'eu-west' } };
+
 /**
  * A webhook delivery's envelope `{id, eventName, occurredOn, data}` as the dialect sends it:
  * absent optional members of the data as `null`, process statuses in upper snake case,
@@ -206,6 +213,8 @@ export function rewriteDelivery(envelope: Json, d: Dialect): unknown {
     if (typeof previousStatus === 'string') data.previousStatus = upperSnake(previousStatus);
     out = { ...out, data };
   }
+  // Members of the data a newer version of the event carries; receivers pass on what they do not know.
+  if (d.deliveryExtraData && isObject(out.data)) out = { ...out, data: { ...out.data, ...EXTRA_DATA_MEMBERS } };
   // Members a CloudEvents-minded platform adds next to ours; receivers read what they know.
   if (d.deliveryExtras) out = { specversion: '1.0', type: out.eventName, source: 'stagecoach-embedded-lending-service', ...out };
   return rewriteTimestamps(out, d);
@@ -262,9 +271,13 @@ const isPage = (v: unknown): v is { items: unknown[]; total: number } =>
   isObject(v) && Array.isArray(v.items) && typeof v.total === 'number' && typeof v.offset === 'number' && typeof v.limit === 'number';
 
 function rewriteToken(body: Json, d: Dialect): unknown {
-  if (d.tokenBody === 'string') return body.access_token;
+  // plain: the JWT alone; the HTTP edge (index.ts) writes it as text/plain
+  if (d.tokenBody === 'string' || d.tokenBody === 'plain') return body.access_token;
   // expiresIn as digits: a platform serialising every number of its envelope as a string
   if (d.tokenBody === 'result') return { result: { token: body.access_token, expiresIn: String(body.expires_in) } };
+  if (d.tokenBody === 'jwt') return { jwt: body.access_token, expiresIn: body.expires_in };
+  if (d.tokenBody === 'response') return { response: body };
+  if (d.tokenBody === 'payload') return { payload: { accessToken: body.access_token, expiresIn: body.expires_in } };
   const extra = d.nulls ? { refreshToken: null, scope: null } : {};
   if (!d.tokenEnvelope) return d.nulls ? { ...body, refresh_token: null, scope: null } : body;
   return { data: { accessToken: body.access_token, tokenType: body.token_type, expiresIn: body.expires_in, ...extra } };
@@ -323,8 +336,9 @@ export function rewriteTimestamps(value: unknown, d: Dialect): unknown {
  * @example otherForm('2026-01-02T03:04:05.123Z', 'comma')  // '2026-01-02T03:04:05,123Z'
  * @example otherForm('2026-01-02T03:04:05.123Z', 'offset') // '2026-01-02T04:04:05.123+0100'
  * @example otherForm('2026-01-02T03:04:05.123Z', 'offset-colon') // '2026-01-02T04:04:05.123+01:00'
+ * @example otherForm('2026-01-02T03:04:05.123Z', 'offset-hour') // '2026-01-02T04:04:05.123+01'
  */
-export function otherForm(text: string, form: 'basic' | 'comma' | 'offset' | 'offset-colon'): string {
+export function otherForm(text: string, form: NonNullable<Dialect['timestamps']>): string {
   const m = EXTENDED.exec(text);
   if (!m) return text;
   const [, y, mo, d, h, mi, s, fraction, zone] = m;
@@ -333,5 +347,6 @@ export function otherForm(text: string, form: 'basic' | 'comma' | 'offset' | 'of
   // The same instant one hour east of UTC, the offset written without a colon (or with one).
   const shifted = new Date(Date.parse(text) + 3_600_000).toISOString();
   const whole = shifted.slice(0, 19);
-  return `${whole}${fraction ? `.${shifted.slice(20, 23)}` : ''}${form === 'offset' ? '+0100' : '+01:00'}`;
+  const offset = form === 'offset' ? '+0100' : form === 'offset-colon' ? '+01:00' : '+01';
+  return `${whole}${fraction ? `.${shifted.slice(20, 23)}` : ''}${offset}`;
 }

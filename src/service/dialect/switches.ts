@@ -15,12 +15,17 @@ export interface Dialect {
   countersFrom0: boolean;
   /** The token response as `{"data": {"accessToken", "tokenType", "expiresIn"}}`. */
   tokenEnvelope: boolean;
-  /** The token response as the bare JWT in a JSON string, or as `{"result": {"token", "expiresIn": "<digits>"}}` (wins over tokenEnvelope). */
-  tokenBody?: 'string' | 'result';
+  /**
+   * The token response in another shape (wins over tokenEnvelope): the bare JWT in a JSON string
+   * (`string`) or as `text/plain` whatever the request accepts (`plain`); `{"result": {"token",
+   * "expiresIn": "<digits>"}}`; `{"jwt", "expiresIn"}`; `{"response": {"access_token", …}}`;
+   * `{"payload": {"accessToken", "expiresIn"}}`.
+   */
+  tokenBody?: (typeof TOKEN_BODIES)[number];
   /** Staging results in one JSON container served as application/json instead of the request's stream format. */
-  stagingContainer?: 'array' | 'results' | 'items' | 'data';
-  /** Timestamps in another ISO 8601 form: basic (`20260102T030405Z`), comma decimals, or an offset `+0100` / `+01:00`. */
-  timestamps?: 'basic' | 'comma' | 'offset' | 'offset-colon';
+  stagingContainer?: 'array' | 'results' | 'items' | 'data' | 'pretty';
+  /** Timestamps in another ISO 8601 form: basic (`20260102T030405Z`), comma decimals, or an offset `+0100` / `+01:00` / `+01`. */
+  timestamps?: 'basic' | 'comma' | 'offset' | 'offset-colon' | 'offset-hour';
   /** Counts results with only the TotalEntity table, or with zero rows for every other component and one more table. */
   counts?: 'totals-only' | 'more';
   /** Every response body in this content coding, whatever the request's Accept-Encoding says. */
@@ -65,10 +70,17 @@ export interface Dialect {
   upload201?: boolean;
   /** Delivery envelopes with more members than ours (`specversion`, `type`, `source`). */
   deliveryExtras?: boolean;
+  /** Deliveries whose `data` has members no receiver knows (`schemaVersion`, `platform`). */
+  deliveryExtraData?: boolean;
   /** Webhook registrations listed without their token (it is still at GET …/token/{id}). */
   registrationsWithoutToken?: boolean;
   /** Every webhook delivery POSTed twice (an acknowledgement the platform did not see), the same event id both times. */
   deliveriesTwice?: boolean;
+  /**
+   * Deliveries held back until a few are due (or the oldest has waited long enough), then sent
+   * newest first, one after another (decided by the dispatcher, src/service/events/dispatcher.ts).
+   */
+  deliveriesShuffled?: boolean;
   /** A counterparty without a country of its own shown without `countryCode` (no derived or default value). */
   countryAbsent?: boolean;
   /** Log entries' `action` in upper snake case (`IMPORTED_ENTITIES`) or kebab case (`imported-entities`); the `Actions` filter is read in that spelling only. */
@@ -79,10 +91,17 @@ export interface Dialect {
   registrationIdsOpaque?: boolean;
 }
 
+/** Shapes of the token response other than the OAuth 2.0 form (`token-body=…`). */
+const TOKEN_BODIES = ['string', 'plain', 'result', 'jwt', 'response', 'payload'] as const;
+
 /** Other names a platform may give the stream counter (the spec's name for it is garbled). */
 const COUNTER_NAMES = ['sequence', 'seq', 'counter', 'position', 'streamPosition'] as const;
 
-/** Named sets of switches: every alternative at once, in four combinations. */
+/**
+ * Named sets of switches: every alternative at once, in six combinations. `npm test` runs the
+ * whole chain against the first four; `all-fifth` and `all-sixth` run in its soak form only
+ * (test/e2e/client-dialects.test.ts, SOAK_PRESETS).
+ */
 export const DIALECT_PRESETS: Record<string, string> = {
   all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status,rejections=422,missing-files=422,definition-refused=400,message-created=200,resend=409,deliveries=twice,process-status=upper-snake,event-groups=process-orchestration',
   'all-second':
@@ -91,12 +110,16 @@ export const DIALECT_PRESETS: Record<string, string> = {
     'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra,duplicates=unlinked,country=absent,registration-ids=opaque,token-body=string,errors=error-text',
   'all-fourth':
     'token-body=result,staging-container=data,timestamps=offset-colon,errors=message,actions=kebab,counters-from-0,gzip,event-groups=process-orchestration',
+  'all-fifth': 'token-body=plain,staging-container=pretty,timestamps=offset-hour,envelope=extra-data,deliveries=shuffled,nulls,br',
+  'all-sixth': 'token-body=jwt,staging-container=array,timestamps=offset-hour,deliveries=shuffled,counter-name=sequence',
+  'all-seventh': 'token-body=response,staging-container=pretty,envelope=extra-data,deflate',
+  'all-eighth': 'token-body=payload,timestamps=offset-hour,envelope=extra-data,deliveries=shuffled,counter-name=counter',
 };
 
 const VALUES = {
-  'token-body': ['string', 'result'],
-  'staging-container': ['array', 'results', 'items', 'data'],
-  timestamps: ['basic', 'comma', 'offset', 'offset-colon'],
+  'token-body': TOKEN_BODIES,
+  'staging-container': ['array', 'results', 'items', 'data', 'pretty'],
+  timestamps: ['basic', 'comma', 'offset', 'offset-colon', 'offset-hour'],
   counts: ['totals-only', 'more'],
   'counter-name': COUNTER_NAMES,
   'job-id': ['object'],
@@ -110,10 +133,10 @@ const VALUES = {
   'definition-refused': ['400', '404'],
   'message-created': ['200'],
   resend: ['409'],
-  deliveries: ['twice'],
+  deliveries: ['twice', 'shuffled'],
   registrations: ['no-token'],
   upload: ['201'],
-  envelope: ['extra'],
+  envelope: ['extra', 'extra-data'],
   duplicates: ['unlinked', 'refuse-all'],
   'event-groups': ['process-orchestration', 'lodging'],
   'import-status': ['Succeeded'],
@@ -125,6 +148,16 @@ const VALUES = {
 } as const;
 const FLAGS = ['nulls', 'counters-from-0', 'token-envelope', 'gzip', 'deflate', 'br'] as const;
 const NAMES = [...FLAGS, ...Object.keys(VALUES), ...Object.keys(DIALECT_PRESETS)];
+
+/**
+ * Every single switch as written on the command line (`nulls`, `timestamps=basic`, …), no
+ * preset; only those of the given names when names are given.
+ * @example dialectSwitches(['counts']) // ['counts=totals-only', 'counts=more']
+ */
+export function dialectSwitches(names?: readonly string[]): string[] {
+  const all = [...FLAGS, ...Object.entries(VALUES).flatMap(([name, values]) => values.map((v) => `${name}=${v}`))];
+  return names ? all.filter((s) => names.includes(s.split('=')[0]!)) : all;
+}
 
 /** The service's own choices: no switch on. */
 export const NO_DIALECT: Dialect = { nulls: false, countersFrom0: false, tokenEnvelope: false };
@@ -167,9 +200,11 @@ export function parseDialect(spec: string | undefined): Dialect {
         else if (name === 'definition-refused') d.definitionRefused = Number(value) as Dialect['definitionRefused'];
         else if (name === 'message-created') d.messageCreated200 = true;
         else if (name === 'resend') d.resend409 = true;
+        else if (name === 'deliveries' && value === 'shuffled') d.deliveriesShuffled = true;
         else if (name === 'deliveries') d.deliveriesTwice = true;
         else if (name === 'registrations') d.registrationsWithoutToken = true;
         else if (name === 'upload') d.upload201 = true;
+        else if (name === 'envelope' && value === 'extra-data') d.deliveryExtraData = true;
         else if (name === 'envelope') d.deliveryExtras = true;
         else if (name === 'duplicates') d.duplicates = value as Dialect['duplicates'];
         else if (name === 'event-groups') d.eventGroups = value as Dialect['eventGroups'];
@@ -220,6 +255,8 @@ export function dialectActive(d: Dialect): boolean {
     !!d.messageCreated200 ||
     !!d.resend409 ||
     !!d.deliveriesTwice ||
+    !!d.deliveriesShuffled ||
+    !!d.deliveryExtraData ||
     !!d.registrationsWithoutToken ||
     !!d.upload201 ||
     !!d.deliveryExtras ||

@@ -70,6 +70,10 @@ export interface Dispatcher {
   wake(): void;
 }
 
+/** deliveries=shuffled: how many due deliveries are sent together in reverse, and how long one waits for the others. */
+const SHUFFLE_BATCH = 3;
+const SHUFFLE_HOLD_MS = 1500;
+
 export function startDispatcher(ctx: ServiceContext): Dispatcher {
   const { db, config, logger } = ctx;
   const policy: UriPolicy = { allowPrivate: config.allowPrivateWebhooks, allowLoopback: config.allowLoopbackWebhooks };
@@ -97,28 +101,32 @@ export function startDispatcher(ctx: ServiceContext): Dispatcher {
   ctx.background.run(async (signal) => {
     const limit = pLimit(config.webhookConcurrency);
     const running = new Set<Promise<void>>();
+    // Runs leased deliveries in one slot; the loop wakes when they are done.
+    const start = (job: () => Promise<void>) => {
+      const p = limit(job).finally(() => {
+        running.delete(p);
+        wake();
+      });
+      running.add(p);
+    };
     try {
       while (!signal.aborted) {
         woken = false;
         fanOut(db, s);
         const free = config.webhookConcurrency - limit.activeCount - limit.pendingCount;
-        if (free > 0) {
-          const now = Date.now();
-          const due = s.due.all(now, free);
-          for (const d of due) {
+        let holdUntil: number | undefined;
+        if (free > 0 && dialect.shuffled) holdUntil = sendShuffled(start, signal);
+        else if (free > 0) {
+          for (const d of s.due.all(Date.now(), free)) {
             s.lease.run(d.id);
-            const p = limit(() => attempt(d, signal)).finally(() => {
-              running.delete(p);
-              wake();
-            });
-            running.add(p);
+            start(() => attempt(d, signal));
           }
         }
         if (signal.aborted) break;
         // Every turn awaits something: a synchronous turn would starve the attempts it waits for.
         // With every slot busy, a finishing attempt wakes the loop; else the next due time does.
         const slotsLeft = config.webhookConcurrency - limit.activeCount - limit.pendingCount;
-        const next = slotsLeft > 0 && !woken ? s.nextDue.get()?.at : undefined;
+        const next = slotsLeft > 0 && !woken ? (holdUntil ?? s.nextDue.get()?.at) : undefined;
         const wait = woken
           ? 0
           : next === null || next === undefined
@@ -135,6 +143,24 @@ export function startDispatcher(ctx: ServiceContext): Dispatcher {
       await agent.close().catch(() => undefined);
     }
   });
+
+  /**
+   * deliveries=shuffled: holds the due deliveries back until SHUFFLE_BATCH are due or the oldest
+   * has waited SHUFFLE_HOLD_MS, then sends them newest first, one after another, so a receiver
+   * gets them in another order than they happened. Returns when to look again while holding.
+   */
+  function sendShuffled(start: (job: () => Promise<void>) => void, signal: AbortSignal): number | undefined {
+    const now = Date.now();
+    const due = s.due.all(now, SHUFFLE_BATCH);
+    if (due.length === 0) return undefined;
+    const releaseAt = due[0]!.next_attempt_at + SHUFFLE_HOLD_MS;
+    if (due.length < SHUFFLE_BATCH && now < releaseAt) return releaseAt;
+    for (const d of due) s.lease.run(d.id);
+    start(async () => {
+      for (const d of due.reverse()) await attempt(d, signal);
+    });
+    return undefined;
+  }
 
   async function attempt(d: DeliveryRow, signal: AbortSignal): Promise<void> {
     const reg = s.registration.get(d.registration_id);
