@@ -44,6 +44,24 @@ const jsonl = (text: string) =>
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
 
+/** Persons 1 and 2 staged in a new migration: the staging answer, and a reader of the migration's log stream. */
+async function stagePersonsOneAndTwo(url: string, token: string) {
+  const m = await createMigration(url, token);
+  const res = await call(url, token, 'PUT', stagingPath(m), {
+    raw: frames('json-seq', [person(1), person(2)]),
+    headers: { 'content-type': MEDIA_SEQ, accept: MEDIA_SEQ },
+  });
+  const logs = async (query = '') =>
+    jsonl(
+      (
+        await call(url, token, 'GET', `/migration-assistance/migrations/${m}/logs/stream${query}`, {
+          headers: { accept: 'application/jsonl' },
+        })
+      ).text,
+    );
+  return { m, res, logs };
+}
+
 describe('serve --dialect', () => {
   it('refuses a switch it does not know, with the closest one', () => {
     expect(() => parseDialect('nulls,nulz')).toThrow(
@@ -134,22 +152,12 @@ describe('serve --dialect', () => {
   });
 
   it('answers staging results as one {"items": […]} container, one item a line, and log timestamps in the basic form', async () => {
-    const m = await createMigration(other.url, otherToken);
-    const res = await call(other.url, otherToken, 'PUT', stagingPath(m), {
-      raw: frames('json-seq', [person(1), person(2)]),
-      headers: { 'content-type': MEDIA_SEQ, accept: MEDIA_SEQ },
-    });
+    const { res, logs: readLogs } = await stagePersonsOneAndTwo(other.url, otherToken);
     expect(res.headers.get('content-type')).toBe('application/json');
     expect(res.text).toBe(
       `{"items": [\n{"referenceId":"${id(1)}","isSuccessful":true,"errors":[]},\n{"referenceId":"${id(2)}","isSuccessful":true,"errors":[]}\n]}\n`,
     );
-    const logs = jsonl(
-      (
-        await call(other.url, otherToken, 'GET', `/migration-assistance/migrations/${m}/logs/stream`, {
-          headers: { accept: 'application/jsonl' },
-        })
-      ).text,
-    );
+    const logs = await readLogs();
     expect(logs.map((e) => e.sequenceNumber)).toEqual(logs.map((_e, i) => i));
     for (const e of logs) expect(e.timestamp).toMatch(/^\d{8}T\d{6}(\.\d+)?Z$/);
   });
@@ -158,21 +166,11 @@ describe('serve --dialect', () => {
     const fifth = await startTestService({ dialect: 'staging-container=pretty,timestamps=offset-hour' });
     try {
       const token = await getToken(fifth.url);
-      const m = await createMigration(fifth.url, token);
-      const res = await call(fifth.url, token, 'PUT', stagingPath(m), {
-        raw: frames('json-seq', [person(1), person(2)]),
-        headers: { 'content-type': MEDIA_SEQ, accept: MEDIA_SEQ },
-      });
+      const { m, res, logs: readLogs } = await stagePersonsOneAndTwo(fifth.url, token);
       expect(res.headers.get('content-type')).toBe('application/json');
       const item = (n: number) => `  {\n    "referenceId": "${id(n)}",\n    "isSuccessful": true,\n    "errors": []\n  }`;
       expect(res.text).toBe(`{"results": [\n${item(1)},\n${item(2)}\n]}\n`);
-      const logs = jsonl(
-        (
-          await call(fifth.url, token, 'GET', `/migration-assistance/migrations/${m}/logs/stream`, {
-            headers: { accept: 'application/jsonl' },
-          })
-        ).text,
-      );
+      const logs = await readLogs();
       expect(logs.length).toBeGreaterThan(0);
       for (const e of logs) expect(e.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+01$/);
       // the same instant one hour east of UTC (Date.parse does not read `+01`: the hour is checked by hand)
@@ -215,22 +213,12 @@ describe('serve --dialect', () => {
     const fourth = await startTestService({ dialect: 'staging-container=data,timestamps=offset-colon,errors=message' });
     try {
       const token = await getToken(fourth.url);
-      const m = await createMigration(fourth.url, token);
-      const res = await call(fourth.url, token, 'PUT', stagingPath(m), {
-        raw: frames('json-seq', [person(1), person(2)]),
-        headers: { 'content-type': MEDIA_SEQ, accept: MEDIA_SEQ },
-      });
+      const { m, res, logs: readLogs } = await stagePersonsOneAndTwo(fourth.url, token);
       expect(res.headers.get('content-type')).toBe('application/json');
       expect(res.text).toBe(
         `{"data": [\n{"referenceId":"${id(1)}","isSuccessful":true,"errors":[]},\n{"referenceId":"${id(2)}","isSuccessful":true,"errors":[]}\n]}\n`,
       );
-      const logs = jsonl(
-        (
-          await call(fourth.url, token, 'GET', `/migration-assistance/migrations/${m}/logs/stream`, {
-            headers: { accept: 'application/jsonl' },
-          })
-        ).text,
-      );
+      const logs = await readLogs();
       expect(logs.length).toBeGreaterThan(0);
       for (const e of logs) expect(e.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+01:00$/);
       // the same instant, written one hour east of UTC: the local hour is UTC's + 1
@@ -485,22 +473,8 @@ describe('serve --dialect', () => {
       try {
         const token = await getToken(other.url);
         const staged = async (url: string, bearer: string) => {
-          const m = await createMigration(url, bearer);
-          await call(url, bearer, 'PUT', stagingPath(m), {
-            raw: frames('json-seq', [person(1), person(2)]),
-            headers: { 'content-type': MEDIA_SEQ, accept: MEDIA_SEQ },
-          });
-          return {
-            m,
-            read: async (query: string) =>
-              jsonl(
-                (
-                  await call(url, bearer, 'GET', `/migration-assistance/migrations/${m}/logs/stream${query}`, {
-                    headers: { accept: 'application/jsonl' },
-                  })
-                ).text,
-              ).map(({ timestamp: _t, ...e }) => e),
-          };
+          const { m, logs } = await stagePersonsOneAndTwo(url, bearer);
+          return { m, read: async (query: string) => (await logs(query)).map(({ timestamp: _t, ...e }) => e) };
         };
         const truth = await staged(plain.url, plainToken);
         const got = (await staged(other.url, token)).read;
