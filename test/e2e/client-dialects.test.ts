@@ -756,26 +756,41 @@ describe('registrations=no-token: registrations listed without their token', () 
   }, 60_000);
 });
 
+/**
+ * The service's own choices and `dialect`, side by side, and generated samples whose line 10
+ * repeats line 3's identity (a duplicate group the platform's validation sees).
+ */
+async function sharedIdentityAgainst(dialect: string) {
+  const plain = await startTestService();
+  const other = await startTestService({ dialect });
+  services.push(plain, other);
+  const dir = tempDir('stagecoach-dialect-duplicates-');
+  dirs.push(dir);
+  return { plain, other, dir, cells: await samplesWithSharedIdentity(dir, 30) };
+}
+
+/** `migrate` of the samples in `dir` against `svc`, with a ledger and a report folder named `name`. */
+async function migrateInto(dir: string, svc: TestService, name: string, ...extra: string[]) {
+  const out = join(dir, name);
+  const r = await runCli([
+    'migrate',
+    join(dir, 'pipeline.yaml'),
+    ...extra,
+    '--ledger',
+    join(dir, `${name}.db`),
+    '--out',
+    out,
+    '--base-url',
+    svc.url,
+  ]);
+  return { r, out };
+}
+
 describe('duplicates=unlinked: a DUPLICATE_IDENTITY that names no kept record', () => {
   it('refuses the same row with the fields only, where the service’s own choice names the kept row', async () => {
-    const plain = await startTestService();
-    const other = await startTestService({ dialect: 'duplicates=unlinked' });
-    services.push(plain, other);
-    const dir = tempDir('stagecoach-dialect-duplicates-');
-    dirs.push(dir);
-    const cells = await samplesWithSharedIdentity(dir, 30); // line 10 repeats line 3's identity
+    const { plain, other, dir, cells } = await sharedIdentityAgainst('duplicates=unlinked');
     const migrate = async (svc: TestService, name: string) => {
-      const out = join(dir, name);
-      const r = await runCli([
-        'migrate',
-        join(dir, 'pipeline.yaml'),
-        '--ledger',
-        join(dir, `${name}.db`),
-        '--out',
-        out,
-        '--base-url',
-        svc.url,
-      ]);
+      const { r, out } = await migrateInto(dir, svc, name);
       const corrections = readFileSync(join(out, 'klanten.corrections.csv'), 'utf8').split('\r\n');
       return {
         code: r.code,
@@ -804,25 +819,9 @@ describe('duplicates=unlinked: a DUPLICATE_IDENTITY that names no kept record', 
 // more refused), where the presets' chain must end with the very report of the service's own run.
 describe('duplicates=refuse-all: a platform that keeps no record of a shared identity', () => {
   it('migrate --drop-invalid ends balanced with both rows refused, both in the corrections file, neither called kept', async () => {
-    const plain = await startTestService();
-    const other = await startTestService({ dialect: 'duplicates=refuse-all' });
-    services.push(plain, other);
-    const dir = tempDir('stagecoach-dialect-refuse-all-');
-    dirs.push(dir);
-    const cells = await samplesWithSharedIdentity(dir, 30); // line 10 repeats line 3's identity
+    const { plain, other, dir, cells } = await sharedIdentityAgainst('duplicates=refuse-all');
     const migrate = async (svc: TestService, name: string) => {
-      const out = join(dir, name);
-      const r = await runCli([
-        'migrate',
-        join(dir, 'pipeline.yaml'),
-        '--drop-invalid',
-        '--ledger',
-        join(dir, `${name}.db`),
-        '--out',
-        out,
-        '--base-url',
-        svc.url,
-      ]);
+      const { r, out } = await migrateInto(dir, svc, name, '--drop-invalid');
       expect(r.code, r.stderr).toBe(0);
       const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as ReconciliationReport;
       const corrections = readFileSync(join(out, 'klanten.corrections.csv'), 'utf8').split('\r\n');
