@@ -13,6 +13,7 @@ import Database from 'better-sqlite3';
 import ExcelJS from 'exceljs';
 import { parse } from 'csv-parse/sync';
 import { runCli } from '../support/cli.js';
+import { onePeopleSourcePipeline } from '../support/pipeline-text.js';
 import { startTestService, tempDir, type TestService } from '../support/service.js';
 import { SOURCE_FORMATS } from '../../src/pipeline/source/index.js';
 import type { SourceFormat } from '../../src/pipeline/definition/schema.js';
@@ -157,17 +158,7 @@ describe('corrections round trip, every registered format', () => {
         writeFileSync(join(dir, 'mapping.yaml'), MAPPING);
         writeFileSync(
           join(dir, 'pipeline.yaml'),
-          [
-            `name: every-${format}`,
-            'sources:',
-            '  - name: people',
-            `    format: ${format}`,
-            `    path: data/${sample.file}`,
-            ...sample.options.map((l) => `    ${l}`),
-            '    mapping: mapping.yaml',
-            'target: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }',
-            '',
-          ].join('\n'),
+          onePeopleSourcePipeline({ name: `every-${format}`, format, path: `data/${sample.file}`, options: sample.options }),
         );
         const cli = (args: string[]) => runCli([...args, '--ledger', join(dir, 'ledger.db'), '--base-url', svc.url], { cwd: dir });
 

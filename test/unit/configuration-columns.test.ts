@@ -14,6 +14,7 @@ import { checkConfiguration } from '../../src/pipeline/checks/configuration.js';
 import { loadPipeline } from '../../src/pipeline/definition/load-pipeline.js';
 import type { SourceFormat } from '../../src/pipeline/definition/schema.js';
 import { displayPath, SOURCE_FORMATS } from '../../src/pipeline/source/index.js';
+import { onePeopleSourcePipeline } from '../support/pipeline-text.js';
 import { tempDir } from '../support/service.js';
 
 const PEOPLE = [
@@ -109,20 +110,7 @@ async function pipelineOf(format: SourceFormat, mappingText: string): Promise<st
   await sample.write(join(at, 'data', sample.file));
   writeFileSync(join(at, 'mapping.yaml'), mappingText);
   const file = join(at, 'pipeline.yaml');
-  writeFileSync(
-    file,
-    [
-      `name: columns-${format}`,
-      'sources:',
-      '  - name: people',
-      `    format: ${format}`,
-      `    path: data/${sample.file}`,
-      ...sample.options.map((l) => `    ${l}`),
-      '    mapping: mapping.yaml',
-      'target: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }',
-      '',
-    ].join('\n'),
-  );
+  writeFileSync(file, onePeopleSourcePipeline({ name: `columns-${format}`, format, path: `data/${sample.file}`, options: sample.options }));
   return file;
 }
 
