@@ -44,6 +44,21 @@ const jsonl = (text: string) =>
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null));
 
+/** A webhook receiver on loopback that acknowledges every delivery (204) and keeps it. */
+async function startReceiver() {
+  const received: Delivery[] = [];
+  const receiver = createServer((req, res) => {
+    let text = '';
+    req.on('data', (c: Buffer) => (text += c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: JSON.parse(text) });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  return { received, receiver, uri: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` };
+}
+
 /** Persons 1 and 2 staged in a new migration: the staging answer, and a reader of the migration's log stream. */
 async function stagePersonsOneAndTwo(url: string, token: string) {
   const m = await createMigration(url, token);
@@ -671,17 +686,7 @@ describe('serve --dialect', () => {
     const fast = { webhookPollMs: 50, webhookRetryBaseMs: 20 };
     const truthService = await startTestService(fast);
     const otherService = await startTestService({ ...fast, dialect: 'nulls,timestamps=basic,deliveries=twice,envelope=extra' });
-    const received: Delivery[] = [];
-    const receiver = createServer((req, res) => {
-      let text = '';
-      req.on('data', (c: Buffer) => (text += c));
-      req.on('end', () => {
-        received.push({ headers: req.headers, body: JSON.parse(text) });
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    const uri = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const { received, receiver, uri } = await startReceiver();
     try {
       const deliveries = async (svc: TestService) => {
         received.length = 0;
@@ -735,17 +740,7 @@ describe('serve --dialect', () => {
 
   it('deliveries=shuffled, envelope=extra-data: holds three deliveries and sends them newest first, their data with members no receiver knows', async () => {
     const svc = await startTestService({ webhookPollMs: 50, webhookRetryBaseMs: 20, dialect: 'deliveries=shuffled,envelope=extra-data' });
-    const received: Delivery[] = [];
-    const receiver = createServer((req, res) => {
-      let text = '';
-      req.on('data', (c: Buffer) => (text += c));
-      req.on('end', () => {
-        received.push({ headers: req.headers, body: JSON.parse(text) });
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    const uri = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const { received, receiver, uri } = await startReceiver();
     try {
       const token = await getToken(svc.url);
       const reg = await call(svc.url, token, 'POST', '/process-orchestration/events/process.status-changed/endpoints', {
