@@ -5,7 +5,7 @@
  * steps as they were are kept here, and only here, as the baseline. Beside the phone step, the
  * library call it is built on, alone: what no use of libphonenumber-js's public API goes under.
  */
-import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max/es6';
 import { compileTransform, type Step } from '../src/pipeline/mapping/transforms.js';
 import { Rng } from '../src/pipeline/samples/generate-crm.js';
 import type { BenchOptions, BenchRow } from './harness.js';

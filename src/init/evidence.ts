@@ -6,7 +6,7 @@
  * and which region and check the phone numbers need (tried with libphonenumber on the sampled
  * rows). Pure: profiles in, decisions with their reasons and their TODOs out.
  */
-import { isPossiblePhoneNumber, isValidPhoneNumber, type CountryCode } from 'libphonenumber-js/max';
+import { isPossiblePhoneNumber, isValidPhoneNumber, type CountryCode } from 'libphonenumber-js/max/es6';
 import { countryResolver } from '../pipeline/mapping/index.js';
 import type { ColumnProfile, FileProfile } from './profile.js';
 

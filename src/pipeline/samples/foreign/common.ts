@@ -10,7 +10,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import iconv from 'iconv-lite';
-import { isValidPhoneNumber } from 'libphonenumber-js/max';
+import { isValidPhoneNumber } from 'libphonenumber-js/max/es6';
 import { mulberry32 } from '../generate-crm.js';
 
 /** What a mapped record must hold for one legacy key (null: the value is a planted defect, nothing may be mapped). */
