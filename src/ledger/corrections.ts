@@ -10,6 +10,7 @@
  * correction alone (not reverted, not sent); a changed row (another hash), or a newer correction, is a newer version of
  * the record's own row and takes its place like any write (record-writes.ts, ORIGIN_ON_WRITE).
  */
+import { stateText } from './compact.js';
 import type { Db } from './schema.js';
 import { once } from './rows.js';
 
@@ -29,26 +30,26 @@ interface Held {
 }
 
 /** Where `_origin` points: the record read from that export row, or corrected from it. */
-const BY_ORIGIN = `SELECT keyed, legacy_key, state FROM records WHERE scope = ?
-  AND ((origin_file = ? AND origin_line = ?) OR (origin_file IS NULL AND file = ? AND line = ?))
+const BY_ORIGIN = `SELECT keyed, legacy_key, ${stateText('state')} AS state FROM record_rows WHERE scope = ?
+  AND ((origin_file = ? AND origin_line = ?) OR (origin_file IS NULL AND file_id IN (SELECT id FROM record_files WHERE path = ?) AND line = ?))
   ORDER BY origin_file IS NULL LIMIT 1`;
 
 export class Corrections {
   private readonly byOrigin = once(() => this.db.prepare<[number, string, number, string, number], Held>(BY_ORIGIN));
   private readonly byKey = once(() =>
     this.db.prepare<[number, number, string], Held>(
-      'SELECT keyed, legacy_key, state FROM records WHERE scope = ? AND keyed = ? AND legacy_key = ?',
+      `SELECT keyed, legacy_key, ${stateText('state')} AS state FROM record_rows WHERE scope = ? AND keyed = ? AND legacy_key = ?`,
     ),
   );
   private readonly rekey = once(() =>
-    this.db.prepare('UPDATE records SET keyed = ?, legacy_key = ?, former_key = ? WHERE scope = ? AND keyed = ? AND legacy_key = ?'),
+    this.db.prepare('UPDATE record_rows SET keyed = ?, legacy_key = ?, former_key = ? WHERE scope = ? AND keyed = ? AND legacy_key = ?'),
   );
   private readonly rekeyStory = once(() =>
     this.db.prepare('UPDATE record_history SET keyed = ?, legacy_key = ? WHERE scope = ? AND keyed = ? AND legacy_key = ?'),
   );
   private readonly remember = once(() =>
     this.db.prepare(
-      `UPDATE records SET origin_file = coalesce(origin_file, file), origin_line = coalesce(origin_line, line),
+      `UPDATE record_rows SET origin_file = coalesce(origin_file, (SELECT path FROM record_files WHERE id = record_rows.file_id)), origin_line = coalesce(origin_line, line),
          origin_hash = coalesce(origin_hash, row_hash) WHERE scope = ? AND keyed = ? AND legacy_key = ?`,
     ),
   );

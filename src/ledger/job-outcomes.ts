@@ -5,6 +5,7 @@
  * import error attached, stage `import`; every other staged record becomes `imported`). Each is
  * one transaction, so the report never sees half of it.
  */
+import { nowValue, stateCodes, uuidValue } from './compact.js';
 import type { Db } from './schema.js';
 import { errorsJson } from './record-errors.js';
 import { once } from './rows.js';
@@ -20,33 +21,38 @@ export interface ImportFailure {
 /** A validation or import message may begin with its code ("UNKNOWN_CODE: …"). */
 const leadingCode = (message: string): string | undefined => /^([A-Z][A-Z0-9_]{2,})\b/.exec(message)?.[1];
 
+const STAGED = stateCodes('staged');
+const INVALID = stateCodes('invalid');
+const IMPORTED = stateCodes('imported');
+
 export class JobOutcomes {
   private readonly validation = once(() => {
-    this.db.exec('CREATE TEMP TABLE IF NOT EXISTS wanted_errors (reference_id TEXT PRIMARY KEY, errors TEXT NOT NULL)');
+    // referenceIds as record_rows holds them (compact.ts), without a type: no affinity changes them.
+    this.db.exec('CREATE TEMP TABLE IF NOT EXISTS wanted_errors (reference_id PRIMARY KEY, errors TEXT NOT NULL)');
     return {
       clearInvalid: this.db.prepare(
-        `UPDATE records SET state = 'staged', errors = NULL, updated_at = ? WHERE migration = ? AND state = 'invalid'`,
+        `UPDATE record_rows SET state = ${STAGED}, errors = NULL, updated_at = ? WHERE migration = ? AND state = ${INVALID}`,
       ),
       clear: this.db.prepare('DELETE FROM temp.wanted_errors'),
       add: this.db.prepare('INSERT INTO temp.wanted_errors (reference_id, errors) VALUES (?, ?)'),
       markInvalid: this.db.prepare(
-        `UPDATE records SET state = 'invalid', errors = w.errors, updated_at = ? FROM temp.wanted_errors w WHERE w.reference_id = records.reference_id AND records.migration = ? AND records.state IN ('staged', 'invalid')`,
+        `UPDATE record_rows SET state = ${INVALID}, errors = w.errors, updated_at = ? FROM temp.wanted_errors w WHERE w.reference_id = record_rows.reference_id AND record_rows.migration = ? AND record_rows.state IN (${STAGED}, ${INVALID})`,
       ),
     };
   });
   private readonly importAll = once(() =>
-    this.db.prepare(`UPDATE records SET state = 'imported', updated_at = ? WHERE migration = ? AND state = 'staged'`),
+    this.db.prepare(`UPDATE record_rows SET state = ${IMPORTED}, updated_at = ? WHERE migration = ? AND state = ${STAGED}`),
   );
   private readonly importOutcome = once(() => {
-    this.db.exec('CREATE TEMP TABLE IF NOT EXISTS import_failures (reference_id TEXT PRIMARY KEY, errors TEXT NOT NULL)');
+    this.db.exec('CREATE TEMP TABLE IF NOT EXISTS import_failures (reference_id PRIMARY KEY, errors TEXT NOT NULL)');
     return {
       clear: this.db.prepare('DELETE FROM temp.import_failures'),
       add: this.db.prepare('INSERT OR REPLACE INTO temp.import_failures (reference_id, errors) VALUES (?, ?)'),
       markFailed: this.db.prepare(
-        `UPDATE records SET errors = f.errors, updated_at = ? FROM temp.import_failures f WHERE f.reference_id = records.reference_id AND records.migration = ? AND records.state = 'staged'`,
+        `UPDATE record_rows SET errors = f.errors, updated_at = ? FROM temp.import_failures f WHERE f.reference_id = record_rows.reference_id AND record_rows.migration = ? AND record_rows.state = ${STAGED}`,
       ),
       markImported: this.db.prepare(
-        `UPDATE records SET state = 'imported', errors = NULL, updated_at = ? WHERE migration = ? AND state = 'staged' AND reference_id NOT IN (SELECT reference_id FROM temp.import_failures)`,
+        `UPDATE record_rows SET state = ${IMPORTED}, errors = NULL, updated_at = ? WHERE migration = ? AND state = ${STAGED} AND reference_id NOT IN (SELECT reference_id FROM temp.import_failures)`,
       ),
     };
   });
@@ -74,10 +80,10 @@ export class JobOutcomes {
     }
     const s = this.validation();
     return this.db.transaction(() => {
-      const now = new Date().toISOString();
+      const now = nowValue();
       const cleared = s.clearInvalid.run(now, migration).changes;
       s.clear.run();
-      for (const [ref, list] of byRef) s.add.run(ref, errorsJson(list));
+      for (const [ref, list] of byRef) s.add.run(uuidValue(ref), errorsJson(list));
       const invalid = s.markInvalid.run(now, migration).changes;
       s.clear.run();
       return { invalid, cleared: Math.max(0, cleared - invalid) };
@@ -86,7 +92,7 @@ export class JobOutcomes {
 
   /** After a completed import: every `staged` record of the migration becomes `imported`, in one transaction. */
   markImported(migrationId: string): number {
-    return this.importAll().run(new Date().toISOString(), this.scopes.migrationNo(migrationId)).changes;
+    return this.importAll().run(nowValue(), this.scopes.migrationNo(migrationId)).changes;
   }
 
   /**
@@ -98,11 +104,11 @@ export class JobOutcomes {
     const migration = this.scopes.migrationNo(migrationId);
     const s = this.importOutcome();
     return this.db.transaction(() => {
-      const now = new Date().toISOString();
+      const now = nowValue();
       s.clear.run();
       for (const f of failures) {
         const error: RecordError = { stage: 'import', field: '', code: leadingCode(f.message) ?? 'IMPORT_FAILED', message: f.message };
-        s.add.run(f.referenceId, errorsJson([error]));
+        s.add.run(uuidValue(f.referenceId), errorsJson([error]));
       }
       const failed = s.markFailed.run(now, migration).changes;
       const imported = s.markImported.run(now, migration).changes;

@@ -5,6 +5,7 @@
  * instant leaves each record in exactly one state from which the next run continues: `in_flight`
  * records are sent again, `staged` ones with the same content are skipped.
  */
+import { hexValue, nowValue, stateCode, stateCodes, uuidValue } from './compact.js';
 import { assertWritable, type Db } from './schema.js';
 import type { RecordList } from './packed-records.js';
 import { errorsJson } from './record-errors.js';
@@ -19,21 +20,81 @@ import type { BatchRow, LedgerRecordInput, LedgerRejectInput, RecordOutcome } fr
  * over; a row read from a corrections file keeps it. `former_key` is read by the story trigger
  * on this very write and is not needed after it.
  */
-const ORIGIN_ON_WRITE = `origin_hash = CASE WHEN excluded.file = records.origin_file THEN NULL ELSE records.origin_hash END,
-      origin_line = CASE WHEN excluded.file = records.origin_file THEN NULL ELSE records.origin_line END,
-      origin_file = CASE WHEN excluded.file = records.origin_file THEN NULL ELSE records.origin_file END, former_key = NULL`;
+const ORIGIN_OVER = `record_rows.origin_file IS NOT NULL AND record_rows.origin_file = (SELECT path FROM record_files WHERE id = excluded.file_id)`;
+const ORIGIN_ON_WRITE = `origin_hash = CASE WHEN ${ORIGIN_OVER} THEN NULL ELSE record_rows.origin_hash END,
+      origin_line = CASE WHEN ${ORIGIN_OVER} THEN NULL ELSE record_rows.origin_line END,
+      origin_file = CASE WHEN ${ORIGIN_OVER} THEN NULL ELSE record_rows.origin_file END, former_key = NULL`;
 
-/** Records per multi-row insert of a batch (16 parameters each; SQLite allows 32766). */
+/** Records per multi-row insert of a batch (15 parameters each; SQLite allows 32766). */
 const SEND_ROWS = 100;
 
 /** Inserts `rows` records (or updates them in place, keeping their attempts count going). */
 function sendRecordsSql(rows: number): string {
-  return `INSERT INTO records (scope, keyed, legacy_key, reference_id, entity_type, state, content_hash, migration, last_batch, last_run, attempts, errors, source, file, line, byte_offset, row_hash, updated_at)
-    VALUES ${Array<string>(rows).fill('(?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)').join(', ')}
-    ON CONFLICT (scope, keyed, legacy_key) DO UPDATE SET reference_id = excluded.reference_id, entity_type = excluded.entity_type, state = excluded.state,
+  return `INSERT INTO record_rows (scope, keyed, legacy_key, reference_id, entity_type_id, state, content_hash, migration, last_batch, last_run, attempts, errors, file_id, line, byte_offset, row_hash, updated_at)
+    VALUES ${Array<string>(rows).fill('(?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?)').join(', ')}
+    ON CONFLICT (scope, keyed, legacy_key) DO UPDATE SET reference_id = excluded.reference_id, entity_type_id = excluded.entity_type_id, state = excluded.state,
       content_hash = excluded.content_hash, migration = excluded.migration, last_batch = excluded.last_batch, last_run = excluded.last_run,
-      attempts = records.attempts + excluded.attempts, errors = NULL, source = excluded.source, file = excluded.file, line = excluded.line,
+      attempts = record_rows.attempts + excluded.attempts, errors = NULL, file_id = excluded.file_id, line = excluded.line,
       byte_offset = excluded.byte_offset, row_hash = excluded.row_hash, updated_at = excluded.updated_at, ${ORIGIN_ON_WRITE}`;
+}
+
+const SETTLED = stateCodes('staged', 'invalid', 'imported');
+
+/**
+ * The ids of source files and entity types (record_files, entity_types), made on first use and
+ * kept for the ledger's life: few, and looked up for every record written. An id made in a
+ * transaction that rolls back is gone with it: `forget` drops them all.
+ */
+class RecordNames {
+  private readonly files = new Map<string, number>();
+  private readonly types = new Map<string, number>();
+  private readonly statements = once(() => ({
+    addFile: this.db.prepare('INSERT INTO record_files (source, path) VALUES (?, ?) ON CONFLICT DO NOTHING'),
+    file: this.db.prepare<[string, string], number>('SELECT id FROM record_files WHERE source = ? AND path = ?').pluck(),
+    addType: this.db.prepare('INSERT INTO entity_types (name) VALUES (?) ON CONFLICT DO NOTHING'),
+    type: this.db.prepare<[string], number>('SELECT id FROM entity_types WHERE name = ?').pluck(),
+  }));
+
+  constructor(private readonly db: Db) {}
+
+  fileId(source: string, path: string): number {
+    const key = `${source}\u0000${path}`;
+    let id = this.files.get(key);
+    if (id === undefined) {
+      const s = this.statements();
+      s.addFile.run(source, path);
+      id = s.file.get(source, path)!;
+      this.files.set(key, id);
+    }
+    return id;
+  }
+
+  entityTypeId(name: string | undefined): number | null {
+    if (name === undefined) return null;
+    let id = this.types.get(name);
+    if (id === undefined) {
+      const s = this.statements();
+      s.addType.run(name);
+      id = s.type.get(name)!;
+      this.types.set(name, id);
+    }
+    return id;
+  }
+
+  forget(): void {
+    this.files.clear();
+    this.types.clear();
+  }
+}
+
+/** Runs `fn` in a transaction; ids made in one that rolls back are forgotten. */
+function inTransaction<T>(db: Db, names: RecordNames, fn: () => T): T {
+  try {
+    return db.transaction(fn)();
+  } catch (err) {
+    names.forget();
+    throw err;
+  }
 }
 
 /** The statements of the hot path, prepared together on the first write (never on a read-only ledger). */
@@ -41,26 +102,28 @@ function prepareWrites(db: Db) {
   const p = <T = unknown>(sql: string) => db.prepare<unknown[], T>(sql);
   return {
     settled: p<number>(
-      `SELECT 1 FROM records WHERE scope = ? AND keyed = 1 AND legacy_key = ? AND content_hash = ? AND migration = ? AND state IN ('staged', 'invalid', 'imported')`,
+      `SELECT 1 FROM record_rows WHERE scope = ? AND keyed = 1 AND legacy_key = ? AND content_hash = ? AND migration = ? AND state IN (${SETTLED})`,
     ).pluck(),
     // Positional parameters: binding an object by name costs about a microsecond a row more.
     sendRecord: p(sendRecordsSql(1)),
     // The same for SEND_ROWS records in one statement (rows apply in order, as one by one).
     sendRecords: p(sendRecordsSql(SEND_ROWS)),
     anySettled: p<number>(
-      `SELECT 1 FROM records WHERE scope = ? AND migration = ? AND state IN ('staged', 'invalid', 'imported') LIMIT 1`,
+      `SELECT 1 FROM record_rows WHERE scope = ? AND migration = ? AND state IN (${SETTLED}) LIMIT 1`,
     ).pluck(),
     rejectRecord: p(
-      `INSERT INTO records (scope, keyed, legacy_key, reference_id, entity_type, state, content_hash, migration, last_batch, last_run, attempts, errors, source, file, line, byte_offset, row_hash, updated_at)
-       VALUES (@scope, @keyed, @legacyKey, @referenceId, NULL, 'rejected', NULL, NULL, NULL, @run, 0, @errors, @source, @file, @line, @byteOffset, @rowHash, @now)
-       ON CONFLICT (scope, keyed, legacy_key) DO UPDATE SET reference_id = excluded.reference_id, state = 'rejected', content_hash = NULL, migration = NULL,
-         last_run = excluded.last_run, errors = excluded.errors, source = excluded.source, file = excluded.file, line = excluded.line,
+      `INSERT INTO record_rows (scope, keyed, legacy_key, reference_id, entity_type_id, state, content_hash, migration, last_batch, last_run, attempts, errors, file_id, line, byte_offset, row_hash, updated_at)
+       VALUES (@scope, @keyed, @legacyKey, @referenceId, NULL, ${stateCodes('rejected')}, NULL, NULL, NULL, @run, 0, @errors, @fileId, @line, @byteOffset, @rowHash, @now)
+       ON CONFLICT (scope, keyed, legacy_key) DO UPDATE SET reference_id = excluded.reference_id, state = ${stateCodes('rejected')}, content_hash = NULL, migration = NULL,
+         last_run = excluded.last_run, errors = excluded.errors, file_id = excluded.file_id, line = excluded.line,
          byte_offset = excluded.byte_offset, row_hash = excluded.row_hash, updated_at = excluded.updated_at, ${ORIGIN_ON_WRITE}`,
     ),
     outcome: p(
-      `UPDATE records SET state = ?, errors = ?, updated_at = ? WHERE scope = ? AND keyed = 1 AND legacy_key = ? AND last_batch = ?`,
+      `UPDATE record_rows SET state = ?, errors = ?, updated_at = ? WHERE scope = ? AND keyed = 1 AND legacy_key = ? AND last_batch = ?`,
     ),
-    stageRest: p(`UPDATE records SET state = 'staged', updated_at = ? WHERE last_batch = ? AND state = 'in_flight'`),
+    stageRest: p(
+      `UPDATE record_rows SET state = ${stateCodes('staged')}, updated_at = ? WHERE last_batch = ? AND state = ${stateCodes('in_flight')}`,
+    ),
     batchInsert: p(`INSERT INTO batches (run, state, records, bytes, attempts, created_at, sent_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
     batchFinish: p(`UPDATE batches SET state = ?, error = ?, finished_at = ? WHERE id = ?`),
   };
@@ -71,13 +134,16 @@ export class RecordWrites {
     assertWritable(this.db, this.file);
     return prepareWrites(this.db);
   });
+  private readonly names: RecordNames;
   private readonly batchById = once(() => this.db.prepare<[number], BatchDbRow>('SELECT * FROM batches WHERE id = ?'));
   private readonly batchesOfRun = once(() => this.db.prepare<[number], BatchDbRow>('SELECT * FROM batches WHERE run = ? ORDER BY id'));
 
   constructor(
     private readonly db: Db,
     private readonly file: string,
-  ) {}
+  ) {
+    this.names = new RecordNames(db);
+  }
 
   /**
    * True when the record is on the platform with exactly this content: staged (or validated
@@ -85,7 +151,7 @@ export class RecordWrites {
    * sent again.
    */
   isSettled(scope: Scope, migrationNo: number, legacyKey: string, contentHash: string): boolean {
-    return this.statements().settled.get(scope.id, legacyKey, contentHash, migrationNo) !== undefined;
+    return this.statements().settled.get(scope.id, legacyKey, hexValue(contentHash), migrationNo) !== undefined;
   }
 
   /** Whether any record of the scope is settled in the migration (if none, no lookup can hit). */
@@ -101,7 +167,8 @@ export class RecordWrites {
     const s = this.statements();
     const settled = new Set<string>();
     this.db.transaction(() => {
-      for (const r of records) if (s.settled.get(scope.id, r.legacyKey, r.contentHash, migrationNo) !== undefined) settled.add(r.legacyKey);
+      for (const r of records)
+        if (s.settled.get(scope.id, r.legacyKey, hexValue(r.contentHash), migrationNo) !== undefined) settled.add(r.legacyKey);
     })();
     return settled;
   }
@@ -115,26 +182,25 @@ export class RecordWrites {
   recordRejects(runId: number, scope: Scope, rejects: readonly LedgerRejectInput[]): void {
     if (rejects.length === 0) return;
     const s = this.statements();
-    const now = new Date().toISOString();
-    this.db.transaction(() => {
+    const now = nowValue();
+    inTransaction(this.db, this.names, () => {
       for (const r of rejects) {
         const keyed = r.legacyKey !== undefined && r.legacyKey !== '';
         s.rejectRecord.run({
           scope: scope.id,
           keyed: keyed ? 1 : 0,
           legacyKey: keyed ? r.legacyKey : keylessKey(r.provenance),
-          referenceId: r.referenceId ?? null,
+          referenceId: uuidValue(r.referenceId),
           run: runId,
           errors: errorsJson(r.errors),
-          source: r.provenance.source,
-          file: r.provenance.file,
+          fileId: this.names.fileId(r.provenance.source, r.provenance.file),
           line: r.provenance.line,
           byteOffset: r.provenance.byteOffset,
-          rowHash: r.provenance.rowHash,
+          rowHash: hexValue(r.provenance.rowHash),
           now,
         });
       }
-    })();
+    });
   }
 
   /**
@@ -163,13 +229,15 @@ export class RecordWrites {
     state: 'in_flight' | 'building',
   ): number {
     const s = this.statements();
-    const now = new Date().toISOString();
+    const at = new Date();
+    const now = at.toISOString();
+    const updatedAt = at.getTime();
     const sending = state === 'in_flight';
-    return this.db.transaction(() => {
+    return inTransaction(this.db, this.names, () => {
       const batch = Number(
         s.batchInsert.run(runId, state, records.length, bytes, sending ? 1 : 0, now, sending ? now : null).lastInsertRowid,
       );
-      const state_ = sending ? 'in_flight' : 'mapped';
+      const state_ = stateCode(sending ? 'in_flight' : 'mapped');
       const attempts = sending ? 1 : 0;
       const params: unknown[] = [];
       const bind = (r: LedgerRecordInput) => {
@@ -177,20 +245,19 @@ export class RecordWrites {
         params.push(
           scope.id,
           r.legacyKey,
-          r.referenceId,
-          r.entityType ?? null,
+          uuidValue(r.referenceId),
+          this.names.entityTypeId(r.entityType),
           state_,
-          r.contentHash,
+          hexValue(r.contentHash),
           migrationNo,
           batch,
           runId,
           attempts,
-          p.source,
-          p.file,
+          this.names.fileId(p.source, p.file),
           p.line,
           p.byteOffset,
-          p.rowHash,
-          now,
+          hexValue(p.rowHash),
+          updatedAt,
         );
       };
       // SEND_ROWS records a statement while whole groups remain, then one at a time.
@@ -209,7 +276,7 @@ export class RecordWrites {
         }
       }
       return batch;
-    })();
+    });
   }
 
   /**
@@ -220,13 +287,22 @@ export class RecordWrites {
    */
   finishBatch(scope: Scope, batchId: number, outcomes: readonly RecordOutcome[]): void {
     const s = this.statements();
-    const now = new Date().toISOString();
+    const at = new Date();
+    const now = at.toISOString();
+    const updatedAt = at.getTime();
     this.db.transaction(() => {
       // Refusals one by one, then every record of the batch still in flight is staged at once.
       for (const o of outcomes)
         if (o.state !== 'staged')
-          s.outcome.run(o.state, o.errors && o.errors.length > 0 ? errorsJson(o.errors) : null, now, scope.id, o.legacyKey, batchId);
-      s.stageRest.run(now, batchId);
+          s.outcome.run(
+            stateCode(o.state),
+            o.errors && o.errors.length > 0 ? errorsJson(o.errors) : null,
+            updatedAt,
+            scope.id,
+            o.legacyKey,
+            batchId,
+          );
+      s.stageRest.run(updatedAt, batchId);
       s.batchFinish.run('done', null, now, batchId);
     })();
   }

@@ -41,7 +41,9 @@ export class Runs {
     ),
   );
   // Keyless rows read from a corrections file stay: no run of the export reports them again.
-  private readonly dropKeyless = once(() => this.db.prepare(`DELETE FROM records WHERE scope = ? AND keyed = 0 AND origin_file IS NULL`));
+  private readonly dropKeyless = once(() =>
+    this.db.prepare(`DELETE FROM record_rows WHERE scope = ? AND keyed = 0 AND origin_file IS NULL`),
+  );
   private readonly attach = once(() => this.db.prepare('UPDATE runs SET migration_id = ? WHERE id = ?'));
   private readonly finish = once(() => this.db.prepare('UPDATE runs SET status = ?, finished_at = ?, report = ? WHERE id = ?'));
   private readonly scopeOfRun = once(() => this.db.prepare<[number], { scope: number }>('SELECT scope FROM runs WHERE id = ?'));
@@ -70,12 +72,17 @@ export class Runs {
   private readonly keysBeforeStmt = once(() =>
     this.db
       .prepare<[number, string, string, number], [string, number]>(
-        'SELECT legacy_key, line FROM records WHERE scope = ? AND keyed = 1 AND source = ? AND file = ? AND byte_offset < ?',
+        `SELECT legacy_key, line FROM record_rows WHERE scope = ? AND keyed = 1
+           AND file_id = (SELECT id FROM record_files WHERE source = ? AND path = ?) AND byte_offset < ?`,
       )
       .raw(true),
   );
   private readonly lastLine = once(() =>
-    this.db.prepare<[number, string], number | null>('SELECT max(line) FROM records WHERE scope = ? AND file = ?').pluck(),
+    this.db
+      .prepare<[number, string], number | null>(
+        'SELECT max(line) FROM record_rows WHERE scope = ? AND file_id IN (SELECT id FROM record_files WHERE path = ?)',
+      )
+      .pluck(),
   );
 
   constructor(

@@ -11,7 +11,19 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { StagecoachError } from '../contract/errors.js';
-import { BATCH_STATES, RECORD_STATES, REMOVAL_STATES, RUN_STATUSES } from './types.js';
+import {
+  hexFromText,
+  hexText,
+  RECORD_STATE_CODES,
+  stateCodes,
+  stateFromText,
+  stateText,
+  timeFromText,
+  timeText,
+  uuidFromText,
+  uuidText,
+} from './compact.js';
+import { BATCH_STATES, REMOVAL_STATES, RUN_STATUSES } from './types.js';
 
 export type Db = Database.Database;
 
@@ -19,7 +31,7 @@ export type Db = Database.Database;
  * Version of the table layout below, kept in `PRAGMA user_version`. Each version after the first
  * has its step in UPGRADES, which brings a ledger of the version before up to it, in place.
  */
-export const LEDGER_SCHEMA_VERSION = 3;
+export const LEDGER_SCHEMA_VERSION = 4;
 
 /** Pages written to the WAL before SQLite copies them back into the database file. */
 export const WAL_AUTOCHECKPOINT_PAGES = 100_000;
@@ -66,36 +78,45 @@ const DDL = `
     finished_at TEXT);
   CREATE INDEX IF NOT EXISTS batches_by_run ON batches (run);
 
-  -- One row per legacy record. A rowid table: rows are appended in the order they are written (a
-  -- batch's rows side by side, which is how they are settled), and only the key's index takes the
-  -- legacy keys in whatever order the export has them. Clustered on the key (WITHOUT ROWID), an
-  -- export not sorted by key cost 3-4x the system time (100,000 shuffled persons).
-  CREATE TABLE IF NOT EXISTS records (
+  -- One row per legacy record, compact (src/ledger/compact.ts says how each value is stored; the
+  -- view records, below, shows them as text). A rowid table: rows are appended in the order they
+  -- are written (a batch's rows side by side, which is how they are settled), and only the key's
+  -- index takes the legacy keys in whatever order the export has them. Clustered on the key
+  -- (WITHOUT ROWID), an export not sorted by key cost 3-4x the system time (100,000 shuffled
+  -- persons). Its indexes are made after the upgrades (RECORD_INDEXES): an upgrade fills the
+  -- table first, then indexes it.
+  CREATE TABLE IF NOT EXISTS record_rows (
     scope INTEGER NOT NULL,
     keyed INTEGER NOT NULL,
     legacy_key TEXT NOT NULL,
-    reference_id TEXT,
-    entity_type TEXT,
-    state TEXT NOT NULL CHECK (state IN (${list(RECORD_STATES)})),
-    content_hash TEXT,
+    reference_id BLOB,
+    entity_type_id INTEGER,
+    state INTEGER NOT NULL CHECK (state IN (${Object.values(RECORD_STATE_CODES).join(', ')})),
+    content_hash BLOB,
     migration INTEGER,
     last_batch INTEGER,
     last_run INTEGER NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0,
-    errors TEXT,
-    source TEXT NOT NULL,
-    file TEXT NOT NULL,
+    file_id INTEGER NOT NULL,
     line INTEGER NOT NULL,
     byte_offset INTEGER NOT NULL,
-    row_hash TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
+    row_hash BLOB NOT NULL,
+    updated_at INTEGER NOT NULL,
+    errors TEXT,
     origin_file TEXT,
     origin_line INTEGER,
-    origin_hash TEXT,
-    former_key TEXT,
-    PRIMARY KEY (scope, keyed, legacy_key));
-  -- Batch ids only grow, so this index is appended to; it lets one statement settle a batch.
-  CREATE INDEX IF NOT EXISTS records_by_batch ON records (last_batch);
+    origin_hash BLOB,
+    former_key TEXT);
+
+  -- The source files records were read from (a record holds the id), and the entity types.
+  CREATE TABLE IF NOT EXISTS record_files (
+    id INTEGER PRIMARY KEY,
+    source TEXT NOT NULL,
+    path TEXT NOT NULL,
+    UNIQUE (source, path));
+  CREATE TABLE IF NOT EXISTS entity_types (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE);
 
   CREATE TABLE IF NOT EXISTS jobs (
     id INTEGER PRIMARY KEY,
@@ -194,19 +215,53 @@ const DDL = `
     snapshot TEXT NOT NULL);
 `;
 
+/** SQL: the path of a record_files id. */
+const pathOf = (id: string) => `(SELECT path FROM record_files WHERE id = ${id})`;
+
+/**
+ * What is made after the upgrades: the indexes of record_rows (only those the queries use: the
+ * key, which every write of a record looks up, and the batch, by which a batch is settled in one
+ * statement and a resume finds its last rows), and the view `records`, which shows record_rows as
+ * text in the layout of version 3: every read of records goes through it (so a ledger of an older
+ * version, read-only, is read through its own table of that name), every write goes to record_rows.
+ */
+const RECORD_INDEXES_AND_VIEW = `
+  CREATE UNIQUE INDEX IF NOT EXISTS record_rows_by_key ON record_rows (scope, keyed, legacy_key);
+  -- Batch ids only grow, so this index is appended to.
+  CREATE INDEX IF NOT EXISTS record_rows_by_batch ON record_rows (last_batch);
+
+  CREATE VIEW IF NOT EXISTS records AS SELECT r.rowid AS rowid, r.scope, r.keyed, r.legacy_key,
+      ${uuidText('r.reference_id')} AS reference_id,
+      (SELECT name FROM entity_types WHERE id = r.entity_type_id) AS entity_type,
+      ${stateText('r.state')} AS state,
+      ${hexText('r.content_hash')} AS content_hash,
+      r.migration, r.last_batch, r.last_run, r.attempts, r.errors,
+      (SELECT source FROM record_files WHERE id = r.file_id) AS source,
+      ${pathOf('r.file_id')} AS file,
+      r.line, r.byte_offset,
+      ${hexText('r.row_hash')} AS row_hash,
+      ${timeText('r.updated_at')} AS updated_at,
+      r.origin_file, r.origin_line,
+      ${hexText('r.origin_hash')} AS origin_hash,
+      r.former_key
+    FROM record_rows r;
+`;
+
 /**
  * The triggers: the one that keeps a refused record's story (record_history; `former_key`: the key
  * the refusal was under when a correction gave the row another one, corrections.ts), and the one
- * that keeps an import the record row no longer shows (earlier_imports).
+ * that keeps an import the record row no longer shows (earlier_imports). Both write text, as the
+ * view shows the row: those tables are small.
  */
 const TRIGGERS = `
-  CREATE TRIGGER IF NOT EXISTS record_refusal_kept AFTER UPDATE OF last_run ON records
-    WHEN OLD.state IN ('rejected', 'invalid', 'failed') AND NEW.last_run <> OLD.last_run
-      AND (NEW.state <> OLD.state OR NEW.row_hash <> OLD.row_hash OR NEW.file <> OLD.file)
+  CREATE TRIGGER IF NOT EXISTS record_refusal_kept AFTER UPDATE OF last_run ON record_rows
+    WHEN OLD.state IN (${stateCodes('rejected', 'invalid', 'failed')}) AND NEW.last_run <> OLD.last_run
+      AND (NEW.state <> OLD.state OR NEW.row_hash <> OLD.row_hash
+        OR (NEW.file_id <> OLD.file_id AND ${pathOf('NEW.file_id')} <> ${pathOf('OLD.file_id')}))
   BEGIN
     INSERT INTO record_history (scope, keyed, legacy_key, state, errors, run, file, line, next_run, next_file, next_line, at, former_key)
-    VALUES (OLD.scope, OLD.keyed, OLD.legacy_key, OLD.state, OLD.errors, OLD.last_run, OLD.file, OLD.line,
-      NEW.last_run, NEW.file, NEW.line, NEW.updated_at, OLD.former_key);
+    VALUES (OLD.scope, OLD.keyed, OLD.legacy_key, ${stateText('OLD.state')}, OLD.errors, OLD.last_run, ${pathOf('OLD.file_id')}, OLD.line,
+      NEW.last_run, ${pathOf('NEW.file_id')}, NEW.line, ${timeText('NEW.updated_at')}, OLD.former_key);
   END;
 
   -- Imports a record's row no longer shows (src/ledger/migration-ends.ts): a record
@@ -220,14 +275,19 @@ const TRIGGERS = `
   -- imported a second time and then written by a third migration's run failed the run on the
   -- primary key. record_import_kept was that trigger; a ledger that has it gets this one instead.
   DROP TRIGGER IF EXISTS record_import_kept;
-  CREATE TRIGGER IF NOT EXISTS earlier_import_kept AFTER UPDATE OF last_run ON records
-    WHEN OLD.state = 'imported' AND NEW.last_run <> OLD.last_run AND NEW.migration IS NOT OLD.migration
+  CREATE TRIGGER IF NOT EXISTS earlier_import_kept AFTER UPDATE OF last_run ON record_rows
+    WHEN OLD.state = ${stateCodes('imported')} AND NEW.last_run <> OLD.last_run AND NEW.migration IS NOT OLD.migration
   BEGIN
     DELETE FROM earlier_imports WHERE scope = OLD.scope AND keyed = OLD.keyed AND legacy_key = OLD.legacy_key;
     INSERT INTO earlier_imports (scope, keyed, legacy_key, migration, reference_id, content_hash, at)
-    VALUES (OLD.scope, OLD.keyed, OLD.legacy_key, OLD.migration, OLD.reference_id, OLD.content_hash, NEW.updated_at);
+    VALUES (OLD.scope, OLD.keyed, OLD.legacy_key, OLD.migration, ${uuidText('OLD.reference_id')}, ${hexText('OLD.content_hash')},
+      ${timeText('NEW.updated_at')});
   END;
 `;
+
+/** Whether the ledger has a table of that name (not a view). */
+const isTable = (db: Db, name: string) =>
+  db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
 
 const hasColumn = (db: Db, table: string, column: string) =>
   (db.pragma(`table_info(${table})`) as { name: string }[]).some((c) => c.name === column);
@@ -243,21 +303,47 @@ const hasColumn = (db: Db, table: string, column: string) =>
  *   staging_removals, written_files, source_tallies, run_mappings; the DDL creates those a ledger
  *   lacks), and the removals' `state`, which removals written before it lack: they were written
  *   after their DELETE had succeeded, so they are `removed` (the column's default).
+ * - 4: the compact records (compact.ts): the table `records` rewritten as `record_rows` in its
+ *   rowid order (the rowids kept: verify reads the records in that order), each value converted
+ *   as compact.ts says, its source files and entity types into their tables; then `records` is
+ *   dropped, and RECORD_INDEXES_AND_VIEW and TRIGGERS make the indexes, the view of that name and
+ *   the triggers on record_rows. A ledger of version 1 has `records` without rowid: its rows are
+ *   written in key order. The pages the old table held are free for the ledger to reuse
+ *   (`VACUUM` gives them back to the disk, docs/ledger.md).
  */
 const UPGRADES: Record<number, (db: Db) => void> = {
   2: (db) => {
-    for (const [column, type] of [
+    if (isTable(db, 'records'))
+      for (const [column, type] of [
       ['origin_file', 'TEXT'],
       ['origin_line', 'INTEGER'],
       ['origin_hash', 'TEXT'],
       ['former_key', 'TEXT'],
-    ] as const)
-      if (!hasColumn(db, 'records', column)) db.exec(`ALTER TABLE records ADD COLUMN ${column} ${type}`);
+      ] as const)
+        if (!hasColumn(db, 'records', column)) db.exec(`ALTER TABLE records ADD COLUMN ${column} ${type}`);
     if (!hasColumn(db, 'record_history', 'former_key')) db.exec('ALTER TABLE record_history ADD COLUMN former_key TEXT');
     db.exec('DROP TRIGGER IF EXISTS record_refusal_kept');
   },
   3: (db) => {
     if (!hasColumn(db, 'staging_removals', 'state')) db.exec(`ALTER TABLE staging_removals ADD COLUMN ${REMOVAL_STATE_COLUMN}`);
+  },
+  4: (db) => {
+    if (!isTable(db, 'records')) return;
+    const sql = db.prepare<[], string>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'records'").pluck().get() ?? '';
+    const order = /WITHOUT\s+ROWID/i.test(sql) ? 'r.scope, r.keyed, r.legacy_key' : 'r.rowid';
+    db.exec(`
+      INSERT INTO record_files (source, path) SELECT DISTINCT source, file FROM records;
+      INSERT INTO entity_types (name) SELECT DISTINCT entity_type FROM records WHERE entity_type IS NOT NULL;
+      INSERT INTO record_rows (${order === 'r.rowid' ? 'rowid, ' : ''}scope, keyed, legacy_key, reference_id, entity_type_id, state, content_hash,
+          migration, last_batch, last_run, attempts, file_id, line, byte_offset, row_hash, updated_at, errors,
+          origin_file, origin_line, origin_hash, former_key)
+        SELECT ${order === 'r.rowid' ? 'r.rowid, ' : ''}r.scope, r.keyed, r.legacy_key, ${uuidFromText('r.reference_id')},
+          (SELECT id FROM entity_types WHERE name = r.entity_type), ${stateFromText('r.state')}, ${hexFromText('r.content_hash')},
+          r.migration, r.last_batch, r.last_run, r.attempts, (SELECT id FROM record_files WHERE source = r.source AND path = r.file),
+          r.line, r.byte_offset, ${hexFromText('r.row_hash')}, ${timeFromText('r.updated_at')}, r.errors,
+          r.origin_file, r.origin_line, ${hexFromText('r.origin_hash')}, r.former_key
+        FROM records r ORDER BY ${order};
+      DROP TABLE records;`);
   },
 };
 
@@ -308,6 +394,7 @@ export function openLedgerDb(file: string, options: OpenOptions = {}): Db {
     db.transaction(() => {
       db.exec(DDL);
       for (let v = version + 1; v <= LEDGER_SCHEMA_VERSION; v++) UPGRADES[v]?.(db);
+      db.exec(RECORD_INDEXES_AND_VIEW);
       db.exec(TRIGGERS);
       db.pragma(`user_version = ${LEDGER_SCHEMA_VERSION}`);
     })();
@@ -321,20 +408,29 @@ export function openLedgerDb(file: string, options: OpenOptions = {}): Db {
  * and a table that lacks columns is read through a temporary view of that name which adds them
  * with their default (NULL; `'removed'` for a removal's state, as the upgrade does). Temporary
  * objects come first in SQLite's name lookup, so every reader reads one layout, whatever the version.
+ * The view `records` of version 4 is a table in the versions before (the same columns, as text):
+ * read as it is, or through a temporary view adding the columns it lacks. Only writes use
+ * record_rows, and an older ledger opened read-only takes none.
  */
 function showAsCurrent(db: Db): void {
   const current = new Database(':memory:');
   try {
     current.exec(DDL);
-    const tables = current
-      .prepare<[], { name: string; sql: string }>("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY rowid")
+    current.exec(RECORD_INDEXES_AND_VIEW);
+    const objects = current
+      .prepare<[], { type: 'table' | 'view'; name: string; sql: string }>(
+        "SELECT type, name, sql FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY rowid",
+      )
       .all();
-    for (const { name, sql } of tables) {
+    for (const { type, name, sql } of objects) {
       const held = new Set((db.pragma(`table_info(${name})`) as { name: string }[]).map((c) => c.name));
       if (held.size === 0) {
-        db.exec(sql.replace(/^CREATE TABLE/, 'CREATE TEMP TABLE'));
+        if (type === 'table') db.exec(sql.replace(/^CREATE TABLE/, 'CREATE TEMP TABLE'));
         continue;
       }
+      // A view's `rowid` column is the rowid of the table of that name (none in version 1's records).
+      const mainSql = db.prepare<[string], string>('SELECT sql FROM main.sqlite_master WHERE name = ?').pluck().get(name) ?? '';
+      if (!/WITHOUT\s+ROWID/i.test(mainSql)) held.add('rowid');
       const columns = current.pragma(`table_info(${name})`) as { name: string; dflt_value: string | null }[];
       if (columns.every((c) => held.has(c.name))) continue;
       const select = columns.map((c) => (held.has(c.name) ? c.name : `${c.dflt_value ?? 'NULL'} AS ${c.name}`)).join(', ');

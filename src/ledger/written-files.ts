@@ -36,7 +36,7 @@ export class WrittenFiles {
   private readonly withValues = once(() =>
     this.db.prepare<[string], { id: number; errors: string }>(`SELECT r.rowid AS id, r.errors ${WITH_VALUES}`),
   );
-  private readonly rewrite = once(() => this.db.prepare('UPDATE records SET errors = ? WHERE rowid = ?'));
+  private readonly rewrite = once(() => this.db.prepare('UPDATE record_rows SET errors = ? WHERE rowid = ?'));
 
   constructor(private readonly db: Db) {}
 

@@ -68,7 +68,7 @@ describe('the ledger schema, from the previous version', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('reads a version 2 ledger read-only as it is, without writing to it, and the same after upgrading it in place to version 3', () => {
+  it('reads a version 2 ledger read-only as it is, without writing to it, and the same after upgrading it in place to the current version', () => {
     writeLedger(file, V2);
     const before = layout(file);
     const readOnly = openLedger(file, { readonly: true });
@@ -135,16 +135,18 @@ describe('the ledger schema, from the previous version', () => {
     expect(ledger.writtenFiles.held('crm')).toEqual([]);
     ledger.close();
     const after = layout(file);
-    expect(after.version).toBe(3);
+    expect(after.version).toBe(4);
     expect(after.objects.filter((o) => (o as { type: string }).type === 'table').map((o) => (o as { name: string }).name)).toEqual([
       'batches',
       'canceled_migrations',
       'earlier_imports',
+      'entity_types',
       'jobs',
       'log_cursor',
       'migrations',
+      'record_files',
       'record_history',
-      'records',
+      'record_rows',
       'run_mappings',
       'run_sources',
       'runs',
@@ -180,9 +182,9 @@ describe('the ledger schema, from the previous version', () => {
   });
 
   it('refuses a ledger of a newer version than it understands, naming both versions', () => {
-    writeLedger(file, 'CREATE TABLE scopes (id INTEGER PRIMARY KEY); PRAGMA user_version = 4;');
+    writeLedger(file, 'CREATE TABLE scopes (id INTEGER PRIMARY KEY); PRAGMA user_version = 5;');
     expect(() => openLedger(file)).toThrow(
-      `ledger ${file} has schema version 4, newer than this stagecoach understands (3); use a newer stagecoach`,
+      `ledger ${file} has schema version 5, newer than this stagecoach understands (4); use a newer stagecoach`,
     );
   });
 });

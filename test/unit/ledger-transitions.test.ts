@@ -26,11 +26,13 @@ const TABLES = [
   'batches',
   'canceled_migrations',
   'earlier_imports',
+  'entity_types',
   'jobs',
   'log_cursor',
   'migrations',
+  'record_files',
   'record_history',
-  'records',
+  'record_rows',
   'run_mappings',
   'run_sources',
   'runs',
@@ -81,8 +83,9 @@ describe('ledger transitions', () => {
     try {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(100000);
-      expect(db.pragma('user_version', { simple: true })).toBe(3);
+      expect(db.pragma('user_version', { simple: true })).toBe(4);
       expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all()).toEqual(TABLES);
+      expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'view'").pluck().all()).toEqual(['records']);
     } finally {
       db.close();
     }
@@ -305,7 +308,7 @@ describe('ledger transitions', () => {
 
   it('writes a batch all or nothing: a record that cannot be stored leaves neither batch nor records', () => {
     const broken = { ...rec(2), provenance: { ...rec(2).provenance, line: null as unknown as number } };
-    expect(() => ledger.beginBatch(runId, scope, mig, [rec(1), broken], 200)).toThrow(/NOT NULL constraint failed: records.line/);
+    expect(() => ledger.beginBatch(runId, scope, mig, [rec(1), broken], 200)).toThrow(/NOT NULL constraint failed: record_rows.line/);
     expect([...ledger.records()]).toEqual([]);
     expect(ledger.batches(runId)).toEqual([]);
   });
@@ -807,7 +810,7 @@ describe("corrections in a record's life", () => {
 
     // Invalid on the platform: the record keeps its key (and referenceId); the new key is a record of its own.
     const v = ledger.startRun({ ...input, readsEverything: false });
-    beside(file, (db) => db.prepare("UPDATE records SET state = 'invalid' WHERE legacy_key = '100044'").run());
+    beside(file, (db) => db.prepare("UPDATE record_rows SET state = 5 WHERE legacy_key = '100044'").run());
     ledger.claimCorrections(v.scope, [{ keyed: 1, legacyKey: '100999', origin: { file: EXPORT, line: 46 } }]);
     expect(rows(ledger)).toContainEqual(['100044', 'invalid', null]);
     expect(rows(ledger).map((r) => r[0])).not.toContain('100999');
@@ -844,7 +847,7 @@ describe("corrections in a record's life", () => {
     readOnly.close();
 
     const ledger = openLedger(file);
-    expect(beside(file, (db) => db.pragma('user_version', { simple: true }))).toBe(3);
+    expect(beside(file, (db) => db.pragma('user_version', { simple: true }))).toBe(4);
     // The record was refused by a run of version 1 (run 1 here); this is a later one.
     ledger.finishRun(ledger.startRun({ ...input, readsEverything: false }).run.id, 'completed');
     const { run, scope } = ledger.startRun({ ...input, readsEverything: false });
