@@ -57,12 +57,10 @@ export const nowValue = (): number => Date.now();
 // SQL: the same rules, for the upgrade (text to compact) and for the view (compact to text).
 
 /** SQL: the text of a state number. */
-export const stateText = (col: string): string =>
-  `CASE ${col} ${STATE_ENTRIES.map(([s, n]) => `WHEN ${n} THEN '${s}'`).join(' ')} END`;
+export const stateText = (col: string): string => `CASE ${col} ${STATE_ENTRIES.map(([s, n]) => `WHEN ${n} THEN '${s}'`).join(' ')} END`;
 
 /** SQL: the number of a state's text (a ledger of version 3 holds every state's text, its CHECK saw to it). */
-export const stateFromText = (col: string): string =>
-  `CASE ${col} ${STATE_ENTRIES.map(([s, n]) => `WHEN '${s}' THEN ${n}`).join(' ')} END`;
+export const stateFromText = (col: string): string => `CASE ${col} ${STATE_ENTRIES.map(([s, n]) => `WHEN '${s}' THEN ${n}`).join(' ')} END`;
 
 /** SQL: a stored referenceId as its text. */
 export const uuidText = (col: string): string => {

@@ -108,9 +108,7 @@ function prepareWrites(db: Db) {
     sendRecord: p(sendRecordsSql(1)),
     // The same for SEND_ROWS records in one statement (rows apply in order, as one by one).
     sendRecords: p(sendRecordsSql(SEND_ROWS)),
-    anySettled: p<number>(
-      `SELECT 1 FROM record_rows WHERE scope = ? AND migration = ? AND state IN (${SETTLED}) LIMIT 1`,
-    ).pluck(),
+    anySettled: p<number>(`SELECT 1 FROM record_rows WHERE scope = ? AND migration = ? AND state IN (${SETTLED}) LIMIT 1`).pluck(),
     rejectRecord: p(
       `INSERT INTO record_rows (scope, keyed, legacy_key, reference_id, entity_type_id, state, content_hash, migration, last_batch, last_run, attempts, errors, file_id, line, byte_offset, row_hash, updated_at)
        VALUES (@scope, @keyed, @legacyKey, @referenceId, NULL, ${stateCodes('rejected')}, NULL, NULL, NULL, @run, 0, @errors, @fileId, @line, @byteOffset, @rowHash, @now)

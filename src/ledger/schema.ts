@@ -315,10 +315,10 @@ const UPGRADES: Record<number, (db: Db) => void> = {
   2: (db) => {
     if (isTable(db, 'records'))
       for (const [column, type] of [
-      ['origin_file', 'TEXT'],
-      ['origin_line', 'INTEGER'],
-      ['origin_hash', 'TEXT'],
-      ['former_key', 'TEXT'],
+        ['origin_file', 'TEXT'],
+        ['origin_line', 'INTEGER'],
+        ['origin_hash', 'TEXT'],
+        ['former_key', 'TEXT'],
       ] as const)
         if (!hasColumn(db, 'records', column)) db.exec(`ALTER TABLE records ADD COLUMN ${column} ${type}`);
     if (!hasColumn(db, 'record_history', 'former_key')) db.exec('ALTER TABLE record_history ADD COLUMN former_key TEXT');
