@@ -3,6 +3,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openLedger, type Ledger } from '../../src/ledger/index.js';
+import { LedgerImpact } from '../../src/ledger/impact.js';
 import { tempDir } from '../support/service.js';
 
 const M1 = '11111111-1111-4111-8111-111111111111';
@@ -10,6 +11,8 @@ const M2 = '22222222-2222-4222-8222-222222222222';
 const ref = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 /** A ledger the previous version wrote (schema v2, its last tables created on first use). */
 const V2 = readFileSync(join(import.meta.dirname, '..', 'fixtures', 'ledger', 'v2.sql'), 'utf8');
+/** A ledger the previous version's CLI wrote (schema v3): real referenceIds, hashes and times (the fixture's header says how). */
+const V3 = readFileSync(join(import.meta.dirname, '..', 'fixtures', 'ledger', 'v3.sql'), 'utf8');
 /** staging_removals as versions before the removal state created it. */
 const STATELESS_REMOVALS = `DROP TABLE staging_removals;
   CREATE TABLE staging_removals (migration_id TEXT NOT NULL, reference_id TEXT NOT NULL, last_batch INTEGER,
@@ -36,15 +39,15 @@ function layout(file: string): { version: unknown; objects: unknown[] } {
 }
 
 /** Everything the ledger's readers give back of the fixture's pipeline. */
-function everything(ledger: Ledger) {
+function everything(ledger: Ledger, pipeline = 'crm') {
   return {
     status: ledger.status(),
     records: [...ledger.records()],
     refused: [...ledger.refused()],
     facts: ledger.facts(),
-    live: [...ledger.liveImportsInOrder('crm')],
-    liveSources: ledger.liveImportSourcesOf('crm'),
-    stories: ledger.stories.of('crm', 10),
+    live: [...ledger.liveImportsInOrder(pipeline)],
+    liveSources: ledger.liveImportSourcesOf(pipeline),
+    stories: ledger.stories.of(pipeline, 100),
     canceled: ledger.migrationEnds.canceledRecords(),
     ends: [ledger.migrationEnds.of(M1)?.how, ledger.migrationEnds.of(M2)?.how],
     tallies: ledger.tallies.latest(ledger.runs('crm').map((r) => r.id)),
@@ -52,8 +55,8 @@ function everything(ledger: Ledger) {
     sources: ledger.runSources(1),
     active: [...ledger.removals.active(M1)],
     pending: ledger.removals.pending(M1),
-    files: ledger.writtenFiles.held('crm'),
-    withValues: ledger.writtenFiles.recordsWithValues('crm'),
+    files: ledger.writtenFiles.held(pipeline),
+    withValues: ledger.writtenFiles.recordsWithValues(pipeline),
     cursor: ledger.logCursor(M1),
     jobs: ledger.jobs.list(M1),
   };
@@ -179,6 +182,97 @@ describe('the ledger schema, from the previous version', () => {
       { reference_id: ref(4), state: 'removed' },
     ]);
     db.close();
+  });
+
+  it('upgrades a version 3 ledger in place to compact record rows: the same records through every reader, in the same rowid order', () => {
+    const pipeline = 'generated-crm';
+    writeLedger(file, V3);
+    const rowids = (sql: string) => {
+      const db = new Database(file, { readonly: true });
+      try {
+        return db.prepare(sql).all();
+      } finally {
+        db.close();
+      }
+    };
+    const orderBefore = rowids('SELECT rowid, legacy_key FROM records ORDER BY rowid');
+    const planned = (ledgerFile: string) => {
+      const impact = LedgerImpact.open(ledgerFile, pipeline, 'Counterparties', { newMigration: false });
+      try {
+        const keys = (orderBefore as Array<{ legacy_key: string }>).map((r) => r.legacy_key);
+        return { migration: impact.migration, lookup: [...impact.lookup(keys)], origins: [...impact.correctedOrigins()] };
+      } finally {
+        impact.close();
+      }
+    };
+    const readOnly = openLedger(file, { readonly: true });
+    const read = everything(readOnly, pipeline);
+    readOnly.close();
+    const planBefore = planned(file);
+    // The fixture holds what the readers must carry over: imports, earlier imports, refusals with their stories, corrections.
+    expect(read.records).toHaveLength(40);
+    expect(read.live.filter((r) => r.imported)).toHaveLength(34);
+    expect(read.stories.total).toBeGreaterThan(0);
+    expect(planBefore.origins.length).toBeGreaterThan(0);
+
+    const ledger = openLedger(file);
+    expect(everything(ledger, pipeline)).toEqual(read);
+    expect(planned(file)).toEqual(planBefore);
+    expect(rowids('SELECT rowid, legacy_key FROM record_rows ORDER BY rowid')).toEqual(orderBefore);
+    expect(layout(file).version).toBe(4);
+    // Stored compact: referenceIds, content and row hashes as bytes, the state and the time as numbers.
+    expect(
+      rowids(
+        `SELECT DISTINCT typeof(reference_id) AS id, typeof(content_hash) AS content, typeof(row_hash) AS row, typeof(state) AS state,
+           typeof(updated_at) AS at, length(reference_id) AS idBytes, length(row_hash) AS rowBytes FROM record_rows WHERE content_hash IS NOT NULL`,
+      ),
+    ).toEqual([{ id: 'blob', content: 'blob', row: 'blob', state: 'integer', at: 'integer', idBytes: 16, rowBytes: 32 }]);
+
+    // Resume reads the keys of the rows before a byte offset, and the last done batch's rows, from the upgraded rows.
+    const scope = ledger.findScope(pipeline, 'Counterparties')!;
+    const exported = read.records.filter((r) => r.legacyKey !== undefined && r.provenance.file === 'klanten.csv');
+    const cut = exported[Math.floor(exported.length / 2)]!.provenance.byteOffset;
+    expect(new Map(ledger.keysBefore(scope, 'klanten', 'klanten.csv', cut))).toEqual(
+      new Map(exported.filter((r) => r.provenance.byteOffset < cut).map((r) => [r.legacyKey!, r.provenance.line])),
+    );
+    const lastRun = ledger.runs(pipeline).at(-1)!.id;
+    const batch = ledger.batches(lastRun).at(-1)!.id;
+    expect(new Set(ledger.lastDoneBatchRows(lastRun))).toEqual(
+      new Set(read.records.filter((r) => r.lastBatch === batch).map((r) => r.provenance)),
+    );
+
+    // A later run writes to the upgraded ledger: a refused record corrected and staged, its story one step longer.
+    const refused = read.records.find((r) => r.state === 'rejected' && r.legacyKey !== undefined)!;
+    const { run } = ledger.startRun({
+      pipeline,
+      component: 'Counterparties',
+      pipelineFile: 'pipeline.yaml',
+      pipelineHash: 'h',
+      readsEverything: false,
+    });
+    ledger.claimCorrections(scope, [
+      { keyed: 1, legacyKey: refused.legacyKey!, origin: { file: refused.provenance.file, line: refused.provenance.line } },
+    ]);
+    const migration = ledger.migrationNo(ledger.lastMigrationOf(scope)!.id);
+    const fixed = {
+      legacyKey: refused.legacyKey!,
+      referenceId: refused.referenceId!,
+      entityType: 'person',
+      contentHash: 'ab'.repeat(16),
+      provenance: { source: 'klanten', file: 'corrections/fixed.csv', line: 2, byteOffset: 120, rowHash: 'cd'.repeat(32) },
+    };
+    const sent = ledger.beginBatch(run.id, scope, migration, [fixed], 100);
+    ledger.finishBatch(scope, sent, [{ legacyKey: fixed.legacyKey, state: 'staged' }]);
+    ledger.finishRun(run.id, 'completed');
+    const now = [...ledger.records({ pipeline })].find((r) => r.legacyKey === fixed.legacyKey)!;
+    expect(now).toMatchObject({ state: 'staged', referenceId: fixed.referenceId, contentHash: fixed.contentHash, entityType: 'person' });
+    expect(now.provenance).toEqual(fixed.provenance);
+    expect(now.updatedAt).toBe(ledger.batch(sent)!.finishedAt);
+    const story = ledger.stories.of(pipeline, 100).stories.find((st) => st.legacyKey === fixed.legacyKey)!;
+    expect(story.steps.at(-1)).toMatchObject({ state: 'staged', run: run.id, file: 'corrections/fixed.csv', line: 2 });
+    expect(story.steps.at(-2)).toMatchObject({ state: 'rejected', file: refused.provenance.file, line: refused.provenance.line });
+    expect(ledger.isSettled(scope, migration, fixed.legacyKey, fixed.contentHash)).toBe(true);
+    ledger.close();
   });
 
   it('refuses a ledger of a newer version than it understands, naming both versions', () => {
