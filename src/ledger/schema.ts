@@ -118,6 +118,17 @@ const DDL = `
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL UNIQUE);
 
+  -- Where each batch got to in each file it read from: its row furthest into the file, written
+  -- with the batch. A resumed run starts after the last done batch's (runs.ts); kept here, a
+  -- record needs no index by batch once its batch is settled.
+  CREATE TABLE IF NOT EXISTS batch_ends (
+    batch INTEGER NOT NULL,
+    file_id INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    byte_offset INTEGER NOT NULL,
+    row_hash BLOB NOT NULL,
+    PRIMARY KEY (batch, file_id)) WITHOUT ROWID;
+
   CREATE TABLE IF NOT EXISTS jobs (
     id INTEGER PRIMARY KEY,
     migration_id TEXT NOT NULL,
@@ -220,15 +231,16 @@ const pathOf = (id: string) => `(SELECT path FROM record_files WHERE id = ${id})
 
 /**
  * What is made after the upgrades: the indexes of record_rows (only those the queries use: the
- * key, which every write of a record looks up, and the batch, by which a batch is settled in one
- * statement and a resume finds its last rows), and the view `records`, which shows record_rows as
+ * key, which every write of a record looks up; and the batch of the records in flight, by which a
+ * batch is settled in one statement, partial: a record leaves it when its batch is settled, so at
+ * rest it holds next to nothing), and the view `records`, which shows record_rows as
  * text in the layout of version 3: every read of records goes through it (so a ledger of an older
  * version, read-only, is read through its own table of that name), every write goes to record_rows.
  */
 const RECORD_INDEXES_AND_VIEW = `
   CREATE UNIQUE INDEX IF NOT EXISTS record_rows_by_key ON record_rows (scope, keyed, legacy_key);
-  -- Batch ids only grow, so this index is appended to.
-  CREATE INDEX IF NOT EXISTS record_rows_by_batch ON record_rows (last_batch);
+  -- Batch ids only grow, so this index is appended to, and emptied as batches settle.
+  CREATE INDEX IF NOT EXISTS record_rows_in_flight ON record_rows (last_batch) WHERE state = ${stateCodes('in_flight')};
 
   CREATE VIEW IF NOT EXISTS records AS SELECT r.rowid AS rowid, r.scope, r.keyed, r.legacy_key,
       ${uuidText('r.reference_id')} AS reference_id,
@@ -305,7 +317,8 @@ const hasColumn = (db: Db, table: string, column: string) =>
  *   after their DELETE had succeeded, so they are `removed` (the column's default).
  * - 4: the compact records (compact.ts): the table `records` rewritten as `record_rows` in its
  *   rowid order (the rowids kept: verify reads the records in that order), each value converted
- *   as compact.ts says, its source files and entity types into their tables; then `records` is
+ *   as compact.ts says, its source files and entity types into their tables, each batch's
+ *   furthest row per file into batch_ends (a record's row of the batch it is in); then `records` is
  *   dropped, and RECORD_INDEXES_AND_VIEW and TRIGGERS make the indexes, the view of that name and
  *   the triggers on record_rows. A ledger of version 1 has `records` without rowid: its rows are
  *   written in key order. The pages the old table held are free for the ledger to reuse
@@ -343,7 +356,9 @@ const UPGRADES: Record<number, (db: Db) => void> = {
           r.line, r.byte_offset, ${hexFromText('r.row_hash')}, ${timeFromText('r.updated_at')}, r.errors,
           r.origin_file, r.origin_line, ${hexFromText('r.origin_hash')}, r.former_key
         FROM records r ORDER BY ${order};
-      DROP TABLE records;`);
+      DROP TABLE records;
+      INSERT INTO batch_ends (batch, file_id, line, byte_offset, row_hash)
+        SELECT last_batch, file_id, line, max(byte_offset), row_hash FROM record_rows WHERE last_batch IS NOT NULL GROUP BY last_batch, file_id;`);
   },
 };
 

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { openLedger, type Ledger, type LedgerRecordInput, type Scope } from '../../src/ledger/index.js';
 import { openLedgerDb } from '../../src/ledger/schema.js';
+import { RECORD_STATE_CODES } from '../../src/ledger/compact.js';
 import { runChain, settleRemovals, type ChainClient } from '../../src/reconcile/chain.js';
 import { StagecoachError } from '../../src/contract/errors.js';
 import { tempDir } from '../support/service.js';
@@ -23,6 +24,7 @@ function beside<T>(file: string, fn: (db: Database.Database) => T): T {
 
 /** Every table of the current layout (schema.ts), in name order. */
 const TABLES = [
+  'batch_ends',
   'batches',
   'canceled_migrations',
   'earlier_imports',
@@ -810,7 +812,7 @@ describe("corrections in a record's life", () => {
 
     // Invalid on the platform: the record keeps its key (and referenceId); the new key is a record of its own.
     const v = ledger.startRun({ ...input, readsEverything: false });
-    beside(file, (db) => db.prepare("UPDATE record_rows SET state = 5 WHERE legacy_key = '100044'").run());
+    beside(file, (db) => db.prepare("UPDATE record_rows SET state = ? WHERE legacy_key = '100044'").run(RECORD_STATE_CODES.invalid));
     ledger.claimCorrections(v.scope, [{ keyed: 1, legacyKey: '100999', origin: { file: EXPORT, line: 46 } }]);
     expect(rows(ledger)).toContainEqual(['100044', 'invalid', null]);
     expect(rows(ledger).map((r) => r[0])).not.toContain('100999');
