@@ -13,13 +13,14 @@ import type { RecordState } from './types.js';
 
 /**
  * Each record state's number in `record_rows.state`. Stored in ledgers: add a state with a new
- * number, never renumber one. The states most records end in are 0 and 1, which SQLite stores
- * in the row's header alone (no byte of their own).
+ * number, never renumber one. SQLite stores 0 and 1 in the row's header alone (no byte of their
+ * own), and a row keeps the room it was inserted with (its page is not rewritten when an update
+ * makes it shorter): so 1 is the state rows are inserted with, and 0 the one most end in.
  */
 export const RECORD_STATE_CODES: Readonly<Record<RecordState, number>> = {
   staged: 0,
-  imported: 1,
-  in_flight: 2,
+  in_flight: 1,
+  imported: 2,
   mapped: 3,
   rejected: 4,
   failed: 5,
@@ -52,7 +53,7 @@ export function hexValue(hash: string | null | undefined): Buffer | string | nul
   return HEX.test(hash) ? Buffer.from(hash, 'hex') : hash;
 }
 
-/** Now, as a record's `updated_at` holds it: milliseconds since 1970 (the view shows toISOString's text). */
+/** Now, as a record's `updated_at` holds it: milliseconds since 1970 (the view shows toISOString's text; NULL: updatedAtText). */
 export const nowValue = (): number => Date.now();
 
 // SQL: the same rules, for the upgrade (text to compact) and for the view (compact to text).
@@ -86,6 +87,15 @@ export const hexFromText = (col: string): string =>
 /** SQL: a stored time as toISOString's text (exact: whole seconds, then the milliseconds). */
 export const timeText = (col: string): string =>
   `CASE WHEN typeof(${col}) = 'integer' THEN strftime('%Y-%m-%dT%H:%M:%S', ${col} / 1000, 'unixepoch') || printf('.%03dZ', ${col} % 1000) ELSE ${col} END`;
+
+/**
+ * SQL: a record's `updated_at` as text. NULL is the time its batch wrote it last: a batch's
+ * records are written with the batch's `created_at` when it is opened, and with its
+ * `finished_at` when it is settled (`done`); a batch that failed or stayed `building` left them
+ * as it opened them. Most records are only ever written by their batch, so most hold no time.
+ */
+export const updatedAtText = (updatedAt: string, lastBatch: string): string =>
+  `coalesce(${timeText(updatedAt)}, (SELECT CASE b.state WHEN 'done' THEN b.finished_at ELSE b.created_at END FROM batches b WHERE b.id = ${lastBatch}))`;
 
 /** SQL: an ISO time's text as stored: milliseconds when they give the same text back, else the text. */
 export const timeFromText = (col: string): string => {

@@ -120,7 +120,7 @@ function prepareWrites(db: Db) {
       `UPDATE record_rows SET state = ?, errors = ?, updated_at = ? WHERE scope = ? AND keyed = 1 AND legacy_key = ? AND last_batch = ?`,
     ),
     stageRest: p(
-      `UPDATE record_rows SET state = ${stateCodes('staged')}, updated_at = ? WHERE last_batch = ? AND state = ${stateCodes('in_flight')}`,
+      `UPDATE record_rows SET state = ${stateCodes('staged')}, updated_at = NULL WHERE last_batch = ? AND state = ${stateCodes('in_flight')}`,
     ),
     batchInsert: p(`INSERT INTO batches (run, state, records, bytes, attempts, created_at, sent_at) VALUES (?, ?, ?, ?, ?, ?, ?)`),
     batchFinish: p(`UPDATE batches SET state = ?, error = ?, finished_at = ? WHERE id = ?`),
@@ -228,9 +228,7 @@ export class RecordWrites {
     state: 'in_flight' | 'building',
   ): number {
     const s = this.statements();
-    const at = new Date();
-    const now = at.toISOString();
-    const updatedAt = at.getTime();
+    const now = new Date().toISOString();
     const sending = state === 'in_flight';
     return inTransaction(this.db, this.names, () => {
       const batch = Number(
@@ -261,7 +259,8 @@ export class RecordWrites {
           p.line,
           p.byteOffset,
           hexValue(p.rowHash),
-          updatedAt,
+          // Written as the batch is opened: its created_at (compact.ts, updatedAtText).
+          null,
         );
       };
       // SEND_ROWS records a statement while whole groups remain, then one at a time.
@@ -292,22 +291,21 @@ export class RecordWrites {
    */
   finishBatch(scope: Scope, batchId: number, outcomes: readonly RecordOutcome[]): void {
     const s = this.statements();
-    const at = new Date();
-    const now = at.toISOString();
-    const updatedAt = at.getTime();
+    const now = new Date().toISOString();
     this.db.transaction(() => {
-      // Refusals one by one, then every record of the batch still in flight is staged at once.
+      // Refusals one by one, then every record of the batch still in flight is staged at once;
+      // their time is the batch's finished_at (compact.ts, updatedAtText).
       for (const o of outcomes)
         if (o.state !== 'staged')
           s.outcome.run(
             stateCode(o.state),
             o.errors && o.errors.length > 0 ? errorsJson(o.errors) : null,
-            updatedAt,
+            null,
             scope.id,
             o.legacyKey,
             batchId,
           );
-      s.stageRest.run(updatedAt, batchId);
+      s.stageRest.run(batchId);
       s.batchFinish.run('done', null, now, batchId);
     })();
   }

@@ -19,7 +19,7 @@ import {
   stateFromText,
   stateText,
   timeFromText,
-  timeText,
+  updatedAtText,
   uuidFromText,
   uuidText,
 } from './compact.js';
@@ -101,7 +101,7 @@ const DDL = `
     line INTEGER NOT NULL,
     byte_offset INTEGER NOT NULL,
     row_hash BLOB NOT NULL,
-    updated_at INTEGER NOT NULL,
+    updated_at INTEGER,
     errors TEXT,
     origin_file TEXT,
     origin_line INTEGER,
@@ -252,7 +252,7 @@ const RECORD_INDEXES_AND_VIEW = `
       ${pathOf('r.file_id')} AS file,
       r.line, r.byte_offset,
       ${hexText('r.row_hash')} AS row_hash,
-      ${timeText('r.updated_at')} AS updated_at,
+      ${updatedAtText('r.updated_at', 'r.last_batch')} AS updated_at,
       r.origin_file, r.origin_line,
       ${hexText('r.origin_hash')} AS origin_hash,
       r.former_key
@@ -273,7 +273,7 @@ const TRIGGERS = `
   BEGIN
     INSERT INTO record_history (scope, keyed, legacy_key, state, errors, run, file, line, next_run, next_file, next_line, at, former_key)
     VALUES (OLD.scope, OLD.keyed, OLD.legacy_key, ${stateText('OLD.state')}, OLD.errors, OLD.last_run, ${pathOf('OLD.file_id')}, OLD.line,
-      NEW.last_run, ${pathOf('NEW.file_id')}, NEW.line, ${timeText('NEW.updated_at')}, OLD.former_key);
+      NEW.last_run, ${pathOf('NEW.file_id')}, NEW.line, ${updatedAtText('NEW.updated_at', 'NEW.last_batch')}, OLD.former_key);
   END;
 
   -- Imports a record's row no longer shows (src/ledger/migration-ends.ts): a record
@@ -293,7 +293,7 @@ const TRIGGERS = `
     DELETE FROM earlier_imports WHERE scope = OLD.scope AND keyed = OLD.keyed AND legacy_key = OLD.legacy_key;
     INSERT INTO earlier_imports (scope, keyed, legacy_key, migration, reference_id, content_hash, at)
     VALUES (OLD.scope, OLD.keyed, OLD.legacy_key, OLD.migration, ${uuidText('OLD.reference_id')}, ${hexText('OLD.content_hash')},
-      ${timeText('NEW.updated_at')});
+      ${updatedAtText('NEW.updated_at', 'NEW.last_batch')});
   END;
 `;
 
@@ -353,7 +353,8 @@ const UPGRADES: Record<number, (db: Db) => void> = {
         SELECT ${order === 'r.rowid' ? 'r.rowid, ' : ''}r.scope, r.keyed, r.legacy_key, ${uuidFromText('r.reference_id')},
           (SELECT id FROM entity_types WHERE name = r.entity_type), ${stateFromText('r.state')}, ${hexFromText('r.content_hash')},
           r.migration, r.last_batch, r.last_run, r.attempts, (SELECT id FROM record_files WHERE source = r.source AND path = r.file),
-          r.line, r.byte_offset, ${hexFromText('r.row_hash')}, ${timeFromText('r.updated_at')}, r.errors,
+          r.line, r.byte_offset, ${hexFromText('r.row_hash')},
+          CASE WHEN r.updated_at IS ${updatedAtText('NULL', 'r.last_batch')} THEN NULL ELSE ${timeFromText('r.updated_at')} END, r.errors,
           r.origin_file, r.origin_line, ${hexFromText('r.origin_hash')}, r.former_key
         FROM records r ORDER BY ${order};
       DROP TABLE records;

@@ -221,13 +221,14 @@ describe('the ledger schema, from the previous version', () => {
     expect(planned(file)).toEqual(planBefore);
     expect(rowids('SELECT rowid, legacy_key FROM record_rows ORDER BY rowid')).toEqual(orderBefore);
     expect(layout(file).version).toBe(4);
-    // Stored compact: referenceIds, content and row hashes as bytes, the state and the time as numbers.
+    // Stored compact: referenceIds, content and row hashes as bytes, the state as a number, and no time of their own:
+    // the fixture's sent records were last written when their batch settled (its finished_at, read back above).
     expect(
       rowids(
         `SELECT DISTINCT typeof(reference_id) AS id, typeof(content_hash) AS content, typeof(row_hash) AS row, typeof(state) AS state,
            typeof(updated_at) AS at, length(reference_id) AS idBytes, length(row_hash) AS rowBytes FROM record_rows WHERE content_hash IS NOT NULL`,
       ),
-    ).toEqual([{ id: 'blob', content: 'blob', row: 'blob', state: 'integer', at: 'integer', idBytes: 16, rowBytes: 32 }]);
+    ).toEqual([{ id: 'blob', content: 'blob', row: 'blob', state: 'integer', at: 'null', idBytes: 16, rowBytes: 32 }]);
 
     // Resume reads the keys of the rows before a byte offset, and the last done batch's rows, from the upgraded rows.
     const scope = ledger.findScope(pipeline, 'Counterparties')!;
