@@ -8,7 +8,7 @@
  * (a run's batches: the hot path), record-reads.ts (status, listings, facts), job-outcomes.ts
  * (validation and import results), corrections.ts, log-cursor.ts, and the parts reached as properties (jobs,
  * removals, stories, tallies, runMappings, migrationEnds, writtenFiles). The tables
- * are all in schema.ts.
+ * are all in schema.ts; compact.ts says how a record's values are stored.
  */
 import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';

@@ -83,7 +83,7 @@ const DDL = `
   -- are written (a batch's rows side by side, which is how they are settled), and only the key's
   -- index takes the legacy keys in whatever order the export has them. Clustered on the key
   -- (WITHOUT ROWID), an export not sorted by key cost 3-4x the system time (100,000 shuffled
-  -- persons). Its indexes are made after the upgrades (RECORD_INDEXES): an upgrade fills the
+  -- persons). Its indexes are made after the upgrades (RECORD_INDEXES_AND_VIEW): an upgrade fills the
   -- table first, then indexes it.
   CREATE TABLE IF NOT EXISTS record_rows (
     scope INTEGER NOT NULL,
