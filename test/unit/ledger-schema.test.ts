@@ -188,6 +188,7 @@ describe('the ledger schema, from the previous version', () => {
   it('upgrades a version 3 ledger in place to compact record rows: the same records through every reader, in the same rowid order', () => {
     const pipeline = 'generated-crm';
     writeLedger(file, V3);
+    expect(layout(file).version).toBe(3);
     const rowids = (sql: string) => {
       const db = new Database(file, { readonly: true });
       try {
