@@ -18,15 +18,24 @@
  *   promises none); object keys in any order; a date may come back as midnight UTC
  *   (`1980-01-02T00:00:00Z` is `1980-01-02`). Nothing else: a value cut, an accent lost, a list
  *   item dropped, a date moved are differences.
+ *
+ * Before any of that, the proof (`HashProof`): the live record written back the way staging takes
+ * it, framed as a run frames it, hashes to the content hash the ledger kept of the frame sent. Then
+ * the platform holds every field exactly as sent, and no field needs comparing.
  */
 import { STREAMED_ORGANISATION_FIELDS, STREAMED_PERSON_FIELDS } from '../../contract/counterparty.js';
-import type { StagedCounterparty } from '../../contract/migration.js';
+import { checkStagedCounterparty, type StagedCounterparty } from '../../contract/migration.js';
+import { encodeRecord } from '../../pipeline/batcher/index.js';
+import { SEND_FORMAT } from '../../pipeline/runner/send.js';
 
 /** The streamed type of each staged type. */
 export const STREAMED_TYPE: Readonly<Record<string, string>> = {
   person: 'StreamingPersonCounterparty',
   organisation: 'StreamingOrganisationCounterparty',
 };
+
+/** The staged type of each streamed type (STREAMED_TYPE read backwards). */
+const STAGED_TYPE: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(STREAMED_TYPE).map(([s, t]) => [t, s]));
 
 /** Staged fields the specification's stream shows, per staged type (besides referenceId, the match key). */
 const COMMON = ['type', 'associatedParties', 'countryCode', 'preferredCommunicationLanguage', 'telephoneNumbers', 'relations'];
@@ -128,4 +137,132 @@ export function canonical(value: unknown, key: string): string {
     return JSON.stringify(CASELESS_KEYS.has(key) ? text.toLowerCase() : text);
   }
   return JSON.stringify(value);
+}
+
+/**
+ * Fields the specification's stream shows for every record, so a platform fills them in when the
+ * record sent did not carry them (its default country and language, empty lists): in the proof,
+ * each the platform holds may not have been sent. A list only when empty (a default is empty).
+ */
+const FILLED_LISTS = ['associatedParties', 'telephoneNumbers', 'relations'];
+const FILLED_VALUES = ['countryCode', 'preferredCommunicationLanguage'];
+const FILLED = [...FILLED_LISTS, ...FILLED_VALUES];
+/**
+ * Staged fields the stream need not show that can only be true or false: when the platform does
+ * not show one, the proof tries it absent, true and false (what was sent is then known, and the
+ * field counted "not shown", as the comparison counts it).
+ */
+const UNSHOWN_FLAGS = ['isActive'];
+/** Guesses that proved records, tried first on the next (a mapping sends the same fields, so few shapes recur). */
+const LEARNED = 8;
+/** Records for which every guess is tried before only the learned ones are: a migration the platform normalises throughout stops paying for it. */
+const SEARCHES = 1_000;
+
+/** A live record the proof settles: proven as sent, and the fields sent that the stream does not show. */
+export interface Proven {
+  notShown: string[];
+}
+
+/**
+ * Proves a live record holds exactly what was sent, by hash: the live record written back the
+ * way staging takes it (`type` back to the staged type; `checkStagedCounterparty`, which drops
+ * what staging does not take, such as `sequenceNumber`, and puts the keys in the schema's order)
+ * and framed as a run frames it (`encodeRecord`, SEND_FORMAT) hashes to the ledger's content
+ * hash of the frame sent. As the platform may have filled in fields the record did not carry
+ * (FILLED) and not show the flags it did (UNSHOWN_FLAGS), a few such guesses are tried; each one
+ * whose hash matches is what was sent, so the proof is exact whichever one matches. A platform
+ * that added a field staging takes, changed a code's case, reordered a list or cut a value
+ * proves nothing: `checkFields` then decides.
+ * @example const proof = new HashProof(); proof.prove(live, sent.contentHash) // { notShown: ['isActive'] }, or undefined
+ */
+export class HashProof {
+  /** Guesses that proved, the latest first (see `guessed`). */
+  private readonly learned: number[] = [];
+  private searches = SEARCHES;
+
+  prove(live: Record<string, unknown>, contentHash: string): Proven | undefined {
+    const type = typeof live.type === 'string' ? STAGED_TYPE[live.type] : undefined;
+    if (type === undefined) return undefined;
+    const input: Record<string, unknown> = { ...live, type };
+    // A flag the platform does not show is set here, so that the schema puts it in its place.
+    let unshown = 0;
+    UNSHOWN_FLAGS.forEach((f, i) => {
+      if (live[f] !== undefined) return;
+      unshown |= 1 << i;
+      input[f] = true;
+    });
+    const checked = checkStagedCounterparty(input);
+    if (!checked.ok) return undefined;
+    const written = checked.record as unknown as Record<string, unknown>;
+    let droppable = 0;
+    FILLED.forEach((f, i) => {
+      const v = written[f];
+      if (v !== undefined && (!FILLED_LISTS.includes(f) || (Array.isArray(v) && v.length === 0))) droppable |= 1 << i;
+    });
+    const tried = new Set<number>();
+    const attempt = (guess: number): Proven | undefined => {
+      // A guess that proved another record, fitted to this one: it drops only what this one may
+      // not have been sent, and sets only the flags this one does not show.
+      const { drop, flags } = fitted(guess, droppable, unshown);
+      const key = drop + flags * (1 << FILLED.length);
+      if (tried.has(key)) return undefined;
+      tried.add(key);
+      const candidate = guessed(written, drop, flags, unshown);
+      return encodeRecord(candidate.record, SEND_FORMAT).contentHash === contentHash ? { notShown: candidate.notShown } : undefined;
+    };
+    for (let i = 0; i < this.learned.length; i++) {
+      const proven = attempt(this.learned[i]!);
+      if (!proven) continue;
+      if (i > 0) this.learned.unshift(...this.learned.splice(i, 1));
+      return proven;
+    }
+    if (this.searches === 0) return undefined;
+    // Every guess this record allows: each subset of what may have been filled in, times three per unshown flag.
+    for (let flags = 0; flags < 3 ** UNSHOWN_FLAGS.length; flags++)
+      for (let drop = droppable; ; drop = (drop - 1) & droppable) {
+        const guess = drop + flags * (1 << FILLED.length);
+        const proven = attempt(guess);
+        if (proven) {
+          this.learned.unshift(guess);
+          if (this.learned.length > LEARNED) this.learned.length = LEARNED;
+          return proven;
+        }
+        if (drop === 0) break;
+      }
+    this.searches--;
+    return undefined;
+  }
+}
+
+/** A guess's parts, fitted to a record: `drop` bit i drops FILLED[i]; `flags` base 3, digit i for UNSHOWN_FLAGS[i] (0 absent, 1 true, 2 false). */
+function fitted(guess: number, droppable: number, unshown: number): { drop: number; flags: number } {
+  let rest = Math.floor(guess / (1 << FILLED.length));
+  let flags = 0;
+  for (let i = 0, unit = 1; i < UNSHOWN_FLAGS.length; i++, unit *= 3, rest = Math.floor(rest / 3))
+    if (unshown & (1 << i)) flags += (rest % 3) * unit;
+  return { drop: guess & droppable, flags };
+}
+
+/** The record written back as a guess says it was sent (flags the platform shows stay as shown). */
+function guessed(
+  written: Record<string, unknown>,
+  drop: number,
+  flags: number,
+  unshown: number,
+): { record: Record<string, unknown>; notShown: string[] } {
+  const record = { ...written };
+  FILLED.forEach((f, i) => {
+    if (drop & (1 << i)) delete record[f];
+  });
+  const notShown: string[] = [];
+  UNSHOWN_FLAGS.forEach((f, i) => {
+    if (!(unshown & (1 << i))) return;
+    const choice = Math.floor(flags / 3 ** i) % 3;
+    if (choice === 0) delete record[f];
+    else {
+      record[f] = choice === 1;
+      notShown.push(f);
+    }
+  });
+  return { record, notShown };
 }
