@@ -74,7 +74,8 @@ export interface VerificationReport {
   /** Imported records the platform does not hold (lost after the import). */
   notHeld: { total: number; records: VerifiedRecordRef[] };
   /**
-   * Held, but what was sent could not be rebuilt: the legacy row is gone or changed since it was
+   * Held otherwise than sent (its hash proves nothing), and what was sent could not be rebuilt to
+   * compare it field by field: the legacy row is gone or changed since it was
    * sent, or the mapping of the run that sent it is not in the ledger. Not compared; fails the check.
    */
   notVerifiable: { total: number; records: Array<VerifiedRecordRef & { why: string }> };
