@@ -168,7 +168,14 @@ export async function verifyMigration(options: VerifyOptions): Promise<Verificat
       resumes += matcher.resumes;
     }
     options.onSpilled?.(spilled);
-    const counts = { streamed: proof.streamed, resumes, imported: proof.imported, importedEarlier: proof.importedEarlier };
+    const counts = {
+      streamed: proof.streamed,
+      resumes,
+      imported: proof.imported,
+      importedEarlier: proof.importedEarlier,
+      proven: proof.proven,
+      compared: unproven,
+    };
     const report = findings(db, options, verdicts, { tally, pipelines, started, counts });
     db.exec('COMMIT');
     return report;
@@ -282,6 +289,8 @@ class ProofPass {
   /** The ledger's live imports read, and those of an earlier migration. */
   imported = 0;
   importedEarlier = 0;
+  /** Records proven identical by hash. */
+  proven = 0;
   /** Records the proof left to the comparison, by pipeline. */
   readonly unproven = new Map<string, number>();
   readonly pending: PendingRecords<ProofSide>;
@@ -371,6 +380,7 @@ class ProofPass {
     this.verdicts.explained(live);
     const proven = sent.contentHash === null ? undefined : this.proof.prove(live, sent.contentHash);
     if (proven) {
+      this.proven++;
       this.verdicts.settled(IDENTICAL, () => this.verdicts.refOf(id, sent));
       for (const field of proven.notShown) this.tally.notShown[field] = (this.tally.notShown[field] ?? 0) + 1;
     } else {
@@ -778,7 +788,7 @@ function findings(
     tally: Tally;
     pipelines: string[];
     started: number;
-    counts: Pick<VerificationReport, 'streamed' | 'resumes' | 'imported' | 'importedEarlier'>;
+    counts: Pick<VerificationReport, 'streamed' | 'resumes' | 'imported' | 'importedEarlier' | 'proven' | 'compared'>;
   },
 ): VerificationReport {
   const { redactor } = options;

@@ -67,6 +67,10 @@ export interface VerificationReport {
   importedEarlier: number;
   /** Imported records whose every field shown by the platform is the one sent. */
   identical: number;
+  /** Of the identical, those proven by hash: the live record, written back as staged, hashes to the frame sent (no export read for them). */
+  proven: number;
+  /** Held records the proof left (the platform holds them otherwise than sent, or the ledger kept no hash): compared field by field with the export's rebuild. */
+  compared: number;
   /** Identical but for differences accept rules explain. */
   identicalAfterAccepted: number;
   /** Records with at least one field that differs and no accept rule explains. */
