@@ -176,7 +176,7 @@ export interface Proven {
  * @example const proof = new HashProof(); proof.prove(live, sent.contentHash) // { notShown: ['isActive'] }, or undefined
  */
 export class HashProof {
-  /** Guesses that proved, the latest first (see `guessed`). */
+  /** Guesses that proved, the latest first (see `fitted`). */
   private readonly learned: number[] = [];
   private searches = SEARCHES;
 
@@ -186,29 +186,28 @@ export class HashProof {
     const input: Record<string, unknown> = { ...live, type };
     // A flag the platform does not show is set here, so that the schema puts it in its place.
     let unshown = 0;
-    UNSHOWN_FLAGS.forEach((f, i) => {
-      if (live[f] !== undefined) return;
+    for (let i = 0; i < UNSHOWN_FLAGS.length; i++) {
+      if (live[UNSHOWN_FLAGS[i]!] !== undefined) continue;
       unshown |= 1 << i;
-      input[f] = true;
-    });
+      input[UNSHOWN_FLAGS[i]!] = true;
+    }
     const checked = checkStagedCounterparty(input);
     if (!checked.ok) return undefined;
     const written = checked.record as unknown as Record<string, unknown>;
     let droppable = 0;
-    FILLED.forEach((f, i) => {
-      const v = written[f];
-      if (v !== undefined && (!FILLED_LISTS.includes(f) || (Array.isArray(v) && v.length === 0))) droppable |= 1 << i;
-    });
-    const tried = new Set<number>();
+    for (let i = 0; i < FILLED.length; i++) {
+      const v = written[FILLED[i]!];
+      if (v !== undefined && (i >= FILLED_LISTS.length || (Array.isArray(v) && v.length === 0))) droppable |= 1 << i;
+    }
+    // Guesses fitted to this record that were tried (a few learned ones often fit alike).
+    const tried: number[] = [];
     const attempt = (guess: number): Proven | undefined => {
-      // A guess that proved another record, fitted to this one: it drops only what this one may
-      // not have been sent, and sets only the flags this one does not show.
-      const { drop, flags } = fitted(guess, droppable, unshown);
-      const key = drop + flags * (1 << FILLED.length);
-      if (tried.has(key)) return undefined;
-      tried.add(key);
-      const candidate = guessed(written, drop, flags, unshown);
-      return encodeRecord(candidate.record, SEND_FORMAT).contentHash === contentHash ? { notShown: candidate.notShown } : undefined;
+      const fit = fitted(guess, droppable, unshown);
+      if (tried.includes(fit)) return undefined;
+      tried.push(fit);
+      const notShown: string[] = [];
+      const record = guessed(written, fit, unshown, notShown);
+      return encodeRecord(record, SEND_FORMAT).contentHash === contentHash ? { notShown } : undefined;
     };
     for (let i = 0; i < this.learned.length; i++) {
       const proven = attempt(this.learned[i]!);
@@ -220,7 +219,7 @@ export class HashProof {
     // Every guess this record allows: each subset of what may have been filled in, times three per unshown flag.
     for (let flags = 0; flags < 3 ** UNSHOWN_FLAGS.length; flags++)
       for (let drop = droppable; ; drop = (drop - 1) & droppable) {
-        const guess = drop + flags * (1 << FILLED.length);
+        const guess = drop + flags * FLAGS_UNIT;
         const proven = attempt(guess);
         if (proven) {
           this.learned.unshift(guess);
@@ -234,35 +233,44 @@ export class HashProof {
   }
 }
 
-/** A guess's parts, fitted to a record: `drop` bit i drops FILLED[i]; `flags` base 3, digit i for UNSHOWN_FLAGS[i] (0 absent, 1 true, 2 false). */
-function fitted(guess: number, droppable: number, unshown: number): { drop: number; flags: number } {
-  let rest = Math.floor(guess / (1 << FILLED.length));
+/** Where a guess's flag digits begin: below it, bit i drops FILLED[i]. */
+const FLAGS_UNIT = 1 << FILLED.length;
+const FILLED_BIT: ReadonlyMap<string, number> = new Map(FILLED.map((f, i) => [f, 1 << i]));
+const FLAG_INDEX: ReadonlyMap<string, number> = new Map(UNSHOWN_FLAGS.map((f, i) => [f, i]));
+
+/**
+ * A guess fitted to a record: it drops only what the record may not have been sent (`droppable`),
+ * and sets only the flags the record does not show (`unshown`: bit i for UNSHOWN_FLAGS[i]). A
+ * guess is `drop + flags * FLAGS_UNIT`, `flags` in base 3 (digit i for UNSHOWN_FLAGS[i]: 0
+ * absent, 1 true, 2 false).
+ */
+function fitted(guess: number, droppable: number, unshown: number): number {
+  let rest = Math.floor(guess / FLAGS_UNIT);
   let flags = 0;
   for (let i = 0, unit = 1; i < UNSHOWN_FLAGS.length; i++, unit *= 3, rest = Math.floor(rest / 3))
     if (unshown & (1 << i)) flags += (rest % 3) * unit;
-  return { drop: guess & droppable, flags };
+  return (guess & droppable) + flags * FLAGS_UNIT;
 }
 
-/** The record written back as a guess says it was sent (flags the platform shows stay as shown). */
-function guessed(
-  written: Record<string, unknown>,
-  drop: number,
-  flags: number,
-  unshown: number,
-): { record: Record<string, unknown>; notShown: string[] } {
-  const record = { ...written };
-  FILLED.forEach((f, i) => {
-    if (drop & (1 << i)) delete record[f];
-  });
-  const notShown: string[] = [];
-  UNSHOWN_FLAGS.forEach((f, i) => {
-    if (!(unshown & (1 << i))) return;
-    const choice = Math.floor(flags / 3 ** i) % 3;
-    if (choice === 0) delete record[f];
-    else {
-      record[f] = choice === 1;
-      notShown.push(f);
+/**
+ * The record written back as a fitted guess says it was sent, built key by key in the schema's
+ * order (a flag the platform does not show, `unshown`, is in `written` only as the placeholder
+ * `prove` set); the flags it sets are pushed on `notShown`.
+ */
+function guessed(written: Record<string, unknown>, fit: number, unshown: number, notShown: string[]): Record<string, unknown> {
+  const record: Record<string, unknown> = {};
+  for (const key in written) {
+    const bit = FILLED_BIT.get(key);
+    if (bit !== undefined && fit & bit) continue;
+    const flag = FLAG_INDEX.get(key);
+    if (flag === undefined || !(unshown & (1 << flag))) {
+      record[key] = written[key];
+      continue;
     }
-  });
-  return { record, notShown };
+    const choice = Math.floor(fit / FLAGS_UNIT / 3 ** flag) % 3;
+    if (choice === 0) continue;
+    record[key] = choice === 1;
+    notShown.push(key);
+  }
+  return record;
 }
