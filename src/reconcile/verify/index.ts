@@ -59,9 +59,10 @@ export { verificationHeadline, verificationLines } from './render-verification.j
 
 /**
  * Records that may wait in memory for their other sides (a streamed or rebuilt person is about
- * 2 kB there, a ledger's record a few hundred bytes). The ledger and the stream are each read a
- * quarter of it ahead of the export: more than the few thousand records by which the platform's
- * import order strays from the export's (docs/performance.md), with room left for that disorder.
+ * 2 kB there, a ledger's record a few hundred bytes). In the proof the ledger is read a quarter
+ * of it ahead of the stream, in the comparison the ledger and the stream each a quarter ahead of
+ * the export: more than the few thousand records by which the platform's import order strays
+ * from the staging order (docs/performance.md), with room left for that disorder.
  */
 export const PENDING_BOUND = 20_000;
 
@@ -75,7 +76,7 @@ export interface VerifyOptions {
   redactor: Redactor;
   accept?: readonly AcceptRule[];
   signal?: AbortSignal;
-  /** Called every 10,000 counterparties streamed and records compared. */
+  /** Called every 10,000 counterparties streamed and records paired in the proof pass. */
   onProgress?: (p: { phase: 'stream' | 'compare'; done: number }) => void;
   /** Records that may wait in memory for their other sides (default PENDING_BOUND); the rest wait in the scratch file. */
   pendingBound?: number;
@@ -83,7 +84,7 @@ export interface VerifyOptions {
   onSpilled?: (spilled: number) => void;
 }
 
-/** Outcome codes of a sent record. */
+/** Outcome codes of a sent record (the proof settles IDENTICAL; the comparison any). */
 const UNSEEN = 0;
 const IDENTICAL = 1;
 const ACCEPTED = 2;
@@ -109,7 +110,7 @@ interface EarlyRow {
   record?: StagedCounterparty;
 }
 
-/** What is known of a record whose sides have not all come (each part absent until its side comes). */
+/** What the comparison knows of a record whose sides have not all come (each part absent until its side comes). */
 interface Pending {
   /** The ledger's import of it; false: the ledger's record of it is no live import (its legacy row is not judged, its live record is a stray). */
   sent?: SentRecord | false;
