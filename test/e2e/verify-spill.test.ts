@@ -156,7 +156,10 @@ describe('verify with the pending records spilled', () => {
       expect(findings(unbounded.v)).toEqual(findings(inMemory));
       for (const bound of [1, 2, 7]) {
         const tight = await run(bound);
-        expect(tight.spilled, `bound ${bound}`).toBeGreaterThan(1000);
+        // Hundreds through the scratch file: fewer than the records, as in the proof pass the
+        // ledger is read ahead of the stream and a live record mostly finds its import waiting
+        // (how many wait depends on how far the service's import order strays, run to run).
+        expect(tight.spilled, `bound ${bound}`).toBeGreaterThan(300);
         expect(findings(tight.v), `bound ${bound}`).toEqual(findings(inMemory));
       }
     } finally {
