@@ -162,4 +162,32 @@ describe('staging store without a unique index', () => {
       [ref(a), 'v3'],
     ]);
   });
+
+  it('finds every record again after its map grew three quarters full several times, and past rowid 2³²', () => {
+    // 6,000 records: the map grows from 1,024 slots to 8,192, each time at three quarters.
+    const many = Array.from({ length: 6000 }, (_, i) => row(i));
+    expect(stage(store, M1, many)).toBe(6000);
+    expect(
+      stage(
+        store,
+        M1,
+        many.map((r, i) => (i % 3 === 0 ? row(i, 'v2') : r)),
+      ),
+    ).toBe(0);
+    const staged = rows(store, M1);
+    expect(staged.map((r) => r[0])).toEqual(many.map((r) => r.referenceId));
+    expect(staged.filter((r) => r[1] === 'v2')).toHaveLength(2000);
+    // A database whose rowids passed 2³²: the map's 32-bit rowids give way to doubles.
+    db.prepare(
+      "INSERT INTO staged_counterparties (id, migration_no, reference_id, type, data, staged_on) VALUES (?, 99, 'x', 'person', '{}', ?)",
+    ).run(2 ** 32 + 5, NOW);
+    expect(stage(store, M1, [row(6000), row(6001)])).toBe(2);
+    expect(stage(store, M1, [row(6001, 'v2'), row(5, 'v3')])).toBe(0);
+    const last = rows(store, M1).slice(-2);
+    expect(last.map((r) => [r[0], r[1], r[2] > 2 ** 32])).toEqual([
+      [ref(6000), 'v1', true],
+      [ref(6001), 'v2', true],
+    ]);
+    expect(store.byRef(M1, ref(5))).toMatchObject({ reference_id: ref(5), data: JSON.stringify({ referenceId: ref(5), content: 'v3' }) });
+  });
 });

@@ -41,22 +41,25 @@ export interface StagingRow {
 /** Rows per multi-row insert (6 parameters each; SQLite allows 32766). */
 const INSERT_ROWS = 100;
 
-/** Migrations whose rows are held in memory at once (about 25 bytes a staged record each). */
+/** Migrations whose rows are held in memory at once (8–21 bytes a staged record each). */
 const MIGRATIONS_HELD = 4;
 
 /**
  * Rowids of a migration's staged records by a 30-bit hash of their referenceId, in an
- * open-addressing table of typed arrays (12 bytes a slot, at most half full: about 25 MB for a
- * million records). It holds no strings: a referenceId kept as a Map key kept the whole request
- * text it was parsed from alive (V8 slices strings), and the service went from 250 to 560 MB at
- * 1,000,000 records; a Map of numbers still took about 100 MB more. Several referenceIds can share
- * a hash (about 500 pairs among a million), and a slot can be left by a row that is gone, so each
- * rowid found is a candidate that the caller checks against the row.
+ * open-addressing table of typed arrays: 8 bytes a slot (the hash and a 32-bit rowid), at most
+ * three quarters full, so 8–21 bytes a record: about 17 MB for a million records, 34 MB for three
+ * million. It holds no strings: a referenceId kept as a Map key kept the whole request text it was
+ * parsed from alive (V8 slices strings), and the service went from 250 to 560 MB at 1,000,000
+ * records; a Map of numbers still took about 100 MB more. Several referenceIds can share a hash
+ * (about 500 pairs among a million), and a slot can be left by a row that is gone, so each rowid
+ * found is a candidate that the caller checks against the row. A probe stops at the first empty
+ * slot; the hashes of a full cluster sit side by side, so a miss reads a cache line or two.
+ * Rowids past 2³² (four billion staged rows) turn the rowids into doubles (12 bytes a slot).
  */
 class RowsByReference {
   /** hash30 + 1 of the slot's referenceId; 0: empty. */
   private hashes = new Int32Array(1024);
-  private ids = new Float64Array(1024);
+  private ids: Uint32Array | Float64Array = new Uint32Array(1024);
   private count = 0;
 
   /** Calls `test` on each candidate rowid until it returns true; whether one did. */
@@ -70,7 +73,8 @@ class RowsByReference {
   }
 
   add(referenceId: string, id: number): void {
-    if ((this.count + 1) * 2 > this.hashes.length) this.grow();
+    if ((this.count + 1) * 4 > this.hashes.length * 3) this.grow(this.hashes.length * 2);
+    if (id > 0xffffffff && this.ids instanceof Uint32Array) this.ids = Float64Array.from(this.ids);
     this.put(hash30(referenceId) + 1, id);
   }
 
@@ -83,10 +87,10 @@ class RowsByReference {
     this.count++;
   }
 
-  private grow(): void {
+  private grow(capacity: number): void {
     const { hashes, ids } = this;
-    this.hashes = new Int32Array(hashes.length * 2);
-    this.ids = new Float64Array(hashes.length * 2);
+    this.hashes = new Int32Array(capacity);
+    this.ids = ids instanceof Uint32Array ? new Uint32Array(capacity) : new Float64Array(capacity);
     this.count = 0;
     for (let i = 0; i < hashes.length; i++) if (hashes[i] !== 0) this.put(hashes[i]!, ids[i]!);
   }
