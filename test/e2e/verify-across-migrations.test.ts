@@ -18,8 +18,10 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-async function setUp(): Promise<{ dir: string; cli: (args: string[], ledger?: string) => ReturnType<typeof runCli> }> {
-  const svc = await startTestService();
+async function setUp(
+  alterations?: string,
+): Promise<{ dir: string; url: string; cli: (args: string[], ledger?: string) => ReturnType<typeof runCli> }> {
+  const svc = await startTestService(alterations ? { alterations, faultSeed: 5 } : {});
   services.push(svc);
   const dir = tempDir('stagecoach-verify-across-');
   dirs.push(dir);
@@ -27,7 +29,7 @@ async function setUp(): Promise<{ dir: string; cli: (args: string[], ledger?: st
     cpSync(join(ROOT, sub), join(dir, sub), { recursive: true });
   const cli = (args: string[], ledger = 'ledger.db') =>
     runCli([...args, '--ledger', join(dir, ledger), '--base-url', svc.url], { cwd: dir });
-  return { dir, cli };
+  return { dir, url: svc.url, cli };
 }
 
 const verificationIn = (dir: string, out: string): VerificationReport =>
@@ -81,6 +83,26 @@ describe('verify across the migrations of a pipeline', () => {
     expect(v.strays).toEqual({ total: 0, earlierMigration: 0, unknown: 0, records: [] });
     expect(second.stdout).toContain('Verified: 229 of 229 imported records identical on the platform (100%)');
     expect(second.stdout).toContain('229 imported records in the ledger (228 from an earlier migration of the pipeline)');
+  });
+
+  it('compares a record the platform holds otherwise than sent from a corrections file with that file’s row', async () => {
+    const { dir, url, cli } = await setUp('surname:truncate=3');
+    expect((await cli(['migrate', 'pipelines/crm.yaml', '--no-verify', '--out', 'm1'])).code).toBe(0);
+    expect((await cli(['report', 'crm', '--out', 'r1'])).code).toBe(0);
+    const fixed = fixSurname(dir, 'r1/klanten.corrections.csv', '100022', 'Jacobs');
+    const second = await cli(['migrate', 'pipelines/crm.yaml', '--corrections', fixed, '--out', 'm2']);
+    expect(second.code, second.stdout + second.stderr).toBe(1);
+    const v = verificationIn(dir, 'm2');
+    const { altered } = (await (await fetch(`${url}/_admin/faults/alterations`)).json()) as { altered: Array<{ field: string }> };
+    // Every surname cut, the corrected record's among them: each compared field by field with
+    // the row that sent it, the corrected one with its row in the corrections file.
+    expect(altered.length).toBeGreaterThan(100);
+    expect(v).toMatchObject({ imported: 229, differing: altered.length, compared: altered.length, proven: 229 - altered.length });
+    expect(v.fields.map((f) => f.field)).toEqual(['surname']);
+    expect(v.fields[0]!.records.filter((r) => r.file === 'fixed.csv')).toMatchObject([
+      { legacyKey: '100022', line: 2, sent: '"J***" (6 chars)', held: '"J**" (3 chars)' },
+    ]);
+    expect(v.notVerifiable.total + v.notHeld.total + v.strays.total).toBe(0);
   });
 
   it('passes a plain re-run into a new migration after a completed one, and after a canceled one', async () => {

@@ -1,6 +1,7 @@
 /**
  * `verify` with a pending bound so small that nearly every record waits in the scratch file for
- * its other sides (the ledger's, the rebuilt one, the live one; and the live ones nothing comes for) must find
+ * its other sides (in the proof pass the ledger's and the live one; in the comparison the
+ * ledger's, the rebuilt one, the live one; and the live ones nothing comes for) must find
  * exactly what it finds with everything in memory: generated persons imported by a service that
  * alters some and loses some, a few legacy rows changed after the import, and another ledger's
  * counterparties in the same tenant. The truth comes from the service's list of what it altered,
@@ -83,12 +84,13 @@ describe('verify with the pending records spilled', () => {
     const lost = new Set(admin.altered.filter((a) => a.field === '*').map((a) => a.referenceId));
     const strays = othersImported - all.filter((a) => a.field === '*' && !where.has(a.referenceId)).length;
 
-    // Three rows the platform still holds change in the export after the import: not verifiable.
+    // Three rows of records the platform holds otherwise than sent change in the export after the
+    // import: not verifiable (a record it holds as sent is proven by hash whatever its row says now).
     const csvFile = join(dir, 'crm', 'klanten.csv');
     const lines = readFileSync(csvFile, 'utf8').split('\n');
     const changed = imported
-      .filter((r) => !lost.has(r.reference_id) && !admin.altered.some((a) => a.referenceId === r.reference_id))
-      .slice(100, 103);
+      .filter((r) => !lost.has(r.reference_id) && admin.altered.some((a) => a.referenceId === r.reference_id))
+      .slice(10, 13);
     for (const r of changed) {
       const cells = lines[r.line - 1]!.split(';');
       expect(cells[0]).toBe(r.legacy_key);
@@ -122,6 +124,7 @@ describe('verify with the pending records spilled', () => {
     for (const c of changed) differing.delete(c.reference_id);
     expect(inMemory.differing).toBe(differing.size);
     expect(inMemory.identical).toBe(imported.length - lost.size - changed.length - differing.size);
+    expect(inMemory).toMatchObject({ proven: inMemory.identical, compared: differing.size + changed.length });
 
     // The same verification in-process: first with the default bound (nothing spilled), then with
     // bounds that make records wait in the scratch file. The ledger names files as the CLI's
@@ -153,7 +156,10 @@ describe('verify with the pending records spilled', () => {
       expect(findings(unbounded.v)).toEqual(findings(inMemory));
       for (const bound of [1, 2, 7]) {
         const tight = await run(bound);
-        expect(tight.spilled, `bound ${bound}`).toBeGreaterThan(1000);
+        // Hundreds through the scratch file: fewer than the records, as in the proof pass the
+        // ledger is read ahead of the stream and a live record mostly finds its import waiting
+        // (how many wait depends on how far the service's import order strays, run to run).
+        expect(tight.spilled, `bound ${bound}`).toBeGreaterThan(300);
         expect(findings(tight.v), `bound ${bound}`).toEqual(findings(inMemory));
       }
     } finally {

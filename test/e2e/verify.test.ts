@@ -7,11 +7,14 @@
  * Real service, real CLI.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ROOT, runCli } from '../support/cli.js';
-import { startTestService, tempDir, type TestService } from '../support/service.js';
+import { DEMO, startTestService, tempDir, type TestService } from '../support/service.js';
+import { createClient } from '../../src/client/index.js';
+import { openLedger } from '../../src/ledger/index.js';
+import { verify } from '../../src/reconcile/verify/index.js';
 import type { ReconciliationReport, VerificationReport } from '../../src/reconcile/index.js';
 
 const services: TestService[] = [];
@@ -76,6 +79,8 @@ describe('verify', () => {
     const v = m.verification;
     expect(v.imported).toBe(228);
     expect(v.identical).toBe(228);
+    // Every record proven by hash: none was compared field by field with the export.
+    expect(v).toMatchObject({ proven: 228, compared: 0 });
     expect(v).toMatchObject({ differing: 0, identicalAfterAccepted: 0, passed: true, problems: [], fields: [] });
     expect(v.notHeld.total + v.notVerifiable.total + v.strays.total).toBe(0);
     expect(m.stdout).toContain('Verified: 228 of 228 imported records identical on the platform (100%)');
@@ -109,6 +114,8 @@ describe('verify', () => {
       expect(listed(v, field)).toEqual(expected);
       expect(v.differing).toBe(expected.length);
       expect(v.identical).toBe(v.imported - expected.length);
+      // The altered records are the ones the proof by hash left to the field-by-field comparison.
+      expect(v).toMatchObject({ proven: v.identical, compared: expected.length });
       expect(v.notHeld.total + v.notVerifiable.total + v.strays.total).toBe(0);
       expect(m.stdout).toContain(`${field}: ${expected.length} differ`);
     });
@@ -122,8 +129,8 @@ describe('verify', () => {
     expect(m.code).toBe(1);
     expect(v.notHeld.total).toBe(expected.length);
     expect(v.notHeld.records.map((r) => `${r.file}:${r.line}`).sort()).toEqual(expected);
-    expect(v).toMatchObject({ differing: 0, fields: [], identical: v.imported - expected.length });
-    expect(v.notVerifiable.total + v.strays.total).toBe(0);
+    expect(v).toMatchObject({ differing: 0, fields: [], identical: v.imported - expected.length, proven: v.imported - expected.length });
+    expect(v.notVerifiable.total + v.strays.total + v.compared).toBe(0);
   });
 
   it('accepts a known normalisation: exit 0, the records counted accepted, masked examples with lengths', async () => {
@@ -160,7 +167,7 @@ describe('verify', () => {
     expect(md).toContain(`**VERIFICATION FAILED: ${228 - admin.count} of 228 imported records identical on the platform`);
   });
 
-  it('verifies a record an earlier migration imported and no later one re-sent, fails it when its row left the export, and counts counterparties no ledger knows as strays', async () => {
+  it('proves by hash a record an earlier migration imported and no later one re-sent, even when its row left the export since, and counts counterparties no ledger knows as strays', async () => {
     const svc = await startTestService();
     services.push(svc);
     const dir = tempDir('stagecoach-verify-');
@@ -179,28 +186,15 @@ describe('verify', () => {
     // The first migration is complete: this run stages into a new one, which migrate then drives.
     expect((await runCli(['run', 'pipelines/crm.yaml', '--ledger', ledger, '--base-url', svc.url], { cwd: dir })).code).toBe(0);
     const second = await runCli(['migrate', 'pipelines/crm.yaml', '--ledger', ledger, '--out', 'out', ...common], { cwd: dir });
-    expect(second.code).toBe(1);
+    expect(second.code, second.stdout).toBe(0);
     const v = (JSON.parse(readFileSync(join(dir, 'out/report.json'), 'utf8')) as ReconciliationReport).verification!;
-    // 100004 is still live from the first migration: the pipeline's record, verified against what
-    // that migration sent — which its export no longer holds, so it cannot be proven: not verifiable.
-    expect(v).toMatchObject({ imported: 228, importedEarlier: 1, identical: 227, differing: 0, passed: false });
+    // 100004 is still live from the first migration: the pipeline's record, and the platform holds
+    // exactly what that migration sent (its hash proves it), whatever its export says now.
+    expect(v).toMatchObject({ imported: 228, importedEarlier: 1, identical: 228, proven: 228, compared: 0, differing: 0, passed: true });
+    expect(v.notVerifiable.total).toBe(0);
     expect(v.strays).toMatchObject({ total: 0, earlierMigration: 0, unknown: 0 });
     const firstMigration = JSON.parse(readFileSync(join(dir, '.stagecoach/reports/run-1/report.json'), 'utf8')).run.migrationId;
     expect(firstMigration).not.toBe(v.migrationId);
-    const ledgerDb = new Database(ledger, { readonly: true });
-    const refOf100004 = ledgerDb.prepare("SELECT reference_id AS r FROM records WHERE legacy_key = '100004'").pluck().get();
-    ledgerDb.close();
-    expect(v.notVerifiable.total).toBe(1);
-    expect(v.notVerifiable.records[0]).toEqual({
-      pipeline: 'crm',
-      legacyKey: '100004',
-      file: 'samples/crm/klanten.csv',
-      line: 6,
-      referenceId: refOf100004,
-      importedIn: firstMigration,
-      why: 'its legacy row is no longer where it was sent from (the export or corrections file moved, or changed)',
-    });
-    expect(second.stdout).toContain(`samples/crm/klanten.csv:6 [imported in migration ${firstMigration}] (100004): its legacy row`);
     expect(second.stdout).not.toContain('strays:');
 
     // Someone else migrates into the same tenant with a ledger of their own: unknown to this one.
@@ -214,7 +208,121 @@ describe('verify', () => {
     const w = JSON.parse(again.stdout) as VerificationReport;
     expect(w.strays).toMatchObject({ total: theirs, earlierMigration: 0, unknown: theirs });
     expect(w.strays.records.every((r) => r.origin === 'unknown')).toBe(true);
-    expect(w.notVerifiable.total).toBe(1);
+    expect(w.notVerifiable.total).toBe(0);
     expect(w.preExisting).toBe(v.preExisting);
+  });
+
+  it('cannot verify a record the platform holds otherwise than sent whose legacy row left the export or changed since, and says why', async () => {
+    const svc = await startTestService({ alterations: 'surname:truncate=8:p=0.4', faultSeed: 5 });
+    services.push(svc);
+    const dir = tempDir('stagecoach-verify-');
+    dirs.push(dir);
+    for (const sub of ['pipelines', 'mappings', 'samples/crm']) cpSync(join(ROOT, sub), join(dir, sub), { recursive: true });
+    const ledger = join(dir, 'ledger.db');
+    const common = ['--ledger', ledger, '--base-url', svc.url];
+    const m = await runCli(['migrate', 'pipelines/crm.yaml', '--drop-invalid', '--no-verify', '--out', 'out', ...common], { cwd: dir });
+    expect(m.code, m.stdout + m.stderr).toBe(0);
+    const { altered } = (await (await fetch(`${svc.url}/_admin/faults/alterations`)).json()) as Migrated;
+    const db = new Database(ledger, { readonly: true });
+    const rows = db
+      .prepare<[], { reference_id: string; legacy_key: string; file: string; line: number }>(
+        "SELECT reference_id, legacy_key, file, line FROM records WHERE state = 'imported' AND file = 'samples/crm/klanten.csv'",
+      )
+      .all();
+    db.close();
+    // Two altered persons nobody names as partner or director (a row that left would refuse theirs):
+    // the first leaves the export, the second's surname changes.
+    const file = join(dir, 'samples/crm/klanten.csv');
+    const lines = readFileSync(file, 'latin1').split('\n');
+    const named = new Set([
+      ...lines.map((l) => l.split(';')[17]),
+      ...[...readFileSync(join(dir, 'samples/crm/bedrijven.json'), 'utf8').matchAll(/"directeur_klantnr":\s*"(\d+)"/g)].map((x) => x[1]),
+    ]);
+    const alteredIds = new Set(altered.map((a) => a.referenceId));
+    const [gone, changed] = rows.filter((r) => alteredIds.has(r.reference_id) && !named.has(r.legacy_key)).sort((a, b) => a.line - b.line);
+    expect(lines[changed!.line - 1]!.split(';')[0]).toBe(changed!.legacy_key);
+    const cells = lines[changed!.line - 1]!.split(';');
+    cells[4] = `${cells[4]}x`; // achternaam: the surname sent is no longer what the row maps to
+    lines[changed!.line - 1] = cells.join(';');
+    lines.splice(gone!.line - 1, 1);
+    writeFileSync(file, Buffer.from(lines.join('\n'), 'latin1'));
+
+    const r = await runCli(['verify', 'crm', '--json', '--out', 'verified', ...common], { cwd: dir });
+    expect(r.code).toBe(1);
+    const v = JSON.parse(r.stdout) as VerificationReport;
+    const why = new Map(v.notVerifiable.records.map((x) => [x.referenceId, x.why]));
+    expect(v.notVerifiable.total).toBe(2);
+    expect(why.get(gone!.reference_id)).toBe(
+      'its legacy row is no longer where it was sent from (the export or corrections file moved, or changed)',
+    );
+    expect(why.get(changed!.reference_id)).toBe(
+      'the legacy row maps to another record than the one sent (the export or the mapping changed since)',
+    );
+    // The other altered records still differ; every record the platform holds as sent is proven.
+    expect(v).toMatchObject({ differing: altered.length - 2, identical: v.imported - altered.length, compared: altered.length });
+    expect(v.proven).toBe(v.identical);
+    expect(v.problems).toContain(
+      '2 records the platform holds otherwise than sent (no proof by hash) and the export can no longer rebuild: not verified',
+    );
+  });
+
+  it('verifies a clean migration by hash with the export moved away after the migration: the proof reads no export', async () => {
+    const svc = await startTestService();
+    services.push(svc);
+    const dir = tempDir('stagecoach-verify-');
+    dirs.push(dir);
+    for (const sub of ['pipelines', 'mappings', 'samples/crm']) cpSync(join(ROOT, sub), join(dir, sub), { recursive: true });
+    const ledgerFile = join(dir, 'ledger.db');
+    const m = await runCli(
+      ['migrate', 'pipelines/crm.yaml', '--drop-invalid', '--no-verify', '--out', 'out', '--ledger', ledgerFile, '--base-url', svc.url],
+      {
+        cwd: dir,
+      },
+    );
+    expect(m.code, m.stdout + m.stderr).toBe(0);
+    const migrationId = (JSON.parse(readFileSync(join(dir, 'out/report.json'), 'utf8')) as ReconciliationReport).run.migrationId;
+    renameSync(join(dir, 'samples/crm'), join(dir, 'samples/crm-moved'));
+    // In-process (the CLI's verify also writes the reconciliation report, whose corrections files
+    // are cut from the export's refused rows): the ledger names files as the CLI's folder saw them.
+    const cwd = process.cwd();
+    process.chdir(dir);
+    const ledger = openLedger(ledgerFile);
+    const client = createClient({
+      baseUrl: svc.url,
+      clientId: DEMO.clientId,
+      clientSecret: DEMO.secret,
+      brokerKey: DEMO.broker,
+      labelReferenceId: DEMO.label,
+    });
+    try {
+      const v = await verify({ ledger, migrationId: migrationId!, client });
+      expect(v).toMatchObject({ imported: 228, identical: 228, proven: 228, compared: 0, passed: true, problems: [] });
+    } finally {
+      await client.close();
+      ledger.close();
+      process.chdir(cwd);
+    }
+  });
+
+  it('compares field by field exactly the one record the platform holds otherwise than sent', async () => {
+    const m = await migrateWith('surname:truncate=3:p=0.006');
+    const expected = truth(m, 'surname');
+    expect(expected).toHaveLength(1);
+    const v = m.verification;
+    expect(m.code).toBe(1);
+    expect(v).toMatchObject({ proven: 227, compared: 1, identical: 227, differing: 1 });
+    expect(listed(v, 'surname')).toEqual(expected);
+  });
+
+  it('verifies a platform that normalises nearly every record, by comparing each one field by field', async () => {
+    const m = await migrateWith('surname:truncate=2', ['--accept', 'surname:truncate=2']);
+    const expected = truth(m, 'surname');
+    const v = m.verification;
+    expect(expected.length).toBeGreaterThan(100);
+    expect(m.code, m.stdout).toBe(0);
+    expect(v).toMatchObject({ passed: true, compared: expected.length, identicalAfterAccepted: expected.length, differing: 0 });
+    expect(v.proven).toBe(v.imported - expected.length);
+    expect(v.identical).toBe(v.proven);
+    expect(listed(v, 'surname')).toEqual(expected);
   });
 });

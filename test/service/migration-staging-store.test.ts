@@ -162,4 +162,97 @@ describe('staging store without a unique index', () => {
       [ref(a), 'v3'],
     ]);
   });
+
+  it('finds every record again after its map grew three quarters full several times, and past rowid 2³²', () => {
+    // 6,000 records: the map grows from 1,024 slots to 8,192, each time at three quarters.
+    const many = Array.from({ length: 6000 }, (_, i) => row(i));
+    expect(stage(store, M1, many)).toBe(6000);
+    expect(
+      stage(
+        store,
+        M1,
+        many.map((r, i) => (i % 3 === 0 ? row(i, 'v2') : r)),
+      ),
+    ).toBe(0);
+    const staged = rows(store, M1);
+    expect(staged.map((r) => r[0])).toEqual(many.map((r) => r.referenceId));
+    expect(staged.filter((r) => r[1] === 'v2')).toHaveLength(2000);
+    // A database whose rowids passed 2³²: the map's 32-bit rowids give way to doubles.
+    db.prepare(
+      "INSERT INTO staged_counterparties (id, migration_no, reference_id, type, data, staged_on) VALUES (?, 99, 'x', 'person', '{}', ?)",
+    ).run(2 ** 32 + 5, NOW);
+    expect(stage(store, M1, [row(6000), row(6001)])).toBe(2);
+    expect(stage(store, M1, [row(6001, 'v2'), row(5, 'v3')])).toBe(0);
+    const last = rows(store, M1).slice(-2);
+    expect(last.map((r) => [r[0], r[1], r[2] > 2 ** 32])).toEqual([
+      [ref(6000), 'v1', true],
+      [ref(6001), 'v2', true],
+    ]);
+    expect(store.byRef(M1, ref(5))).toMatchObject({ reference_id: ref(5), data: JSON.stringify({ referenceId: ref(5), content: 'v3' }) });
+  });
+});
+
+describe('staging store past its map’s bound (referenceIds moved to runs in the database)', () => {
+  const runs = (migrationNo = 1) =>
+    db.prepare('SELECT COUNT(*) FROM staged_reference_spills WHERE migration_no = ?').pluck().get(migrationNo);
+  const batches = (from: number, to: number, content = 'v1', size = 100) =>
+    Array.from({ length: Math.ceil((to - from) / size) }, (_, b) =>
+      Array.from({ length: Math.min(size, to - from - b * size) }, (_, i) => row(from + b * size + i, content)),
+    );
+
+  it('replaces, finds and deletes records in runs as in the map, after a restart too', () => {
+    const small = new StagingStore(db, { hotRecords: 50 });
+    for (const b of batches(0, 1000)) stage(small, M1, b);
+    expect(runs()).toBeGreaterThanOrEqual(9);
+    // Every third record again with new content, and 20 new ones: replaced in place, none twice.
+    const again = Array.from({ length: 334 }, (_, i) => row(i * 3, 'v2')).concat(Array.from({ length: 20 }, (_, i) => row(1000 + i)));
+    expect(stage(small, M1, again.slice(0, 200)) + stage(small, M1, again.slice(200))).toBe(20);
+    const staged = rows(small, M1);
+    expect(staged.map((r) => r[0])).toEqual(Array.from({ length: 1020 }, (_, i) => ref(i)));
+    expect(staged.map((r) => r[1])).toEqual(Array.from({ length: 1020 }, (_, i) => (i < 1000 && i % 3 === 0 ? 'v2' : 'v1')));
+    expect(small.delete(M1, ref(7))).toBe(true);
+    expect([small.exists(M1, ref(7)), small.exists(M1, ref(8)), small.exists(M1, ref(5000))]).toEqual([false, true, false]);
+    const restarted = new StagingStore(db, { hotRecords: 50 });
+    expect(restarted.byRef(M1, ref(9))).toMatchObject({
+      reference_id: ref(9),
+      data: JSON.stringify({ referenceId: ref(9), content: 'v2' }),
+    });
+    expect(stage(restarted, M1, [row(7, 'back'), row(8, 'v3'), row(1019, 'v3')])).toBe(1);
+    const after = rows(restarted, M1);
+    expect(after).toHaveLength(1020);
+    expect(after.slice(-1)).toEqual([[ref(7), 'back', after[after.length - 1]![2]]]);
+    expect(after.filter((r) => r[1] === 'v3').map((r) => r[0])).toEqual([ref(8), ref(1019)]);
+  });
+
+  it('reads the map again when the transaction that wrote a run rolled back', () => {
+    const small = new StagingStore(db, { hotRecords: 50 });
+    for (const b of batches(0, 60)) stage(small, M1, b);
+    expect(runs()).toBe(0);
+    expect(() =>
+      db.transaction(() => {
+        small.upsertAll(M1, [row(60), row(3, 'lost')], NOW); // the map holds 60: its entries go to run 1 first
+        throw new Error('staging closed');
+      })(),
+    ).toThrow('staging closed');
+    expect(runs()).toBe(0);
+    expect(stage(small, M1, [row(3, 'v2'), row(59, 'v2'), row(60)])).toBe(1);
+    const staged = rows(small, M1);
+    expect(staged.map((r) => r[0])).toEqual(Array.from({ length: 61 }, (_, i) => ref(i)));
+    expect(staged.filter((r) => r[1] === 'v2').map((r) => r[0])).toEqual([ref(3), ref(59)]);
+    expect(runs()).toBe(1);
+  });
+
+  it('moves a database’s staged records into runs as it reads them, when they are more than the map holds', () => {
+    for (const b of batches(0, 300)) stage(store, M1, b);
+    expect(runs()).toBe(0);
+    const small = new StagingStore(db, { hotRecords: 50 });
+    expect(stage(small, M1, [row(0, 'v2'), row(299, 'v2'), row(300)])).toBe(1);
+    expect(runs()).toBe(1);
+    expect(
+      rows(small, M1)
+        .filter((r) => r[1] === 'v2')
+        .map((r) => r[0]),
+    ).toEqual([ref(0), ref(299)]);
+    expect(small.count(M1)).toBe(301);
+  });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { loadPipeline } from '../../src/pipeline/definition/load-pipeline.js';
@@ -242,5 +242,60 @@ describe('key index', () => {
     expect(index.add('k', 'b2999', 5, 1)).toEqual({ fileIndex: 2, line: 3000 });
     expect(oneFile / 8192).toBe(10);
     expect(index.bytes / 16384).toBe(12);
+  });
+});
+
+describe('key index after a key pass (marked keys, spilled past their buffer)', () => {
+  /** A seeded stream of keys with repeats, and the truth a Map of strings gives. */
+  function keysWithRepeats(n: number, seed: number): string[] {
+    let x = seed;
+    const next = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) % 1_000_000) / 1_000_000;
+    const keys: string[] = [];
+    for (let i = 0; i < n; i++) keys.push(i > 0 && next() < 0.02 ? keys[Math.floor(next() * i)]! : `K${Math.floor(next() * 1e9)}-${i}`);
+    return keys;
+  }
+
+  for (const [label, lengths] of [
+    ['held in memory', {}],
+    ['spilled to scratch runs', { run: 97, block: 8 }],
+  ] as const) {
+    it(`reports exactly the rows a Map of every key reports (${label})`, () => {
+      const keys = keysWithRepeats(5000, 7);
+      const index = new KeyIndex(1024, lengths);
+      for (const k of keys) index.mark('klant', k);
+      const truth = new Map<string, number>();
+      const reported: Array<[number, number | undefined]> = [];
+      const expected: Array<[number, number | undefined]> = [];
+      keys.forEach((k, i) => {
+        const first = index.add('klant', k, 0, i + 1);
+        reported.push([i + 1, first?.line]);
+        expected.push([i + 1, truth.get(k)]);
+        if (!truth.has(k)) truth.set(k, i + 1);
+      });
+      expect(expected.filter(([, f]) => f !== undefined).length).toBeGreaterThan(50);
+      expect(reported).toEqual(expected);
+      expect(index.spilled).toBe(label === 'spilled to scratch runs');
+      const present = keys.filter((_, i) => i % 7 === 0);
+      expect(present.every((k) => index.has('klant', k))).toBe(true);
+      expect(['K-1', 'nope', ...present.map((k) => `${k}x`)].some((k) => index.has('klant', k))).toBe(false);
+      expect(index.has('relatie', keys[0]!)).toBe(false);
+      index.close();
+    });
+  }
+
+  it('gives a marked key not yet added line 0, takes keys marked after sealing, and removes its scratch files on close', () => {
+    const index = new KeyIndex(1024, { run: 4, block: 2 });
+    for (const k of ['a', 'b', 'c', 'd', 'e', 'a', 'f', 'g', 'h', 'i']) index.mark('k', k);
+    expect(index.get('k', 'c')).toEqual({ fileIndex: 0, line: 0 });
+    expect(index.add('k', 'a', 3, 12)).toBeUndefined();
+    expect(index.get('k', 'a')).toEqual({ fileIndex: 3, line: 12 });
+    expect(index.add('k', 'a', 4, 2)).toEqual({ fileIndex: 3, line: 12 });
+    expect(index.get('k', 'z')).toBeUndefined();
+    index.mark('k', 'z');
+    expect([index.has('k', 'z'), index.get('k', 'z')]).toEqual([true, { fileIndex: 0, line: 0 }]);
+    const scratch = readdirSync(tmpdir()).filter((d) => d.startsWith('stagecoach-keys-'));
+    index.close();
+    const after = readdirSync(tmpdir()).filter((d) => d.startsWith('stagecoach-keys-'));
+    expect(scratch.length - after.length).toBe(1);
   });
 });

@@ -28,6 +28,12 @@ describe('re-reading a legacy row by its byte offset', () => {
     });
   });
 
+  it('rejects, without ending the process, when the file is gone since (a report after the export moved)', async () => {
+    const gone = join(dir, 'moved-away.json');
+    await expect(readRowAt(gone, 0, { format: 'json', encoding: 'utf-8' })).rejects.toThrow(/ENOENT/);
+    await expect(readRowAt(gone, 0, { format: 'csv', encoding: 'windows-1252', csv: { delimiter: ';' } })).rejects.toThrow(/ENOENT/);
+  });
+
   it('reads one object of a JSON array, braces inside strings included', async () => {
     const text = '{"export":{"bedrijven":[\n  {"kvk":"1","naam":"A } B","adres":{"plaats":"Delft"}},\n  {"kvk":"2","naam":"C"}\n]}}\n';
     const file = join(dir, 'orgs.json');

@@ -6,7 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import type { StagedCounterparty } from '../../src/contract/migration.js';
 import { acceptedBy, parseAcceptRules } from '../../src/reconcile/verify/accept.js';
-import { checkFields } from '../../src/reconcile/verify/staged-to-streamed.js';
+import { checkFields, HashProof } from '../../src/reconcile/verify/staged-to-streamed.js';
+import { checkStagedCounterparty } from '../../src/contract/migration.js';
+import { encodeRecord } from '../../src/pipeline/batcher/index.js';
+import { renderCounterparty } from '../../src/service/counterparties/render.js';
 import { Alterations, parseAlterations } from '../../src/service/faults/alterations.js';
 
 const sent = {
@@ -100,6 +103,47 @@ describe('staged against streamed', () => {
       telephoneNumbers: 'differs',
       income: 'differs',
     });
+  });
+});
+
+describe('the proof by hash', () => {
+  /** What a run sends of a record: the staging schema's copy, framed; and how the embedded service streams it. */
+  const sentAndStreamed = (record: Record<string, unknown>) => {
+    const checked = checkStagedCounterparty(record);
+    if (!checked.ok) throw new Error(JSON.stringify(checked.errors));
+    return { hash: encodeRecord(checked.record, 'json-seq').contentHash, live: renderCounterparty(7, JSON.stringify(checked.record)) };
+  };
+
+  it('proves a record held as sent, the fields the platform filled in and an isActive it does not show included', () => {
+    const { hash, live } = sentAndStreamed(sent as unknown as Record<string, unknown>);
+    // The service shows associatedParties, relations, a country and a language the record did not carry, and no isActive.
+    expect(live).toMatchObject({ associatedParties: [], relations: [], countryCode: 'NL', preferredCommunicationLanguage: 'nl-NL' });
+    expect(live.isActive).toBeUndefined();
+    const proof = new HashProof();
+    expect(proof.prove(live, hash)).toEqual({ notShown: ['isActive'] });
+    // The next record of the same shape proves with the guess learned; one sent with isActive false and a country too.
+    const other = sentAndStreamed({ ...sent, referenceId: '6f1c2d9e-0000-5000-8000-000000000002', isActive: false, countryCode: 'BE' });
+    expect(proof.prove(other.live, other.hash)).toEqual({ notShown: ['isActive'] });
+    // A platform that shows isActive: nothing left unshown.
+    expect(new HashProof().prove({ ...live, isActive: true }, hash)).toEqual({ notShown: [] });
+  });
+
+  it('proves nothing of a record held otherwise than sent: a value cut, a code in other case, a list reordered, a field added, another record', () => {
+    const { hash, live } = sentAndStreamed(sent as unknown as Record<string, unknown>);
+    const proof = new HashProof();
+    expect(proof.prove(live, hash)).toBeDefined();
+    const phones = live.telephoneNumbers as unknown[];
+    for (const held of [
+      { ...live, surname: 'Vermeulen' },
+      { ...live, income: { amount: 1000, currency: 'EUR', frequency: 'monthly' } },
+      { ...live, telephoneNumbers: [phones[1], phones[0]] },
+      { ...live, firstName: 'Jan' },
+      { ...live, type: 'StreamingOrganisationCounterparty' },
+      { ...live, referenceId: '6f1c2d9e-0000-5000-8000-000000000009' },
+    ])
+      expect(proof.prove(held, hash), JSON.stringify(held)).toBeUndefined();
+    // The field-by-field comparison decides those: the reordered list is allowed there.
+    expect(checkFields(sent, { ...live, telephoneNumbers: [phones[1], phones[0]] }).every((c) => c.verdict !== 'differs')).toBe(true);
   });
 });
 

@@ -17,6 +17,8 @@ const verification: VerificationReport = {
   resumes: 1,
   imported: 10,
   importedEarlier: 0,
+  proven: 6,
+  compared: 3,
   identical: 7,
   identicalAfterAccepted: 1,
   differing: 1,
@@ -79,7 +81,7 @@ describe('the verification in the report', () => {
       '**VERIFICATION FAILED: 8 of 10 imported records identical on the platform (80%) (1 after accepted normalisations)** (see Verification below).',
     );
     expect(md).toContain(
-      '| 10 | 7 | 1 | 1 | 1 | 0 | 0 | 12 |\n\n| Field | Differ | Accepted | Examples (legacy file:line) |\n| --- | ---: | ---: | --- |\n| surname | 1 | 1 | k.csv:3 (100002): surname: sent "V*** <b>" (31 chars), platform holds "V***" (30 chars)<br>k.csv:5 (100004): surname: sent "B***" (12 chars), platform holds "B***" (8 chars) — accepted (surname:truncate=8) |',
+      '| 10 | 7 | 1 | 1 | 1 | 0 | 0 | 12 |\n\n6 proven identical by hash (no export read for them); 3 held otherwise than sent compared field by field with the export.\n\n| Field | Differ | Accepted | Examples (legacy file:line) |\n| --- | ---: | ---: | --- |\n| surname | 1 | 1 | k.csv:3 (100002): surname: sent "V*** <b>" (31 chars), platform holds "V***" (30 chars)<br>k.csv:5 (100004): surname: sent "B***" (12 chars), platform holds "B***" (8 chars) — accepted (surname:truncate=8) |',
     );
     expect(md).toContain('**Imported, not held by the platform** (1):\n\n- k.csv:9 (100008) `r9`');
     expect(md).toContain("Not shown by the platform's stream, not compared: isActive (10).");

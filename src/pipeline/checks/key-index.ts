@@ -1,9 +1,19 @@
 /**
  * The set of legacy keys a pipeline's sources hold, with where each first appeared: what the
- * duplicate-key and missing-relation-target checks need. Kept compact on purpose, because it
- * is the one structure that grows with the input: a key is stored as a 48-bit fingerprint (one
- * 32-bit FNV-1a hash of `scope \0 key`, whose top bits also pick the key's home slot, and 16 bits
- * of an independent second one) in an open-addressing table of typed arrays, with its first
+ * duplicate-key and missing-relation-target checks need. It is the one structure that grows with
+ * the input, so it is kept bounded where a key pass comes first, and compact where none does.
+ *
+ * With a key pass (a mapping that makes relations): the keys it marks go to `MarkedKeys`, sorted
+ * 53-bit fingerprints in a buffer of 8 MB, spilled to sorted scratch runs past a million keys and
+ * merged into one scratch file (marked-keys.ts): flat memory whatever the export's size. Sealing
+ * it also tells which fingerprints were marked more than once, and only those keys can be
+ * duplicates: the second pass follows their first location (with the key itself, so two keys
+ * sharing a fingerprint are told apart) and forgets every other key. The key pass marks every key
+ * the second pass adds: both read the same rows (the second pass adds only rows that read).
+ *
+ * Without one (no relations to check): keys are added as rows come, into an open-addressing
+ * table of 48-bit fingerprints (one 32-bit FNV-1a hash of `scope \0 key`, whose top bits also pick
+ * the key's home slot, and 16 bits of an independent second one) in typed arrays, with its first
  * location (file index, line). Memory: 10 bytes a slot (12 once a key from a second file is
  * recorded: most pipelines read one file per source), the table kept at most half full, so
  * 10–24 bytes per distinct key: about 21 MB for 1,000,000 keys, 2.6 MB for 100,000 (a Map of
@@ -12,6 +22,8 @@
  * lookups of a million keys, about 10⁻⁸. The effect would be a false duplicate report, never a
  * lost row.
  */
+import { StagecoachError } from '../../contract/errors.js';
+import { MarkedKeys } from './marked-keys.js';
 
 export interface KeyLocation {
   fileIndex: number;
@@ -32,8 +44,16 @@ export class KeyIndex {
   private files: Uint16Array | undefined;
   private lines: Uint32Array;
   private count = 0;
+  /** The key pass's keys, once it marked any (the table is then not used). */
+  private marked: MarkedKeys | undefined;
+  /** After a key pass: the keys marked more than once, by fingerprint, each with its first location once added. */
+  private readonly located = new Map<number, Array<{ scope: string; key: string; at: KeyLocation }>>();
 
-  constructor(expected = 1024) {
+  constructor(
+    expected = 1024,
+    /** The marked keys' buffer and block lengths (the tests make them small). */
+    private readonly markedLengths: { run?: number; block?: number } = {},
+  ) {
     const bits = Math.max(10, Math.ceil(Math.log2(expected * 2)));
     this.capacity = 2 ** bits;
     this.shift = 32 - bits;
@@ -58,6 +78,7 @@ export class KeyIndex {
    *          index.add('klant', '1001', 0, 9) // { fileIndex: 0, line: 2 }
    */
   add(scope: string, key: string, fileIndex: number, line: number): KeyLocation | undefined {
+    if (this.marked) return this.addMarked(scope, key, { fileIndex, line });
     if ((this.count + 1) * 2 > this.capacity) this.grow();
     const [a, b] = fingerprint(scope, key);
     const slot = this.find(a, b);
@@ -74,28 +95,63 @@ export class KeyIndex {
     return undefined;
   }
 
-  /** Marks a key as held by some row, location unknown yet (the key pass; lines are 1-based). */
+  /**
+   * Marks a key as held by some row, location unknown yet (the key pass, before any `add`; lines
+   * are 1-based, so a marked key's location reads as line 0).
+   */
   mark(scope: string, key: string): void {
-    if ((this.count + 1) * 2 > this.capacity) this.grow();
-    const [a, b] = fingerprint(scope, key);
-    const slot = this.find(a, b);
-    if (this.h2[slot] !== EMPTY) return;
-    this.low[slot] = a;
-    this.h2[slot] = b;
-    this.lines[slot] = 0;
-    this.count++;
+    if (this.count > 0) throw new StagecoachError('INTERNAL_ERROR', 'a key was marked after keys were added');
+    this.marked ??= new MarkedKeys(this.markedLengths.run, this.markedLengths.block);
+    this.marked.add(fingerprint53(scope, key));
   }
 
-  /** Where a key was first seen, if any source holds it. */
+  /** Where a key was first seen, if any source holds it (line 0: marked, not added yet). */
   get(scope: string, key: string): KeyLocation | undefined {
+    if (this.marked) {
+      const fp = fingerprint53(scope, key);
+      const first = this.sealedMarks().repeated.has(fp) ? this.firstOf(fp, scope, key) : undefined;
+      return first ?? (this.marked.has(fp) ? { fileIndex: 0, line: 0 } : undefined);
+    }
     const [a, b] = fingerprint(scope, key);
     const slot = this.find(a, b);
     return this.h2[slot] === EMPTY ? undefined : { fileIndex: this.files?.[slot] ?? 0, line: this.lines[slot]! };
   }
 
   has(scope: string, key: string): boolean {
+    if (this.marked) return this.sealedMarks().has(fingerprint53(scope, key));
     const [a, b] = fingerprint(scope, key);
     return this.h2[this.find(a, b)] !== EMPTY;
+  }
+
+  /** Whether the marked keys went to scratch files (for the tests of the bound). */
+  get spilled(): boolean {
+    return this.marked?.spilled ?? false;
+  }
+
+  /** Removes the marked keys' scratch files (the index answers nothing after this). */
+  close(): void {
+    this.marked?.close();
+  }
+
+  /** `add` after a key pass: only a key marked more than once can be a duplicate, so only those are followed. */
+  private addMarked(scope: string, key: string, at: KeyLocation): KeyLocation | undefined {
+    const fp = fingerprint53(scope, key);
+    if (!this.sealedMarks().repeated.has(fp)) return undefined;
+    const first = this.firstOf(fp, scope, key);
+    if (first) return first;
+    const sharing = this.located.get(fp);
+    if (sharing) sharing.push({ scope, key, at });
+    else this.located.set(fp, [{ scope, key, at }]);
+    return undefined;
+  }
+
+  private firstOf(fp: number, scope: string, key: string): KeyLocation | undefined {
+    return this.located.get(fp)?.find((e) => e.key === key && e.scope === scope)?.at;
+  }
+
+  private sealedMarks(): MarkedKeys {
+    this.marked!.seal();
+    return this.marked!;
   }
 
   private find(a: number, b: number): number {
@@ -131,6 +187,25 @@ const pair: [number, number] = [0, 0];
  * (never 0: 0 marks an empty slot; its top bits are the home slot).
  */
 function fingerprint(scope: string, key: string): [number, number] {
+  hashPair(scope, key);
+  pair[0] &= 0xffff;
+  if (pair[1] === 0) pair[1] = 1;
+  return pair;
+}
+
+/**
+ * The marked keys' fingerprint: the second hash whole and 21 bits of the first, 53 bits, exact in
+ * a double. A key no source holds shares one with some held key, and is taken for present by
+ * `has`, with probability about 10⁻⁹ a lookup among ten million keys; two held keys sharing one
+ * are never taken for duplicates (`addMarked` compares the keys themselves).
+ */
+function fingerprint53(scope: string, key: string): number {
+  hashPair(scope, key);
+  return (pair[1] >>> 0) * 0x200000 + (pair[0] & 0x1fffff);
+}
+
+/** Both hashes, whole, into `pair`. */
+function hashPair(scope: string, key: string): void {
   let a = 0x811c9dc5;
   let b = 0x01000193 ^ 0x5bd1e995;
   for (let i = 0; i < scope.length; i++) {
@@ -153,7 +228,6 @@ function fingerprint(scope: string, key: string): [number, number] {
   b ^= b >>> 13;
   b = Math.imul(b, 0xc2b2ae35);
   b ^= b >>> 16;
-  pair[0] = a & 0xffff;
-  pair[1] = b === 0 ? 1 : b;
-  return pair;
+  pair[0] = a;
+  pair[1] = b;
 }

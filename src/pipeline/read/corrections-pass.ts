@@ -28,58 +28,62 @@ export async function* correctionsPass(
   const { sources, files } = await preparePipeline(def);
   const corrections = await readCorrections(correctionsFiles, def, signal);
   const index = new KeyIndex();
-  await keyPass(sources, index, signal);
+  try {
+    await keyPass(sources, index, signal);
 
-  // Only the corrected rows. Their originals' keys are in the index already: a corrected row
-  // is a duplicate of another corrected row, or of a source row that holds its key and was not
-  // itself refused (a row refused as a duplicate never replaces the row that staged).
-  const keyChecks: KeyChecks = { index, duplicates: undefined, rejectMissing: def.checks.missingRelationTarget === 'reject', files };
-  const amongThemselves: KeyChecks = { ...keyChecks, duplicates: new KeyIndex() };
-  const checkRow = rowChecker(options.keepRecords !== false);
-  const released = await releasedKeys(corrections, sources);
-  const summary = options.correctionsSummary;
-  if (summary) summary.files = corrections.files;
-  for await (const { row: read, sourceName, codes, unchanged, origin } of corrections.rows()) {
-    const s = sources.find((x) => x.def.name === sourceName)!;
-    // The export row it corrects travels with the row, to tie it to its record (corrections.ts).
-    const row = origin ? { ...read, provenance: { ...read.provenance, origin } } : read;
-    if (isSourceRowError(row)) {
-      yield [rejectUnreadable(row)];
-      continue;
-    }
-    const fileIndex = corrections.fileIndex(files, row.provenance.file);
-    const key = s.mapping.key(row.values);
-    if (codes.includes('DUPLICATE_LEGACY_KEY')) {
-      if (unchanged) {
-        if (summary) summary.unchangedDuplicates++;
+    // Only the corrected rows. Their originals' keys are in the index already: a corrected row
+    // is a duplicate of another corrected row, or of a source row that holds its key and was not
+    // itself refused (a row refused as a duplicate never replaces the row that staged).
+    const keyChecks: KeyChecks = { index, duplicates: undefined, rejectMissing: def.checks.missingRelationTarget === 'reject', files };
+    const amongThemselves: KeyChecks = { ...keyChecks, duplicates: new KeyIndex() };
+    const checkRow = rowChecker(options.keepRecords !== false);
+    const released = await releasedKeys(corrections, sources);
+    const summary = options.correctionsSummary;
+    if (summary) summary.files = corrections.files;
+    for await (const { row: read, sourceName, codes, unchanged, origin } of corrections.rows()) {
+      const s = sources.find((x) => x.def.name === sourceName)!;
+      // The export row it corrects travels with the row, to tie it to its record (corrections.ts).
+      const row = origin ? { ...read, provenance: { ...read.provenance, origin } } : read;
+      if (isSourceRowError(row)) {
+        yield [rejectUnreadable(row)];
         continue;
       }
-      const holder = key === undefined ? undefined : index.get(s.mapping.scope, key);
-      if (key !== undefined && holder && !released.has(`${s.mapping.scope}\u0000${key}`)) {
-        const at = holder.line > 0 ? `the row at ${files[holder.fileIndex] ?? '?'}:${holder.line}` : `a row of ${s.def.name}`;
-        yield [
-          {
-            kind: 'rejected',
-            component: 'Counterparties',
-            legacyKey: key,
-            reasons: [
-              {
-                field: s.mapping.keyColumn,
-                value: key,
-                code: 'DUPLICATE_LEGACY_KEY',
-                message: `${s.mapping.keyColumn}: duplicate legacy key ${s.mapping.scope} ${key}, still held by ${at}, which staged; give this row its own key if it is another counterparty, or leave it out`,
-              },
-            ],
-            row,
-          },
-        ];
-        continue;
+      const fileIndex = corrections.fileIndex(files, row.provenance.file);
+      const key = s.mapping.key(row.values);
+      if (codes.includes('DUPLICATE_LEGACY_KEY')) {
+        if (unchanged) {
+          if (summary) summary.unchangedDuplicates++;
+          continue;
+        }
+        const holder = key === undefined ? undefined : index.get(s.mapping.scope, key);
+        if (key !== undefined && holder && !released.has(`${s.mapping.scope}\u0000${key}`)) {
+          const at = holder.line > 0 ? `the row at ${files[holder.fileIndex] ?? '?'}:${holder.line}` : `a row of ${s.def.name}`;
+          yield [
+            {
+              kind: 'rejected',
+              component: 'Counterparties',
+              legacyKey: key,
+              reasons: [
+                {
+                  field: s.mapping.keyColumn,
+                  value: key,
+                  code: 'DUPLICATE_LEGACY_KEY',
+                  message: `${s.mapping.keyColumn}: duplicate legacy key ${s.mapping.scope} ${key}, still held by ${at}, which staged; give this row its own key if it is another counterparty, or leave it out`,
+                },
+              ],
+              row,
+            },
+          ];
+          continue;
+        }
       }
+      if (key !== undefined) index.mark(s.mapping.scope, key);
+      yield [checkRow(s.mapping, row, fileIndex, amongThemselves)];
     }
-    if (key !== undefined) index.mark(s.mapping.scope, key);
-    yield [checkRow(s.mapping, row, fileIndex, amongThemselves)];
+    if (summary) summary.ignoredColumns = corrections.ignoredColumns;
+  } finally {
+    index.close();
   }
-  if (summary) summary.ignoredColumns = corrections.ignoredColumns;
 }
 
 /** Keys whose holder is itself a refused row being corrected (not a duplicate): a duplicate of it may take the key. */

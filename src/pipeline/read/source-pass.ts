@@ -86,6 +86,7 @@ export async function* sourcePass(def: PipelineDefinition, options: ReadBatchesO
       }
     }
   } finally {
+    index.close();
     await parallel?.close();
     await phoneWorker?.close();
   }

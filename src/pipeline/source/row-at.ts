@@ -45,7 +45,12 @@ export async function encodingOf(file: string, declared: SourceEncoding): Promis
 
 /** The decoded text of `file` from byte `start` on. */
 export function textFrom(file: string, encoding: string, start: number): NodeJS.ReadableStream {
-  return createReadStream(file, { start }).pipe(iconv.decodeStream(encoding));
+  const bytes = createReadStream(file, { start });
+  const text = iconv.decodeStream(encoding);
+  // pipe() does not pass an error on: a file gone since (ENOENT) would be an unhandled error
+  // event that ends the process; passed on, the reader's loop throws it where it is caught.
+  bytes.on('error', (err) => text.emit('error', err));
+  return bytes.pipe(text);
 }
 
 /** The line that starts at byte `start` (its line break left off, cut at MAX_ROW_CHARS). */

@@ -1,14 +1,23 @@
 /**
- * `verify`: proves the data landed, field by field. In one pass, three sides of each record are
- * set side by side by referenceId: the ledger's imported records of the migration (one
- * sequential read of the ledger, in the order the records were staged), the legacy export read
- * again with the mappings of the run that sent each record (`run_mappings`), each record rebuilt
- * checked to be the very record sent (its frame hashes to the ledger's content hash), and the
- * platform's live counterparties streamed (resumed with continue-from after a cut, by the
- * client). The ledger and the stream are each kept a little ahead of the export; all three come
- * in nearly the export's order, so each record is compared field by field (staged-to-streamed.ts
- * says how) soon after its first side came, and what came first waits in a bounded map
- * (pending-records.ts). The ledger keeps no values for this: docs/privacy.md.
+ * `verify`: proves the data landed. Two passes, the second only when the first leaves records:
+ *
+ * 1. The proof (no export read): the platform's live counterparties streamed (resumed with
+ *    continue-from after a cut, by the client) are paired by referenceId with the ledger's live
+ *    imports of the migration's pipelines (one sequential read of the ledger, in the order the
+ *    records were staged, kept a little ahead of the stream). A live record that, written back the
+ *    way staging takes it, hashes to the content hash the ledger kept of the frame sent holds
+ *    every field exactly as sent (HashProof, staged-to-streamed.ts): identical. Imports the
+ *    platform does not hold, and live records no import explains, are found here.
+ * 2. The comparison, for the records the proof left (their referenceIds in a scratch table): three
+ *    sides of each set side by side (the Matcher), the ledger's import, the legacy export read
+ *    again with the mappings of the run that sent it (`run_mappings`), the record rebuilt checked
+ *    to be the very record sent (its frame hashes to the ledger's content hash), and the live
+ *    record streamed again; then field by field (staged-to-streamed.ts says how). The rows, the
+ *    ledger's records and the live records of proven records are dropped as they come.
+ *
+ * A record proven by hash is identical even when its legacy row changed or left the export since:
+ * verify proves the platform holds what was sent (what the export says now is `plan`'s business).
+ * The ledger keeps no values for this: docs/privacy.md.
  *
  * Memory stays bounded in the records: at most `pendingBound` records wait in memory for their
  * other sides (the overflow goes to a scratch file, owner-only, in a temporary folder removed at
@@ -34,7 +43,7 @@ import { loadDefinitions, reportRedactor, sourcePath } from '../reconcile.js';
 import { correctionsFormatOf } from '../../pipeline/checks/corrections.js';
 import { acceptedBy, type AcceptRule } from './accept.js';
 import { PendingRecords } from './pending-records.js';
-import { checkFields } from './staged-to-streamed.js';
+import { checkFields, HashProof } from './staged-to-streamed.js';
 import {
   RECORDS_LISTED,
   type FieldDifferenceExample,
@@ -50,9 +59,10 @@ export { verificationHeadline, verificationLines } from './render-verification.j
 
 /**
  * Records that may wait in memory for their other sides (a streamed or rebuilt person is about
- * 2 kB there, a ledger's record a few hundred bytes). The ledger and the stream are each read a
- * quarter of it ahead of the export: more than the few thousand records by which the platform's
- * import order strays from the export's (docs/performance.md), with room left for that disorder.
+ * 2 kB there, a ledger's record a few hundred bytes). In the proof the ledger is read a quarter
+ * of it ahead of the stream, in the comparison the ledger and the stream each a quarter ahead of
+ * the export: more than the few thousand records by which the platform's import order strays
+ * from the staging order (docs/performance.md), with room left for that disorder.
  */
 export const PENDING_BOUND = 20_000;
 
@@ -66,7 +76,7 @@ export interface VerifyOptions {
   redactor: Redactor;
   accept?: readonly AcceptRule[];
   signal?: AbortSignal;
-  /** Called every 10,000 counterparties streamed and records compared. */
+  /** Called every 10,000 counterparties streamed and records paired in the proof pass. */
   onProgress?: (p: { phase: 'stream' | 'compare'; done: number }) => void;
   /** Records that may wait in memory for their other sides (default PENDING_BOUND); the rest wait in the scratch file. */
   pendingBound?: number;
@@ -74,7 +84,7 @@ export interface VerifyOptions {
   onSpilled?: (spilled: number) => void;
 }
 
-/** Outcome codes of a sent record. */
+/** Outcome codes of a sent record (the proof settles IDENTICAL; the comparison any). */
 const UNSEEN = 0;
 const IDENTICAL = 1;
 const ACCEPTED = 2;
@@ -100,7 +110,7 @@ interface EarlyRow {
   record?: StagedCounterparty;
 }
 
-/** What is known of a record whose sides have not all come (each part absent until its side comes). */
+/** What the comparison knows of a record whose sides have not all come (each part absent until its side comes). */
 interface Pending {
   /** The ledger's import of it; false: the ledger's record of it is no live import (its legacy row is not judged, its live record is a stray). */
   sent?: SentRecord | false;
@@ -125,30 +135,68 @@ export async function verifyMigration(options: VerifyOptions): Promise<Verificat
   const db = new Database(join(dir, 'verify.db'));
   try {
     // A scratch file: nothing to recover after a crash, so no journal, and all of it one
-    // transaction (nothing to roll back). Only the overflow of the pending records and the live
-    // records no import explains go there.
+    // transaction (nothing to roll back). Only the overflow of the pending records, the live
+    // records no import explains and the referenceIds the proof left go there.
     db.pragma('journal_mode = OFF');
     db.pragma('synchronous = OFF');
     db.exec('CREATE TABLE unexplained (reference_id TEXT PRIMARY KEY, seq INTEGER) WITHOUT ROWID');
+    db.exec('CREATE TABLE unproven (reference_id TEXT PRIMARY KEY) WITHOUT ROWID');
     db.exec('BEGIN');
     const pipelines = options.definitions.map((d) => d.name);
+    const bound = options.pendingBound ?? PENDING_BOUND;
     const tally = new Tally(options.redactor, options.accept ?? []);
-    const matcher = new Matcher(db, options, tally, options.pendingBound ?? PENDING_BOUND);
+    const verdicts = new Verdicts(db, options.migrationId);
+    const proof = new ProofPass(db, options, tally, verdicts, bound, pipelines);
     try {
-      for (const def of options.definitions) await compareRows(def, options, matcher);
-      matcher.ledgerEnd();
-      await matcher.drain();
+      await proof.run();
     } finally {
-      await matcher.close();
+      await proof.close();
     }
-    options.onSpilled?.(matcher.pending.spilled);
-    const report = findings(db, options, matcher, { tally, pipelines, started });
+    let spilled = proof.pending.spilled;
+    let resumes = proof.resumes;
+    const unproven = [...proof.unproven.values()].reduce((a, b) => a + b, 0);
+    if (unproven > 0) {
+      const matcher = new Matcher(db, options, tally, verdicts, bound, unprovenIds(db, unproven));
+      try {
+        for (const def of options.definitions) if (proof.unproven.has(def.name)) await compareRows(def, options, matcher);
+        matcher.ledgerEnd();
+        await matcher.drain();
+      } finally {
+        await matcher.close();
+      }
+      matcher.finish();
+      spilled += matcher.pending.spilled;
+      resumes += matcher.resumes;
+    }
+    options.onSpilled?.(spilled);
+    const counts = {
+      streamed: proof.streamed,
+      resumes,
+      imported: proof.imported,
+      importedEarlier: proof.importedEarlier,
+      proven: proof.proven,
+      compared: unproven,
+    };
+    const report = findings(db, options, verdicts, { tally, pipelines, started, counts });
     db.exec('COMMIT');
     return report;
   } finally {
     db.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The proof's leftovers held in memory up to this many (else looked up in the scratch table). */
+const UNPROVEN_IN_MEMORY = 50_000;
+
+/** Whether a referenceId is among those the proof left. */
+function unprovenIds(db: Database.Database, count: number): (referenceId: string) => boolean {
+  if (count <= UNPROVEN_IN_MEMORY) {
+    const ids = new Set(db.prepare<[], string>('SELECT reference_id FROM unproven').pluck().all());
+    return (id) => ids.has(id);
+  }
+  const lookup = db.prepare<[string], number>('SELECT 1 FROM unproven WHERE reference_id = ?').pluck();
+  return (id) => lookup.get(id) !== undefined;
 }
 
 /** Keeps the `RECORDS_LISTED` lowest of what it is given, by `before` (sorted and cut only now and then). */
@@ -177,26 +225,198 @@ const byFileLine = (a: VerifiedRecordRef, b: VerifiedRecordRef): number =>
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
- * Sets each record's three sides beside each other, as they come: the export's rows are handed
- * in by `compareRead`; the ledger's records (in the order they were staged) and the live records
- * are pulled to stay `lead` records ahead of them. A record is settled (counted, and forgotten)
- * when the ledger's import and the live record are both there and its legacy row is judged;
- * what is still missing a side at the end is a finding (not held, not verifiable, stray).
+ * What both passes find: each settled record's outcome, the records listed per finding, the live
+ * records no import explains (in the scratch table), and where the migration's imports begin in
+ * the platform's counter.
  */
-class Matcher {
-  streamed = 0;
-  resumes = 0;
+class Verdicts {
+  readonly outcomes = new Map<number, number>();
+  readonly notVerifiable = new Lowest<VerifiedRecordRef & { outcome: number }>(byFileLine);
+  readonly notHeld = new Lowest<VerifiedRecordRef>(byFileLine);
   /** The lowest sequence number of a live record that an import explains (older unexplained ones pre-exist the migration). */
   firstSeq: number | null = null;
+  private readonly addUnexplained;
+
+  constructor(
+    db: Database.Database,
+    private readonly migrationId: string,
+  ) {
+    this.addUnexplained = db.prepare<[string, number | null]>('INSERT OR REPLACE INTO unexplained (reference_id, seq) VALUES (?, ?)');
+  }
+
+  /** A record with all its sides: counted; listed when it could not be verified. */
+  settled(outcome: number, ref: () => VerifiedRecordRef): void {
+    this.outcomes.set(outcome, (this.outcomes.get(outcome) ?? 0) + 1);
+    if (outcome === CHANGED_SINCE_SENT || outcome === NOW_REFUSED) this.notVerifiable.add({ ...ref(), outcome });
+  }
+
+  /** A live record no live import of the pipelines explains. */
+  unexplained(referenceId: string, live: LiveRecord): void {
+    this.addUnexplained.run(referenceId, live.sequenceNumber ?? null);
+  }
+
+  /** A live record an import explains. */
+  explained(live: LiveRecord): void {
+    const seq = live.sequenceNumber;
+    if (seq !== undefined && (this.firstSeq === null || seq < this.firstSeq)) this.firstSeq = seq;
+  }
+
+  /** Where a record came from. */
+  refOf(id: string, s: SentRecord): VerifiedRecordRef {
+    return {
+      pipeline: s.pipeline,
+      file: s.file,
+      line: s.line,
+      legacyKey: s.legacyKey,
+      referenceId: id,
+      ...(s.migrationId !== this.migrationId ? { importedIn: s.migrationId } : {}),
+    };
+  }
+}
+
+/** A record met on one side in the proof pass: the ledger's import of it (false: the ledger's record of it is no live import), or its live record. */
+type ProofSide = { sent: SentRecord | false } | { live: LiveRecord };
+
+/**
+ * The first pass: the stream and the ledger's live imports of the pipelines, paired by
+ * referenceId, and each pair proven by hash (HashProof) or left to the comparison (its
+ * referenceId in the scratch table `unproven`). The ledger is read `lead` records ahead of the
+ * stream, so a live record mostly finds its import waiting (a few hundred bytes) and is settled
+ * at once; what comes early waits in a bounded map. No legacy export is read.
+ */
+class ProofPass {
+  streamed = 0;
+  resumes = 0;
   /** The ledger's live imports read, and those of an earlier migration. */
   imported = 0;
   importedEarlier = 0;
-  readonly outcomes = new Map<number, number>();
-  readonly notVerifiable = new Lowest<VerifiedRecordRef & { outcome: number }>(byFileLine);
+  /** Records proven identical by hash. */
+  proven = 0;
+  /** Records the proof left to the comparison, by pipeline. */
+  readonly unproven = new Map<string, number>();
+  readonly pending: PendingRecords<ProofSide>;
+  private readonly proof = new HashProof();
+  private readonly feed: AsyncGenerator<LiveRecord, void, undefined>;
+  private readonly ledgerFeed: Generator<[string, ReturnType<Ledger['liveImportsInOrder']> extends Generator<infer R> ? R : never]>;
+  private ledgerRecords = 0;
+  private ledgerDone = false;
+  private ended = false;
+  private paired = 0;
+  private readonly lead: number;
+  private readonly addUnproven;
+
+  constructor(
+    db: Database.Database,
+    private readonly options: VerifyOptions,
+    private readonly tally: Tally,
+    private readonly verdicts: Verdicts,
+    bound: number,
+    pipelines: readonly string[],
+  ) {
+    this.addUnproven = db.prepare<[string]>('INSERT OR IGNORE INTO unproven (reference_id) VALUES (?)');
+    this.pending = new PendingRecords(db, bound);
+    this.lead = Math.max(1, Math.floor(bound / 4));
+    this.feed = liveRecords(options, () => this.resumes++);
+    this.ledgerFeed = (function* () {
+      for (const pipeline of pipelines) for (const r of options.ledger.liveImportsInOrder(pipeline)) yield [pipeline, r];
+    })();
+  }
+
+  async run(): Promise<void> {
+    for (let next = await this.feed.next(); !next.done; next = await this.feed.next()) {
+      while (!this.ledgerDone && this.ledgerRecords < this.streamed + this.lead) this.pullLedger();
+      this.arrive(next.value);
+      if (++this.streamed % 10_000 === 0) this.options.onProgress?.({ phase: 'stream', done: this.streamed });
+    }
+    this.ended = true;
+    while (!this.ledgerDone) this.pullLedger();
+    // What is left met one side only: imports the platform does not hold, live records no import explains.
+    for (const [id, side] of this.pending.remaining()) {
+      if ('live' in side) this.verdicts.unexplained(id, side.live);
+      else if (side.sent) this.verdicts.notHeld.add(this.verdicts.refOf(id, side.sent));
+    }
+  }
+
+  async close(): Promise<void> {
+    if (!this.ended) await this.feed.return();
+    this.ledgerFeed.return(undefined);
+  }
+
+  private pullLedger(): void {
+    const next = this.ledgerFeed.next();
+    if (next.done) {
+      this.ledgerDone = true;
+      return;
+    }
+    this.ledgerRecords++;
+    const [pipeline, r] = next.value;
+    const id = r.referenceId;
+    const p = this.pending.take(id);
+    if (!r.imported) {
+      // No import of it (unless another record of the ledger imported it under the same
+      // referenceId): its live record, if one came, is unexplained.
+      if (p && 'live' in p) this.verdicts.unexplained(id, p.live);
+      else this.pending.put(id, p ?? { sent: false });
+      return;
+    }
+    this.imported++;
+    if (r.migrationId !== this.options.migrationId) this.importedEarlier++;
+    const { referenceId: _, imported: __, ...sent } = r;
+    if (p && 'live' in p) this.pair(id, { ...sent, pipeline }, p.live);
+    else this.pending.put(id, { sent: { ...sent, pipeline } });
+  }
+
+  private arrive(live: LiveRecord): void {
+    const id = live.referenceId;
+    const p = this.pending.take(id);
+    if (p && 'sent' in p) {
+      if (p.sent) this.pair(id, p.sent, live);
+      else this.verdicts.unexplained(id, live);
+    } else if (this.ledgerDone) this.verdicts.unexplained(id, live);
+    else this.pending.put(id, { live });
+  }
+
+  /** An import and its live record: identical when proven, else left to the comparison. */
+  private pair(id: string, sent: SentRecord, live: LiveRecord): void {
+    this.verdicts.explained(live);
+    const proven = sent.contentHash === null ? undefined : this.proof.prove(live, sent.contentHash);
+    if (proven) {
+      this.proven++;
+      this.verdicts.settled(IDENTICAL, () => this.verdicts.refOf(id, sent));
+      for (const field of proven.notShown) this.tally.notShown[field] = (this.tally.notShown[field] ?? 0) + 1;
+    } else {
+      this.addUnproven.run(id);
+      this.unproven.set(sent.pipeline, (this.unproven.get(sent.pipeline) ?? 0) + 1);
+    }
+    if (++this.paired % 10_000 === 0) this.options.onProgress?.({ phase: 'compare', done: this.paired });
+  }
+}
+
+/** The platform's live counterparties, streamed (resumed with continue-from after a cut, by the client). */
+function liveRecords(options: VerifyOptions, onResume: () => void): AsyncGenerator<LiveRecord, void, undefined> {
+  return options.client.counterparties.stream({
+    format: 'jsonl',
+    onResume,
+    ...(options.signal ? { signal: options.signal } : {}),
+  }) as AsyncGenerator<LiveRecord, void, undefined>;
+}
+
+/**
+ * The second pass, for the records the proof left (`only`; every other row, ledger record and
+ * live record is dropped as it comes): sets each record's three sides beside each other, as they
+ * come. The export's rows are handed in by `compareRead`; the ledger's records (in the order they
+ * were staged) and the live records are pulled to stay `lead` records ahead of them. A record is
+ * settled (counted, and forgotten) when the ledger's import and the live record are both there
+ * and its legacy row is judged; what is still missing a side at the end is a finding (not held,
+ * not verifiable, stray).
+ */
+class Matcher {
+  resumes = 0;
   readonly pending: PendingRecords<Pending>;
+  /** Live records of the records compared, streamed. */
+  private streamed = 0;
   /** The runs of each pass over the export (EarlyRow.pass). */
   private readonly passRuns: Array<ReadonlySet<number | null>> = [];
-  private compared = 0;
   /** Legacy rows read, and judged: the ledger and the stream are kept `lead` records ahead of them. */
   private rowsRead = 0;
   private judged = 0;
@@ -208,22 +428,18 @@ class Matcher {
   private ledgerRecords = 0;
   /** Every pipeline's ledger records have come: a live record nothing waits for is unexplained. */
   private ledgerDone = false;
-  private readonly addUnexplained;
 
   constructor(
     db: Database.Database,
     private readonly options: VerifyOptions,
     private readonly tally: Tally,
+    private readonly verdicts: Verdicts,
     bound: number,
+    private readonly only: (referenceId: string) => boolean,
   ) {
-    this.addUnexplained = db.prepare<[string, number | null]>('INSERT OR REPLACE INTO unexplained (reference_id, seq) VALUES (?, ?)');
     this.pending = new PendingRecords(db, bound);
     this.lead = Math.max(1, Math.floor(bound / 4));
-    this.feed = options.client.counterparties.stream({
-      format: 'jsonl',
-      onResume: () => this.resumes++,
-      ...(options.signal ? { signal: options.signal } : {}),
-    }) as AsyncGenerator<LiveRecord, void, undefined>;
+    this.feed = liveRecords(options, () => this.resumes++);
   }
 
   /** Starts reading the pipeline's records from the ledger, beside its export. */
@@ -258,7 +474,7 @@ class Matcher {
    */
   rowRead(row: FrontRow, pass: number): void {
     const id = row.referenceId;
-    if (id === undefined) return;
+    if (id === undefined || !this.only(id)) return;
     while (this.ledgerFeed && this.ledgerRecords < this.rowsRead + this.lead) this.pullLedger();
     this.rowsRead++;
     const p = this.pending.take(id);
@@ -298,22 +514,23 @@ class Matcher {
 
   /**
    * Every record still missing a side, once the export, the ledger and the stream are read: the
-   * ledger's imports the platform does not hold, those it holds whose legacy row was not judged
+   * ledger's imports the platform no longer holds, those it holds whose legacy row was not judged
    * (not verifiable), and the live records no import explains (unexplained).
    */
-  *leftOver(): Generator<{ ref: VerifiedRecordRef; held: boolean; outcome: number }> {
+  finish(): void {
     for (const [id, p] of this.pending.remaining()) {
       if (p.sent === false || p.sent === undefined) {
-        if (p.live) this.addUnexplained.run(id, p.live.sequenceNumber ?? null);
-        continue;
-      }
-      yield { ref: this.refOf(id, p.sent), held: p.held === true, outcome: p.outcome };
+        if (p.live) this.verdicts.unexplained(id, p.live);
+      } else if (p.held !== true) this.verdicts.notHeld.add(this.verdicts.refOf(id, p.sent));
+      else if (p.outcome === UNSEEN) this.verdicts.notVerifiable.add({ ...this.verdicts.refOf(id, p.sent), outcome: UNSEEN });
     }
   }
 
+  /** The next of the ledger's records of the records compared. */
   private pullLedger(): void {
     const feed = this.ledgerFeed!;
-    const next = feed.records.next();
+    let next = feed.records.next();
+    while (!next.done && !this.only(next.value.referenceId)) next = feed.records.next();
     if (next.done) {
       this.ledgerFeed = undefined;
       return;
@@ -325,18 +542,13 @@ class Matcher {
       // No import of it (unless another record of the ledger imported it under the same
       // referenceId): its live record, if one came, is unexplained, and its legacy rows are not judged.
       if (p.sent !== undefined) this.pending.put(r.referenceId, p);
-      else if (p.live) this.addUnexplained.run(r.referenceId, p.live.sequenceNumber ?? null);
+      else if (p.live) this.verdicts.unexplained(r.referenceId, p.live);
       else if (!p.early) this.pending.put(r.referenceId, { sent: false, outcome: UNSEEN });
       return;
     }
-    this.imported++;
-    if (r.migrationId !== this.options.migrationId) this.importedEarlier++;
     const { referenceId: id, imported: _, ...sent } = r;
     p.sent = { ...sent, pipeline: feed.pipeline };
-    if (p.live) {
-      p.held = true;
-      this.explain(p.live.sequenceNumber ?? null);
-    }
+    if (p.live) p.held = true;
     const early = p.early;
     delete p.early;
     for (const row of early ?? []) {
@@ -371,9 +583,8 @@ class Matcher {
   /** Counted and forgotten when all its sides are there; else set down to wait for the rest. */
   private settle(id: string, p: Pending): void {
     if (p.sent && p.held && p.outcome !== UNSEEN && p.outcome !== REBUILT) {
-      this.outcomes.set(p.outcome, (this.outcomes.get(p.outcome) ?? 0) + 1);
-      if (p.outcome === CHANGED_SINCE_SENT || p.outcome === NOW_REFUSED)
-        this.notVerifiable.add({ ...this.refOf(id, p.sent), outcome: p.outcome });
+      const sent = p.sent;
+      this.verdicts.settled(p.outcome, () => this.verdicts.refOf(id, sent));
       return;
     }
     this.pending.put(id, p);
@@ -385,8 +596,9 @@ class Matcher {
       this.ended = true;
       return;
     }
+    if (!this.only(next.value.referenceId)) return;
+    this.streamed++;
     this.arrive(next.value);
-    if (++this.streamed % 10_000 === 0) this.options.onProgress?.({ phase: 'stream', done: this.streamed });
   }
 
   /** A live record: compared when its rebuilt record waits, else set down to wait for its other sides. */
@@ -394,7 +606,7 @@ class Matcher {
     const id = cp.referenceId;
     const p = this.pending.take(id);
     if (!p || p.sent === false) {
-      if (p || this.ledgerDone) this.addUnexplained.run(id, cp.sequenceNumber ?? null);
+      if (p || this.ledgerDone) this.verdicts.unexplained(id, cp);
       else this.pending.put(id, { outcome: UNSEEN, live: cp });
       return;
     }
@@ -404,7 +616,6 @@ class Matcher {
       return;
     }
     p.held = true;
-    this.explain(cp.sequenceNumber ?? null);
     if (p.outcome === REBUILT) {
       p.outcome = this.compare(id, p.sent, p.record!, cp);
       delete p.record;
@@ -412,26 +623,8 @@ class Matcher {
     this.settle(id, p);
   }
 
-  private explain(seq: number | null): void {
-    if (seq !== null && (this.firstSeq === null || seq < this.firstSeq)) this.firstSeq = seq;
-  }
-
   private compare(id: string, sent: SentRecord, record: StagedCounterparty, live: LiveRecord): number {
-    const outcome = this.tally.take(record, live, () => this.refOf(id, sent));
-    if (++this.compared % 10_000 === 0) this.options.onProgress?.({ phase: 'compare', done: this.compared });
-    return outcome;
-  }
-
-  /** Where a record came from. */
-  private refOf(id: string, s: SentRecord): VerifiedRecordRef {
-    return {
-      pipeline: s.pipeline,
-      file: s.file,
-      line: s.line,
-      legacyKey: s.legacyKey,
-      referenceId: id,
-      ...(s.migrationId !== this.options.migrationId ? { importedIn: s.migrationId } : {}),
-    };
+    return this.tally.take(record, live, () => this.verdicts.refOf(id, sent));
   }
 }
 
@@ -591,21 +784,20 @@ class Tally {
 function findings(
   db: Database.Database,
   options: VerifyOptions,
-  matcher: Matcher,
-  t: { tally: Tally; pipelines: string[]; started: number },
+  verdicts: Verdicts,
+  t: {
+    tally: Tally;
+    pipelines: string[];
+    started: number;
+    counts: Pick<VerificationReport, 'streamed' | 'resumes' | 'imported' | 'importedEarlier' | 'proven' | 'compared'>;
+  },
 ): VerificationReport {
   const { redactor } = options;
   const shownRef = (r: VerifiedRecordRef): VerifiedRecordRef => ({ ...r, legacyKey: redactor.legacyKey(r.legacyKey) });
-  // What still misses a side: imports the platform does not hold, and those held whose legacy row was not judged.
-  const notHeldList = new Lowest<VerifiedRecordRef>(byFileLine);
-  for (const left of matcher.leftOver()) {
-    if (!left.held) notHeldList.add(left.ref);
-    else if (left.outcome === UNSEEN) matcher.notVerifiable.add({ ...left.ref, outcome: UNSEEN });
-  }
-  const notHeld = { total: notHeldList.total, records: notHeldList.list().map(shownRef) };
+  const notHeld = { total: verdicts.notHeld.total, records: verdicts.notHeld.list().map(shownRef) };
   const notVerifiable = {
-    total: matcher.notVerifiable.total,
-    records: matcher.notVerifiable.list().map(({ outcome, ...r }) => ({
+    total: verdicts.notVerifiable.total,
+    records: verdicts.notVerifiable.list().map(({ outcome, ...r }) => ({
       ...shownRef(r),
       why:
         outcome === CHANGED_SINCE_SENT
@@ -617,13 +809,13 @@ function findings(
             : 'its legacy row is no longer where it was sent from (the export or corrections file moved, or changed)',
     })),
   };
-  const byOutcome = (o: number) => matcher.outcomes.get(o) ?? 0;
+  const byOutcome = (o: number) => verdicts.outcomes.get(o) ?? 0;
   const identical = byOutcome(IDENTICAL);
   const identicalAfterAccepted = byOutcome(ACCEPTED);
   const differing = byOutcome(DIFFERS);
 
   // Strays: live counterparties no live import of the pipelines, in any of their migrations, explains.
-  const firstSeq = matcher.firstSeq;
+  const firstSeq = verdicts.firstSeq;
   const unexplained = db
     .prepare<[], { reference_id: string; seq: number | null }>('SELECT reference_id, seq FROM unexplained ORDER BY seq')
     .all();
@@ -690,14 +882,13 @@ function findings(
       `${s(strays.total, 'live counterparty', 'live counterparties')} no live import of the pipelines explains (${strays.earlierMigration} known to the ledger in another state, ${strays.unknown} unknown)`,
     );
   if (notVerifiable.total > 0)
-    problems.push(`${s(notVerifiable.total, 'record')} could not be rebuilt from the export as sent: not verified`);
+    problems.push(
+      `${s(notVerifiable.total, 'record')} the platform holds otherwise than sent (no proof by hash) and the export can no longer rebuild: not verified`,
+    );
   return {
     migrationId: options.migrationId,
     pipelines: t.pipelines,
-    streamed: matcher.streamed,
-    resumes: matcher.resumes,
-    imported: matcher.imported,
-    importedEarlier: matcher.importedEarlier,
+    ...t.counts,
     identical,
     identicalAfterAccepted,
     differing,

@@ -28,12 +28,17 @@ const earlierText = (v: VerificationReport) =>
 const example = (f: string, r: FieldDifferenceExample) =>
   `${where(r)} (${r.legacyKey}): ${f}: sent ${r.sent}, platform holds ${r.held}${r.acceptedBy ? ` — accepted (${r.acceptedBy})` : ''}`;
 
+/** How identity was established: by hash, or field by field. */
+const provenText = (v: VerificationReport) =>
+  `${n(v.proven)} proven identical by hash (no export read for them); ${n(v.compared)} held otherwise than sent compared field by field with the export`;
+
 /** The findings as plain lines (terminal), after the headline. */
 export function verificationLines(v: VerificationReport): string[] {
   const out: string[] = [];
   out.push(
     `  ${n(v.streamed)} live counterparties streamed${v.resumes ? ` (${v.resumes} resumed after a cut)` : ''}; ${n(v.imported)} imported records in the ledger${v.importedEarlier ? ` (${n(v.importedEarlier)} from an earlier migration of the pipeline)` : ''}; ${v.seconds} s`,
   );
+  out.push(`  ${provenText(v)}`);
   for (const f of v.fields) {
     out.push(`  ${f.field}: ${n(f.differing)} differ${f.accepted ? `, ${n(f.accepted)} accepted` : ''}`);
     for (const r of f.records.slice(0, SHOWN)) out.push(`    ${example(f.field, r)}`);
@@ -79,6 +84,7 @@ export function verificationMarkdown(v: VerificationReport): string[] {
     `| ${n(v.imported)} | ${n(v.identical)} | ${n(v.identicalAfterAccepted)} | ${n(v.differing)} | ${n(v.notHeld.total)} | ${n(v.notVerifiable.total)} | ${n(v.strays.total)} | ${n(v.streamed)} |`,
     '',
   );
+  out.push(`${provenText(v)}.`, '');
   if (v.importedEarlier) out.push(earlierText(v), '');
   if (v.fields.length) {
     out.push('| Field | Differ | Accepted | Examples (legacy file:line) |', '| --- | ---: | ---: | --- |');

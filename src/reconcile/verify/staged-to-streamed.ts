@@ -18,15 +18,24 @@
  *   promises none); object keys in any order; a date may come back as midnight UTC
  *   (`1980-01-02T00:00:00Z` is `1980-01-02`). Nothing else: a value cut, an accent lost, a list
  *   item dropped, a date moved are differences.
+ *
+ * Before any of that, the proof (`HashProof`): the live record written back the way staging takes
+ * it, framed as a run frames it, hashes to the content hash the ledger kept of the frame sent. Then
+ * the platform holds every field exactly as sent, and no field needs comparing.
  */
 import { STREAMED_ORGANISATION_FIELDS, STREAMED_PERSON_FIELDS } from '../../contract/counterparty.js';
-import type { StagedCounterparty } from '../../contract/migration.js';
+import { checkStagedCounterparty, type StagedCounterparty } from '../../contract/migration.js';
+import { encodeRecord } from '../../pipeline/batcher/index.js';
+import { SEND_FORMAT } from '../../pipeline/runner/send.js';
 
 /** The streamed type of each staged type. */
 export const STREAMED_TYPE: Readonly<Record<string, string>> = {
   person: 'StreamingPersonCounterparty',
   organisation: 'StreamingOrganisationCounterparty',
 };
+
+/** The staged type of each streamed type (STREAMED_TYPE read backwards). */
+const STAGED_TYPE: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(STREAMED_TYPE).map(([s, t]) => [t, s]));
 
 /** Staged fields the specification's stream shows, per staged type (besides referenceId, the match key). */
 const COMMON = ['type', 'associatedParties', 'countryCode', 'preferredCommunicationLanguage', 'telephoneNumbers', 'relations'];
@@ -128,4 +137,140 @@ export function canonical(value: unknown, key: string): string {
     return JSON.stringify(CASELESS_KEYS.has(key) ? text.toLowerCase() : text);
   }
   return JSON.stringify(value);
+}
+
+/**
+ * Fields the specification's stream shows for every record, so a platform fills them in when the
+ * record sent did not carry them (its default country and language, empty lists): in the proof,
+ * each the platform holds may not have been sent. A list only when empty (a default is empty).
+ */
+const FILLED_LISTS = ['associatedParties', 'telephoneNumbers', 'relations'];
+const FILLED_VALUES = ['countryCode', 'preferredCommunicationLanguage'];
+const FILLED = [...FILLED_LISTS, ...FILLED_VALUES];
+/**
+ * Staged fields the stream need not show that can only be true or false: when the platform does
+ * not show one, the proof tries it absent, true and false (what was sent is then known, and the
+ * field counted "not shown", as the comparison counts it).
+ */
+const UNSHOWN_FLAGS = ['isActive'];
+/** Guesses that proved records, tried first on the next (a mapping sends the same fields, so few shapes recur). */
+const LEARNED = 8;
+/** Records for which every guess is tried before only the learned ones are: a migration the platform normalises throughout stops paying for it. */
+const SEARCHES = 1_000;
+
+/** A live record the proof settles: proven as sent, and the fields sent that the stream does not show. */
+export interface Proven {
+  notShown: string[];
+}
+
+/**
+ * Proves a live record holds exactly what was sent, by hash: the live record written back the
+ * way staging takes it (`type` back to the staged type; `checkStagedCounterparty`, which drops
+ * what staging does not take, such as `sequenceNumber`, and puts the keys in the schema's order)
+ * and framed as a run frames it (`encodeRecord`, SEND_FORMAT) hashes to the ledger's content
+ * hash of the frame sent. As the platform may have filled in fields the record did not carry
+ * (FILLED) and not show the flags it did (UNSHOWN_FLAGS), a few such guesses are tried; each one
+ * whose hash matches is what was sent, so the proof is exact whichever one matches. A platform
+ * that added a field staging takes, changed a code's case, reordered a list or cut a value
+ * proves nothing: `checkFields` then decides.
+ * @example const proof = new HashProof(); proof.prove(live, sent.contentHash) // { notShown: ['isActive'] }, or undefined
+ */
+export class HashProof {
+  /** Guesses that proved, the latest first (see `fitted`). */
+  private readonly learned: number[] = [];
+  private searches = SEARCHES;
+
+  prove(live: Record<string, unknown>, contentHash: string): Proven | undefined {
+    const type = typeof live.type === 'string' ? STAGED_TYPE[live.type] : undefined;
+    if (type === undefined) return undefined;
+    const input: Record<string, unknown> = { ...live, type };
+    // A flag the platform does not show is set here, so that the schema puts it in its place.
+    let unshown = 0;
+    for (let i = 0; i < UNSHOWN_FLAGS.length; i++) {
+      if (live[UNSHOWN_FLAGS[i]!] !== undefined) continue;
+      unshown |= 1 << i;
+      input[UNSHOWN_FLAGS[i]!] = true;
+    }
+    const checked = checkStagedCounterparty(input);
+    if (!checked.ok) return undefined;
+    const written = checked.record as unknown as Record<string, unknown>;
+    let droppable = 0;
+    for (let i = 0; i < FILLED.length; i++) {
+      const v = written[FILLED[i]!];
+      if (v !== undefined && (i >= FILLED_LISTS.length || (Array.isArray(v) && v.length === 0))) droppable |= 1 << i;
+    }
+    // Guesses fitted to this record that were tried (a few learned ones often fit alike).
+    const tried: number[] = [];
+    const attempt = (guess: number): Proven | undefined => {
+      const fit = fitted(guess, droppable, unshown);
+      if (tried.includes(fit)) return undefined;
+      tried.push(fit);
+      const notShown: string[] = [];
+      const record = guessed(written, fit, unshown, notShown);
+      return encodeRecord(record, SEND_FORMAT).contentHash === contentHash ? { notShown } : undefined;
+    };
+    for (let i = 0; i < this.learned.length; i++) {
+      const proven = attempt(this.learned[i]!);
+      if (!proven) continue;
+      if (i > 0) this.learned.unshift(...this.learned.splice(i, 1));
+      return proven;
+    }
+    if (this.searches === 0) return undefined;
+    // Every guess this record allows: each subset of what may have been filled in, times three per unshown flag.
+    for (let flags = 0; flags < 3 ** UNSHOWN_FLAGS.length; flags++)
+      for (let drop = droppable; ; drop = (drop - 1) & droppable) {
+        const guess = drop + flags * FLAGS_UNIT;
+        const proven = attempt(guess);
+        if (proven) {
+          this.learned.unshift(guess);
+          if (this.learned.length > LEARNED) this.learned.length = LEARNED;
+          return proven;
+        }
+        if (drop === 0) break;
+      }
+    this.searches--;
+    return undefined;
+  }
+}
+
+/** Where a guess's flag digits begin: below it, bit i drops FILLED[i]. */
+const FLAGS_UNIT = 1 << FILLED.length;
+const FILLED_BIT: ReadonlyMap<string, number> = new Map(FILLED.map((f, i) => [f, 1 << i]));
+const FLAG_INDEX: ReadonlyMap<string, number> = new Map(UNSHOWN_FLAGS.map((f, i) => [f, i]));
+
+/**
+ * A guess fitted to a record: it drops only what the record may not have been sent (`droppable`),
+ * and sets only the flags the record does not show (`unshown`: bit i for UNSHOWN_FLAGS[i]). A
+ * guess is `drop + flags * FLAGS_UNIT`, `flags` in base 3 (digit i for UNSHOWN_FLAGS[i]: 0
+ * absent, 1 true, 2 false).
+ */
+function fitted(guess: number, droppable: number, unshown: number): number {
+  let rest = Math.floor(guess / FLAGS_UNIT);
+  let flags = 0;
+  for (let i = 0, unit = 1; i < UNSHOWN_FLAGS.length; i++, unit *= 3, rest = Math.floor(rest / 3))
+    if (unshown & (1 << i)) flags += (rest % 3) * unit;
+  return (guess & droppable) + flags * FLAGS_UNIT;
+}
+
+/**
+ * The record written back as a fitted guess says it was sent, built key by key in the schema's
+ * order (a flag the platform does not show, `unshown`, is in `written` only as the placeholder
+ * `prove` set); the flags it sets are pushed on `notShown`.
+ */
+function guessed(written: Record<string, unknown>, fit: number, unshown: number, notShown: string[]): Record<string, unknown> {
+  const record: Record<string, unknown> = {};
+  for (const key in written) {
+    const bit = FILLED_BIT.get(key);
+    if (bit !== undefined && fit & bit) continue;
+    const flag = FLAG_INDEX.get(key);
+    if (flag === undefined || !(unshown & (1 << flag))) {
+      record[key] = written[key];
+      continue;
+    }
+    const choice = Math.floor(fit / FLAGS_UNIT / 3 ** flag) % 3;
+    if (choice === 0) continue;
+    record[key] = choice === 1;
+    notShown.push(key);
+  }
+  return record;
 }

@@ -67,6 +67,10 @@ export interface VerificationReport {
   importedEarlier: number;
   /** Imported records whose every field shown by the platform is the one sent. */
   identical: number;
+  /** Of the identical, those proven by hash: the live record, written back as staged, hashes to the frame sent (no export read for them). */
+  proven: number;
+  /** Held records the proof left (the platform holds them otherwise than sent, or the ledger kept no hash): compared field by field with the export's rebuild. */
+  compared: number;
   /** Identical but for differences accept rules explain. */
   identicalAfterAccepted: number;
   /** Records with at least one field that differs and no accept rule explains. */
@@ -74,7 +78,8 @@ export interface VerificationReport {
   /** Imported records the platform does not hold (lost after the import). */
   notHeld: { total: number; records: VerifiedRecordRef[] };
   /**
-   * Held, but what was sent could not be rebuilt: the legacy row is gone or changed since it was
+   * Held otherwise than sent (its hash proves nothing), and what was sent could not be rebuilt to
+   * compare it field by field: the legacy row is gone or changed since it was
    * sent, or the mapping of the run that sent it is not in the ledger. Not compared; fails the check.
    */
   notVerifiable: { total: number; records: Array<VerifiedRecordRef & { why: string }> };

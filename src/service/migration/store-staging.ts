@@ -16,8 +16,19 @@
  * transaction that rolled back, or by a deleted row, only costs a failed check. Every committed
  * row is in the map: an insert adds its entry in the same step. This holds because the service
  * is the only writer of its database (one process, as `serve` runs it).
+ *
+ * The map is bounded: once it holds `hotRecords` records of a migration (1,500,000 by default:
+ * under three quarters of 2²¹ slots, 17 MB), its entries go to the database as one run (the
+ * staged_reference_runs table, (hash, rowid) in hash order: appended, not scattered like a
+ * unique index's pages) and the map starts empty. For each run a Bloom filter stays in memory
+ * (1.25 bytes a record): a referenceId is looked up in a run only when that run's filter says it
+ * may be there, which for a new referenceId is about 1% of runs. So a migration of ten million
+ * records holds 17 MB of map and 13 MB of filters instead of a 400 MB map. A run is written in
+ * the staging transaction that filled the map; staged_reference_spills notes each run, and a map
+ * that holds more runs than the database (their transaction rolled back) is read again.
  */
 import type { Db } from '../store/database.js';
+import { HashFilter } from './hash-filter.js';
 
 export interface StagedRow {
   id: number;
@@ -41,27 +52,35 @@ export interface StagingRow {
 /** Rows per multi-row insert (6 parameters each; SQLite allows 32766). */
 const INSERT_ROWS = 100;
 
-/** Migrations whose rows are held in memory at once (about 25 bytes a staged record each). */
+/** Migrations whose rows are held in memory at once (a map of at most 17 MB and their runs' filters each). */
 const MIGRATIONS_HELD = 4;
+
+/** Records of a migration the map holds before they go to a run (a batch more still fits three quarters of 2²¹ slots). */
+const HOT_RECORDS = 1_500_000;
+
+/** Rows per multi-row insert of a run (4 parameters each). */
+const RUN_INSERT_ROWS = 200;
 
 /**
  * Rowids of a migration's staged records by a 30-bit hash of their referenceId, in an
- * open-addressing table of typed arrays (12 bytes a slot, at most half full: about 25 MB for a
- * million records). It holds no strings: a referenceId kept as a Map key kept the whole request
- * text it was parsed from alive (V8 slices strings), and the service went from 250 to 560 MB at
- * 1,000,000 records; a Map of numbers still took about 100 MB more. Several referenceIds can share
- * a hash (about 500 pairs among a million), and a slot can be left by a row that is gone, so each
- * rowid found is a candidate that the caller checks against the row.
+ * open-addressing table of typed arrays: 8 bytes a slot (the hash and a 32-bit rowid), at most
+ * three quarters full, so 8–21 bytes a record: about 17 MB for a million records, 34 MB for three
+ * million. It holds no strings: a referenceId kept as a Map key kept the whole request text it was
+ * parsed from alive (V8 slices strings), and the service went from 250 to 560 MB at 1,000,000
+ * records; a Map of numbers still took about 100 MB more. Several referenceIds can share a hash
+ * (about 500 pairs among a million), and a slot can be left by a row that is gone, so each rowid
+ * found is a candidate that the caller checks against the row. A probe stops at the first empty
+ * slot; the hashes of a full cluster sit side by side, so a miss reads a cache line or two.
+ * Rowids past 2³² (four billion staged rows) turn the rowids into doubles (12 bytes a slot).
  */
 class RowsByReference {
   /** hash30 + 1 of the slot's referenceId; 0: empty. */
   private hashes = new Int32Array(1024);
-  private ids = new Float64Array(1024);
+  private ids: Uint32Array | Float64Array = new Uint32Array(1024);
   private count = 0;
 
-  /** Calls `test` on each candidate rowid until it returns true; whether one did. */
-  find(referenceId: string, test: (id: number) => boolean): boolean {
-    const h = hash30(referenceId) + 1;
+  /** Calls `test` on each candidate rowid of a referenceId's hash (hash30 + 1) until it returns true; whether one did. */
+  find(h: number, test: (id: number) => boolean): boolean {
     const mask = this.hashes.length - 1;
     for (let slot = h & mask; this.hashes[slot] !== 0; slot = (slot + 1) & mask) {
       if (this.hashes[slot] === h && test(this.ids[slot]!)) return true;
@@ -69,9 +88,33 @@ class RowsByReference {
     return false;
   }
 
+  get size(): number {
+    return this.count;
+  }
+
+  /** Every entry as [hash30 + 1, rowid], in hash order (a run is written so). */
+  *sorted(): Generator<[number, number]> {
+    // hash30 + 1 (31 bits) × 2²² + slot fits a double exactly: the typed array's own sort.
+    const capacity = this.hashes.length;
+    const order = new Float64Array(this.count);
+    let n = 0;
+    for (let slot = 0; slot < capacity; slot++) if (this.hashes[slot] !== 0) order[n++] = this.hashes[slot]! * 2 ** 22 + slot;
+    order.sort();
+    for (const v of order) {
+      const slot = v % 2 ** 22;
+      yield [this.hashes[slot]!, this.ids[slot]!];
+    }
+  }
+
   add(referenceId: string, id: number): void {
-    if ((this.count + 1) * 2 > this.hashes.length) this.grow();
-    this.put(hash30(referenceId) + 1, id);
+    this.addHashed(hash30(referenceId) + 1, id);
+  }
+
+  /** `add` of a hash already taken (hash30 + 1). */
+  addHashed(h: number, id: number): void {
+    if ((this.count + 1) * 4 > this.hashes.length * 3) this.grow(this.hashes.length * 2);
+    if (id > 0xffffffff && this.ids instanceof Uint32Array) this.ids = Float64Array.from(this.ids);
+    this.put(h, id);
   }
 
   private put(h: number, id: number): void {
@@ -83,10 +126,10 @@ class RowsByReference {
     this.count++;
   }
 
-  private grow(): void {
+  private grow(capacity: number): void {
     const { hashes, ids } = this;
-    this.hashes = new Int32Array(hashes.length * 2);
-    this.ids = new Float64Array(hashes.length * 2);
+    this.hashes = new Int32Array(capacity);
+    this.ids = ids instanceof Uint32Array ? new Uint32Array(capacity) : new Float64Array(capacity);
     this.count = 0;
     for (let i = 0; i < hashes.length; i++) if (hashes[i] !== 0) this.put(hashes[i]!, ids[i]!);
   }
@@ -123,6 +166,18 @@ export function createStagingTables(db: Db): void {
         import_state TEXT);
       DROP INDEX IF EXISTS staged_counterparties_ref;
       CREATE INDEX IF NOT EXISTS staged_counterparties_by_migration ON staged_counterparties (migration_no);
+      CREATE TABLE IF NOT EXISTS staged_reference_runs (
+        migration_no INTEGER NOT NULL,
+        run INTEGER NOT NULL,
+        hash INTEGER NOT NULL,
+        id INTEGER NOT NULL,
+        PRIMARY KEY (migration_no, run, hash, id)) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS staged_reference_spills (
+        migration_no INTEGER NOT NULL,
+        run INTEGER NOT NULL,
+        through_id INTEGER NOT NULL,
+        records INTEGER NOT NULL,
+        PRIMARY KEY (migration_no, run));
     `);
     if (byUuid) moveToMigrationNumbers(db);
   })();
@@ -139,12 +194,26 @@ function moveToMigrationNumbers(db: Db): void {
   `);
 }
 
+/** Where a migration's referenceIds are: the map of those in no run yet, and a filter per run (run n at n − 1). */
+interface References {
+  map: RowsByReference;
+  runs: HashFilter[];
+  /** The largest rowid in a run (0: none): every row after it is in the map. */
+  through: number;
+}
+
 export class StagingStore {
   private readonly s;
-  /** referenceId → rowid of the migrations in use, by migration number (oldest use first). */
-  private readonly held = new Map<number, RowsByReference>();
+  /** Where the referenceIds of the migrations in use are, by migration number (oldest use first). */
+  private readonly held = new Map<number, References>();
+  private readonly hotRecords: number;
 
-  constructor(db: Db) {
+  constructor(
+    private readonly db: Db,
+    /** The records a migration's map holds before they go to a run (the tests make it small). */
+    options: { hotRecords?: number } = {},
+  ) {
+    this.hotRecords = options.hotRecords ?? HOT_RECORDS;
     this.s = {
       /** The migration's number, given on its first staged record. */
       numberOf: db.prepare<[string], number>('SELECT no FROM staging_migrations WHERE migration_id = ?').pluck(),
@@ -160,9 +229,26 @@ export class StagingStore {
       replace: db.prepare<[string, string | null, string, string, number, number, string]>(
         'UPDATE staged_counterparties SET type = ?, identity_key = ?, data = ?, staged_on = ?, import_state = NULL WHERE id = ? AND migration_no = ? AND reference_id = ?',
       ),
-      /** Every referenceId of a migration with its rowid (to fill the map). */
-      references: db.prepare<[number], { id: number; reference_id: string }>(
-        'SELECT id, reference_id FROM staged_counterparties WHERE migration_no = ?',
+      /** The referenceIds of a migration with their rowids, a page at a time after a rowid (to fill the map). */
+      referencesAfter: db.prepare<[number, number, number], { id: number; reference_id: string }>(
+        'SELECT id, reference_id FROM staged_counterparties WHERE migration_no = ? AND id > ? ORDER BY id LIMIT ?',
+      ),
+      spills: db.prepare<[number], { run: number; through_id: number; records: number }>(
+        'SELECT run, through_id, records FROM staged_reference_spills WHERE migration_no = ? ORDER BY run',
+      ),
+      lastRun: db.prepare<[number], number>('SELECT COALESCE(MAX(run), 0) FROM staged_reference_spills WHERE migration_no = ?').pluck(),
+      addSpill: db.prepare<[number, number, number, number]>(
+        'INSERT INTO staged_reference_spills (migration_no, run, through_id, records) VALUES (?, ?, ?, ?)',
+      ),
+      runHashes: db.prepare<[number, number], number>('SELECT hash FROM staged_reference_runs WHERE migration_no = ? AND run = ?').pluck(),
+      inRun: db
+        .prepare<[number, number, number], number>('SELECT id FROM staged_reference_runs WHERE migration_no = ? AND run = ? AND hash = ?')
+        .pluck(),
+      runInsertOne: db.prepare<[number, number, number, number]>(
+        'INSERT INTO staged_reference_runs (migration_no, run, hash, id) VALUES (?, ?, ?, ?)',
+      ),
+      runInsertMany: db.prepare<unknown[]>(
+        `INSERT INTO staged_reference_runs (migration_no, run, hash, id) VALUES ${Array<string>(RUN_INSERT_ROWS).fill('(?, ?, ?, ?)').join(', ')}`,
       ),
       /** Identities shared by several staged records, with the referenceIds sharing them. */
       duplicates: db.prepare<[string], { identity_key: string; ids: string }>(
@@ -202,18 +288,75 @@ export class StagingStore {
     return this.s.numberOf.get(migrationId)!;
   }
 
-  /** Where the migration's referenceIds are (read from the table on first use after start). */
-  private rowsByReference(migrationNo: number): RowsByReference {
-    let rows = this.held.get(migrationNo);
-    if (rows) {
+  /**
+   * Where the migration's referenceIds are: read from the tables on first use after start, and
+   * again when the database holds fewer runs than the memory (a run's transaction rolled back).
+   */
+  private references(migrationNo: number): References {
+    let refs = this.held.get(migrationNo);
+    if (refs && this.s.lastRun.get(migrationNo) === refs.runs.length) {
       this.held.delete(migrationNo); // most recently used last
     } else {
-      rows = new RowsByReference();
-      for (const r of this.s.references.iterate(migrationNo)) rows.add(r.reference_id, r.id);
+      this.held.delete(migrationNo);
+      refs = this.load(migrationNo);
       if (this.held.size >= MIGRATIONS_HELD) this.held.delete(this.held.keys().next().value!);
     }
-    this.held.set(migrationNo, rows);
-    return rows;
+    this.held.set(migrationNo, refs);
+    return refs;
+  }
+
+  private load(migrationNo: number): References {
+    const refs: References = { map: new RowsByReference(), runs: [], through: 0 };
+    for (const spill of this.s.spills.all(migrationNo)) {
+      const filter = new HashFilter(spill.records);
+      for (const h of this.s.runHashes.iterate(migrationNo, spill.run)) filter.add(h);
+      refs.runs.push(filter);
+      refs.through = spill.through_id;
+    }
+    // A page at a time, so a map that fills (a database from before runs) goes to a run between pages.
+    for (let after = refs.through; ; ) {
+      const page = this.s.referencesAfter.all(migrationNo, after, 100_000);
+      if (page.length === 0) break;
+      for (const r of page) refs.map.add(r.reference_id, r.id);
+      after = page[page.length - 1]!.id;
+      if (refs.map.size >= this.hotRecords) this.spill(migrationNo, refs);
+    }
+    return refs;
+  }
+
+  /** Moves the map's entries to a new run in the database, in hash order, and empties the map. */
+  private spill(migrationNo: number, refs: References): void {
+    const run = refs.runs.length + 1;
+    const filter = new HashFilter(refs.map.size);
+    let through = refs.through;
+    this.db.transaction(() => {
+      const params: number[] = [];
+      for (const [h, id] of refs.map.sorted()) {
+        filter.add(h);
+        if (id > through) through = id;
+        params.push(migrationNo, run, h, id);
+        if (params.length === RUN_INSERT_ROWS * 4) {
+          this.s.runInsertMany.run(params);
+          params.length = 0;
+        }
+      }
+      for (let i = 0; i < params.length; i += 4) this.s.runInsertOne.run(migrationNo, run, params[i + 2]!, params[i + 3]!);
+      this.s.addSpill.run(migrationNo, run, through, refs.map.size);
+    })();
+    refs.runs.push(filter);
+    refs.through = through;
+    refs.map = new RowsByReference();
+  }
+
+  /** Calls `test` on each candidate rowid of a referenceId (the map's, then each run's that may hold it) until it returns true. */
+  private find(migrationNo: number, refs: References, referenceId: string, test: (id: number) => boolean): boolean {
+    const h = hash30(referenceId) + 1;
+    if (refs.map.find(h, test)) return true;
+    for (let run = refs.runs.length; run > 0; run--) {
+      if (!refs.runs[run - 1]!.mayHave(h)) continue;
+      for (const id of this.s.inRun.all(migrationNo, run, h)) if (test(id)) return true;
+    }
+    return false;
   }
 
   /**
@@ -222,14 +365,18 @@ export class StagingStore {
    */
   upsertAll(migrationId: string, rows: readonly StagingRow[], stagedOn: string): number {
     const migrationNo = this.migrationNo(migrationId);
-    const byReference = this.rowsByReference(migrationNo);
+    const refs = this.references(migrationNo);
+    if (refs.map.size >= this.hotRecords) this.spill(migrationNo, refs);
+    const byReference = refs.map;
     // New records, inserted INSERT_ROWS to a statement; a referenceId twice among them keeps the
     // first one's place and takes the later content, as a replacement would.
     const fresh: StagingRow[] = [];
     const freshAt = new Map<string, number>();
     for (const r of rows) {
       if (
-        byReference.find(
+        this.find(
+          migrationNo,
+          refs,
           r.referenceId,
           (id) => this.s.replace.run(r.type, r.identity, r.data, stagedOn, id, migrationNo, r.referenceId).changes > 0,
         )
@@ -290,7 +437,12 @@ export class StagingStore {
     const migrationNo = this.s.numberOf.get(migrationId);
     if (migrationNo === undefined) return undefined;
     let row: StagedRow | undefined;
-    this.rowsByReference(migrationNo).find(referenceId, (id) => (row = this.s.byId.get(id, migrationNo, referenceId)) !== undefined);
+    this.find(
+      migrationNo,
+      this.references(migrationNo),
+      referenceId,
+      (id) => (row = this.s.byId.get(id, migrationNo, referenceId)) !== undefined,
+    );
     return row;
   }
 
@@ -303,7 +455,7 @@ export class StagingStore {
     const migrationNo = this.s.numberOf.get(migrationId);
     return (
       migrationNo !== undefined &&
-      this.rowsByReference(migrationNo).find(referenceId, (id) => this.s.delete.run(id, migrationNo, referenceId).changes > 0)
+      this.find(migrationNo, this.references(migrationNo), referenceId, (id) => this.s.delete.run(id, migrationNo, referenceId).changes > 0)
     );
   }
 
