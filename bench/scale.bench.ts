@@ -105,7 +105,7 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
     const rate = r.staged / (r.ms / 1000);
     const larger = r !== first;
     const rateNote = larger
-      ? `${Math.round((rate / firstRate - 1) * 1000) / 10}% against ${first.persons.toLocaleString('en')}: ${rate >= 0.9 * firstRate ? 'target within 10% met' : 'target within 10% NOT met'}`
+      ? `${rate >= firstRate ? '+' : ''}${Math.round((rate / firstRate - 1) * 1000) / 10}% against ${first.persons.toLocaleString('en')}: ${rate >= 0.9 * firstRate ? 'target within 10% met' : 'target within 10% NOT met'}`
       : `${(r.ms / 1000).toFixed(1)} s whole process`;
     rows.push({
       benchmark: title,
