@@ -80,6 +80,23 @@ export const uuidFromText = (col: string): string =>
 /** SQL: a stored hash as its text. */
 export const hexText = (col: string): string => `CASE WHEN typeof(${col}) = 'blob' THEN lower(hex(${col})) ELSE ${col} END`;
 
+/**
+ * Bytes of a row's hash (src/pipeline/source/row-hash.ts): the first 128 bits of the row's sha256.
+ * As for the content hash (batcher `encodeRecord`), plenty to tell a changed row from an unchanged
+ * one, and 16 bytes of every record row instead of the 32 of the whole sha256, which ledgers of
+ * version 3 kept (64 hex digits).
+ */
+export const ROW_HASH_BYTES = 16;
+
+/**
+ * SQL: a row hash a ledger of version 3 holds (the whole sha256, 64 hex digits) as the rows read
+ * today hash: its first 32 digits, the same bits, so a row unchanged since compares equal. Any
+ * other text (no hash: '') is kept as it is. The upgrade of a ledger of version 3 stores it so, and
+ * one opened read-only shows it so (schema.ts).
+ */
+export const rowHashOfV3 = (col: string): string =>
+  `CASE WHEN length(${col}) = ${4 * ROW_HASH_BYTES} AND NOT ${col} GLOB '*[^0-9a-f]*' THEN substr(${col}, 1, ${2 * ROW_HASH_BYTES}) ELSE ${col} END`;
+
 /** SQL: a hash's text as stored (hexValue). */
 export const hexFromText = (col: string): string =>
   `CASE WHEN length(${col}) > 0 AND length(${col}) % 2 = 0 AND NOT ${col} GLOB '*[^0-9a-f]*' THEN unhex(${col}) ELSE ${col} END`;

@@ -15,6 +15,7 @@ import {
   hexFromText,
   hexText,
   RECORD_STATE_CODES,
+  rowHashOfV3,
   stateCodes,
   stateFromText,
   stateText,
@@ -320,7 +321,9 @@ const hasColumn = (db: Db, table: string, column: string) =>
  *   as compact.ts says, its source files and entity types into their tables, each batch's
  *   furthest row per file into batch_ends (a record's row of the batch it is in); then `records` is
  *   dropped, and RECORD_INDEXES_AND_VIEW and TRIGGERS make the indexes, the view of that name and
- *   the triggers on record_rows. A ledger of version 1 has `records` without rowid: its rows are
+ *   the triggers on record_rows. Row hashes (`row_hash`, `origin_hash`, and the row a resumed run
+ *   started at in `run_sources`) keep their first 128 bits (compact.ts `rowHashOfV3`), as rows are
+ *   hashed since. A ledger of version 1 has `records` without rowid: its rows are
  *   written in key order. The pages the old table held are free for the ledger to reuse
  *   (`VACUUM` gives them back to the disk, docs/ledger.md).
  */
@@ -353,13 +356,15 @@ const UPGRADES: Record<number, (db: Db) => void> = {
         SELECT ${order === 'r.rowid' ? 'r.rowid, ' : ''}r.scope, r.keyed, r.legacy_key, ${uuidFromText('r.reference_id')},
           (SELECT id FROM entity_types WHERE name = r.entity_type), ${stateFromText('r.state')}, ${hexFromText('r.content_hash')},
           r.migration, r.last_batch, r.last_run, r.attempts, (SELECT id FROM record_files WHERE source = r.source AND path = r.file),
-          r.line, r.byte_offset, ${hexFromText('r.row_hash')},
+          r.line, r.byte_offset, ${hexFromText(rowHashOfV3('r.row_hash'))},
           CASE WHEN r.updated_at IS ${updatedAtText('NULL', 'r.last_batch')} THEN NULL ELSE ${timeFromText('r.updated_at')} END, r.errors,
-          r.origin_file, r.origin_line, ${hexFromText('r.origin_hash')}, r.former_key
+          r.origin_file, r.origin_line, ${hexFromText(rowHashOfV3('r.origin_hash'))}, r.former_key
         FROM records r ORDER BY ${order};
       DROP TABLE records;
       INSERT INTO batch_ends (batch, file_id, line, byte_offset, row_hash)
-        SELECT last_batch, file_id, line, max(byte_offset), row_hash FROM record_rows WHERE last_batch IS NOT NULL GROUP BY last_batch, file_id;`);
+        SELECT last_batch, file_id, line, max(byte_offset), row_hash FROM record_rows WHERE last_batch IS NOT NULL GROUP BY last_batch, file_id;
+      UPDATE run_sources SET sources = json_set(sources, '$.start.rowHash', ${rowHashOfV3("(sources ->> '$.start.rowHash')")})
+        WHERE sources ->> '$.start.rowHash' IS NOT NULL;`);
   },
 };
 
@@ -418,6 +423,9 @@ export function openLedgerDb(file: string, options: OpenOptions = {}): Db {
   return db;
 }
 
+/** The columns of row hashes a ledger of an older version has, by table: shown cut to what rows hash to today. */
+const ROW_HASHES_SHOWN: Record<string, readonly string[]> = { records: ['row_hash', 'origin_hash'] };
+
 /**
  * Shows a ledger of an older version, opened read-only (status, plan --ledger, report), in the
  * current layout without writing to it: a table it lacks is an empty temporary table of that name,
@@ -425,8 +433,9 @@ export function openLedgerDb(file: string, options: OpenOptions = {}): Db {
  * with their default (NULL; `'removed'` for a removal's state, as the upgrade does). Temporary
  * objects come first in SQLite's name lookup, so every reader reads one layout, whatever the version.
  * The view `records` of version 4 is a table in the versions before (the same columns, as text):
- * read as it is, or through a temporary view adding the columns it lacks. Only writes use
- * record_rows, and an older ledger opened read-only takes none.
+ * read through a temporary view that shows its row hashes as rows are hashed today (their first
+ * 128 bits, as the upgrade keeps them: compact.ts `rowHashOfV3`) and adds the columns it lacks.
+ * Only writes use record_rows, and an older ledger opened read-only takes none.
  */
 function showAsCurrent(db: Db): void {
   const current = new Database(':memory:');
@@ -448,8 +457,17 @@ function showAsCurrent(db: Db): void {
       const mainSql = db.prepare<[string], string>('SELECT sql FROM main.sqlite_master WHERE name = ?').pluck().get(name) ?? '';
       if (!/WITHOUT\s+ROWID/i.test(mainSql)) held.add('rowid');
       const columns = current.pragma(`table_info(${name})`) as { name: string; dflt_value: string | null }[];
-      if (columns.every((c) => held.has(c.name))) continue;
-      const select = columns.map((c) => (held.has(c.name) ? c.name : `${c.dflt_value ?? 'NULL'} AS ${c.name}`)).join(', ');
+      const shown = ROW_HASHES_SHOWN[name] ?? [];
+      if (columns.every((c) => held.has(c.name)) && !shown.some((c) => held.has(c))) continue;
+      const select = columns
+        .map((c) =>
+          !held.has(c.name)
+            ? `${c.dflt_value ?? 'NULL'} AS ${c.name}`
+            : shown.includes(c.name)
+              ? `${rowHashOfV3(c.name)} AS ${c.name}`
+              : c.name,
+        )
+        .join(', ');
       db.exec(`CREATE TEMP VIEW ${name} AS SELECT ${select} FROM main.${name}`);
     }
   } finally {

@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openLedger, type Ledger } from '../../src/ledger/index.js';
 import { LedgerImpact } from '../../src/ledger/impact.js';
+import { originKey } from '../../src/ledger/corrections.js';
+import { generateCrmSamples } from '../../src/pipeline/samples/generate-crm.js';
+import { readCsvFile } from '../../src/pipeline/source/csv/index.js';
 import { tempDir } from '../support/service.js';
 
 const M1 = '11111111-1111-4111-8111-111111111111';
@@ -185,7 +188,7 @@ describe('the ledger schema, from the previous version', () => {
     db.close();
   });
 
-  it('upgrades a version 3 ledger in place to compact record rows: the same records through every reader, in the same rowid order', () => {
+  it('upgrades a version 3 ledger in place to compact record rows: the same records through every reader, in the same rowid order, row hashes as their first 128 bits', async () => {
     const pipeline = 'generated-crm';
     writeLedger(file, V3);
     expect(layout(file).version).toBe(3);
@@ -207,10 +210,25 @@ describe('the ledger schema, from the previous version', () => {
         impact.close();
       }
     };
+    // The row a resumed run started at, as version 3 kept it in run_sources (the whole sha256).
+    const v3 = new Database(file);
+    const started = v3.prepare<[], { hash: string }>("SELECT row_hash AS hash FROM records WHERE file = 'klanten.csv' LIMIT 1").get()!.hash;
+    v3.prepare('UPDATE run_sources SET sources = json_set(sources, ?, json(?)) WHERE run = 4').run(
+      '$.start',
+      JSON.stringify({ source: 'klanten', file: 'klanten.csv', line: 2, byteOffset: 0, rowHash: started }),
+    );
+    v3.close();
+    const v3Hashes = rowids('SELECT row_hash, origin_hash FROM records ORDER BY rowid') as Array<Record<string, string | null>>;
+    expect(v3Hashes.every((r) => /^[0-9a-f]{64}$/.test(r.row_hash!))).toBe(true);
     const readOnly = openLedger(file, { readonly: true });
     const read = everything(readOnly, pipeline);
     readOnly.close();
     const planBefore = planned(file);
+    // Read-only, the v3 row hashes show as rows hash today: their first 32 hex digits (128 bits).
+    expect(read.records.map((r) => `${r.provenance.rowHash} ${r.origin?.rowHash ?? '-'}`).sort()).toEqual(
+      v3Hashes.map((r) => `${r.row_hash!.slice(0, 32)} ${r.origin_hash?.slice(0, 32) ?? '-'}`).sort(),
+    );
+    expect(planBefore.origins.every((o) => /\u0000[0-9a-f]{32}$/.test(o))).toBe(true);
     // The fixture holds what the readers must carry over: imports, earlier imports, refusals with their stories, corrections.
     expect(read.records).toHaveLength(40);
     expect(read.live.filter((r) => r.imported)).toHaveLength(34);
@@ -229,7 +247,7 @@ describe('the ledger schema, from the previous version', () => {
         `SELECT DISTINCT typeof(reference_id) AS id, typeof(content_hash) AS content, typeof(row_hash) AS row, typeof(state) AS state,
            typeof(updated_at) AS at, length(reference_id) AS idBytes, length(row_hash) AS rowBytes FROM record_rows WHERE content_hash IS NOT NULL`,
       ),
-    ).toEqual([{ id: 'blob', content: 'blob', row: 'blob', state: 'integer', at: 'null', idBytes: 16, rowBytes: 32 }]);
+    ).toEqual([{ id: 'blob', content: 'blob', row: 'blob', state: 'integer', at: 'null', idBytes: 16, rowBytes: 16 }]);
 
     // Resume reads the keys of the rows before a byte offset, and the last done batch's rows, from the upgraded rows.
     const scope = ledger.findScope(pipeline, 'Counterparties')!;
@@ -244,6 +262,32 @@ describe('the ledger schema, from the previous version', () => {
     expect(inBatch.length).toBeGreaterThan(1);
     const furthest = inBatch.reduce((a, b) => (b.byteOffset > a.byteOffset ? b : a));
     expect(ledger.lastDoneBatchRows(lastRun)).toEqual([furthest]);
+    expect((ledger.runSources(4) as { start: { rowHash: string } }).start.rowHash).toBe(started.slice(0, 32));
+
+    // The export the fixture was made from, generated again and read today: the rows unchanged since
+    // hash as the upgraded ledger has them, so a run (resume's checkpoint row, skip-unchanged) and
+    // plan --ledger (the export rows corrections replaced) see them unchanged. The fixture's last run
+    // read the export with two rows changed: exactly those two differ.
+    const exportDir = join(dir, 'export');
+    await generateCrmSamples({ out: exportDir, persons: 40, organisations: 0, seed: 7, defectsPer10k: 1500, pipeline: false });
+    const todayAt = new Map<number, string>();
+    for await (const row of readCsvFile({
+      source: 'klanten',
+      path: join(exportDir, 'klanten.csv'),
+      file: 'klanten.csv',
+      encoding: 'utf-8',
+      csv: { delimiter: ';', quote: '"', header: true },
+      hashRows: true,
+    }))
+      todayAt.set(row.provenance.line, row.provenance.hash);
+    const fromExport = read.records.filter((r) => r.provenance.file === 'klanten.csv');
+    expect(fromExport.length).toBeGreaterThan(30);
+    expect(fromExport.filter((r) => todayAt.get(r.provenance.line) !== r.provenance.rowHash).map((r) => r.provenance.line)).toEqual([4, 6]);
+    expect(todayAt.get(furthest.line)).toBe(furthest.rowHash);
+    const origins = read.records.filter((r) => r.origin !== undefined).map((r) => r.origin!);
+    expect(origins.length).toBeGreaterThan(0);
+    const plannedNow = planned(file).origins;
+    for (const o of origins) expect(plannedNow).toContain(originKey(o.file, todayAt.get(o.line)!));
 
     // A later run writes to the upgraded ledger: a refused record corrected and staged, its story one step longer.
     const refused = read.records.find((r) => r.state === 'rejected' && r.legacyKey !== undefined)!;

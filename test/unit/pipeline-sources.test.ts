@@ -12,7 +12,8 @@ import type { SourceEncoding } from '../../src/pipeline/definition/schema.js';
 import type { SourceRow, SourceRowError } from '../../src/pipeline/types.js';
 
 const CASES = join(import.meta.dirname, '..', 'cases', 'sources');
-const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+/** A row's hash: the first 128 bits of its sha256. */
+const sha = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 32);
 const fieldsHash = (...fields: string[]) => sha(fields.join('\u001f'));
 
 async function all<T>(gen: AsyncIterable<T>): Promise<T[]> {

@@ -10,7 +10,7 @@ import { addSwallowed } from '../tally.js';
 import { StagecoachError } from '../../../contract/errors.js';
 import { quotedNames as names } from '../../../contract/cut.js';
 import { repairWindows1252, textDefect, textDefectHint } from '../encoding.js';
-import { sha256Hex } from '../row-hash.js';
+import { rowHash } from '../row-hash.js';
 import type { CsvDialect } from './dialect.js';
 import type { RecordDelimiter } from './plain-lines.js';
 import type { CsvCoreOptions, CsvItem, CsvReadOutcome } from './types.js';
@@ -120,7 +120,7 @@ export class CsvRecords {
     }
     const checked = text !== undefined && this.lineShowsDefects ? text : undefined;
     const joined = this.hashRows || checked === undefined ? record.join(FIELD_SEPARATOR) : '';
-    const provenance = { file, line, byteOffset, hash: this.hashRows ? sha256Hex(joined) : '' };
+    const provenance = { file, line, byteOffset, hash: this.hashRows ? rowHash(joined) : '' };
     if (record.length !== width) {
       this.rowError({
         source,

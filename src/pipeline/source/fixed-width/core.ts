@@ -12,7 +12,7 @@ import type { SourceRow, SourceRowError } from '../../types.js';
 import type { FixedWidthOptions } from './options.js';
 import { StagecoachError } from '../../../contract/errors.js';
 import { textDefect, textDefectHint } from '../encoding.js';
-import { sha256Hex } from '../row-hash.js';
+import { rowHash } from '../row-hash.js';
 import { afterBom, byteLength, type DecodedChunk } from '../decoded-text.js';
 import { feedCore, type SourceCore } from '../feed-core.js';
 import { isBlankLine, newTally, PhysicalLineCounter, type SourceTally } from '../tally.js';
@@ -199,7 +199,7 @@ export class FixedWidthCore implements SourceCore<DecodedChunk> {
       return undefined;
     }
     if (isBlankLine(text)) return undefined;
-    const provenance = { file, line: at, byteOffset: offset, hash: this.hashRows ? sha256Hex(text) : '' };
+    const provenance = { file, line: at, byteOffset: offset, hash: this.hashRows ? rowHash(text) : '' };
     tally.rowsRead++;
     tally.linesInRows++;
     if (text.length !== this.expected) {

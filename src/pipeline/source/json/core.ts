@@ -27,7 +27,7 @@ import Assembler from 'stream-json/assembler.js';
 import { getManyValues, isMany, none } from 'stream-chain/defs.js';
 import type { SourceRowError } from '../../types.js';
 import { textDefect, textDefectHint, type ResolvedEncoding } from '../encoding.js';
-import { sha256Hex } from '../row-hash.js';
+import { rowHash } from '../row-hash.js';
 import { afterBom, byteLength, type DecodedChunk } from '../decoded-text.js';
 import type { SourceCore, SourceItem } from '../feed-core.js';
 import { isBlankLine, newTally, PhysicalLineCounter, type SourceTally } from '../tally.js';
@@ -78,8 +78,6 @@ function defectMessage(file: string, line: number, found: { path: string; defect
   const name = enc?.name ?? 'utf-8';
   return `${file}:${line}: field ${JSON.stringify(found.path)} holds ${found.defect}, expected text in ${name}; ${textDefectHint(found.defect, name)}`;
 }
-
-const hashText = sha256Hex;
 
 interface Token {
   name: string;
@@ -331,7 +329,7 @@ export class JsonArrayCore implements SourceCore<DecodedChunk> {
     const { source, file } = this;
     const provenance = { file, line: this.elementStart.line, byteOffset: this.elementStart.byteOffset, hash: '' };
     const text = JSON.stringify(value);
-    if (this.hashRows) provenance.hash = hashText(text);
+    if (this.hashRows) provenance.hash = rowHash(text);
     const found = DEFECT_HINT.test(text) ? textIn(value, '') : undefined;
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       this.out.push({
@@ -517,7 +515,7 @@ export class JsonLinesCore implements SourceCore<DecodedChunk> {
     const { source, file } = this;
     const body = text.endsWith('\r') ? text.slice(0, -1) : text;
     if (isBlankLine(body)) return undefined;
-    const provenance = { file, line: at, byteOffset: offset, hash: this.hashRows ? hashText(body) : '' };
+    const provenance = { file, line: at, byteOffset: offset, hash: this.hashRows ? rowHash(body) : '' };
     let value: unknown;
     try {
       value = JSON.parse(body);

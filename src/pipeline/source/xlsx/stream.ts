@@ -8,7 +8,7 @@
 import { StagecoachError } from '../../../contract/errors.js';
 import type { SourceRow, SourceRowError } from '../../types.js';
 import { displayPath } from '../display-path.js';
-import { sha256Hex } from '../row-hash.js';
+import { rowHash } from '../row-hash.js';
 import type { SourceTally } from '../tally.js';
 import { type CellValue, cellValue, columnLetters, headerNames } from './cells.js';
 import { countSheetRows, type SheetRowCount, workbookSheets } from './count-rows.js';
@@ -229,7 +229,7 @@ export async function* readXlsxBatches(opts: XlsxFileOptions): AsyncGenerator<(S
       else values[columns[i - 1]!] = v;
     }
     if (!filled) continue; // an empty row (trailing rows a spreadsheet keeps formatted)
-    const hash = hashRows ? sha256Hex(JSON.stringify(row.values.slice(1).map(cellValue))) : '';
+    const hash = hashRows ? rowHash(JSON.stringify(row.values.slice(1).map(cellValue))) : '';
     const provenance = { file, line: row.number, byteOffset: row.number, hash };
     read++;
     if (tally) {
