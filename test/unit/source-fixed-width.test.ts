@@ -3,6 +3,7 @@
  * a record of the wrong length, a cut-off last record, an empty file; each with its tally.
  */
 import { describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import { fixedWidthBatches } from '../../src/pipeline/source/fixed-width/core.js';
 import { textChunks } from '../../src/pipeline/source/decoded-text.js';
 import { newTally, tallyDisagreement } from '../../src/pipeline/source/tally.js';
@@ -122,5 +123,20 @@ describe('fixed-width core', () => {
       'SOURCE_READ_FAILED k.txt:4: the trailer states 3 records, expected the 2 records read; the export looks cut off or padded',
     );
     expect(short.tally.truncated).toBe('the trailer states 3 records, 2 were read');
+  });
+
+  it("hashes each record's line as the ledger keeps it: the first 128 bits of its sha256, padding counted, line end not", async () => {
+    const lines = ['0001Jan     *Zwolle', '0002Piet    *Assen ', '0003Ans     *Emmen '];
+    const rows: (SourceRow | SourceRowError)[] = [];
+    for await (const b of fixedWidthBatches(textChunks(`H\r\n${lines.join('\r\n')}\n`), {
+      source: 'k',
+      file: 'k.txt',
+      fixedWidth: LAYOUT,
+      hashRows: true,
+    }))
+      rows.push(...b);
+    const sha = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
+    expect(rows.map((r) => r.provenance.hash)).toEqual(lines.map(sha));
+    expect(rows.every((r) => /^[0-9a-f]{32}$/.test(r.provenance.hash))).toBe(true);
   });
 });

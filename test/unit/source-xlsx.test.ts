@@ -5,6 +5,7 @@
  * row read back at its provenance.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
@@ -55,6 +56,20 @@ describe('xlsx cells', () => {
 });
 
 describe('readXlsxBatches', () => {
+  it("hashes each row as the ledger keeps it: the first 128 bits of the sha256 of its cells' values as JSON", async () => {
+    const path = await workbook('hash.xlsx', (wb) => {
+      const ws = wb.addWorksheet('Klanten');
+      ws.addRow(['nr', 'naam']);
+      ws.addRow([1001, 'Jansen']);
+      ws.addRow([1002, 'de Vries']);
+    });
+    const hashes: string[] = [];
+    for await (const batch of readXlsxBatches({ source: 's', path, file: 'w.xlsx', xlsx: { sheet: 1, headerRow: 1 }, hashRows: true }))
+      for (const r of batch) hashes.push(r.provenance.hash);
+    const sha = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
+    expect(hashes).toEqual([sha('[1001,"Jansen"]'), sha('[1002,"de Vries"]')]);
+  });
+
   it('reads the named sheet after its header row, dates as dates whatever their format, skipping empty rows', async () => {
     const path = await workbook('a.xlsx', (wb) => {
       wb.addWorksheet('Eerst').addRow(['x']);
