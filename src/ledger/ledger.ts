@@ -300,7 +300,7 @@ export class Ledger {
    * Records, lazily, in key order; filtered by pipeline, component and states.
    * @example for (const r of ledger.records({ pipeline: 'crm', states: ['failed'] })) console.log(r.provenance.file, r.provenance.line, r.errors);
    */
-  records(filter: { pipeline?: string; component?: string; states?: readonly RecordState[] } = {}): Generator<RecordRow> {
+  records(filter: Parameters<RecordReads['records']>[0] = {}): Generator<RecordRow> {
     return this.reads.records(filter);
   }
 
@@ -319,8 +319,8 @@ export class Ledger {
     return this.reads.liveImportSourcesOf(pipeline);
   }
 
-  /** Records grouped by pipeline, component, entity type, state and first error code (for reports). */
-  facts(filter: { pipeline?: string } = {}): RecordFacts[] {
+  /** Records grouped for the report (record-reads.ts). */
+  facts(filter: Parameters<RecordReads['facts']>[0] = {}): RecordFacts[] {
     return this.reads.facts(filter);
   }
 

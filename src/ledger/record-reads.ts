@@ -72,11 +72,14 @@ interface RecordInOrderRow {
   earlierRun: number | null;
 }
 
-const FACTS = (
-  where: string,
-) => `SELECT s.pipeline, s.component, r.entity_type AS entityType, r.state, json_extract(r.errors, '$[0].code') AS code, count(*) AS count
-  FROM records r JOIN scopes s ON s.id = r.scope ${where}
-  GROUP BY s.pipeline, s.component, r.entity_type, r.state, code ORDER BY s.pipeline, s.component, r.entity_type, r.state, code`;
+const FACTS = (where: string) => `SELECT s.pipeline, s.component, r.source, r.entity_type AS entityType, r.state,
+    json_extract(r.errors, '$[0].code') AS code, m.reference_id AS migrationId, count(*) AS count
+  FROM records r JOIN scopes s ON s.id = r.scope LEFT JOIN migrations m ON m.id = r.migration ${where}
+  GROUP BY s.pipeline, s.component, r.source, r.entity_type, r.state, code, r.migration
+  ORDER BY s.pipeline, s.component, r.source, r.entity_type, r.state, code, migrationId`;
+
+/** Records the report takes one by one (their error codes and examples; an invalid one's removal from staging); the rest it takes as counts. */
+const ONE_BY_ONE = "(r.errors IS NOT NULL OR r.state = 'invalid')";
 
 export class RecordReads {
   private readonly allScopes = once(() =>
@@ -101,6 +104,7 @@ export class RecordReads {
   private readonly recordsInOrder = once(() => this.db.prepare<[{ pipeline: string }], RecordInOrderRow>(RECORDS_IN_ORDER));
   private readonly allFacts = once(() => this.db.prepare<[], RecordFacts>(FACTS('')));
   private readonly factsOf = once(() => this.db.prepare<[string], RecordFacts>(FACTS('WHERE s.pipeline = ?')));
+  private readonly countedFactsOf = once(() => this.db.prepare<[string], RecordFacts>(FACTS(`WHERE s.pipeline = ? AND NOT ${ONE_BY_ONE}`)));
   private readonly byKey = once(() =>
     this.db.prepare<[number, string], HeldRow>(
       'SELECT state, content_hash, errors, migration, last_run FROM records WHERE scope = ? AND keyed = 1 AND legacy_key = ?',
@@ -157,9 +161,12 @@ export class RecordReads {
    * Records, lazily, in key order; filtered by pipeline, component and states (a statement per
    * filter: the filters vary, and a listing is one scan).
    */
-  *records(filter: { pipeline?: string; component?: string; states?: readonly RecordState[] } = {}): Generator<RecordRow> {
+  *records(
+    filter: { pipeline?: string; component?: string; states?: readonly RecordState[]; oneByOne?: boolean } = {},
+  ): Generator<RecordRow> {
     const where: string[] = [];
     const args: unknown[] = [];
+    if (filter.oneByOne) where.push(ONE_BY_ONE);
     if (filter.pipeline !== undefined) where.push('s.pipeline = ?') && args.push(filter.pipeline);
     if (filter.component !== undefined) where.push('s.component = ?') && args.push(filter.component);
     if (filter.states !== undefined) {
@@ -237,8 +244,16 @@ export class RecordReads {
     return this.liveImportSources().all({ pipeline });
   }
 
-  /** Records grouped by pipeline, component, entity type, state and first error code (for reports). */
-  facts(filter: { pipeline?: string } = {}): RecordFacts[] {
+  /**
+   * Records grouped by pipeline, component, source, entity type, state, first error code and
+   * migration. `countedOnly`: only the records the report counts without looking at them (no
+   * errors, not invalid), the others being those `records({ oneByOne: true })` gives.
+   */
+  facts(filter: { pipeline?: string; countedOnly?: boolean } = {}): RecordFacts[] {
+    if (filter.countedOnly) {
+      if (filter.pipeline === undefined) throw new Error('facts: countedOnly takes a pipeline');
+      return this.countedFactsOf().all(filter.pipeline);
+    }
     return filter.pipeline !== undefined ? this.factsOf().all(filter.pipeline) : this.allFacts().all();
   }
 

@@ -148,10 +148,14 @@ export interface PipelineStatus {
 export interface RecordFacts {
   pipeline: string;
   component: string;
+  /** The source its row was read from. */
+  source: string;
   entityType: string | null;
   state: RecordState;
   /** Code of the record's first error, or null. */
   code: string | null;
+  /** The migration it was last sent to, or null. */
+  migrationId: string | null;
   count: number;
 }
 

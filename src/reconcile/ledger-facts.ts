@@ -3,7 +3,9 @@
  * component, entity type, state and first error code; the most frequent error codes with a few
  * example rows each (file:line, field, message); where the jobs stand; and the platform's own
  * numbers the jobs returned. One pass over the records of the pipelines that ran against the
- * migration, holding only counters and a handful of examples.
+ * migration, holding only counters and a handful of examples: the records without an error
+ * counted by the ledger in groups (a million of them are a GROUP BY, not a million objects), those
+ * with one read one by one for their codes and examples.
  */
 import type { Ledger, RecordRow } from '../ledger/index.js';
 import type { CountsResult, ImportResult, ValidationResult } from '../contract/migration.js';
@@ -60,70 +62,79 @@ export function gatherLedgerFacts(
   const typesBySource = new Map<string, Map<string, number>>();
   const codes = new Map<string, ErrorCodeFacts>();
   const exampleRecords = new Map<ErrorExample, RecordRow>();
-  const inc = (r: Record<string, number>, k: string) => (r[k] = (r[k] ?? 0) + 1);
+  const inc = (r: Record<string, number>, k: string, n = 1) => (r[k] = (r[k] ?? 0) + n);
+
+  /** Counts `n` records of a group; a refused row is the pipeline's whatever migration its record last went to. */
+  const count = (
+    r: { component: string; source: string; entityType: string | null; state: string; migrationId: string | null },
+    firstCode: string,
+    n: number,
+    referenceId?: string | null,
+  ) => {
+    const sourceKey = `${r.component}\u0000${r.source}`;
+    if (r.entityType) {
+      const t = typesBySource.get(sourceKey) ?? new Map<string, number>();
+      t.set(r.entityType, (t.get(r.entityType) ?? 0) + n);
+      typesBySource.set(sourceKey, t);
+    }
+    const key = `${sourceKey}\u0000${r.entityType ?? ''}`;
+    let acc = accs.get(key);
+    if (!acc) {
+      acc = {
+        component: r.component,
+        source: r.source,
+        entityType: r.entityType,
+        notSent: 0,
+        inFlight: 0,
+        rejected: {},
+        refusedByStaging: {},
+        staged: 0,
+        invalid: {},
+        imported: 0,
+        removedFromStaging: 0,
+        inOtherMigrations: 0,
+      };
+      accs.set(key, acc);
+    }
+    // Records sent to another migration belong to that one's report, but they are rows of the
+    // export all the same: the source rows stay the export's (a corrected record kept from an
+    // earlier migration, the records of a migration whose only run was a corrections run).
+    if (r.migrationId !== null && r.migrationId !== migrationId) {
+      if (r.state === 'rejected') inc(acc.rejected, firstCode, n);
+      else acc.inOtherMigrations! += n;
+      return;
+    }
+    switch (r.state) {
+      case 'mapped':
+        acc.notSent += n;
+        break;
+      case 'in_flight':
+        acc.inFlight += n;
+        break;
+      case 'rejected':
+        inc(acc.rejected, firstCode, n);
+        break;
+      case 'failed':
+        inc(acc.refusedByStaging, firstCode, n);
+        break;
+      case 'staged':
+        acc.staged += n;
+        break;
+      case 'invalid':
+        inc(acc.invalid, firstCode, n);
+        if (referenceId && removed.has(referenceId)) acc.removedFromStaging += n;
+        break;
+      case 'imported':
+        acc.imported += n;
+        break;
+    }
+  };
 
   for (const pipeline of pipelines) {
-    for (const rec of ledger.records({ pipeline })) {
-      // Records sent to another migration belong to that one's report, but they are rows of the
-      // export all the same: the source rows stay the export's (a corrected record kept from an
-      // earlier migration, the records of a migration whose only run was a corrections run).
-      const elsewhere = rec.migrationId !== null && rec.migrationId !== migrationId;
-      const sourceKey = `${rec.component}\u0000${rec.provenance.source}`;
-      if (rec.entityType) {
-        const t = typesBySource.get(sourceKey) ?? new Map<string, number>();
-        t.set(rec.entityType, (t.get(rec.entityType) ?? 0) + 1);
-        typesBySource.set(sourceKey, t);
-      }
-      const key = `${sourceKey}\u0000${rec.entityType ?? ''}`;
-      let acc = accs.get(key);
-      if (!acc) {
-        acc = {
-          component: rec.component,
-          source: rec.provenance.source,
-          entityType: rec.entityType,
-          notSent: 0,
-          inFlight: 0,
-          rejected: {},
-          refusedByStaging: {},
-          staged: 0,
-          invalid: {},
-          imported: 0,
-          removedFromStaging: 0,
-          inOtherMigrations: 0,
-        };
-        accs.set(key, acc);
-      }
-      if (elsewhere) {
-        // a refused row is the pipeline's whatever migration its record last went to
-        if (rec.state === 'rejected') inc(acc.rejected, rec.errors[0]?.code ?? 'UNKNOWN');
-        else acc.inOtherMigrations! += 1;
-        continue;
-      }
-      const first = rec.errors[0]?.code ?? 'UNKNOWN';
-      switch (rec.state) {
-        case 'mapped':
-          acc.notSent++;
-          break;
-        case 'in_flight':
-          acc.inFlight++;
-          break;
-        case 'rejected':
-          inc(acc.rejected, first);
-          break;
-        case 'failed':
-          inc(acc.refusedByStaging, first);
-          break;
-        case 'staged':
-          acc.staged++;
-          break;
-        case 'invalid':
-          inc(acc.invalid, first);
-          if (rec.referenceId && removed.has(rec.referenceId)) acc.removedFromStaging++;
-          break;
-        case 'imported':
-          acc.imported++;
-          break;
-      }
+    // Most records carry no error: counted by the ledger in groups, not read one by one.
+    for (const g of ledger.facts({ pipeline, countedOnly: true })) count(g, g.code ?? 'UNKNOWN', g.count);
+    for (const rec of ledger.records({ pipeline, oneByOne: true })) {
+      count({ ...rec, source: rec.provenance.source }, rec.errors[0]?.code ?? 'UNKNOWN', 1, rec.referenceId);
       // every code of the record counts once for the top-errors table
       const seen = new Set<string>();
       for (const e of rec.errors) {

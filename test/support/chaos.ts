@@ -218,7 +218,10 @@ export function readLedgerState(file: string): LedgerState | undefined {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
     db.pragma('busy_timeout = 2000');
-    const hasTables = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('records', 'jobs')").get() as {
+    // `records` is a view of record_rows since ledger version 4, a table before it.
+    const hasTables = db
+      .prepare("SELECT count(*) AS n FROM sqlite_master WHERE type IN ('table', 'view') AND name IN ('records', 'jobs')")
+      .get() as {
       n: number;
     };
     if (hasTables.n < 2) return undefined;

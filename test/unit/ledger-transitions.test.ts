@@ -416,11 +416,17 @@ describe('ledger transitions', () => {
       },
     ]);
     expect(ledger.recordsByReferenceIds([rec(2).referenceId, 'not-there']).map((r) => r.legacyKey)).toEqual(['K0002']);
+    const group = { pipeline: 'crm', component: 'Counterparties', source: 'persons' };
     expect(ledger.facts({ pipeline: 'crm' })).toEqual([
-      { pipeline: 'crm', component: 'Counterparties', entityType: null, state: 'rejected', code: 'SOURCE_ROW_INVALID', count: 1 },
-      { pipeline: 'crm', component: 'Counterparties', entityType: 'person', state: 'failed', code: 'MISSING_REQUIRED_FIELD', count: 1 },
-      { pipeline: 'crm', component: 'Counterparties', entityType: 'person', state: 'staged', code: null, count: 1 },
+      { ...group, entityType: null, state: 'rejected', code: 'SOURCE_ROW_INVALID', migrationId: null, count: 1 },
+      { ...group, entityType: 'person', state: 'failed', code: 'MISSING_REQUIRED_FIELD', migrationId: MIGRATION, count: 1 },
+      { ...group, entityType: 'person', state: 'staged', code: null, migrationId: MIGRATION, count: 1 },
     ]);
+    // What the report counts without reading the records: the staged one; the two refused it reads one by one.
+    expect(ledger.facts({ pipeline: 'crm', countedOnly: true })).toEqual([
+      { ...group, entityType: 'person', state: 'staged', code: null, migrationId: MIGRATION, count: 1 },
+    ]);
+    expect([...ledger.records({ pipeline: 'crm', oneByOne: true })].map((r) => r.state).sort()).toEqual(['failed', 'rejected']);
   });
 });
 
