@@ -5,18 +5,11 @@
 import * as crypto from 'node:crypto';
 import { ROW_HASH_BYTES } from '../../ledger/compact.js';
 
-const FIELD_SEPARATOR = '\u001f';
-
 /** Hex digits of a row's hash: the first 128 bits of its sha256 (the ledger's ROW_HASH_BYTES says why). */
 export const ROW_HASH_HEX_DIGITS = 2 * ROW_HASH_BYTES;
 
 /** The hash of a row's text as the source reads it: the first 128 bits of its sha256, hex. */
 export const rowHash = (text: string): string => sha256Hex(text).slice(0, ROW_HASH_HEX_DIGITS);
-
-/** rowHash of a row's fields in column order, joined by U+001F: quoting style does not count. */
-export function hashFields(fields: readonly string[]): string {
-  return rowHash(fields.join(FIELD_SEPARATOR));
-}
 
 // crypto.hash (Node ≥ 20.12) is the one-shot form: half the cost of createHash per row.
 const oneShot = (crypto as { hash?: (alg: string, data: string, enc: 'hex') => string }).hash;
