@@ -16,9 +16,11 @@ const SLOW_UPLOADS = 'PUT /counterparty-management/*:latency=1000';
 /**
  * Slow enough that the upload window is always full when a run is killed: the reader needs a few
  * milliseconds a batch, so without it a fast service could answer every batch before the next
- * one was read, and a kill after the 6th answer found nothing in flight (seen once in CI).
+ * one was read, and a kill after the 6th answer found nothing in flight (seen once in CI). At
+ * 200 ms it was seen once more, on a CI machine busy with the other test files (the reader kept
+ * from its next batch that long): 600 ms leaves that three times the room.
  */
-const STEADY_UPLOADS = 'PUT /counterparty-management/*:latency=200';
+const STEADY_UPLOADS = 'PUT /counterparty-management/*:latency=600';
 
 /** Back to normal speed for the run that finishes the job. */
 async function clearFaults(baseUrl: string): Promise<void> {
