@@ -386,7 +386,9 @@ export function withoutNulls(value: unknown): unknown {
     return copy ?? value;
   }
   let copy: Record<string, unknown> | undefined;
-  for (const [key, item] of Object.entries(value)) {
+  // for…in, not Object.entries: every streamed record comes through here, and a parsed JSON object has only its own keys.
+  for (const key in value) {
+    const item = (value as Record<string, unknown>)[key];
     if (item === null) {
       copy ??= { ...(value as Record<string, unknown>) };
       delete copy[key];

@@ -57,6 +57,9 @@ export interface EncodedRecord {
   entityType: string | undefined;
 }
 
+/** A frame's content hash: the first 128 bits of its sha256, hex (EncodedRecord.contentHash). */
+export const frameHash = (frame: string): string => hash('sha256', frame, 'hex').slice(0, 32);
+
 /**
  * Frames a record and hashes the frame (on whichever thread checked the record).
  * @example encodeRecord(record, 'json-seq') // { frame: '\x1e{"referenceId":…}\n', bytes, contentHash, entityType: 'Person' }
@@ -66,7 +69,7 @@ export function encodeRecord(record: { type?: unknown }, format: StreamFormat = 
   return {
     frame,
     bytes: Buffer.byteLength(frame),
-    contentHash: hash('sha256', frame, 'hex').slice(0, 32),
+    contentHash: frameHash(frame),
     entityType: typeof record.type === 'string' ? record.type : undefined,
   };
 }

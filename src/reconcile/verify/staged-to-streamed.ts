@@ -25,7 +25,8 @@
  */
 import { STREAMED_ORGANISATION_FIELDS, STREAMED_PERSON_FIELDS } from '../../contract/counterparty.js';
 import { checkStagedCounterparty, type StagedCounterparty } from '../../contract/migration.js';
-import { encodeRecord } from '../../pipeline/batcher/index.js';
+import { frameHash } from '../../pipeline/batcher/index.js';
+import { encodeFrame } from '../../codec/index.js';
 import { SEND_FORMAT } from '../../pipeline/runner/send.js';
 
 /** The streamed type of each staged type. */
@@ -167,7 +168,7 @@ export interface Proven {
  * Proves a live record holds exactly what was sent, by hash: the live record written back the
  * way staging takes it (`type` back to the staged type; `checkStagedCounterparty`, which drops
  * what staging does not take, such as `sequenceNumber`, and puts the keys in the schema's order)
- * and framed as a run frames it (`encodeRecord`, SEND_FORMAT) hashes to the ledger's content
+ * and framed as a run frames it (`encodeFrame`, SEND_FORMAT; `frameHash`) hashes to the ledger's content
  * hash of the frame sent. As the platform may have filled in fields the record did not carry
  * (FILLED) and not show the flags it did (UNSHOWN_FLAGS), a few such guesses are tried; each one
  * whose hash matches is what was sent, so the proof is exact whichever one matches. A platform
@@ -207,7 +208,7 @@ export class HashProof {
       tried.push(fit);
       const notShown: string[] = [];
       const record = guessed(written, fit, unshown, notShown);
-      return encodeRecord(record, SEND_FORMAT).contentHash === contentHash ? { notShown } : undefined;
+      return frameHash(encodeFrame(SEND_FORMAT, record)) === contentHash ? { notShown } : undefined;
     };
     for (let i = 0; i < this.learned.length; i++) {
       const proven = attempt(this.learned[i]!);
