@@ -13,8 +13,8 @@ import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ROOT, runCli } from '../support/cli.js';
-import { DEMO, startTestService, tempDir, type TestService } from '../support/service.js';
-import { createClient } from '../../src/client/index.js';
+import { demoClient } from '../support/pipeline-run.js';
+import { startTestService, tempDir, type TestService } from '../support/service.js';
 import { openLedger } from '../../src/ledger/index.js';
 import { generateCrmSamples } from '../../src/pipeline/samples/generate-crm.js';
 import { verify, type VerificationReport } from '../../src/reconcile/verify/index.js';
@@ -132,13 +132,7 @@ describe('verify with the pending records spilled', () => {
     const cwd = process.cwd();
     process.chdir(dir);
     const ledger = openLedger(ledgerFile);
-    const client = createClient({
-      baseUrl: svc.url,
-      clientId: DEMO.clientId,
-      clientSecret: DEMO.secret,
-      brokerKey: DEMO.broker,
-      labelReferenceId: DEMO.label,
-    });
+    const client = demoClient(svc.url);
     try {
       const run = async (pendingBound?: number) => {
         let spilled = -1;

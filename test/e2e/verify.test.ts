@@ -11,8 +11,8 @@ import { cpSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ROOT, runCli } from '../support/cli.js';
-import { DEMO, startTestService, tempDir, type TestService } from '../support/service.js';
-import { createClient } from '../../src/client/index.js';
+import { demoClient } from '../support/pipeline-run.js';
+import { startTestService, tempDir, type TestService } from '../support/service.js';
 import { openLedger } from '../../src/ledger/index.js';
 import { verify } from '../../src/reconcile/verify/index.js';
 import type { ReconciliationReport, VerificationReport } from '../../src/reconcile/index.js';
@@ -287,13 +287,7 @@ describe('verify', () => {
     const cwd = process.cwd();
     process.chdir(dir);
     const ledger = openLedger(ledgerFile);
-    const client = createClient({
-      baseUrl: svc.url,
-      clientId: DEMO.clientId,
-      clientSecret: DEMO.secret,
-      brokerKey: DEMO.broker,
-      labelReferenceId: DEMO.label,
-    });
+    const client = demoClient(svc.url);
     try {
       const v = await verify({ ledger, migrationId: migrationId!, client });
       expect(v).toMatchObject({ imported: 228, identical: 228, proven: 228, compared: 0, passed: true, problems: [] });
