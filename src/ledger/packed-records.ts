@@ -8,6 +8,14 @@
  * batch is one buffer, the objects are made only while the ledger writes them (on its own
  * thread, where they die young) or while a refused record is reported.
  *
+ * The buffer is shared memory (a SharedArrayBuffer), so a batch's records reach the ledger's
+ * worker thread without a copy (`toWire`). Copied, every batch's records (up to 1 MB) were a new
+ * ArrayBuffer on the worker, promoted to its old generation while the batch was written and
+ * freed only at its next full collection, which V8 sets off after about 64 MB of them: at
+ * 1,000,000 persons the worker held 0–60 MB of dead copies, and the C allocator kept what was
+ * freed (docs/performance.md). Shared, the worker reads the batcher's own buffer, which the
+ * batcher writes over only once the batch is settled, long after the worker read it.
+ *
  * Layout, per record: the record's length (u32) and then its fields, strings as a u32 byte
  * length (0xffffffff for undefined) and UTF-8, numbers as f64:
  *   referenceId, legacyKey, entityType, contentHash, source, file, line, byteOffset, rowHash.
@@ -66,7 +74,11 @@ export class PackedRecords implements Iterable<LedgerRecordInput> {
     return this.buf;
   }
 
-  /** The records as they travel to another thread: only the bytes written. */
+  /**
+   * The records as they travel to another thread: a view of the bytes written. The buffer is
+   * shared, so `postMessage` hands over the view, not a copy: write no more records into it until
+   * the receiving thread is done with them.
+   */
   toWire(): PackedRecordsWire {
     return { packedRecords: this.buf.subarray(0, this.used), length: this.count };
   }
@@ -127,6 +139,11 @@ export class PackedRecords implements Iterable<LedgerRecordInput> {
     }
   }
 
+  /** Each record's referenceId, in order, one a step (for checking staging results as they are read). */
+  *referenceIds(): Generator<string, void, undefined> {
+    for (const c of this.cursors()) yield c.string()!;
+  }
+
   /** A cursor at each record's first field, in order; each record's length prefix finds the next. */
   private *cursors(): Generator<Cursor> {
     let at = 0;
@@ -147,7 +164,7 @@ export class PackedRecords implements Iterable<LedgerRecordInput> {
   private grow(needed: number): void {
     let size = Math.max(this.buf.length * 2, FIRST_BYTES);
     while (size < needed) size *= 2;
-    const bigger = Buffer.allocUnsafeSlow(size);
+    const bigger = Buffer.from(new SharedArrayBuffer(size));
     this.buf.copy(bigger, 0, 0, this.used);
     this.buf = bigger;
   }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MessageChannel } from 'node:worker_threads';
 import { PackedRecords, type LedgerRecordInput } from '../../src/ledger/index.js';
 import { Batcher, prepareRecord } from '../../src/pipeline/batcher/index.js';
 
@@ -27,6 +28,23 @@ describe('packed records', () => {
     expect([...PackedRecords.fromWire(wire)]).toEqual([...odd, ...many]);
     expect(PackedRecords.isWire(wire)).toBe(true);
     expect(PackedRecords.isWire({ packedRecords: 'no', length: 1 })).toBe(false);
+  });
+
+  it('reach another thread as shared memory, not a copy', async () => {
+    const packed = PackedRecords.of([record(1), record(2)]);
+    const { port1, port2 } = new MessageChannel();
+    const received = new Promise<unknown>((resolve) => port2.once('message', resolve));
+    port1.postMessage(packed.toWire());
+    const wire = await received;
+    port1.close();
+    expect(PackedRecords.isWire(wire)).toBe(true);
+    const bytes = (wire as { packedRecords: Uint8Array }).packedRecords;
+    expect(bytes.buffer).toBeInstanceOf(SharedArrayBuffer);
+    // The receiver reads the sender's bytes: a change on one side shows on the other.
+    const at = bytes.byteOffset + 8;
+    bytes[8] = 0x7a;
+    expect(packed.buffer[at]).toBe(0x7a);
+    expect([...PackedRecords.fromWire(wire as never)][0]!.referenceId.startsWith('z')).toBe(true);
   });
 
   it('walk referenceIds and legacy keys in order, and stop when asked', () => {
