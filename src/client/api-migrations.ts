@@ -20,7 +20,7 @@ import {
 import { ClientError } from './errors.js';
 import { sleep } from './retry.js';
 import { resumableStream, type StreamOptions } from './streams.js';
-import { parseWith, readJobId, readPage, readStagingResults } from './tolerant.js';
+import { parseWith, readJobId, readPage, readStagingResults, type StagingResultVisitor } from './tolerant.js';
 import { seg, type Transport } from './transport.js';
 
 type Signal = { signal?: AbortSignal };
@@ -58,6 +58,14 @@ export interface StageOptions {
   /** Format of `body` (default json-seq). */
   format?: StreamFormat;
   signal?: AbortSignal;
+  /**
+   * Each result as it is read, in order, instead of all of them returned (the call then returns
+   * an empty array); a retried upload hands them over again from index 0. For a caller that only
+   * checks them: 2,000 results collected while the answer is awaited are held by promises made
+   * before the wait, which V8 has moved to its old generation by then, so they outlive the young
+   * generation and pile up there until a full collection.
+   */
+  onResult?: StagingResultVisitor;
 }
 
 export function migrationsApi(transport: Transport) {
@@ -135,7 +143,7 @@ export function migrationsApi(transport: Transport) {
         async (res) => {
           try {
             const ct = res.headers['content-type'];
-            return await readStagingResults(res.body, Array.isArray(ct) ? ct[0] : ct);
+            return await readStagingResults(res.body, Array.isArray(ct) ? ct[0] : ct, opts.onResult);
           } catch (err) {
             if (err instanceof StagecoachError && !(err instanceof ClientError)) {
               throw new ClientError('HTTP_ERROR', err.message, {

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import streamArray from 'stream-json/streamers/stream-array.js';
 import streamObject from 'stream-json/streamers/stream-object.js';
 import { z } from 'zod';
-import { createFrameDecoder, type Frame } from '../codec/index.js';
+import { createFrameDecoder, type FrameDecoder } from '../codec/index.js';
 import { StagecoachError } from '../contract/errors.js';
 import { stagingResultSchema, type StagingResult } from '../contract/migration.js';
 import { processDefinitionSchema, type ProcessDefinition } from '../contract/process.js';
@@ -152,17 +152,32 @@ const tolerantDefinitionSchema = processDefinitionSchema
   .loose();
 
 /**
- * The staging results of one upload, whatever the container: json-seq, JSON Lines, or a JSON
+ * Takes each staging result as it is read (index from 0, in the order of the answer) instead of
+ * having them collected: see StageOptions.onResult.
+ */
+export type StagingResultVisitor = (result: StagingResult, index: number) => void;
+
+/**
+ * The staging results of one upload (or, with `onResult`, none: each handed to it as it is read),
+ * whatever the container: json-seq, JSON Lines, or a JSON
  * container (an array, or an object whose `results`, `items` or `data` member is the array),
  * the last read as a stream of items (stream-json) whether pretty-printed or not. The
  * Content-Type says which (application/json → a container); the first byte decides when it is
  * missing or unknown (RS → json-seq, `[` → a container, `{` → a container when the whole body is
  * one JSON text, else JSON Lines).
  */
-export async function readStagingResults(body: AsyncIterable<Uint8Array>, contentType: string | undefined): Promise<StagingResult[]> {
+export async function readStagingResults(
+  body: AsyncIterable<Uint8Array>,
+  contentType: string | undefined,
+  onResult?: StagingResultVisitor,
+): Promise<StagingResult[]> {
   const out: StagingResult[] = [];
-  const take = (value: unknown, where: string) =>
-    out.push(acceptedResult(value) ?? parseWith(stagingResultSchema, normaliseResult(value), where));
+  let index = 0;
+  const take = (value: unknown, where: string) => {
+    const result = acceptedResult(value) ?? parseWith(stagingResultSchema, normaliseResult(value), where);
+    if (onResult) onResult(result, index++);
+    else out.push(result);
+  };
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   // The first bytes, up to the first that is not white space, tell the container.
   const iterator = body[Symbol.asyncIterator]();
@@ -172,7 +187,7 @@ export async function readStagingResults(body: AsyncIterable<Uint8Array>, conten
   while (first === undefined) {
     const next = await iterator.next();
     if (next.done) break;
-    const chunk = Buffer.from(next.value);
+    const chunk = asBuffer(next.value);
     head.push(chunk);
     for (i = 0; i < chunk.length; i++) {
       const b = chunk[i]!;
@@ -184,49 +199,111 @@ export async function readStagingResults(body: AsyncIterable<Uint8Array>, conten
   }
   if (first === undefined) return out;
   const rest = (async function* () {
-    yield* head;
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield Buffer.from(next.value);
+    // Handed over one by one and let go of: a chunk held here would live as long as the answer.
+    while (head.length > 0) yield head.shift()!;
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield asBuffer(next.value);
   })();
   const isJsonType = type === 'application/json' || /^application\/[\w.-]+\+json$/.test(type);
   if (first !== 0x1e && (first === 0x5b || (first === 0x7b && isJsonType))) {
     await readJsonContainer(rest, first, take);
     return out;
   }
+  if (first === 0x1e || (first !== 0x7b && /json-seq/.test(type))) {
+    await readFrames(rest, 'json-seq', first === 0x1e, take);
+    return out;
+  }
+  if (/jsonl|ndjson|x-json-stream/.test(type)) {
+    await readFrames(rest, 'jsonl', false, take);
+    return out;
+  }
+  // `{` of an unnamed type: one JSON text (a wrapper object or a single result) or JSON Lines.
   const chunks: Buffer[] = [];
   for await (const c of rest) chunks.push(c);
   const buf = Buffer.concat(chunks);
-  if (first === 0x1e || (first !== 0x7b && /json-seq/.test(type))) return decodeAll(buf, 'json-seq', take);
-  if (/jsonl|ndjson|x-json-stream/.test(type)) return decodeAll(buf, 'jsonl', take);
-  // `{` of an unnamed type: one JSON text (a wrapper object or a single result) or JSON Lines.
-  const text = buf.toString('utf8');
   let whole: unknown;
   try {
-    whole = JSON.parse(text);
+    whole = JSON.parse(buf.toString('utf8'));
   } catch {
-    return decodeAll(buf, 'jsonl', take);
+    await readFrames([buf], 'jsonl', false, take);
+    return out;
   }
   const list = containerItems(whole as Record<string, unknown>) ?? [whole];
   list.forEach((v, n) => take(v, `staging result ${n + 1}`));
   return out;
+}
 
-  function decodeAll(bytes: Buffer, format: 'jsonl' | 'json-seq', onValue: typeof take): StagingResult[] {
-    if (format === 'json-seq' && first === 0x1e) {
-      const values = wellFormedSeq(bytes.toString('utf8'));
-      if (values) {
-        values.forEach((v, n) => onValue(v, `staging result ${n + 1}`));
-        return out;
-      }
+/** A chunk as a Buffer, without copying its bytes. */
+function asBuffer(chunk: Uint8Array): Buffer {
+  return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+}
+
+const RS = 0x1e;
+
+/**
+ * The records of a json-seq or JSON Lines answer, taken chunk by chunk as the answer arrives (the
+ * service writes results as it commits them): between chunks only the unfinished last record is
+ * kept. Collected whole, the chunks of a 2,000-record answer were held for as long as it took to
+ * arrive, long enough for V8 to promote them, and they piled up outside the heap until a full
+ * collection (docs/performance.md). json-seq that starts with RS is read record by record with
+ * `wellFormedSeq` over each run of whole records; from the first run that is not well formed on,
+ * the frame decoder reads the rest, so what is wrong is named exactly as for the whole answer.
+ */
+async function readFrames(
+  chunks: AsyncIterable<Buffer> | Iterable<Buffer>,
+  format: 'json-seq' | 'jsonl',
+  fast: boolean,
+  take: (value: unknown, where: string) => void,
+): Promise<void> {
+  let taken = 0;
+  let decoder: FrameDecoder | undefined;
+  const decode = (bytes: Buffer) => {
+    if (!decoder) {
+      // Every frame before the decoder's first was a record taken here.
+      const before = taken;
+      decoder = createFrameDecoder(format, (frame) => {
+        if (frame.kind === 'invalid') throw badFrame(before + frame.index, frame.message);
+        taken++;
+        take(frame.value, `staging result ${before + frame.index + 1}`);
+      });
     }
-    const frames: Frame[] = [];
-    const decoder = createFrameDecoder(format, (f) => frames.push(f));
     decoder.write(bytes);
-    decoder.end();
-    for (const frame of frames) {
-      if (frame.kind === 'invalid') throw badFrame(frame.index, frame.message);
-      onValue(frame.value, `staging result ${frame.index + 1}`);
+  };
+  /**
+   * Whole records, from an RS up to the next record's RS (or the end of the answer): true when
+   * they were well formed and taken, else they went to the decoder, which reads on from here.
+   */
+  const records = (bytes: Buffer): boolean => {
+    const values = decoder ? undefined : wellFormedSeq(bytes.toString('utf8'));
+    if (!values) {
+      decode(bytes);
+      return false;
     }
-    return out;
+    for (const v of values) take(v, `staging result ${++taken}`);
+    return true;
+  };
+  let pending: Buffer | undefined;
+  for await (const chunk of chunks) {
+    if (!fast || decoder) {
+      decode(chunk);
+      continue;
+    }
+    const bytes = pending ? Buffer.concat([pending, chunk]) : chunk;
+    // Cut before the last RS, when a whole record comes before it.
+    const cut = bytes.lastIndexOf(RS);
+    if (cut <= bytes.indexOf(RS)) {
+      pending = bytes;
+      continue;
+    }
+    const unfinished = bytes.subarray(cut);
+    if (records(bytes.subarray(0, cut)))
+      pending = Buffer.from(unfinished); // copied: a view would keep the whole chunk
+    else {
+      decode(unfinished);
+      pending = undefined;
+    }
   }
+  if (pending) records(pending);
+  decoder?.end();
 }
 
 /** Members of a JSON container object that hold the list of staging results. */

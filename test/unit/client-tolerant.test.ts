@@ -65,6 +65,46 @@ describe('staging results reader', () => {
   it('fills in missing errors of a successful result and reads a single-record JSON Lines body', async () => {
     expect(await readStagingResults(chunks('{"referenceId":"a","isSuccessful":true}\n'), undefined)).toEqual([R1]);
   });
+  it('reads an answer cut into chunks anywhere as it reads it whole, and hands results over one by one', async () => {
+    // Generated answers: staged and refused results, names with multi-byte characters, cut at
+    // every few bytes (inside records and inside characters), and a few answers with a bad record.
+    let seed = 11;
+    const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+    const cutInto = (bytes: Buffer) =>
+      (async function* () {
+        for (let at = 0; at < bytes.length; ) {
+          const n = 1 + Math.floor(random() * 90);
+          yield bytes.subarray(at, at + n);
+          at += n;
+        }
+      })();
+    const outcome = (p: Promise<unknown>) =>
+      p.then(
+        (v) => ({ ok: v }),
+        (e: Error) => ({ error: e.message }),
+      );
+    for (let trial = 0; trial < 60; trial++) {
+      const results = Array.from({ length: 1 + Math.floor(random() * 40) }, (_, i) =>
+        random() < 0.8
+          ? { referenceId: `r${trial}-${i}-Łukasz€`, isSuccessful: true, errors: [] }
+          : { referenceId: `r${trial}-${i}`, isSuccessful: false, errors: [{ field: 'surname', message: 'MISSING_REQUIRED_FIELD' }] },
+      );
+      const frames = results.map((r) => `\x1e${JSON.stringify(r)}\n`);
+      const bad = random();
+      // A record cut short (no LF before the next RS), or one that is not JSON.
+      if (bad < 0.15) frames[Math.floor(random() * frames.length)] = '\x1e{"referenceId":"x","isSuccessful":true';
+      else if (bad < 0.3) frames[Math.floor(random() * frames.length)] = '\x1e{not json}\n';
+      const body = Buffer.from((random() < 0.2 ? ' \n' : '') + frames.join(''));
+      const whole = await outcome(readStagingResults(chunks(body.toString()), 'application/json-seq'));
+      expect(await outcome(readStagingResults(cutInto(body), 'application/json-seq'))).toEqual(whole);
+      const seen: unknown[] = [];
+      const visited = await outcome(readStagingResults(cutInto(body), 'application/json-seq', (r, i) => seen.push([i, r])));
+      if ('ok' in whole) {
+        expect(visited).toEqual({ ok: [] });
+        expect(seen).toEqual((whole.ok as unknown[]).map((r, i) => [i, r]));
+      } else expect(visited).toEqual(whole);
+    }
+  });
   it('names the record that does not fit the result shape', async () => {
     await expect(readStagingResults(chunks('[{"referenceId":"a"}]'), 'application/json')).rejects.toThrow(
       'staging result 1 from the service is not of the expected shape: isSuccessful: Invalid input: expected boolean, received undefined',

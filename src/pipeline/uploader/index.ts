@@ -19,23 +19,35 @@ import type { StagingResult } from '../../contract/migration.js';
 import type { RecordError, RecordOutcome } from '../../ledger/index.js';
 import type { Batch } from '../batcher/index.js';
 
-/** Where batches go: the client's staging upload fits (see `clientSink`). */
+/**
+ * Where batches go: the client's staging upload fits (see `clientSink`). A sink returns the
+ * batch's results, or hands each to `onResult` as it reads them (from index 0 again when it reads
+ * a retried answer) and returns none.
+ */
 export interface StagingSink {
-  stage(body: string, format: StreamFormat, signal: AbortSignal | undefined): Promise<StagingResult[]>;
+  stage(body: string, format: StreamFormat, signal: AbortSignal | undefined, onResult?: StagingResultVisitor): Promise<StagingResult[]>;
   /**
    * The same upload, given the body as the UTF-8 bytes it travels as. Used instead of `stage`
    * when present: the batch's body is built as bytes, so it need not be decoded to text and
    * encoded again.
    */
-  stageBytes?(body: Uint8Array, format: StreamFormat, signal: AbortSignal | undefined): Promise<StagingResult[]>;
+  stageBytes?(
+    body: Uint8Array,
+    format: StreamFormat,
+    signal: AbortSignal | undefined,
+    onResult?: StagingResultVisitor,
+  ): Promise<StagingResult[]>;
 }
+
+/** Takes one staging result as it is read (index from 0, in the answer's order). */
+export type StagingResultVisitor = (result: StagingResult, index: number) => void;
 
 /** The client method the sink adapter needs (`client.migrations.stageCounterparties`). */
 export interface StagingApi {
   stageCounterparties(
     migrationId: string,
     body: Uint8Array | string,
-    opts: { format?: StreamFormat; signal?: AbortSignal },
+    opts: { format?: StreamFormat; signal?: AbortSignal; onResult?: StagingResultVisitor },
   ): Promise<StagingResult[]>;
 }
 
@@ -45,8 +57,8 @@ export interface StagingApi {
  */
 export function clientSink(api: StagingApi, migrationId: string): StagingSink {
   // The client takes text or bytes alike, so one function serves both ways in.
-  const stage = (body: string | Uint8Array, format: StreamFormat, signal: AbortSignal | undefined) =>
-    api.stageCounterparties(migrationId, body, { format, signal });
+  const stage = (body: string | Uint8Array, format: StreamFormat, signal: AbortSignal | undefined, onResult?: StagingResultVisitor) =>
+    api.stageCounterparties(migrationId, body, { format, signal, ...(onResult ? { onResult } : {}) });
   return { stage, stageBytes: stage };
 }
 
@@ -159,7 +171,7 @@ export class Uploader {
   }
 
   private async upload(batch: Batch): Promise<void> {
-    const { ledger, sink, onBatch, signal } = this.options;
+    const { ledger, onBatch } = this.options;
     let batchId: number;
     try {
       batchId = await ledger.beginBatch(batch);
@@ -171,30 +183,8 @@ export class Uploader {
     this.report.recordsSent += batch.records.length;
     this.report.bytesSent += batch.bytes;
     onBatch?.({ type: 'in_flight', seq: batch.seq, batchId, records: batch.records.length, bytes: batch.bytes });
-    let results: StagingResult[];
-    try {
-      if (this.fatal) throw this.fatal; // another batch already stopped the run: do not send this one
-      if (signal?.aborted) throw new StagecoachError('ABORTED', 'the run was interrupted before this batch was sent');
-      results = sink.stageBytes
-        ? await sink.stageBytes(batch.payload, this.format, signal)
-        : await sink.stage(batch.body, this.format, signal);
-    } catch (err) {
-      const aborted = signal?.aborted === true || (err instanceof StagecoachError && err.code === 'ABORTED');
-      const message = err instanceof StagecoachError ? `${err.code}: ${err.message}` : String((err as Error)?.message ?? err);
-      this.report.batchesFailed++;
-      this.report.unconfirmed += batch.records.length;
-      try {
-        await ledger.failBatch(batchId, message);
-      } catch (ledgerErr) {
-        this.fatal ??= asError(ledgerErr);
-      }
-      if (!aborted) this.fatal ??= asError(err);
-      onBatch?.({ type: 'failed', seq: batch.seq, batchId, error: message, aborted });
-      return;
-    }
-    onBatch?.({ type: 'answered', seq: batch.seq, batchId, results: results.length });
-    // The common answer, every record staged and answered in its place, needs no outcome per record.
-    const refused = allStagedInOrder(batch, results) ? [] : matchResults(batch, results, this.format).filter((o) => o.state !== 'staged');
+    const refused = await this.stage(batch, batchId);
+    if (refused === undefined) return;
     try {
       await ledger.finishBatch(batchId, refused);
     } catch (err) {
@@ -211,22 +201,104 @@ export class Uploader {
     this.report.failed += refused.length;
     onBatch?.({ type: 'done', seq: batch.seq, batchId, staged, failed: refused.length });
   }
+
+  /**
+   * Sends a batch and returns the outcomes of its records that were not staged (undefined when the
+   * upload failed: recorded here). The results are checked one by one as the client reads them
+   * (BatchAnswer), not collected: an answer's 2,000 result objects, handed back through promises
+   * made before the upload's wait (by then in V8's old generation), outlived the young generation
+   * and were half of what piled up in the old one between full collections (docs/performance.md).
+   */
+  private async stage(batch: Batch, batchId: number): Promise<RecordOutcome[] | undefined> {
+    const { ledger, sink, onBatch, signal } = this.options;
+    const answer = new BatchAnswer(batch);
+    try {
+      if (this.fatal) throw this.fatal; // another batch already stopped the run: do not send this one
+      if (signal?.aborted) throw new StagecoachError('ABORTED', 'the run was interrupted before this batch was sent');
+      const returned = sink.stageBytes
+        ? await sink.stageBytes(batch.payload, this.format, signal, answer.take)
+        : await sink.stage(batch.body, this.format, signal, answer.take);
+      // A sink that returns its results instead of handing them over one by one.
+      returned.forEach(answer.take);
+    } catch (err) {
+      const aborted = signal?.aborted === true || (err instanceof StagecoachError && err.code === 'ABORTED');
+      const message = err instanceof StagecoachError ? `${err.code}: ${err.message}` : String((err as Error)?.message ?? err);
+      this.report.batchesFailed++;
+      this.report.unconfirmed += batch.records.length;
+      try {
+        await ledger.failBatch(batchId, message);
+      } catch (ledgerErr) {
+        this.fatal ??= asError(ledgerErr);
+      }
+      if (!aborted) this.fatal ??= asError(err);
+      onBatch?.({ type: 'failed', seq: batch.seq, batchId, error: message, aborted });
+      return undefined;
+    }
+    onBatch?.({ type: 'answered', seq: batch.seq, batchId, results: answer.results });
+    return answer.refused(this.format);
+  }
 }
 
 /**
- * Whether every record of the batch was staged, its result in its place (staging answers in
- * input order). Then `matchResults` would find each record staged; this finds it without a map
- * of 2,000 results and an outcome object for each record.
+ * A batch's staging results, checked as they are read. The common answer, every record staged
+ * and answered in its place, needs no outcome per record and keeps nothing but a count; from the
+ * first result that is not its record's staged result in place, the results are kept and paired
+ * with the records by `matchResults`.
+ * @example
+ *   const answer = new BatchAnswer(batch);
+ *   await sink.stageBytes(batch.payload, 'json-seq', signal, answer.take);
+ *   answer.refused() // [] when every record was staged
  */
-export function allStagedInOrder(batch: Batch, results: readonly StagingResult[]): boolean {
-  if (results.length !== batch.records.length) return false;
-  let all = true;
-  batch.records.forEachIdentity((referenceId, _key, i) => {
-    const r = results[i]!;
-    all = r.isSuccessful === true && r.referenceId === referenceId;
-    return all;
-  });
-  return all;
+export class BatchAnswer {
+  /** Results read so far, each its record's, staged, in its place. */
+  private inPlace = 0;
+  /** The records' referenceIds in order, read one per result. */
+  private ids: Iterator<string> | undefined;
+  /** Every result from the first that was not in place (undefined while all were). */
+  private rest: StagingResult[] | undefined;
+
+  constructor(private readonly batch: Batch) {}
+
+  /** Results read. */
+  get results(): number {
+    return this.inPlace + this.held;
+  }
+
+  /** Results kept (none while every result read was its record's, staged, in place). */
+  get held(): number {
+    return this.rest?.length ?? 0;
+  }
+
+  /** Takes the result at `index` of the answer; index 0 starts the answer again (a retried upload). */
+  readonly take = (result: StagingResult, index: number): void => {
+    if (index === 0) {
+      this.inPlace = 0;
+      this.ids = this.batch.records.referenceIds();
+      this.rest = undefined;
+    }
+    if (this.rest === undefined) {
+      const id = this.ids!.next();
+      if (!id.done && result.isSuccessful === true && result.referenceId === id.value) {
+        this.inPlace++;
+        return;
+      }
+      this.rest = [];
+    }
+    this.rest.push(result);
+  };
+
+  /** The outcomes of the batch's records that were not staged (none when all were, in place). */
+  refused(format: StreamFormat = 'json-seq'): RecordOutcome[] {
+    if (this.rest === undefined && this.inPlace === this.batch.records.length) return [];
+    // The answer as it came: the results in place were each its record's, staged.
+    const results: StagingResult[] = [];
+    this.batch.records.forEachIdentity((referenceId, _key, i) => {
+      if (i >= this.inPlace) return false;
+      results.push({ referenceId, isSuccessful: true, errors: [] });
+    });
+    results.push(...(this.rest ?? []));
+    return matchResults(this.batch, results, format).filter((o) => o.state !== 'staged');
+  }
 }
 
 /**
