@@ -201,6 +201,32 @@ describe('request retries under fault injection', () => {
     expect(count('retrying request')).toBeGreaterThan(0);
   });
 
+  it('hands a caller that takes results one by one every result again from the first when a reset batch is re-sent', async () => {
+    await faults(svc.url, 'PUT /counterparty-management/migrations/*/staging/counterparties:reset=0.6:after=200', 13);
+    const { logger, count } = countingLogger();
+    const c = clientOf(svc.url, { logger, retry: { retries: 10, baseDelayMs: 5, maxDelayMs: 50 } });
+    for (let batch = 0; batch < 4; batch++) {
+      let taken: [string, boolean][] = [];
+      const seq = validBatch(2000 + batch * 20, 20)
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => `\x1e${line}\n`)
+        .join('');
+      const returned = await c.migrations.stageCounterparties(migrationId, seq, {
+        format: 'json-seq',
+        onResult: (r, i) => {
+          if (i === 0) taken = [];
+          expect(i).toBe(taken.length);
+          taken.push([r.referenceId, r.isSuccessful]);
+        },
+      });
+      expect(returned).toEqual([]);
+      expect(taken).toEqual(Array.from({ length: 20 }, (_, i) => [ref(2000 + batch * 20 + i), true]));
+    }
+    await c.close();
+    expect(count('retrying request')).toBeGreaterThan(0);
+  });
+
   it('never repeats a POST that met a 503: the process is requested once', async () => {
     await faults(svc.url, 'POST /process-orchestration/processes:status=503');
     const { logger, count } = countingLogger();
