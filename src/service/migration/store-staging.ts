@@ -20,11 +20,11 @@
  * The map is bounded: once it holds `hotRecords` records of a migration (1,500,000 by default:
  * under three quarters of 2²¹ slots, 17 MB), its entries go to the database as one run (the
  * staged_reference_runs table, (hash, rowid) in hash order: appended, not scattered like a
- * unique index's pages) and the map is emptied in place (keeping its size). For each run a Bloom filter stays in memory
- * (1.25 bytes a record): a referenceId is looked up in a run only when that run's filter says it
- * may be there, which for a new referenceId is about 1% of runs. So a migration of ten million
- * records holds 17 MB of map and 13 MB of filters instead of a 400 MB map. A run is written in
- * the staging transaction that filled the map; staged_reference_spills notes each run, and a map
+ * unique index's pages) and the map is emptied in place, keeping its size. For each run a Bloom
+ * filter stays in memory (1.25 bytes a record): a referenceId is looked up in a run only when
+ * that run's filter says it may be there, which for a new referenceId is about 1% of runs. So a
+ * migration of ten million records holds 17 MB of map and 13 MB of filters instead of a 400 MB
+ * map. A run is written in the staging transaction that filled the map; staged_reference_spills notes each run, and a map
  * that holds more runs than the database (their transaction rolled back) is read again.
  */
 import type { Db } from '../store/database.js';
