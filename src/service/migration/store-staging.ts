@@ -24,8 +24,9 @@
  * filter stays in memory (1.25 bytes a record): a referenceId is looked up in a run only when
  * that run's filter says it may be there, which for a new referenceId is about 1% of runs. So a
  * migration of ten million records holds 17 MB of map and 13 MB of filters instead of a 400 MB
- * map. A run is written in the staging transaction that filled the map; staged_reference_spills notes each run, and a map
- * that holds more runs than the database (their transaction rolled back) is read again.
+ * map. A run is written in the staging transaction that filled the map; staged_reference_spills
+ * notes each run, and a map that holds more runs than the database (their transaction rolled
+ * back) is read again.
  */
 import type { Db } from '../store/database.js';
 import { HashFilter } from './hash-filter.js';
