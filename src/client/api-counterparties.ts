@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { pageSchema, PAGE_LIMIT_MAX, streamedCounterpartySchema } from '../contract/counterparty.js';
 import { readCounter } from '../contract/shared.js';
 import { resumableStream, type StreamOptions } from './streams.js';
-import { parseWith, readPage } from './tolerant.js';
+import { parseWith, readPage, withoutNulls } from './tolerant.js';
 import type { Transport } from './transport.js';
 
 /** The shared schema, tolerant of types the spec does not name and with the counter field. */
@@ -17,6 +17,8 @@ const counterpartyPage = pageSchema(counterpartySchema);
  */
 const compiledCounterpartySchema = z.compile(counterpartySchema);
 export type CounterpartyListPage = { items: Counterparty[]; total: number; offset: number; limit: number };
+/** A streamed counterparty as read (streamUnchecked): an object with a referenceId, nothing else checked. */
+export type UncheckedCounterparty = Record<string, unknown> & { referenceId: string; sequenceNumber?: number };
 
 export function counterpartiesApi(transport: Transport) {
   const api = {
@@ -55,18 +57,52 @@ export function counterpartiesApi(transport: Transport) {
     stream(opts: StreamOptions = {}): AsyncGenerator<Counterparty, void, undefined> {
       return resumableStream(transport, {
         ...opts,
-        path: '/counterparty-management/counterparties/stream',
+        path: STREAM_PATH,
+        area: 'counterparty-management',
+        parse: (value, counter) =>
+          withCounter(parseWith(compiledCounterpartySchema, value, streamedWhat(counter)) as Counterparty, counter),
+      });
+    },
+    /**
+     * The same stream, each record only read as an object with a string referenceId (a member
+     * holding null read as absent, as everywhere), not checked against the streamed counterparty's
+     * schema: for a reader that judges every field itself. `verify` does: it proves each record
+     * against the staging schema, and a field of another shape is a difference it reports, where
+     * the checked stream would stop at the first such record. It also spares the check's cost
+     * (about 2.5 µs a person) on a stream of millions.
+     * @example for await (const cp of client.counterparties.streamUnchecked({ format: 'jsonl' })) …
+     */
+    streamUnchecked(opts: StreamOptions = {}): AsyncGenerator<UncheckedCounterparty, void, undefined> {
+      return resumableStream(transport, {
+        ...opts,
+        path: STREAM_PATH,
         area: 'counterparty-management',
         parse: (value, counter) => {
-          const cp = parseWith(compiledCounterpartySchema, value, `streamed counterparty ${counter ?? ''}`.trim()) as Counterparty;
-          // Whatever the service called its counter, callers find it under sequenceNumber.
-          if (cp.sequenceNumber === undefined && counter !== undefined) cp.sequenceNumber = counter;
-          return cp;
+          const cp = withoutNulls(value);
+          if (
+            typeof cp !== 'object' ||
+            cp === null ||
+            Array.isArray(cp) ||
+            typeof (cp as { referenceId?: unknown }).referenceId !== 'string'
+          )
+            return withCounter(parseWith(streamedKey, value, streamedWhat(counter)) as UncheckedCounterparty, counter); // throws, naming what is wrong
+          return withCounter(cp as UncheckedCounterparty, counter);
         },
       });
     },
   };
   return api;
+}
+
+const STREAM_PATH = '/counterparty-management/counterparties/stream';
+/** What streamUnchecked requires of a record: parseWith names what is wrong with one that lacks it. */
+const streamedKey = z.looseObject({ referenceId: z.string() });
+const streamedWhat = (counter: number | undefined): string => `streamed counterparty ${counter ?? ''}`.trim();
+
+/** Whatever the service called its counter, callers find it under sequenceNumber. */
+function withCounter<T extends { sequenceNumber?: number }>(cp: T, counter: number | undefined): T {
+  if (cp.sequenceNumber === undefined && counter !== undefined) cp.sequenceNumber = counter;
+  return cp;
 }
 
 export { readCounter };

@@ -65,7 +65,7 @@ export function createClient(options: ClientOptions): StagecoachClient {
 export { ClientError } from './errors.js';
 export type { ClientOptions, ResolvedClientOptions, ClientLogger } from './options.js';
 export type { TokenInfo, Jwks } from './api-auth.js';
-export type { Counterparty, CounterpartyListPage } from './api-counterparties.js';
+export type { Counterparty, CounterpartyListPage, UncheckedCounterparty } from './api-counterparties.js';
 export type { Registration, Delivery } from './api-events.js';
 export type { MigrationRecord, StagedPage, StageOptions, JobState, WaitOptions } from './api-migrations.js';
 export type { ProcessRecord } from './api-processes.js';

@@ -44,33 +44,32 @@ SELECT e.reference_id AS referenceId, r.file, r.line, ${LEGACY_KEY} AS legacyKey
  * Every record of a pipeline in the order its row was first written (the rowid: the order the
  * export was staged in), with its live import when it has one (the row's, or the earlier one
  * earlier_imports keeps): the same imports as LIVE_IMPORTS, read in one sequential scan, without
- * a sort (`+r.scope` keeps the planner off the key's index, which is in key order).
+ * a sort (`+r.scope` keeps the planner off the key's index, which is in key order). `verify` reads
+ * a row of it per record imported, so a row carries only the record's own columns, as
+ * arrays (`raw`): the migrations' referenceIds and the earlier imports' runs, a handful, are
+ * looked up once each (RecordReads.liveImportsInOrder), not joined into every row.
  */
-const RECORDS_IN_ORDER = `SELECT r.reference_id AS recordId, r.state, r.file, r.line, ${LEGACY_KEY} AS legacyKey, r.content_hash AS contentHash,
-    r.last_run AS run, m.reference_id AS migrationId,
-    e.reference_id AS earlierId, e.content_hash AS earlierHash, em.reference_id AS earlierMigrationId,
-    CASE WHEN em.reference_id IS NOT NULL THEN ${EARLIER_RUN('em')} END AS earlierRun
+const RECORDS_IN_ORDER = `SELECT r.reference_id, r.state, r.file, r.line, ${LEGACY_KEY}, r.content_hash, r.last_run, r.migration,
+    e.reference_id, e.content_hash, e.migration
   FROM records r
-  LEFT JOIN migrations m ON m.id = r.migration
   LEFT JOIN earlier_imports e ON r.state <> 'imported' AND e.scope = r.scope AND e.keyed = r.keyed AND e.legacy_key = r.legacy_key
-  LEFT JOIN migrations em ON em.id = e.migration
   WHERE +r.scope IN (SELECT id FROM scopes WHERE pipeline = $pipeline)
   ORDER BY r.rowid`;
 
-interface RecordInOrderRow {
-  recordId: string | null;
-  state: RecordState;
-  file: string;
-  line: number;
-  legacyKey: string;
-  contentHash: string | null;
-  run: number;
-  migrationId: string | null;
-  earlierId: string | null;
-  earlierHash: string | null;
-  earlierMigrationId: string | null;
-  earlierRun: number | null;
-}
+/** A row of RECORDS_IN_ORDER, by position. */
+type RecordInOrderRow = [
+  recordId: string | null,
+  state: RecordState,
+  file: string,
+  line: number,
+  legacyKey: string,
+  contentHash: string | null,
+  run: number,
+  migration: number | null,
+  earlierId: string | null,
+  earlierHash: string | null,
+  earlierMigration: number | null,
+];
 
 const FACTS = (where: string) => `SELECT s.pipeline, s.component, r.source, r.entity_type AS entityType, r.state,
     json_extract(r.errors, '$[0].code') AS code, m.reference_id AS migrationId, count(*) AS count
@@ -101,7 +100,17 @@ export class RecordReads {
   private readonly liveImportSources = once(() =>
     this.db.prepare<[{ pipeline: string }], { run: number | null; file: string }>(`SELECT DISTINCT run, file FROM (${LIVE_IMPORTS})`),
   );
-  private readonly recordsInOrder = once(() => this.db.prepare<[{ pipeline: string }], RecordInOrderRow>(RECORDS_IN_ORDER));
+  private readonly recordsInOrder = once(() => this.db.prepare<[{ pipeline: string }], RecordInOrderRow>(RECORDS_IN_ORDER).raw());
+  private readonly migrationIds = once(() =>
+    this.db.prepare<[], { id: number; referenceId: string }>('SELECT id, reference_id AS referenceId FROM migrations'),
+  );
+  private readonly earlierRun = once(() =>
+    this.db
+      .prepare<{ pipeline: string; migration: number }, number | null>(
+        `SELECT ${EARLIER_RUN('m')} FROM migrations m WHERE m.id = $migration`,
+      )
+      .pluck(),
+  );
   private readonly allFacts = once(() => this.db.prepare<[], RecordFacts>(FACTS('')));
   private readonly factsOf = once(() => this.db.prepare<[string], RecordFacts>(FACTS('WHERE s.pipeline = ?')));
   private readonly countedFactsOf = once(() => this.db.prepare<[string], RecordFacts>(FACTS(`WHERE s.pipeline = ? AND NOT ${ONE_BY_ONE}`)));
@@ -211,31 +220,49 @@ export class RecordReads {
    * of it will come.
    */
   *liveImportsInOrder(pipeline: string): Generator<(ImportedRef & { imported: true }) | { referenceId: string; imported: false }> {
-    for (const r of this.recordsInOrder().iterate({ pipeline })) {
-      const { file, line, legacyKey } = r;
-      if (r.state === 'imported' && r.recordId !== null && r.migrationId !== null)
+    const migrations = new Map(
+      this.migrationIds()
+        .all()
+        .map((m) => [m.id, m.referenceId]),
+    );
+    const earlierRuns = new Map<number, number | null>();
+    const earlierRun = (migration: number): number | null => {
+      let run = earlierRuns.get(migration);
+      if (run === undefined) earlierRuns.set(migration, (run = this.earlierRun().get({ pipeline, migration }) ?? null));
+      return run;
+    };
+    for (const [
+      recordId,
+      state,
+      file,
+      line,
+      legacyKey,
+      contentHash,
+      run,
+      migration,
+      earlierId,
+      earlierHash,
+      earlierMigration,
+    ] of this.recordsInOrder().iterate({
+      pipeline,
+    })) {
+      const migrationId = migration === null ? undefined : migrations.get(migration);
+      const earlierMigrationId = earlierMigration === null ? undefined : migrations.get(earlierMigration);
+      if (state === 'imported' && recordId !== null && migrationId !== undefined)
+        yield { imported: true, pipeline, referenceId: recordId, file, line, legacyKey, contentHash, run, migrationId };
+      else if (state !== 'imported' && earlierId !== null && earlierMigrationId !== undefined)
         yield {
           imported: true,
-          referenceId: r.recordId,
+          pipeline,
+          referenceId: earlierId,
           file,
           line,
           legacyKey,
-          contentHash: r.contentHash,
-          run: r.run,
-          migrationId: r.migrationId,
+          contentHash: earlierHash,
+          run: earlierRun(earlierMigration!),
+          migrationId: earlierMigrationId,
         };
-      else if (r.state !== 'imported' && r.earlierId !== null && r.earlierMigrationId !== null)
-        yield {
-          imported: true,
-          referenceId: r.earlierId,
-          file,
-          line,
-          legacyKey,
-          contentHash: r.earlierHash,
-          run: r.earlierRun,
-          migrationId: r.earlierMigrationId,
-        };
-      else if (r.recordId !== null) yield { referenceId: r.recordId, imported: false };
+      else if (recordId !== null) yield { referenceId: recordId, imported: false };
     }
   }
 

@@ -179,6 +179,8 @@ export interface JobRow<Result = unknown> {
 
 /** A record the platform holds from an import, as `verify` needs it (Ledger.liveImportsInOrder). */
 export interface ImportedRef {
+  /** The pipeline whose record it is. */
+  pipeline: string;
   referenceId: string;
   file: string;
   line: number;

@@ -22,9 +22,10 @@
  *   starting with `_` never reach the mapping).
  */
 import { createWriteStream } from 'node:fs';
-import { chmod, mkdir } from 'node:fs/promises';
+import { chmod, mkdir, rm } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { once } from 'node:events';
+import { StagecoachError } from '../contract/errors.js';
 import {
   CODE_SEPARATOR,
   cellText,
@@ -64,6 +65,23 @@ export interface CorrectionsFile {
   source: string;
   file: string;
   rows: number;
+  /**
+   * Set when the source's legacy rows could not be read back (the export moved or changed since
+   * the run: the reason, naming the file): then no file is at `file`, and `rows` counts the
+   * refused rows left out. They stay in the ledger and the report; `report` run again where the
+   * export is writes them.
+   */
+  unreadable?: string;
+}
+
+/**
+ * Why a legacy file cannot be read back (gone, moved, refused), worded as the sources word it
+ * (`Cannot read <file>: ENOENT`); undefined for any other error, which is a fault of ours.
+ */
+function readFailure(err: unknown): string | undefined {
+  if (err instanceof StagecoachError) return err.code === 'SOURCE_READ_FAILED' ? err.message : undefined;
+  const { code, path } = (err ?? {}) as NodeJS.ErrnoException;
+  return typeof code === 'string' && /^E[A-Z]+$/.test(code) && path ? `Cannot read ${path}: ${code}` : undefined;
 }
 
 /**
@@ -94,7 +112,9 @@ function advice(e: RefusedRecord['errors'][number]): string {
 /**
  * Writes one corrections file per source that has refused records, in `outDir`. `baseDir`
  * resolves the provenance paths (the pipeline's folder). Records may come in any order; one
- * file per source stays open until the end.
+ * file per source stays open until the end. A source whose legacy rows cannot be read back gets
+ * no file (not one with rows missing): its entry says why (`unreadable`), and the other sources
+ * are written.
  * @example
  *   const files = await writeCorrections(refused, sources, '.stagecoach/reports/run-1', 'pipelines');
  */
@@ -119,70 +139,32 @@ export async function writeCorrections(
     if (!o.out.write(text)) await once(o.out, 'drain');
   };
   const line = (fields: string[], delimiter: string) => `${fields.map((v) => csvField(v, delimiter)).join(delimiter)}\r\n`;
+  const unreadable = new Map<string, { file: string; rows: number; reason: string }>();
   try {
     for await (const rec of records) {
       const source = sources.find((s) => s.name === rec.source);
       if (!source) continue;
-      const path = isAbsolute(rec.provenance.file) ? rec.provenance.file : resolve(baseDir, rec.provenance.file);
-      if (!formats.has(path)) formats.set(path, await correctionsFormatOf(path));
-      const fromCorrections = formats.get(path);
-      const dialect = correctionsDialect(source);
-      let o = open.get(rec.source);
-      if (!o) {
-        const file = join(outDir, `${rec.source}.corrections.${dialect.extension}`);
-        const csv = dialect.shape === 'csv'; // one column per source column; else one object a line
-        const columns = !csv
-          ? []
-          : source.columns?.length
-            ? [...source.columns]
-            : ((await headerOf(path, fromCorrections ?? source)) ?? []).filter((c) => !isMetaColumn(c));
-        o = { out: createWriteStream(file, { mode: 0o600 }), columns, rows: 0, file, delimiter: dialect.delimiter, csv };
-        await once(o.out, 'open');
-        await chmod(file, 0o600); // an existing file keeps its mode on open
-        open.set(rec.source, o);
-        if (csv)
-          await write(
-            o,
-            `\uFEFF${line([...(multi ? [SOURCE_COLUMN] : []), ORIGIN_COLUMN, ...o.columns, EXTRA_COLUMN, ...ERROR_COLUMNS, ROW_HASH_COLUMN], o.delimiter)}`,
-          );
+      const failed = unreadable.get(rec.source);
+      if (failed) {
+        failed.rows++;
+        continue;
       }
-      const format = fromCorrections ?? source;
-      const row = await readRowAt(path, rec.provenance.byteOffset, format, await headerOf(path, format));
-      const own = row.columns.filter((c) => !isMetaColumn(c));
-      const joined = (pick: (e: RefusedRecord['errors'][number]) => string) => rec.errors.map(pick).join(CODE_SEPARATOR);
-      const errors = [joined((e) => e.field), joined((e) => e.code), joined(advice), joined((e) => e.stage)];
-      const origin = rec.origin ?? rec.provenance;
-      const originText = `${origin.file}:${origin.line}`;
-      if (o.csv) {
-        // The source's columns by name, every row alike (a remark column a corrections file read
-        // back held is left out); what did not fit them goes to `_extra`, so the error columns
-        // are in the same place on every row and the row stays refused until it is fixed.
-        const cells = o.columns.map((c) => cellText(row.values[c]));
-        const values = Object.fromEntries(o.columns.map((c) => [c, row.values[c]]));
-        await write(
-          o,
-          line(
-            [
-              ...(multi ? [rec.source] : []),
-              originText,
-              ...cells,
-              row.extra ?? cellText(row.values[EXTRA_COLUMN]),
-              ...errors,
-              rowFingerprint(values),
-            ],
-            o.delimiter,
-          ),
-        );
-      } else {
-        const values = Object.fromEntries(own.map((c) => [c, row.values[c]]));
-        const object: Record<string, unknown> = multi
-          ? { [SOURCE_COLUMN]: rec.source, [ORIGIN_COLUMN]: originText, ...values }
-          : { [ORIGIN_COLUMN]: originText, ...values };
-        ERROR_COLUMNS.forEach((c, i) => (object[c] = errors[i]));
-        object[ROW_HASH_COLUMN] = rowFingerprint(values);
-        await write(o, `${JSON.stringify(object)}\n`);
+      try {
+        await writeRecord(rec, source);
+      } catch (err) {
+        const reason = readFailure(err);
+        if (reason === undefined) throw err;
+        // No file rather than one with rows missing: the one begun goes, as does one an earlier report left at that place.
+        const o = open.get(rec.source);
+        open.delete(rec.source);
+        if (o) {
+          o.out.end();
+          await once(o.out, 'close');
+        }
+        const file = o?.file ?? join(outDir, `${rec.source}.corrections.${correctionsDialect(source).extension}`);
+        await rm(file, { force: true });
+        unreadable.set(rec.source, { file, rows: 1 + (o?.rows ?? 0), reason });
       }
-      o.rows++;
     }
   } finally {
     for (const o of open.values()) {
@@ -190,5 +172,71 @@ export async function writeCorrections(
       await once(o.out, 'close');
     }
   }
-  return [...open.entries()].map(([source, o]) => ({ source, file: o.file, rows: o.rows }));
+  return [
+    ...[...open.entries()].map(([source, o]) => ({ source, file: o.file, rows: o.rows })),
+    ...[...unreadable.entries()].map(([source, u]) => ({ source, file: u.file, rows: u.rows, unreadable: u.reason })),
+  ];
+
+  async function writeRecord(rec: RefusedRecord, source: CorrectionSource): Promise<void> {
+    const path = isAbsolute(rec.provenance.file) ? rec.provenance.file : resolve(baseDir, rec.provenance.file);
+    if (!formats.has(path)) formats.set(path, await correctionsFormatOf(path));
+    const fromCorrections = formats.get(path);
+    const dialect = correctionsDialect(source);
+    let o = open.get(rec.source);
+    if (!o) {
+      const file = join(outDir, `${rec.source}.corrections.${dialect.extension}`);
+      const csv = dialect.shape === 'csv'; // one column per source column; else one object a line
+      const columns = !csv
+        ? []
+        : source.columns?.length
+          ? [...source.columns]
+          : ((await headerOf(path, fromCorrections ?? source)) ?? []).filter((c) => !isMetaColumn(c));
+      o = { out: createWriteStream(file, { mode: 0o600 }), columns, rows: 0, file, delimiter: dialect.delimiter, csv };
+      await once(o.out, 'open');
+      await chmod(file, 0o600); // an existing file keeps its mode on open
+      open.set(rec.source, o);
+      if (csv)
+        await write(
+          o,
+          `\uFEFF${line([...(multi ? [SOURCE_COLUMN] : []), ORIGIN_COLUMN, ...o.columns, EXTRA_COLUMN, ...ERROR_COLUMNS, ROW_HASH_COLUMN], o.delimiter)}`,
+        );
+    }
+    const format = fromCorrections ?? source;
+    const row = await readRowAt(path, rec.provenance.byteOffset, format, await headerOf(path, format));
+    const own = row.columns.filter((c) => !isMetaColumn(c));
+    const joined = (pick: (e: RefusedRecord['errors'][number]) => string) => rec.errors.map(pick).join(CODE_SEPARATOR);
+    const errors = [joined((e) => e.field), joined((e) => e.code), joined(advice), joined((e) => e.stage)];
+    const origin = rec.origin ?? rec.provenance;
+    const originText = `${origin.file}:${origin.line}`;
+    if (o.csv) {
+      // The source's columns by name, every row alike (a remark column a corrections file read
+      // back held is left out); what did not fit them goes to `_extra`, so the error columns
+      // are in the same place on every row and the row stays refused until it is fixed.
+      const cells = o.columns.map((c) => cellText(row.values[c]));
+      const values = Object.fromEntries(o.columns.map((c) => [c, row.values[c]]));
+      await write(
+        o,
+        line(
+          [
+            ...(multi ? [rec.source] : []),
+            originText,
+            ...cells,
+            row.extra ?? cellText(row.values[EXTRA_COLUMN]),
+            ...errors,
+            rowFingerprint(values),
+          ],
+          o.delimiter,
+        ),
+      );
+    } else {
+      const values = Object.fromEntries(own.map((c) => [c, row.values[c]]));
+      const object: Record<string, unknown> = multi
+        ? { [SOURCE_COLUMN]: rec.source, [ORIGIN_COLUMN]: originText, ...values }
+        : { [ORIGIN_COLUMN]: originText, ...values };
+      ERROR_COLUMNS.forEach((c, i) => (object[c] = errors[i]));
+      object[ROW_HASH_COLUMN] = rowFingerprint(values);
+      await write(o, `${JSON.stringify(object)}\n`);
+    }
+    o.rows++;
+  }
 }

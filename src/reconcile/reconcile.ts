@@ -220,7 +220,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
     const written = await writeCorrections(ledger.refused({ pipeline: def.name }), sources, dir, process.cwd());
     // They hold the refused rows' personal data: the ledger keeps where, for status and purge.
     for (const c of written)
-      ledger.writtenFiles.record({ path: resolve(c.file), kind: 'corrections', pipeline: def.name, migrationId, rows: c.rows });
+      if (!c.unreadable)
+        ledger.writtenFiles.record({ path: resolve(c.file), kind: 'corrections', pipeline: def.name, migrationId, rows: c.rows });
     corrections.push(...written);
   }
   if (redactor.mode === 'revealed')

@@ -7,14 +7,11 @@
  * Real service, real CLI.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { cpSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ROOT, runCli } from '../support/cli.js';
-import { demoClient } from '../support/pipeline-run.js';
 import { startTestService, tempDir, type TestService } from '../support/service.js';
-import { openLedger } from '../../src/ledger/index.js';
-import { verify } from '../../src/reconcile/verify/index.js';
 import type { ReconciliationReport, VerificationReport } from '../../src/reconcile/index.js';
 
 const services: TestService[] = [];
@@ -266,7 +263,7 @@ describe('verify', () => {
     );
   });
 
-  it('verifies a clean migration by hash with the export moved away after the migration: the proof reads no export', async () => {
+  it('verifies a clean migration by hash with the export moved away after the migration: the proof reads no export, and the corrections files it cannot cut are named, not half written', async () => {
     const svc = await startTestService();
     services.push(svc);
     const dir = tempDir('stagecoach-verify-');
@@ -280,22 +277,22 @@ describe('verify', () => {
       },
     );
     expect(m.code, m.stdout + m.stderr).toBe(0);
-    const migrationId = (JSON.parse(readFileSync(join(dir, 'out/report.json'), 'utf8')) as ReconciliationReport).run.migrationId;
+    const corrections = readdirSync(join(dir, 'out')).filter((f) => f.includes('.corrections.'));
     renameSync(join(dir, 'samples/crm'), join(dir, 'samples/crm-moved'));
-    // In-process (the CLI's verify also writes the reconciliation report, whose corrections files
-    // are cut from the export's refused rows): the ledger names files as the CLI's folder saw them.
-    const cwd = process.cwd();
-    process.chdir(dir);
-    const ledger = openLedger(ledgerFile);
-    const client = demoClient(svc.url);
-    try {
-      const v = await verify({ ledger, migrationId: migrationId!, client });
-      expect(v).toMatchObject({ imported: 228, identical: 228, proven: 228, compared: 0, passed: true, problems: [] });
-    } finally {
-      await client.close();
-      ledger.close();
-      process.chdir(cwd);
-    }
+    const v = await runCli(['verify', '--out', 'out', '--ledger', ledgerFile, '--base-url', svc.url], { cwd: dir });
+    expect(v.code, v.stdout + v.stderr).toBe(0);
+    expect(v.stdout).toMatch(/^Verified: 228 of 228 imported records identical on the platform \(100%\)\n/);
+    expect(v.stdout).toContain(
+      '  228 proven identical by hash (no export read for them); 0 held otherwise than sent compared field by field with the export\n',
+    );
+    const report = JSON.parse(readFileSync(join(dir, 'out/report.json'), 'utf8')) as ReconciliationReport;
+    expect(report.verification).toMatchObject({ imported: 228, identical: 228, proven: 228, compared: 0, passed: true, problems: [] });
+    // Each corrections file the migration wrote is now named as not written, with why, and is gone (not left stale beside the new report).
+    expect(corrections.sort()).toEqual(['bedrijven.corrections.jsonl', 'klanten.corrections.csv']);
+    const notWritten = (source: string, file: string, rows: number) =>
+      `  corrections: not written for ${source}: Cannot read ${join(dir, 'samples/crm', file)}: ENOENT (${rows} refused row(s), kept in the ledger and the report; \`stagecoach report\` run again where the export is writes them)\n`;
+    expect(v.stderr).toBe(notWritten('klanten', 'klanten.csv', 8) + notWritten('bedrijven', 'bedrijven.json', 4));
+    expect(readdirSync(join(dir, 'out')).filter((f) => f.includes('.corrections.'))).toEqual([]);
   });
 
   it('compares field by field exactly the one record the platform holds otherwise than sent', async () => {

@@ -346,6 +346,48 @@ describe('resumable streams', () => {
     expect(f.requests.length).toBe(3);
   });
 
+  it('streamUnchecked hands out records of any shape with a referenceId (nulls read as absent, the counter under sequenceNumber), where stream stops at the first', async () => {
+    const lines = [
+      { seq: 1, type: 'StreamingPersonCounterparty', referenceId: 'r1', surname: 42, telephoneNumbers: 'none', firstName: null },
+      { seq: 2, type: 'StreamingPersonCounterparty', referenceId: 'r2', surname: 'Jansen' },
+    ];
+    const f = await fake((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/jsonl' });
+      res.end(lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+    });
+    const c = client(f.url);
+    const seen: unknown[] = [];
+    for await (const cp of c.counterparties.streamUnchecked({ format: 'jsonl' })) seen.push(cp);
+    expect(seen).toEqual([
+      { seq: 1, sequenceNumber: 1, type: 'StreamingPersonCounterparty', referenceId: 'r1', surname: 42, telephoneNumbers: 'none' },
+      { seq: 2, sequenceNumber: 2, type: 'StreamingPersonCounterparty', referenceId: 'r2', surname: 'Jansen' },
+    ]);
+    const err = await failure(
+      (async () => {
+        for await (const _ of c.counterparties.stream({ format: 'jsonl' })) void _;
+      })(),
+    );
+    expect(err.message).toBe(
+      'streamed counterparty 1 from the service is not of the expected shape: telephoneNumbers: Invalid input: expected array, received string',
+    );
+  });
+
+  it('streamUnchecked refuses a record without a string referenceId, naming the record and the field', async () => {
+    const f = await fake((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/jsonl' });
+      res.end(`${JSON.stringify({ sequenceNumber: 1, type: 'StreamingPersonCounterparty', referenceId: 7 })}\n`);
+    });
+    const err = await failure(
+      (async () => {
+        for await (const _ of client(f.url).counterparties.streamUnchecked({ format: 'jsonl' })) void _;
+      })(),
+    );
+    expect(err.code).toBe('HTTP_ERROR');
+    expect(err.message).toBe(
+      'streamed counterparty 1 from the service is not of the expected shape: referenceId: Invalid input: expected string, received number',
+    );
+  });
+
   it('closes the connection when the consumer stops early', async () => {
     let closed = false;
     const f = await fake((req, res) => {

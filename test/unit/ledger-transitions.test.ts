@@ -366,6 +366,7 @@ describe('ledger transitions', () => {
     expect([...ledger.liveImportsInOrder('crm')]).toEqual([
       {
         imported: true,
+        pipeline: 'crm',
         referenceId: rec(1).referenceId,
         file: 'samples/persons.csv',
         line: 2,

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { csvField, writeCorrections } from '../../src/reconcile/corrections.js';
@@ -8,6 +8,35 @@ const dir = mkdtempSync(join(tmpdir(), 'stagecoach-corr-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('corrections file', () => {
+  it('writes no file for a source whose legacy file cannot be read back, says why, and writes the others', async () => {
+    const csv = 'klantnr;achternaam\n2001;\n';
+    writeFileSync(join(dir, 'here.csv'), csv);
+    const out = join(dir, 'out-unreadable');
+    // A file an earlier report left where the unreadable source's would go: not left beside the new report.
+    mkdirSync(out, { recursive: true });
+    writeFileSync(join(out, 'gone.corrections.csv'), 'stale');
+    const refused = (source: string, file: string, line: number) => ({
+      source,
+      provenance: { file, line, byteOffset: source === 'here' ? csv.indexOf('2001') : 0 },
+      errors: [{ field: 'surname', code: 'MISSING_REQUIRED_FIELD', message: 'surname is required', stage: 'mapping' as const }],
+    });
+    const files = await writeCorrections(
+      [refused('gone', 'gone.csv', 2), refused('here', 'here.csv', 2), refused('gone', 'gone.csv', 3)],
+      [
+        { name: 'gone', format: 'csv', encoding: 'auto', csv: { delimiter: ';' } },
+        { name: 'here', format: 'csv', encoding: 'auto', csv: { delimiter: ';' } },
+      ],
+      out,
+      dir,
+    );
+    expect(files).toEqual([
+      { source: 'here', file: join(out, 'here.corrections.csv'), rows: 1 },
+      { source: 'gone', file: join(out, 'gone.corrections.csv'), rows: 2, unreadable: `Cannot read ${join(dir, 'gone.csv')}: ENOENT` },
+    ]);
+    expect(existsSync(join(out, 'gone.corrections.csv'))).toBe(false);
+    expect(readFileSync(join(out, 'here.corrections.csv'), 'utf8')).toContain('\r\nhere;here.csv:2;2001;;;surname;MISSING_REQUIRED_FIELD;');
+  });
+
   it('holds the refused rows in their original columns with the error columns added, one file per source, named by _source', async () => {
     const csv = 'klantnr;voorletters;achternaam;land\n1001;J.;Jansen;NL\n1002;;"de Vries; jr";NL\n1003;P.;Bakker;XX\n';
     writeFileSync(join(dir, 'persons.csv'), csv);

@@ -139,10 +139,14 @@ describe('the proof by hash', () => {
       { ...live, telephoneNumbers: [phones[1], phones[0]] },
       { ...live, firstName: 'Jan' },
       { ...live, type: 'StreamingOrganisationCounterparty' },
+      // Of another shape than the specification's (verify streams unchecked): a difference, not a stop.
+      { ...live, surname: 42 },
+      { ...live, telephoneNumbers: 'none' },
       { ...live, referenceId: '6f1c2d9e-0000-5000-8000-000000000009' },
     ])
       expect(proof.prove(held, hash), JSON.stringify(held)).toBeUndefined();
-    // The field-by-field comparison decides those: the reordered list is allowed there.
+    // The field-by-field comparison decides those: the reordered list is allowed there, a field of another shape differs.
+    expect(verdicts({ ...live, surname: 42, telephoneNumbers: 'none' })).toMatchObject({ surname: 'differs', telephoneNumbers: 'differs' });
     expect(checkFields(sent, { ...live, telephoneNumbers: [phones[1], phones[0]] }).every((c) => c.verdict !== 'differs')).toBe(true);
   });
 });

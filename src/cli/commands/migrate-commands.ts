@@ -18,6 +18,7 @@ import type { StagecoachClient } from '../../client/index.js';
 import { isCanceledActivity } from '../../contract/migration.js';
 import type { Ledger } from '../../ledger/index.js';
 import { DEFAULT_LEDGER_FILE, type RunRow } from '../../ledger/types.js';
+import type { CorrectionsFile } from '../../reconcile/corrections.js';
 import type { ReconcileResult } from '../../reconcile/reconcile.js';
 import { headline, parseTolerance, type ReconciliationReport } from '../../reconcile/report-model.js';
 import { EXIT } from '../run.js';
@@ -130,6 +131,13 @@ async function migrationOf(
   return current.referenceId;
 }
 
+/** A corrections file's line: where it is, or why it could not be written (the export moved since the run). */
+function correctionsLine(c: CorrectionsFile): string {
+  if (c.unreadable)
+    return `  corrections: ${pc.yellow('not written')} for ${c.source}: ${c.unreadable} (${c.rows} refused row(s), kept in the ledger and the report; \`stagecoach report\` run again where the export is writes them)`;
+  return `  corrections: ${relative(process.cwd(), c.file) || c.file}  (${c.rows} refused row(s) of ${c.source} with their errors)`;
+}
+
 /** `[migration]` and `--pipeline` of the step commands: which migration when none is given. */
 function withMigrationArgument(command: Command): Command {
   return command
@@ -166,7 +174,7 @@ function printReportSummary(result: ReconcileResult): void {
   for (const p of r.problems) lines.push(`  ${pc.red('!')} ${p}`);
   const rel = (f: string) => relative(process.cwd(), f) || f;
   lines.push(`  report: ${rel(result.files.html)} (also .md, .json)`);
-  for (const c of result.corrections) lines.push(`  corrections: ${rel(c.file)} (${c.rows} row(s) of ${c.source})`);
+  for (const c of result.corrections) lines.push(correctionsLine(c));
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
@@ -597,6 +605,8 @@ function registerVerify(program: Command): void {
             const rel = (f: string) => relative(process.cwd(), f) || f;
             process.stdout.write(`  report: ${rel(result.files.html)} (also .md, .json)\n`);
           }
+          // The proof needs no export, the corrections files do: say which could not be written.
+          for (const c of result.corrections) if (c.unreadable) process.stderr.write(`${correctionsLine(c)}\n`);
           process.exitCode = verification.passed ? EXIT.ok : EXIT.failed;
         } finally {
           ledger.close();
@@ -695,9 +705,7 @@ function registerDemo(program: Command): void {
         `  reconciliation: ${result.reconcile.report.balanced ? pc.green('balanced') : pc.red('NOT BALANCED')}, ${t.unaccounted} unaccounted`,
         ...(v ? [`  verification: ${v.passed ? pc.green(verificationHeadline(v)) : pc.red(verificationHeadline(v))}`] : []),
         `  report:      ${rel(result.reconcile.files.html)}  (and report.md, report.json)`,
-        ...result.reconcile.corrections.map(
-          (c) => `  corrections: ${rel(c.file)}  (${c.rows} refused row(s) of ${c.source} with their errors)`,
-        ),
+        ...result.reconcile.corrections.map(correctionsLine),
       ];
       process.stdout.write(`${lines.join('\n')}\n`);
       process.exitCode = result.reconcile.report.balanced && v?.passed !== false ? EXIT.ok : EXIT.failed;

@@ -28,7 +28,7 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { StagecoachClient } from '../../client/index.js';
+import type { StagecoachClient, UncheckedCounterparty } from '../../client/index.js';
 import type { StagedCounterparty } from '../../contract/migration.js';
 import type { ImportedRef, Ledger } from '../../ledger/index.js';
 import { frontRowContentHash, frontRowRecord } from '../../pipeline/checks/plan-impact.js';
@@ -95,10 +95,10 @@ const NOW_REFUSED = 5;
 const REBUILT = 6;
 
 /** A live counterparty as streamed (the shape staged-to-streamed.ts compares against). */
-type LiveRecord = Record<string, unknown> & { referenceId: string; sequenceNumber?: number };
+type LiveRecord = UncheckedCounterparty;
 
-/** The ledger's import of a record, and the pipeline it belongs to. */
-type SentRecord = Omit<ImportedRef, 'referenceId'> & { pipeline: string };
+/** The ledger's import of a record (with the pipeline it belongs to). */
+type SentRecord = ImportedRef;
 
 /** A legacy row read before the ledger's record of it came: judged when that comes. */
 interface EarlyRow {
@@ -297,7 +297,7 @@ class ProofPass {
   readonly pending: PendingRecords<ProofSide>;
   private readonly proof = new HashProof();
   private readonly feed: AsyncGenerator<LiveRecord, void, undefined>;
-  private readonly ledgerFeed: Generator<[string, ReturnType<Ledger['liveImportsInOrder']> extends Generator<infer R> ? R : never]>;
+  private readonly ledgerFeed: ReturnType<Ledger['liveImportsInOrder']>;
   private ledgerRecords = 0;
   private ledgerDone = false;
   private ended = false;
@@ -318,7 +318,7 @@ class ProofPass {
     this.lead = Math.max(1, Math.floor(bound / 4));
     this.feed = liveRecords(options, () => this.resumes++);
     this.ledgerFeed = (function* () {
-      for (const pipeline of pipelines) for (const r of options.ledger.liveImportsInOrder(pipeline)) yield [pipeline, r];
+      for (const pipeline of pipelines) yield* options.ledger.liveImportsInOrder(pipeline);
     })();
   }
 
@@ -349,7 +349,7 @@ class ProofPass {
       return;
     }
     this.ledgerRecords++;
-    const [pipeline, r] = next.value;
+    const r = next.value;
     const id = r.referenceId;
     const p = this.pending.take(id);
     if (!r.imported) {
@@ -361,9 +361,8 @@ class ProofPass {
     }
     this.imported++;
     if (r.migrationId !== this.options.migrationId) this.importedEarlier++;
-    const { referenceId: _, imported: __, ...sent } = r;
-    if (p && 'live' in p) this.pair(id, { ...sent, pipeline }, p.live);
-    else this.pending.put(id, { sent: { ...sent, pipeline } });
+    if (p && 'live' in p) this.pair(id, r, p.live);
+    else this.pending.put(id, { sent: r });
   }
 
   private arrive(live: LiveRecord): void {
@@ -392,13 +391,17 @@ class ProofPass {
   }
 }
 
-/** The platform's live counterparties, streamed (resumed with continue-from after a cut, by the client). */
+/**
+ * The platform's live counterparties, streamed (resumed with continue-from after a cut, by the
+ * client), unchecked (`streamUnchecked`): verify judges every field itself, and a record of
+ * another shape than the specification's is a difference to report, not a reason to stop.
+ */
 function liveRecords(options: VerifyOptions, onResume: () => void): AsyncGenerator<LiveRecord, void, undefined> {
-  return options.client.counterparties.stream({
+  return options.client.counterparties.streamUnchecked({
     format: 'jsonl',
     onResume,
     ...(options.signal ? { signal: options.signal } : {}),
-  }) as AsyncGenerator<LiveRecord, void, undefined>;
+  });
 }
 
 /**
@@ -424,7 +427,7 @@ class Matcher {
   private readonly feed: AsyncGenerator<LiveRecord, void, undefined>;
   private ended = false;
   /** The ledger's records of the pipeline being read; undefined when none is. */
-  private ledgerFeed: { pipeline: string; records: ReturnType<Ledger['liveImportsInOrder']> } | undefined;
+  private ledgerFeed: ReturnType<Ledger['liveImportsInOrder']> | undefined;
   private ledgerRecords = 0;
   /** Every pipeline's ledger records have come: a live record nothing waits for is unexplained. */
   private ledgerDone = false;
@@ -445,7 +448,7 @@ class Matcher {
   /** Starts reading the pipeline's records from the ledger, beside its export. */
   ledgerFrom(pipeline: string): void {
     this.ledgerRead();
-    this.ledgerFeed = { pipeline, records: this.options.ledger.liveImportsInOrder(pipeline) };
+    this.ledgerFeed = this.options.ledger.liveImportsInOrder(pipeline);
     this.ledgerRecords = 0;
     this.rowsRead = 0;
   }
@@ -509,7 +512,7 @@ class Matcher {
 
   async close(): Promise<void> {
     if (!this.ended) await this.feed.return();
-    if (this.ledgerFeed) this.ledgerFeed.records.return(undefined);
+    if (this.ledgerFeed) this.ledgerFeed.return(undefined);
   }
 
   /**
@@ -529,8 +532,8 @@ class Matcher {
   /** The next of the ledger's records of the records compared. */
   private pullLedger(): void {
     const feed = this.ledgerFeed!;
-    let next = feed.records.next();
-    while (!next.done && !this.only(next.value.referenceId)) next = feed.records.next();
+    let next = feed.next();
+    while (!next.done && !this.only(next.value.referenceId)) next = feed.next();
     if (next.done) {
       this.ledgerFeed = undefined;
       return;
@@ -546,8 +549,8 @@ class Matcher {
       else if (!p.early) this.pending.put(r.referenceId, { sent: false, outcome: UNSEEN });
       return;
     }
-    const { referenceId: id, imported: _, ...sent } = r;
-    p.sent = { ...sent, pipeline: feed.pipeline };
+    const id = r.referenceId;
+    p.sent = r;
     if (p.live) p.held = true;
     const early = p.early;
     delete p.early;
