@@ -34,8 +34,9 @@ export const STAGING_BATCH_RECORDS = 2000;
  * that waits through two young-generation collections is moved to V8's old generation, which
  * then fills with records already stored: batches of 2,000 records (about 1.3 MB, four uploads
  * at once) took the old generation to 143 MB between collections and the service to 282 MB at
- * 1,000,000 persons; batches of 250 records, 41 MB and 190 MB, for the same CPU
- * (docs/performance.md, "What grows with the export").
+ * 1,000,000 persons; batches of this size (about 190 of those persons), at most 48 MB and 206–215
+ * MB from 1,000,000 to 10,000,000 persons, for the same CPU (docs/performance.md, "What grows
+ * with the export").
  */
 export const STAGING_BATCH_BYTES = 128 * 1024;
 
