@@ -242,6 +242,49 @@ describe('staging store past its map’s bound (referenceIds moved to runs in th
     expect(runs()).toBe(1);
   });
 
+  it('keeps the map at the size of its first fill and 1.25 bytes a record of filter, every record in the map or in exactly one run', () => {
+    // 3,000 records fit 4,096 slots at three quarters with a batch of 50 more: the map never grows past them.
+    const small = new StagingStore(db, { hotRecords: 3000 });
+    const sizes: number[] = [];
+    for (const b of batches(0, 20_000, 'v1', 50)) {
+      stage(small, M1, b);
+      const held = small.memoryOf(M1)!;
+      expect(held.records).toBeLessThanOrEqual(3050);
+      sizes.push(held.mapBytes);
+    }
+    expect(Math.max(...sizes)).toBe(4096 * 8);
+    expect(sizes.slice(sizes.indexOf(4096 * 8))).toEqual(sizes.slice(sizes.indexOf(4096 * 8)).map(() => 4096 * 8));
+    const held = small.memoryOf(M1)!;
+    expect(held.runs).toBe(6);
+    expect(held.runs).toBe(runs());
+    const spilled = db.prepare('SELECT SUM(records) FROM staged_reference_spills WHERE migration_no = 1').pluck().get() as number;
+    expect(spilled + held.records).toBe(20_000);
+    expect(held.filterBytes).toBeLessThanOrEqual(spilled * 1.25 + held.runs * 4);
+    // Each staged record's (hash, rowid) is in exactly one run or, past the last run, in the map.
+    const inRuns = db
+      .prepare<[], { hash: number; id: number; n: number }>(
+        'SELECT hash, id, COUNT(*) AS n FROM staged_reference_runs WHERE migration_no = 1 GROUP BY hash, id ORDER BY id',
+      )
+      .all();
+    const through = db.prepare('SELECT MAX(through_id) FROM staged_reference_spills WHERE migration_no = 1').pluck().get() as number;
+    const staged = rows(small, M1);
+    expect(inRuns).toEqual(staged.filter((r) => r[2] <= through).map((r) => ({ hash: hash30(r[0]) + 1, id: r[2], n: 1 })));
+    expect(staged.filter((r) => r[2] > through)).toHaveLength(held.records);
+    // Re-submitted, from every run and the map: replaced in place, none added.
+    expect(
+      stage(
+        small,
+        M1,
+        Array.from({ length: 40 }, (_, i) => row(i * 499, 'v2')),
+      ),
+    ).toBe(0);
+    expect(
+      rows(small, M1)
+        .filter((r) => r[1] === 'v2')
+        .map((r) => r[0]),
+    ).toEqual(Array.from({ length: 40 }, (_, i) => ref(i * 499)));
+  });
+
   it('moves a database’s staged records into runs as it reads them, when they are more than the map holds', () => {
     for (const b of batches(0, 300)) stage(store, M1, b);
     expect(runs()).toBe(0);

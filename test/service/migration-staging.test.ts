@@ -6,6 +6,7 @@ import { rmSync } from 'node:fs';
 import { call, getToken, startTestService, tempDir, type TestService } from '../support/service.js';
 import { openDatabase } from '../../src/service/store/database.js';
 import { createMigration, frames, id, MEDIA_JSONL, MEDIA_SEQ, organisation, person, stagingPath } from '../cases/migration/records.js';
+import { STAGING_BATCH_BYTES, STAGING_BATCH_RECORDS } from '../../src/service/migration/route-staging.js';
 
 let svc: TestService;
 let token: string;
@@ -239,7 +240,7 @@ describe('staging upload', () => {
 describe('staging upload over the byte limit after results were sent', () => {
   it('keeps the committed records and ends the results with PAYLOAD_TOO_LARGE', async () => {
     const records = Array.from({ length: 8000 }, (_, i) => person(i + 1));
-    // The limit falls after about 6,000 records: past the first batch of 5,000.
+    // The limit falls after about 6,000 records: past the first batches.
     const limit = Buffer.byteLength(frames('jsonl', records.slice(0, 6000)));
     const big = await startTestService({ maxStagingBytes: limit });
     try {
@@ -254,13 +255,63 @@ describe('staging upload over the byte limit after results were sent', () => {
         .map((l) => JSON.parse(l));
       const last = results.pop();
       expect(last).toEqual({ referenceId: '', isSuccessful: false, errors: [{ field: '', message: 'PAYLOAD_TOO_LARGE' }] });
-      // The first batch (5,000 records) was answered before the limit was reached.
+      // The batches committed before the limit was reached were answered (5,000 records and more).
       expect(results.length).toBeGreaterThanOrEqual(5000);
       expect(results.length).toBeLessThan(8000);
       expect(results).toEqual(results.map((_, i) => ({ referenceId: id(i + 1), isSuccessful: true, errors: [] })));
       expect((await call(big.url, bigToken, 'GET', `/migration-assistance/migrations/${m}`)).body.numberOfStagedEntities).toBe(
         results.length,
       );
+    } finally {
+      await big.dispose();
+    }
+  });
+});
+
+describe('staging transactions of a large upload', () => {
+  it('commits an upload in batches of at most STAGING_BATCH_BYTES of body, each logged once, the records in order', async () => {
+    // Persons of different sizes (about 330 to 1,300 bytes), so batches end at different counts.
+    const records = Array.from({ length: 3000 }, (_, i) => person(i + 1, { surname: `Persoon${'x'.repeat((i * 37) % 1000)}` }));
+    const sizes = records.map((r) => Buffer.byteLength(JSON.stringify(r)));
+    const body = frames('jsonl', records);
+    expect(Buffer.byteLength(body)).toBeGreaterThan(10 * STAGING_BATCH_BYTES);
+    // The batches as the route should cut them: each ends at the record that brings it to the byte bound.
+    const expected: string[][] = [[]];
+    let bytes = 0;
+    records.forEach((r, i) => {
+      expected[expected.length - 1]!.push(r.referenceId as string);
+      bytes += sizes[i]!;
+      if (bytes >= STAGING_BATCH_BYTES || expected[expected.length - 1]!.length === STAGING_BATCH_RECORDS) {
+        expected.push([]);
+        bytes = 0;
+      }
+    });
+    if (expected[expected.length - 1]!.length === 0) expected.pop();
+    expect(expected.length).toBeGreaterThan(10);
+
+    const big = await startTestService({ maxStagingBytes: 2 * Buffer.byteLength(body) });
+    try {
+      const bigToken = await getToken(big.url);
+      const m = await createMigration(big.url, bigToken);
+      const res = await chunkedPut(stagingPath(m), body, MEDIA_JSONL, big.url, bigToken);
+      expect(res.status).toBe(200);
+      expect(
+        res.text
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l)),
+      ).toEqual(records.map((r) => ({ referenceId: r.referenceId, isSuccessful: true, errors: [] })));
+      const log = await call(big.url, bigToken, 'GET', `/migration-assistance/migrations/${m}/logs/stream`, {
+        headers: { accept: 'application/jsonl' },
+      });
+      const staged = log.text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { action: string; entityReferenceIds: string[]; message: string })
+        .filter((e) => e.action === 'StagedEntities');
+      expect(staged.map((e) => e.entityReferenceIds)).toEqual(expected);
+      expect(staged.map((e) => e.message)).toEqual(expected.map((b) => `staged ${b.length} counterparties`));
+      expect((await call(big.url, bigToken, 'GET', `/migration-assistance/migrations/${m}`)).body.numberOfStagedEntities).toBe(3000);
     } finally {
       await big.dispose();
     }

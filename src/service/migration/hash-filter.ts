@@ -16,6 +16,11 @@ export class HashFilter {
     this.words = new Int32Array(Math.ceil(this.bits / 32));
   }
 
+  /** The filter's size in memory. */
+  get bytes(): number {
+    return this.words.byteLength;
+  }
+
   add(hash: number): void {
     const step = second(hash);
     for (let i = 0, at = hash % this.bits; i < PROBES; i++, at = (at + step) % this.bits) this.words[at >>> 5]! |= 1 << (at & 31);

@@ -3,8 +3,9 @@
  *
  * The body (application/json-seq or application/jsonl) is read as a stream of frames, never
  * buffered whole; every record gets one staging result, in input order. Valid records are
- * written in batched transactions of STAGING_BATCH_RECORDS, and a batch's results are sent only
- * once it has committed, so a result "isSuccessful: true" always means the record is stored.
+ * written in transactions of at most STAGING_BATCH_RECORDS records and STAGING_BATCH_BYTES of
+ * request body, and a batch's results are sent only once it has committed, so a result
+ * "isSuccessful: true" always means the record is stored.
  * The response is sent while the body is still arriving: in the request's format, or as a
  * JSON array when Accept names application/json.
  *
@@ -24,8 +25,20 @@ import { HttpProblem } from '../http/problem.js';
 import { COUNTERPARTIES, requireStagingOpen, type MigrationParts } from './parts.js';
 import type { StagingRow } from './store-staging.js';
 
-/** Records per staging transaction: large enough for fast inserts, small enough to stream results. */
+/** Records per staging transaction at most: large enough for fast inserts, small enough to stream results. */
 export const STAGING_BATCH_RECORDS = 2000;
+
+/**
+ * Bytes of request body per staging transaction at most (the batch ends at the record that
+ * reaches it). A record waits in memory, parsed and serialised, until its batch commits; a batch
+ * that waits through two young-generation collections is moved to V8's old generation, which
+ * then fills with records already stored: batches of 2,000 records (about 1.3 MB, four uploads
+ * at once) took the old generation to 143 MB between collections and the service to 282 MB at
+ * 1,000,000 persons; batches of this size (about 190 of those persons), at most 48 MB and 206–215
+ * MB from 1,000,000 to 10,000,000 persons, for the same CPU (docs/performance.md, "What grows
+ * with the export").
+ */
+export const STAGING_BATCH_BYTES = 128 * 1024;
 
 const INVALID_FRAME_CODE = { malformed: 'MALFORMED_RECORD', truncated: 'TRUNCATED_RECORD', 'too-large': 'RECORD_TOO_LARGE' } as const;
 
@@ -135,6 +148,7 @@ export async function stagingUploadRoute(app: FastifyInstance, parts: MigrationP
       let frames: Frame[] = [];
       const decoder = createFrameDecoder(format, (f) => frames.push(f), { maxRecordBytes });
       let pending = 0;
+      let pendingBytes = 0;
       const stage = (batch: Frame[]) => {
         for (const frame of batch) {
           const staged = stageFrame(frame, maxRecordBytes);
@@ -142,9 +156,11 @@ export async function stagingUploadRoute(app: FastifyInstance, parts: MigrationP
             pushSuccess(staged.referenceId);
             valid.push(staged);
           } else push(staged);
-          if (++pending >= STAGING_BATCH_RECORDS) {
+          pendingBytes += frame.bytes;
+          if (++pending >= STAGING_BATCH_RECORDS || pendingBytes >= STAGING_BATCH_BYTES) {
             flush();
             pending = 0;
+            pendingBytes = 0;
           }
         }
       };

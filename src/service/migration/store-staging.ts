@@ -20,12 +20,13 @@
  * The map is bounded: once it holds `hotRecords` records of a migration (1,500,000 by default:
  * under three quarters of 2²¹ slots, 17 MB), its entries go to the database as one run (the
  * staged_reference_runs table, (hash, rowid) in hash order: appended, not scattered like a
- * unique index's pages) and the map starts empty. For each run a Bloom filter stays in memory
- * (1.25 bytes a record): a referenceId is looked up in a run only when that run's filter says it
- * may be there, which for a new referenceId is about 1% of runs. So a migration of ten million
- * records holds 17 MB of map and 13 MB of filters instead of a 400 MB map. A run is written in
- * the staging transaction that filled the map; staged_reference_spills notes each run, and a map
- * that holds more runs than the database (their transaction rolled back) is read again.
+ * unique index's pages) and the map is emptied in place, keeping its size. For each run a Bloom
+ * filter stays in memory (1.25 bytes a record): a referenceId is looked up in a run only when
+ * that run's filter says it may be there, which for a new referenceId is about 1% of runs. So a
+ * migration of ten million records holds 17 MB of map and 13 MB of filters instead of a 400 MB
+ * map. A run is written in the staging transaction that filled the map; staged_reference_spills
+ * notes each run, and a map that holds more runs than the database (their transaction rolled
+ * back) is read again.
  */
 import type { Db } from '../store/database.js';
 import { HashFilter } from './hash-filter.js';
@@ -61,6 +62,9 @@ const HOT_RECORDS = 1_500_000;
 /** Rows per multi-row insert of a run (4 parameters each). */
 const RUN_INSERT_ROWS = 200;
 
+/** A run is sorted a slice of the map at a time: 32 slices, a buffer of about 375 kB at 1,500,000 records. */
+const SORT_SLICES = 32;
+
 /**
  * Rowids of a migration's staged records by a 30-bit hash of their referenceId, in an
  * open-addressing table of typed arrays: 8 bytes a slot (the hash and a 32-bit rowid), at most
@@ -71,18 +75,22 @@ const RUN_INSERT_ROWS = 200;
  * (about 500 pairs among a million), and a slot can be left by a row that is gone, so each rowid
  * found is a candidate that the caller checks against the row. A probe stops at the first empty
  * slot; the hashes of a full cluster sit side by side, so a miss reads a cache line or two.
+ * A hash's first slot is its top bits, so the slots are in hash order but within a cluster: a run
+ * is written in hash order from one slice of slots at a time (`inHashOrder`).
  * Rowids past 2³² (four billion staged rows) turn the rowids into doubles (12 bytes a slot).
  */
 class RowsByReference {
   /** hash30 + 1 of the slot's referenceId; 0: empty. */
   private hashes = new Int32Array(1024);
   private ids: Uint32Array | Float64Array = new Uint32Array(1024);
+  /** 30 − log2(capacity): a hash's first slot is (hash30 >>> shift). */
+  private shift = 20;
   private count = 0;
 
   /** Calls `test` on each candidate rowid of a referenceId's hash (hash30 + 1) until it returns true; whether one did. */
   find(h: number, test: (id: number) => boolean): boolean {
     const mask = this.hashes.length - 1;
-    for (let slot = h & mask; this.hashes[slot] !== 0; slot = (slot + 1) & mask) {
+    for (let slot = (h - 1) >>> this.shift; this.hashes[slot] !== 0; slot = (slot + 1) & mask) {
       if (this.hashes[slot] === h && test(this.ids[slot]!)) return true;
     }
     return false;
@@ -92,18 +100,53 @@ class RowsByReference {
     return this.count;
   }
 
-  /** Every entry as [hash30 + 1, rowid], in hash order (a run is written so). */
-  *sorted(): Generator<[number, number]> {
-    // hash30 + 1 (31 bits) × 2²² + slot fits a double exactly: the typed array's own sort.
-    const capacity = this.hashes.length;
-    const order = new Float64Array(this.count);
-    let n = 0;
-    for (let slot = 0; slot < capacity; slot++) if (this.hashes[slot] !== 0) order[n++] = this.hashes[slot]! * 2 ** 22 + slot;
-    order.sort();
-    for (const v of order) {
-      const slot = v % 2 ** 22;
-      yield [this.hashes[slot]!, this.ids[slot]!];
+  /**
+   * Calls `each` on every entry (hash30 + 1, rowid) in hash order (a run is written so). Sorting
+   * the whole table at once took a buffer of 8 bytes an entry (12 MB at 1,500,000) beside the
+   * table. The entries whose first slot is in one slice of the table lie in that slice and in the
+   * cluster running past its end (for the last slice, on from slot 0): they are sorted one slice
+   * at a time in a buffer of the largest slice's size, the table read about once.
+   */
+  inHashOrder(each: (h: number, id: number) => void): void {
+    const { hashes, ids, shift } = this;
+    const capacity = hashes.length;
+    const mask = capacity - 1;
+    const slices = Math.min(SORT_SLICES, capacity);
+    const width = capacity / slices;
+    const sliceShift = shift + Math.log2(width);
+    const sizes = new Int32Array(slices);
+    for (let slot = 0; slot < capacity; slot++) if (hashes[slot] !== 0) sizes[(hashes[slot]! - 1) >>> sliceShift]!++;
+    const buffer = new Float64Array(Math.max(0, ...sizes));
+    for (let slice = 0; slice < slices; slice++) {
+      const order = buffer.subarray(0, sizes[slice]);
+      let n = 0;
+      // hash30 + 1 (31 bits) × capacity + slot fits a double exactly (capacity ≤ 2²²): the typed array's own sort.
+      for (let at = slice * width, end = at + width; ; at++) {
+        const slot = at & mask;
+        const h = hashes[slot]!;
+        if (h === 0) {
+          if (at >= end) break;
+          continue;
+        }
+        if ((h - 1) >>> sliceShift === slice) order[n++] = h * capacity + slot;
+      }
+      order.sort();
+      for (const v of order) {
+        const slot = v % capacity;
+        each(hashes[slot]!, ids[slot]!);
+      }
     }
+  }
+
+  /** Forgets every entry and keeps the room (a map that filled once is about to fill again). */
+  clear(): void {
+    this.hashes.fill(0);
+    this.count = 0;
+  }
+
+  /** Bytes of the typed arrays (for the tests of the bound). */
+  get bytes(): number {
+    return this.hashes.byteLength + this.ids.byteLength;
   }
 
   add(referenceId: string, id: number): void {
@@ -119,7 +162,7 @@ class RowsByReference {
 
   private put(h: number, id: number): void {
     const mask = this.hashes.length - 1;
-    let slot = h & mask;
+    let slot = (h - 1) >>> this.shift;
     for (; this.hashes[slot] !== 0; slot = (slot + 1) & mask) if (this.hashes[slot] === h && this.ids[slot] === id) return;
     this.hashes[slot] = h;
     this.ids[slot] = id;
@@ -130,6 +173,7 @@ class RowsByReference {
     const { hashes, ids } = this;
     this.hashes = new Int32Array(capacity);
     this.ids = ids instanceof Uint32Array ? new Uint32Array(capacity) : new Float64Array(capacity);
+    this.shift = 30 - Math.log2(capacity);
     this.count = 0;
     for (let i = 0; i < hashes.length; i++) if (hashes[i] !== 0) this.put(hashes[i]!, ids[i]!);
   }
@@ -331,7 +375,7 @@ export class StagingStore {
     let through = refs.through;
     this.db.transaction(() => {
       const params: number[] = [];
-      for (const [h, id] of refs.map.sorted()) {
+      refs.map.inHashOrder((h, id) => {
         filter.add(h);
         if (id > through) through = id;
         params.push(migrationNo, run, h, id);
@@ -339,13 +383,29 @@ export class StagingStore {
           this.s.runInsertMany.run(params);
           params.length = 0;
         }
-      }
+      });
       for (let i = 0; i < params.length; i += 4) this.s.runInsertOne.run(migrationNo, run, params[i + 2]!, params[i + 3]!);
       this.s.addSpill.run(migrationNo, run, through, refs.map.size);
     })();
     refs.runs.push(filter);
     refs.through = through;
-    refs.map = new RowsByReference();
+    refs.map.clear();
+  }
+
+  /**
+   * What a migration's referenceIds take in memory now (for the tests of the bound): the records
+   * in the map and its bytes, the runs and their filters' bytes; undefined when not held.
+   */
+  memoryOf(migrationId: string): { records: number; mapBytes: number; runs: number; filterBytes: number } | undefined {
+    const migrationNo = this.s.numberOf.get(migrationId);
+    const refs = migrationNo === undefined ? undefined : this.held.get(migrationNo);
+    if (!refs) return undefined;
+    return {
+      records: refs.map.size,
+      mapBytes: refs.map.bytes,
+      runs: refs.runs.length,
+      filterBytes: refs.runs.reduce((n, f) => n + f.bytes, 0),
+    };
   }
 
   /** Calls `test` on each candidate rowid of a referenceId (the map's, then each run's that may hold it) until it returns true. */
