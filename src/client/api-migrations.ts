@@ -16,11 +16,12 @@ import {
   type LogQuery,
   type Migration,
   type StagingResult,
+  type StagingResultVisitor,
 } from '../contract/migration.js';
 import { ClientError } from './errors.js';
 import { sleep } from './retry.js';
 import { resumableStream, type StreamOptions } from './streams.js';
-import { parseWith, readJobId, readPage, readStagingResults, type StagingResultVisitor } from './tolerant.js';
+import { parseWith, readJobId, readPage, readStagingResults } from './tolerant.js';
 import { seg, type Transport } from './transport.js';
 
 type Signal = { signal?: AbortSignal };

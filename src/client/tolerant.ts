@@ -9,7 +9,7 @@ import streamObject from 'stream-json/streamers/stream-object.js';
 import { z } from 'zod';
 import { createFrameDecoder, type FrameDecoder } from '../codec/index.js';
 import { StagecoachError } from '../contract/errors.js';
-import { stagingResultSchema, type StagingResult } from '../contract/migration.js';
+import { stagingResultSchema, type StagingResult, type StagingResultVisitor } from '../contract/migration.js';
 import { processDefinitionSchema, type ProcessDefinition } from '../contract/process.js';
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
@@ -150,12 +150,6 @@ const tolerantDefinitionSchema = processDefinitionSchema
     isActive: z.boolean().optional(),
   })
   .loose();
-
-/**
- * Takes each staging result as it is read (index from 0, in the order of the answer) instead of
- * having them collected: see StageOptions.onResult.
- */
-export type StagingResultVisitor = (result: StagingResult, index: number) => void;
 
 /**
  * The staging results of one upload (or, with `onResult`, none: each handed to it as it is read),

@@ -130,6 +130,11 @@ export const stagingResultSchema = z.object({
   errors: z.array(stagingErrorSchema),
 });
 export type StagingResult = z.infer<typeof stagingResultSchema>;
+/**
+ * Takes one staging result as it is read (index from 0, in the answer's order; 0 again when a
+ * retried upload's answer is read), for a reader that checks results instead of collecting them.
+ */
+export type StagingResultVisitor = (result: StagingResult, index: number) => void;
 
 /**
  * Checks one record as staging does. Returns the parsed record (unknown fields stripped, so a

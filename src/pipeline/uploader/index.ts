@@ -15,7 +15,7 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { StreamFormat } from '../../codec/index.js';
 import { StagecoachError } from '../../contract/errors.js';
-import type { StagingResult } from '../../contract/migration.js';
+import type { StagingResult, StagingResultVisitor } from '../../contract/migration.js';
 import type { RecordError, RecordOutcome } from '../../ledger/index.js';
 import type { Batch } from '../batcher/index.js';
 
@@ -38,9 +38,6 @@ export interface StagingSink {
     onResult?: StagingResultVisitor,
   ): Promise<StagingResult[]>;
 }
-
-/** Takes one staging result as it is read (index from 0, in the answer's order). */
-export type StagingResultVisitor = (result: StagingResult, index: number) => void;
 
 /** The client method the sink adapter needs (`client.migrations.stageCounterparties`). */
 export interface StagingApi {
