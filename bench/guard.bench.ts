@@ -170,9 +170,13 @@ function figuresOf(r: Round): GuardFigure[] {
 
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** Per figure, the median of the rounds. */
+/** Per figure, the median of the rounds; every round's value follows its description (the spread). */
 function medians(rounds: readonly GuardFigure[][]): GuardFigure[] {
-  return rounds[0]!.map((f, i) => ({ ...f, value: median(rounds.map((r) => r[i]!.value)) }));
+  return rounds[0]!.map((f, i) => {
+    const values = rounds.map((r) => r[i]!.value);
+    const spread = rounds.length > 1 ? `; rounds ${values.map((v) => v.toFixed(3)).join(' / ')}` : '';
+    return { ...f, value: median(values), what: `${f.what}${spread}` };
+  });
 }
 
 /** Figures printed for reading, not guarded: the issue's wall-time shares and absolute sizes. */
