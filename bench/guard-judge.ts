@@ -62,7 +62,7 @@ export function judgeFigures(
  * in package.json and hold figures at the number of rows measured.
  */
 export function baselineProblem(baseline: GuardBaseline | undefined, packageVersion: string, rows: number): string | undefined {
-  const record = 'record it with `npm run bench -- guard --record` on the release build and add a CHANGELOG line saying why';
+  const record = `record it with \`npm run bench -- guard --rows ${rows} --record\` on the release build and add a CHANGELOG line saying why`;
   if (baseline === undefined) return `no baseline in bench/baseline.json: ${record}`;
   if (baseline.version !== packageVersion)
     return `bench/baseline.json is of version ${baseline.version}, package.json is ${packageVersion}: ${record}`;
