@@ -24,9 +24,9 @@ export interface ServiceChild {
   stop(): Promise<void>;
 }
 
-/** Starts `stagecoach serve` on a free port over `dataDir`; resolves once it prints its URL. */
-export async function spawnService(dataDir: string, extra: string[] = []): Promise<ServiceChild> {
-  const child: ChildProcess = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data', dataDir, '--log-level', 'warn', ...extra], {
+/** Starts `stagecoach serve` (of the build at `cli`, default this one) on a free port over `dataDir`; resolves once it prints its URL. */
+export async function spawnService(dataDir: string, extra: string[] = [], cli = CLI): Promise<ServiceChild> {
+  const child: ChildProcess = spawn(process.execPath, [cli, 'serve', '--port', '0', '--data', dataDir, '--log-level', 'warn', ...extra], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout! });

@@ -20,6 +20,14 @@ export interface BenchOptions {
   quick: boolean;
   /** Folder for temporary data. */
   workDir: string;
+  /** Rows (persons) to measure at, for a bench that takes a size (`--rows 200000`). */
+  rows?: number | undefined;
+  /** Rounds of alternated measurements (`--rounds 5`). */
+  rounds?: number | undefined;
+  /** The CLI of the build to measure (`--cli /path/to/dist/src/cli/main.js`), default this one's. */
+  cli?: string | undefined;
+  /** Record the figures as the new baseline instead of judging them (`--record`: the guard). */
+  record?: boolean | undefined;
 }
 
 export type BenchModule = { title: string; run(options: BenchOptions): Promise<BenchRow[]> };

@@ -2,8 +2,8 @@
  * `plan` speed: the front half of the pipeline (parse, map, check; no network) on generated
  * persons, against two floors measured on the same file in the same run: csv-parse alone (and,
  * for comparison, stagecoach's own CSV reader alone, which splits plain lines natively), and
- * Miller (`mlr --icsv --ojsonl --ifs ';' cat`) when installed. Target: plan at least half of
- * Miller's rate. Miller and `plan` with the generated pipeline (`concurrency.workers: auto`, big
+ * Miller (`mlr --icsv --ojsonl --ifs ';' cat`) when installed. Target: plan at least 0.8 of
+ * Miller's rate (issue 44). Miller and `plan` with the generated pipeline (`concurrency.workers: auto`, big
  * CSV files read by worker threads beside the main thread) alternate in three rounds (one with
  * --quick), and the ratio is the median of the rounds' ratios; then `plan` on one thread, once.
  * 1,000,000 persons (100,000 with --quick).
@@ -19,6 +19,9 @@ export const title = 'plan: parse, map and check without network';
 const CLI = join(import.meta.dirname, '..', 'src', 'cli', 'main.js');
 
 const rate = (rows: number, ms: number) => Math.round(rows / (ms / 1000));
+
+/** `plan` over Miller's rate, side by side in one run (issue 44; it was 0.5 before). */
+const PLAN_TARGET = 0.8;
 
 export async function run(options: BenchOptions): Promise<BenchRow[]> {
   const persons = options.quick ? 100_000 : 1_000_000;
@@ -104,7 +107,7 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
       metric: 'plan / mlr',
       value: ratio,
       unit: '×',
-      note: `${ratio >= 0.5 ? 'target ≥ 0.5 met' : 'target ≥ 0.5 NOT met'}${rounds > 1 ? `; median of the rounds' ${ratios.join(' / ')}` : ''}`,
+      note: `${ratio >= PLAN_TARGET ? `target ≥ ${PLAN_TARGET} met` : `target ≥ ${PLAN_TARGET} NOT met`}${rounds > 1 ? `; median of the rounds' ${ratios.join(' / ')}` : ''}`,
     });
   }
   return rows;

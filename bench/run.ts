@@ -1,20 +1,43 @@
 /**
  * `npm run bench`: runs every compiled `*.bench.js` next to this file (or those named on the
- * command line) and prints one table. `--quick` uses small sizes.
+ * command line) and prints one table. `--quick` uses small sizes; `--rows N`, `--rounds N`,
+ * `--cli PATH` and `--record` go to the benches that take them (the guard: guard.bench.ts).
  */
 import { readdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 import type { BenchModule, BenchRow } from './harness.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const args = process.argv.slice(2);
-const quick = args.includes('--quick');
-const only = args.filter((a) => !a.startsWith('--'));
+const { values: flags, positionals: only } = parseArgs({
+  allowPositionals: true,
+  options: {
+    quick: { type: 'boolean', default: false },
+    rows: { type: 'string' },
+    rounds: { type: 'string' },
+    cli: { type: 'string' },
+    record: { type: 'boolean', default: false },
+  },
+});
+const count = (name: string, text: string | undefined): number | undefined => {
+  if (text === undefined) return undefined;
+  const n = Number(text.replaceAll('_', '').replaceAll(',', ''));
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} ${text}: expected a whole number of at least 1`);
+  return n;
+};
+const options = {
+  quick: flags.quick,
+  rows: count('rows', flags.rows),
+  rounds: count('rounds', flags.rounds),
+  cli: flags.cli === undefined ? undefined : resolve(flags.cli),
+  record: flags.record,
+};
 const files = readdirSync(here)
   .filter((f) => f.endsWith('.bench.js'))
-  .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
+  // The guard measures the others' figures again, for minutes: it runs only when named.
+  .filter((f) => (only.length === 0 ? !f.startsWith('guard.') : only.some((o) => f.includes(o))))
   .sort();
 
 const rows: BenchRow[] = [];
@@ -23,7 +46,7 @@ for (const file of files) {
   const workDir = mkdtempSync(join(tmpdir(), 'stagecoach-bench-'));
   process.stderr.write(`▶ ${mod.title}\n`);
   try {
-    const got = await mod.run({ quick, workDir });
+    const got = await mod.run({ ...options, workDir });
     for (const r of got) process.stderr.write(`  ${r.metric}: ${r.value} ${r.unit}${r.note ? ` (${r.note})` : ''}\n`);
     rows.push(...got);
   } catch (err) {
