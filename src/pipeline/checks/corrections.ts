@@ -20,7 +20,6 @@ import { extname, join, resolve } from 'node:path';
 import { StagecoachError } from '../../contract/errors.js';
 import type { PipelineDefinition, SourceDefinition } from '../definition/load-pipeline.js';
 import { displayPath } from '../definition/load-pipeline.js';
-import type { SourceFormat } from '../definition/schema.js';
 import { cellDelimiter, formatOf, listSourceFiles, readHeader, readSourceFile, type RowFormat } from '../source/index.js';
 import { sha256Hex } from '../source/row-hash.js';
 import type { SourceRow, SourceRowError } from '../types.js';

@@ -17,7 +17,7 @@ import { csvFormat } from './csv/format.js';
 import { displayPath } from './display-path.js';
 import type { SourceEncoding } from './encoding.js';
 import { fixedWidthFormat } from './fixed-width/format.js';
-import type { Format, FormatOptions, ReadOptions, SourceFile, SourceStart } from './format.js';
+import type { Format, FormatOptions, ReadOptions, SourceFile } from './format.js';
 import { jsonFormat, jsonlFormat } from './json/format.js';
 import type { RawRow } from './row-at.js';
 import { xlsxFormat } from './xlsx/format.js';
