@@ -6,6 +6,7 @@
 import type { Dialect } from './sniff.js';
 import type { Y } from './evidence.js';
 import type { GuessedMapping } from './guess.js';
+import { LANGUAGE_VERSION } from '../pipeline/definition/language.js';
 
 const PLAIN = /^[A-Za-z_][A-Za-z0-9_./-]*$/;
 const RESERVED = /^(true|false|null|yes|no|on|off|y|n|~)$/i;
@@ -75,6 +76,7 @@ export function pipelineYaml(p: {
   if (p.schema) out.push(`# yaml-language-server: $schema=${p.schema}`);
   out.push(`# Pipeline written by \`stagecoach init\` from ${p.files.join(', ')}. Nothing was sent anywhere.`);
   out.push('# Read the comments, then: stagecoach plan <this file>. Reference: docs/pipelines.md, docs/init.md.');
+  out.push(`language: ${LANGUAGE_VERSION}   # version of the pipeline language this file is written in (CHANGELOG.md)`);
   out.push(`name: ${flow(p.name)}`);
   out.push('component: Counterparties');
   out.push('sources:');

@@ -16,7 +16,7 @@ import { gatherLedgerFacts, pipelinesOf } from './ledger-facts.js';
 import { renderHtml } from './render-html.js';
 import { renderJson, renderMarkdown } from './render-markdown.js';
 import { buildReport, parseTolerance, type ReconciliationReport, type Tolerance } from './report-model.js';
-import { formatOf, readRowAt, rowFormatOf } from '../pipeline/source/index.js';
+import { cellDelimiter, formatOf, readRowAt, rowFormatOf } from '../pipeline/source/index.js';
 import { cellText, correctionsFormatOf, sourceColumns } from '../pipeline/checks/corrections.js';
 import { Redactor, columnClassifier, migrationKey, type ValuesMode } from '../privacy/index.js';
 import { cutText } from '../contract/cut.js';
@@ -93,7 +93,7 @@ async function excerpt(rec: RecordRow, defs: PipelineDefinition[], redactor: Red
     // Formats whose records share one header show as a line of cells; the others as the object.
     const text =
       formatOf(source.format).corrections === 'csv'
-        ? row.columns.map((c) => cellText(shown[c])).join(source.csv.delimiter)
+        ? row.columns.map((c) => cellText(shown[c])).join(cellDelimiter(source))
         : JSON.stringify(shown);
     // Cut before flattening: a 10 MB field full of line breaks made the replace take 100 MB.
     const flat = text.slice(0, 1000).replace(/\s*\r?\n\s*/g, ' ');

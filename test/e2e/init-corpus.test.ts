@@ -87,6 +87,7 @@ describe('init on a corpus of foreign exports', () => {
       writeFileSync(
         join(dir, 'hand.yaml'),
         [
+          'language: 2',
           'name: hand',
           'component: Counterparties',
           'sources:',

@@ -272,7 +272,7 @@ let dir: string;
 let svc: TestService;
 
 function pipelineYaml(name: string, sources: Source[]): string {
-  const lines = [`name: ${name}`, 'component: Counterparties', 'sources:'];
+  const lines = ['language: 2', `name: ${name}`, 'component: Counterparties', 'sources:'];
   for (const s of sources) {
     lines.push(`  - name: ${s.name}`, `    format: ${s.format}`, `    path: ${s.path}`, `    mapping: hostile-mapping.yaml`);
     if (s.encoding) lines.push(`    encoding: ${s.encoding}`);

@@ -4,6 +4,7 @@
  */
 export function onePeopleSourcePipeline(o: { name: string; format: string; path: string; options: readonly string[] }): string {
   return [
+    'language: 2',
     `name: ${o.name}`,
     'sources:',
     '  - name: people',

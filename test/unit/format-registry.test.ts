@@ -37,7 +37,8 @@ describe('format registry', () => {
       yield [];
     };
     const rest = {
-      canSplit: false,
+      splitter: null,
+      cellDelimiter: null,
       tallies: false,
       rowAt: async () => ({ columns: [], values: {} }),
       header: async () => undefined,
@@ -47,7 +48,7 @@ describe('format registry', () => {
     } as const;
     const complete = defineFormat({ summary: 'toy (a test format)', options: null, read: reader, ...rest });
     expect(complete.summary).toBe('toy (a test format)');
-    // @ts-expect-error no `canSplit`, `tallies`, `rowAt`, `header`, `missingColumns`, `corrections` nor `scanKeys`
+    // @ts-expect-error no `splitter`, `cellDelimiter`, `tallies`, `rowAt`, `header`, `missingColumns`, `corrections` nor `scanKeys`
     defineFormat({ summary: 'toy', options: null, read: reader });
     const { missingColumns: _, ...withoutColumnsCheck } = complete;
     // @ts-expect-error no `missingColumns`: the check before a run must hear from every format, if only that it cannot tell (null)

@@ -471,12 +471,15 @@ describe('ledger runs', () => {
   it('holds a run lock the operating system releases when the process dies: refused while a live process runs, taken at once after SIGKILL', async () => {
     const { spawn } = await import('node:child_process');
     const { fileURLToPath } = await import('node:url');
-    const ledgerModule = fileURLToPath(new URL('../../dist/src/ledger/index.js', import.meta.url));
+    // The child runs the ledger's TypeScript through tsx (a dev dependency), not a build in dist/.
+    const ledgerModule = fileURLToPath(new URL('../../src/ledger/index.ts', import.meta.url));
     const script = `const { openLedger } = await import(${JSON.stringify(ledgerModule)});
       openLedger(${JSON.stringify(file)}).startRun(${JSON.stringify(input)});
       process.stdout.write('started\\n');
       setInterval(() => {}, 1000);`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
     const ledger = openLedger(file);
     try {

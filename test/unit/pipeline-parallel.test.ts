@@ -14,7 +14,7 @@ import iconv from 'iconv-lite';
 import { loadPipeline, readPipeline } from '../../dist/src/pipeline/read-pipeline.js';
 import { encodeRecord } from '../../dist/src/pipeline/batcher/index.js';
 import { generateCrmSamples } from '../../dist/src/pipeline/samples/generate-crm.js';
-import { splitCsv, type SplitCsvOptions } from '../../dist/src/pipeline/source/csv/index.js';
+import { csvSplitter, splitCsv } from '../../dist/src/pipeline/source/csv/index.js';
 import type { FrontRow } from '../../dist/src/pipeline/types.js';
 import type { ParallelStats } from '../../dist/src/pipeline/parallel/read-parallel.js';
 
@@ -145,7 +145,7 @@ describe('parallel reader', () => {
       everyNth(readFileSync(join(generated, 'klanten.csv'), 'utf8'), 5, (f) => ((f[8] = `"${f[8]}\r\nbij de ""kerk""\r\n"`), f.join(';'))),
     );
     const def = await loadPipeline(join(dir, 'pipeline.yaml'));
-    const careless = (o: SplitCsvOptions) => splitCsv({ ...o, quote: '\u0001' });
+    const careless = csvSplitter((o) => splitCsv({ ...o, quote: '\u0001' })).split;
     const stats = { rangesOnWorkers: 0, rangesOnMain: 0, fallbacks: 0 };
     const parallel = await collect(
       readPipeline(def, { parallel: { workers: 2, encode: 'json-seq', chunkBytes: 700, stats, split: careless } }),
@@ -166,7 +166,7 @@ describe('parallel reader', () => {
     lines[1] = first.join(';');
     writeFileSync(join(dir, 'klanten.csv'), lines.join('\n'));
     const def = await loadPipeline(join(dir, 'pipeline.yaml'));
-    const careless = (o: SplitCsvOptions) => splitCsv({ ...o, quote: '\u0001' });
+    const careless = csvSplitter((o) => splitCsv({ ...o, quote: '\u0001' })).split;
     const stats: ParallelStats = { rangesOnWorkers: 0, rangesOnMain: 0, fallbacks: 0 };
     const parallel = await collect(
       readPipeline(def, { parallel: { workers: 1, encode: 'json-seq', chunkBytes: 2000, stats, split: careless } }),

@@ -20,8 +20,7 @@ import { extname, join, resolve } from 'node:path';
 import { StagecoachError } from '../../contract/errors.js';
 import type { PipelineDefinition, SourceDefinition } from '../definition/load-pipeline.js';
 import { displayPath } from '../definition/load-pipeline.js';
-import type { SourceFormat } from '../definition/schema.js';
-import { formatOf, listSourceFiles, readHeader, readSourceFile } from '../source/index.js';
+import { cellDelimiter, formatOf, listSourceFiles, readHeader, readSourceFile, type RowFormat } from '../source/index.js';
 import { sha256Hex } from '../source/row-hash.js';
 import type { SourceRow, SourceRowError } from '../types.js';
 
@@ -47,13 +46,13 @@ export const isMetaColumn = (column: string): boolean => column.startsWith('_') 
  * (src/reconcile/corrections.ts) and the reader here each know the two shapes, so every format
  * that picks one (CSV, fixed-width and XLSX pick `csv`) is written and read back alike.
  */
-export function correctionsDialect(source: { format: SourceFormat; csv?: { delimiter?: string } | undefined }): {
+export function correctionsDialect(source: RowFormat): {
   shape: 'csv' | 'jsonl';
   extension: 'csv' | 'jsonl';
   delimiter: ',' | ';';
 } {
   const shape = formatOf(source.format).corrections;
-  return { shape, extension: shape, delimiter: source.csv?.delimiter === ';' ? ';' : ',' };
+  return { shape, extension: shape, delimiter: cellDelimiter(source) === ';' ? ';' : ',' };
 }
 
 /** A cell as a corrections file holds it: strings as they are, anything nested as JSON. */
@@ -215,12 +214,13 @@ export async function readCorrections(
         const dialect = await dialectOf(abs);
         const source = { ...dialect, name: '_corrections', path: abs, mapping: '' } as unknown as SourceDefinition;
         const header = (await readHeader(abs, dialect)) ?? [];
+        const delimiter = cellDelimiter(dialect);
         for await (const row of readSourceFile(source, { path: abs, file }, { ...(signal ? { signal } : {}) })) {
           if ('code' in row) {
-            const origin = parseOrigin(leadingCellOfRaw(row.raw, header, ORIGIN_COLUMN, dialect.csv.delimiter));
+            const origin = parseOrigin(leadingCellOfRaw(row.raw, header, ORIGIN_COLUMN, delimiter));
             // Its source as its `_source` cell names it (a pipeline of several sources), so the
             // refusal stays the source's and the next corrections file lists the row again.
-            const named = leadingCellOfRaw(row.raw, header, SOURCE_COLUMN, dialect.csv.delimiter);
+            const named = leadingCellOfRaw(row.raw, header, SOURCE_COLUMN, delimiter);
             const own = only ?? (named !== undefined && names.has(named) ? named : undefined);
             yield {
               row: { ...row, source: own ?? '_corrections' },

@@ -4,13 +4,15 @@
  * expected (see yaml-file.ts).
  */
 import { dirname, resolve } from 'node:path';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { pipelineFileSchema, type PipelineFile, type SourceSpec } from './schema.js';
 import { loadYamlFile } from './yaml-file.js';
 import { checkMappingDeclarations, mappingFileSchema, type MappingFile } from '../mapping/schema.js';
 import { compileTransform } from '../mapping/transforms.js';
 import { StagecoachError } from '../../contract/errors.js';
 import { displayPath } from '../source/display-path.js';
+import { changedMeaningError, findChangedMeanings, LANGUAGE_VERSION, type LocatedSite, statedLanguage } from './language.js';
+import { MEANING_CHANGES } from './language-changes.js';
 
 export interface SourceDefinition extends SourceSpec {
   /** The mapping file: absolute path, the path shown in messages, and its validated content. */
@@ -37,6 +39,12 @@ export { displayPath };
 export async function loadPipeline(file: string): Promise<PipelineDefinition> {
   const path = resolve(file);
   const display = displayPath(path);
+  // What the file meant in the language it was written for, before the current schema reads it.
+  const text = readText(path);
+  const version = text === undefined ? LANGUAGE_VERSION : (statedLanguage(text) ?? LANGUAGE_VERSION);
+  const stated = text !== undefined && /^language\s*:/m.test(text);
+  const sites = text === undefined ? [] : findChangedMeanings(text, display, version, 'pipeline', MEANING_CHANGES);
+  if (sites.length > 0) throw changedMeaningError(display, version, stated, sites);
   const spec = await loadYamlFile(path, pipelineFileSchema, display, (p) => {
     const problems: { path: (string | number)[]; message: string }[] = [];
     const seen = new Set<string>();
@@ -56,6 +64,11 @@ export async function loadPipeline(file: string): Promise<PipelineDefinition> {
     return problems;
   });
   const dir = dirname(path);
+  const changed = mappingSites(
+    spec.sources.map((s) => resolve(dir, s.mapping)),
+    version,
+  );
+  if (changed.length > 0) throw changedMeaningError(display, version, stated, changed);
   const sources: SourceDefinition[] = [];
   const loaded = new Map<string, MappingFile>();
   for (const s of spec.sources) {
@@ -73,6 +86,24 @@ export async function loadPipeline(file: string): Promise<PipelineDefinition> {
     sources.push({ ...s, mappingFile: { path: mappingPath, display: displayPath(mappingPath), spec: mapping } });
   }
   return { ...spec, file: display, path, dir, sources };
+}
+
+/** A file's text, or undefined when it cannot be read (its loader then says why). */
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The places of the mappings (each once) whose meaning changed since `version`. */
+function mappingSites(paths: string[], version: number): LocatedSite[] {
+  if (version >= LANGUAGE_VERSION) return [];
+  return [...new Set(paths)].flatMap((p) => {
+    const text = readText(p);
+    return text === undefined ? [] : findChangedMeanings(text, displayPath(p), version, 'mapping', MEANING_CHANGES);
+  });
 }
 
 /** Throws the clear "not implemented" error for components other than Counterparties. */

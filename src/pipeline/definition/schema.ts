@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { COMPONENTS } from '../../contract/migration.js';
 import { VALUES_MODES } from '../../contract/classification.js';
 import { ENCODINGS, FORMATS, formatOptions, SOURCE_FORMATS, type FormatOptionFields, type SourceFormat } from '../source/index.js';
+import { LANGUAGE_VERSION, UNSTATED_LANGUAGE_VERSION } from './language.js';
 
 export { ENCODINGS, FORMATS, type SourceEncoding, type SourceFormat } from '../source/index.js';
 
@@ -79,6 +80,17 @@ export type SourceSpec = z.output<typeof sourceSchema>;
 
 export const pipelineFileSchema = z
   .strictObject({
+    language: z
+      .number()
+      .int()
+      .min(1)
+      .max(LANGUAGE_VERSION, {
+        message: `written for a later pipeline language than this stagecoach reads (${LANGUAGE_VERSION}): upgrade stagecoach`,
+      })
+      .optional()
+      .describe(
+        `version of the pipeline language the file is written in (CHANGELOG.md); stagecoach init writes ${LANGUAGE_VERSION}; a file without it is read as language ${UNSTATED_LANGUAGE_VERSION}`,
+      ),
     name: z.string().min(1).describe('name of the pipeline, shown in reports'),
     component: z
       .enum(COMPONENTS)

@@ -1,7 +1,7 @@
 /**
  * The parallel reader: one file read by several worker threads at once, its rows handed on in
  * file order exactly as the one-thread reader hands them on. It wraps any source whose format can
- * be cut into ranges that start at records and read a range (splittable.ts: CSV today).
+ * be cut into ranges that start at records and read a range (splittable.ts: a format with a `splitter`).
  *
  *   split ─▶ byte ranges ─▶ workers: read, map, check, frame ─▶ this thread, in order:
  *                                         duplicate keys, missing relation targets ─▶ rows
@@ -31,7 +31,7 @@ import type { PreparedSource } from '../prepare-pipeline.js';
 import type { ChunkJob, ChunkPack, WorkerReply, WorkerSetup } from './protocol.js';
 import { readChunk } from './read-chunk.js';
 import { RefColumnsReader } from './ref-columns.js';
-import { splittableFor, type CsvSplitter, type FileSplit, type RecordChunk, type RecordRange } from './splittable.js';
+import { splittableFor, type FileSplit, type RecordChunk, type RecordRange, type SplitOverride } from './splittable.js';
 import { addTally, type SourceTally } from '../source/tally.js';
 
 export interface ParallelOptions {
@@ -53,8 +53,8 @@ export interface ParallelOptions {
   chunkBytes?: number | undefined;
   /** Filled in as reading goes: how the files were read (for tests and diagnostics). */
   stats?: ParallelStats | undefined;
-  /** Cuts a CSV file into ranges (default `splitCsv`); tests give a careless one to see ranges refused. */
-  split?: CsvSplitter | undefined;
+  /** Cuts a file into ranges instead of its format's splitter; tests give a careless one to see ranges refused. */
+  split?: SplitOverride | undefined;
   /** The worker script (default: the compiled worker.js); tests give one that dies. */
   workerUrl?: URL | undefined;
 }

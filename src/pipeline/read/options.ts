@@ -4,14 +4,13 @@
  */
 import type { IgnoredColumns } from '../checks/corrections.js';
 import type { ParallelOptions } from '../parallel/read-parallel.js';
-import type { SourceTally } from '../source/index.js';
-import type { CsvRange } from '../source/csv/index.js';
+import type { SourceStart, SourceTally } from '../source/index.js';
 
 /** Where a resumed run starts reading (runner/resume.ts ResumeStart). */
 export interface ReadResume {
   source: string;
   file: string;
-  range: CsvRange;
+  range: SourceStart;
   /** The keys and lines the ledger holds of a file's rows before `beforeByte`. */
   keysBefore: (source: string, file: string, beforeByte: number) => Iterable<[legacyKey: string, line: number]>;
 }

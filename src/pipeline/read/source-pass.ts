@@ -11,8 +11,7 @@ import type { PhoneQuestions } from '../mapping/transforms/phone.js';
 import { type PhoneAnswerMap, PhoneWorker } from '../parallel/phone-worker.js';
 import { ParallelReader } from '../parallel/read-parallel.js';
 import { preparePipeline, type PreparedSource } from '../prepare-pipeline.js';
-import type { CsvRange } from '../source/csv/index.js';
-import { formatTallies, isSourceRowError, newTally, readSourceBatches } from '../source/index.js';
+import { formatTallies, isSourceRowError, newTally, readSourceBatches, type SourceStart } from '../source/index.js';
 import type { FrontRow, SourceRow, SourceRowError } from '../types.js';
 import { keyPass } from './key-pass.js';
 import type { ReadBatchesOptions, ReadResume } from './options.js';
@@ -65,8 +64,8 @@ export async function* sourcePass(def: PipelineDefinition, options: ReadBatchesO
         const whole = at !== resumeAt;
         const tally = whole && options.tallies && formatTallies(s.def.format) ? newTally(s.def.name, f.file, s.def.format) : undefined;
         if (tally) options.tallies!.push(tally);
-        async function* onThisThread(range: CsvRange | undefined): AsyncGenerator<Iterable<FrontRow>> {
-          const batches = readSourceBatches(s.def, f, { requiredColumns: s.mapping.columns, signal, range, hashRows, tally });
+        async function* onThisThread(from: SourceStart | undefined): AsyncGenerator<Iterable<FrontRow>> {
+          const batches = readSourceBatches(s.def, f, { requiredColumns: s.mapping.columns, signal, from, hashRows, tally });
           if (phones === undefined || phoneWorker === undefined) {
             for await (const batch of batches) yield mapEach(batch);
             return;
@@ -100,7 +99,7 @@ function indexSkipped(sources: readonly PreparedSource[], resume: ReadResume, in
   for (const s of sources) {
     for (const f of s.files) {
       const atStart = s.def.name === resume.source && f.file === resume.file;
-      for (const [key, line] of resume.keysBefore(s.def.name, f.file, atStart ? resume.range.start : Number.MAX_SAFE_INTEGER))
+      for (const [key, line] of resume.keysBefore(s.def.name, f.file, atStart ? resume.range.byteOffset : Number.MAX_SAFE_INTEGER))
         index.add(s.mapping.scope, key, f.index, line);
       if (atStart) return;
     }

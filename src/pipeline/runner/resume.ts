@@ -13,14 +13,13 @@
  * checkpoint itself is read again (and skipped as unchanged): reading starts at a row's first
  * byte, the one offset the ledger knows.
  *
- * Resuming needs a source that can start reading at a byte offset; today that is CSV.
+ * Resuming needs a source whose format can start reading at a record's byte offset (its `splitter`).
  */
 import { hash } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
 import type { Ledger, RecordProvenance, RunRow } from '../../ledger/index.js';
 import type { PipelineDefinition, SourceDefinition } from '../definition/load-pipeline.js';
-import { formatOf, listSourceFiles, type SourceFile } from '../source/index.js';
-import { readCsvBatches, type CsvReadOutcome, type CsvRange } from '../source/csv/index.js';
+import { formatOf, listSourceFiles, readSourceBatches, type SourceFile, type SourceStart } from '../source/index.js';
 
 /** Bytes of a file's head that its fingerprint hashes. */
 const HEAD_BYTES = 64 * 1024;
@@ -64,7 +63,7 @@ export interface ResumeReport {
 export interface ResumeStart {
   source: string;
   file: string;
-  range: CsvRange;
+  range: SourceStart;
   /** The checkpoint row as the ledger has it. */
   point: ResumePoint;
   /** The keys, with their lines, of a file's rows before `beforeByte` as the ledger has them (they stand in for the rows not read). */
@@ -135,7 +134,7 @@ export class Resume {
     const at = this.position(point);
     if (at < 0) return full(`${point.file} is no longer a file of source ${point.source}`);
     const { source, file } = this.listed[at]!;
-    if (!formatOf(source.format).canSplit)
+    if (!formatOf(source.format).splitter)
       return full(`source ${source.name} is ${source.format}: resuming reads from a byte offset, which this format cannot start at`);
     // Every file up to the checkpoint's must be as the previous run found it.
     for (let i = 0; i <= at; i++) {
@@ -238,22 +237,13 @@ async function fingerprint({ source, file }: Listed): Promise<SourceFingerprint>
 
 /**
  * The range that starts at the checkpoint row, once that row is seen to be the one the ledger
- * holds (same line, same offset, same hash); undefined when it is not. A header's columns are
- * read from the file's first rows.
+ * holds (same line, same offset, same hash); undefined when it is not. Where reading can start
+ * there (a header's columns read from the file's head) is the format's splitter's to say.
  */
-async function checkpointRange(source: SourceDefinition, file: SourceFile, point: ResumePoint): Promise<CsvRange | undefined> {
-  const base = { source: source.name, path: file.path, file: file.file, encoding: source.encoding, csv: source.csv };
-  let columns = source.csv.columns;
-  if (source.csv.header) {
-    const outcome: CsvReadOutcome = { endLine: 0, endByte: 0, endedAtRecord: true };
-    const head = readCsvBatches({ ...base, outcome, hashRows: false });
-    await head.next();
-    await head.return(undefined);
-    columns = outcome.columns;
-    if (!columns) return undefined;
-  }
-  const range: CsvRange = { start: point.byteOffset, line: point.line, ...(columns ? { columns } : {}) };
-  const rows = readCsvBatches({ ...base, range });
+async function checkpointRange(source: SourceDefinition, file: SourceFile, point: ResumePoint): Promise<SourceStart | undefined> {
+  const range = await formatOf(source.format).splitter?.startAt(source, file, { byteOffset: point.byteOffset, line: point.line });
+  if (!range) return undefined;
+  const rows = readSourceBatches(source, file, { from: range });
   try {
     const first = (await rows.next()).value?.[0];
     const p = first?.provenance;

@@ -1,7 +1,7 @@
 /**
  * The format contract: everything a source format is, as one `Format` object its folder exports
  * (`<format>/format.ts`) and the registry (index.ts) lists on one line. The pipeline schema, the
- * editor JSON Schemas, reading, splitting, reading a record back, and the corrections file are
+ * editor JSON Schemas, reading, splitting (`splitter`), reading a record back, and the corrections file are
  * all built from these objects; nothing outside a format's folder asks which format it is.
  * Every member is required, so the compiler points a new format at each decision it must make.
  */
@@ -27,8 +27,56 @@ export interface SourceStart {
   columns?: string[];
   /** Exclusive end byte (a parallel range); the file's end when absent. */
   end?: number;
-  /** CSV: the record delimiter found at the file's start, so every range splits records alike. */
+  /** The record delimiter the splitter found at the file's start, so every range splits records alike (formats of lines). */
   recordDelimiter?: '\n' | '\r\n';
+}
+
+/** How the read of a range ended (filled in by `read` when `outcome` is given): the check that a range lines up with the next. */
+export interface RangeOutcome {
+  /** The columns the read found (a header), for the ranges after it. */
+  columns?: string[];
+  /** Line of the last record's last line. */
+  endLine: number;
+  /** Byte offset just past the last record (its delimiter included). */
+  endByte: number;
+  /** False when the input stopped inside a record: the range's end was not at a record boundary. */
+  endedAtRecord: boolean;
+}
+
+/** Where a range of a file starts (and ends: absent for the file's last one), as a splitter found it. */
+export interface RecordChunk {
+  start: number;
+  end?: number;
+  line: number;
+}
+
+/** A file cut into ranges that each start at a record. */
+export interface FileSplit {
+  chunks: AsyncGenerator<RecordChunk>;
+  /** The columns known before any range is read; undefined when the first range finds them (a header). */
+  columns: string[] | undefined;
+  /** Where reading `chunk` starts, knowing the `columns` an earlier range found (none for the first). */
+  range(chunk: RecordChunk, columns: string[] | undefined): SourceStart;
+}
+
+/**
+ * A format's splitter: how a file of it is cut into ranges that start at records (parallel
+ * reading) and where a read that starts at a record's first byte starts (resume). The format's
+ * `read` then honours `from` (and fills in `outcome`).
+ */
+export interface Splitter<Key extends string, Field extends z.ZodType> {
+  /** Cuts the file into ranges of about `chunkBytes`; undefined when this file cannot be cut (it is read on one thread). */
+  split(
+    source: FormatSource<Key, Field>,
+    file: SourceFile,
+    chunkBytes: number,
+    signal: AbortSignal | undefined,
+  ): Promise<FileSplit | undefined>;
+  /**
+   * Where a read starting at the record at `at` starts (with the columns a header before it
+   * names); undefined when reading cannot start there (a header that cannot be read).
+   */
+  startAt(source: FormatSource<Key, Field>, file: SourceFile, at: { byteOffset: number; line: number }): Promise<SourceStart | undefined>;
 }
 
 /** What every format's `read` takes. */
@@ -38,8 +86,10 @@ export interface ReadOptions {
   hashRows?: boolean | undefined;
   /** Columns the mapping reads: a header without one of them is a configuration error. */
   requiredColumns?: ReadonlySet<string> | undefined;
-  /** Start at a record boundary instead of byte 0 (formats with `canSplit`). */
+  /** Start at a record boundary instead of byte 0 (formats with a `splitter`). */
   from?: SourceStart | undefined;
+  /** Filled in as the read goes: how it ended (formats with a `splitter`, reading a range). */
+  outcome?: RangeOutcome | undefined;
   /** The file's two-way count, filled in as the read goes (formats with `tallies`). */
   tally?: SourceTally | undefined;
 }
@@ -102,11 +152,16 @@ export interface Format<Key extends string = never, Field extends z.ZodType = z.
   options: FormatOptions<Key, Field> | null;
   read(source: FormatSource<Key, Field>, file: SourceFile, options: ReadOptions): AsyncGenerator<(SourceRow | SourceRowError)[]>;
   /**
-   * The format can start at a byte offset that begins a record (parallel reading, resume); `read`
-   * then honours `from`. False: every read of a file starts at its start, a resumed run re-reads
-   * the file (the ledger skips what it holds) and one thread reads it.
+   * How a file is cut into ranges that start at records and read from one (parallel reading,
+   * resume); `read` then honours `from`. Null: every read of a file starts at its start, a
+   * resumed run re-reads the file (the ledger skips what it holds) and one thread reads it.
    */
-  canSplit: boolean;
+  splitter: Splitter<Key, Field> | null;
+  /**
+   * The character between a record's cells when a record is shown on one line and in a
+   * corrections file of shape `csv` (CSV: its delimiter); null for the default, a comma.
+   */
+  cellDelimiter: ((source: FormatSource<Key, Field>) => string) | null;
   /** The reader fills in the tally it is given: the independent count of docs/reconciliation.md. */
   tallies: boolean;
   /** The record at a provenance's byte offset, in the source's columns (`columns`: the file's header, when known). */

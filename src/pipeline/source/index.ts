@@ -17,14 +17,14 @@ import { csvFormat } from './csv/format.js';
 import { displayPath } from './display-path.js';
 import type { SourceEncoding } from './encoding.js';
 import { fixedWidthFormat } from './fixed-width/format.js';
-import type { Format, FormatOptions, ReadOptions, SourceFile, SourceStart } from './format.js';
+import type { Format, FormatOptions, ReadOptions, SourceFile } from './format.js';
 import { jsonFormat, jsonlFormat } from './json/format.js';
 import type { RawRow } from './row-at.js';
 import { xlsxFormat } from './xlsx/format.js';
 
 export { newTally, tallyDisagreement, type SourceTally } from './tally.js';
 export type { RawRow } from './row-at.js';
-export type { Format, MissingColumns, ReadOptions, SourceFile, SourceStart } from './format.js';
+export type { FileSplit, Format, MissingColumns, RangeOutcome, ReadOptions, RecordChunk, SourceFile, SourceStart } from './format.js';
 export { ENCODINGS, type SourceEncoding } from './encoding.js';
 export { displayPath } from './display-path.js';
 
@@ -143,18 +143,23 @@ export type ReadableSource = { name: string; format: SourceFormat; encoding: Sou
   [K in keyof FormatOptionFields]?: z.output<FormatOptionFields[K]>;
 };
 
-/**
- * Reads one file of a source in batches of rows (one await per batch: the hot path).
- * `range` is the parallel CSV reader's name for `from` (kept while the runner moves to `from`).
- */
+/** Reads one file of a source in batches of rows (one await per batch: the hot path), from its start or from `options.from`. */
 export function readSourceBatches(
   source: ReadableSource,
   file: SourceFile,
-  options: ReadOptions & { range?: (Omit<SourceStart, 'byteOffset'> & { start: number }) | undefined } = {},
+  options: ReadOptions = {},
 ): AsyncGenerator<(SourceRow | SourceRowError)[]> {
-  const { range, ...rest } = options;
-  const from = rest.from ?? (range ? { byteOffset: range.start, ...range } : undefined);
-  return formatOf(source.format).read(source, file, { ...rest, from });
+  return formatOf(source.format).read(source, file, options);
+}
+
+/**
+ * The character between a record's cells when it is shown on one line or written to a
+ * corrections file of shape `csv`: the format's (CSV: its delimiter), else a comma.
+ */
+export function cellDelimiter(source: RowFormat): string {
+  const f = formatOf(source.format);
+  // biome-ignore lint/suspicious/noExplicitAny: the format reads only its own options, filled in with their defaults
+  return f.cellDelimiter?.({ name: '', ...withDefaults(f, source) } as any) ?? ',';
 }
 
 /** Whether the format fills in a tally (so plan, ledger and report can show its count). */

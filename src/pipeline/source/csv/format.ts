@@ -1,6 +1,6 @@
 /**
  * The CSV format as the registry sees it: a header (or declared columns), splittable at record
- * boundaries for parallel reading and resume, a byte-level key scanner, corrections as CSV.
+ * boundaries for parallel reading and resume (splitter.ts), a byte-level key scanner, corrections as CSV.
  */
 import { commonReadOptions, defineFormat, type SourceStart } from '../format.js';
 import { detectEncoding } from '../encoding.js';
@@ -11,6 +11,7 @@ import { csvMissingColumns } from './missing-columns.js';
 import { csvHeader } from './read-record.js';
 import { csvRowAt } from './row-at.js';
 import { scanCsvKeys } from './scan-keys.js';
+import { csvSplitter } from './splitter.js';
 
 const csvRange = (from: SourceStart): CsvRange => ({
   start: from.byteOffset,
@@ -28,7 +29,8 @@ export const csvFormat = defineFormat({
     check: (csv) =>
       !csv.header && !csv.columns ? [{ path: [], message: 'csv.header is false, so csv.columns must name the columns' }] : [],
   },
-  canSplit: true,
+  splitter: csvSplitter(),
+  cellDelimiter: (source) => source.csv.delimiter,
   tallies: true,
   rowAt: csvRowAt,
   header: (path, format) => csvHeader(path, format),
@@ -47,5 +49,6 @@ export const csvFormat = defineFormat({
       csv: source.csv,
       ...(options.requiredColumns ? { requiredColumns: options.requiredColumns } : {}),
       ...(options.from ? { range: csvRange(options.from) } : {}),
+      ...(options.outcome ? { outcome: options.outcome } : {}),
     }),
 });

@@ -7,4 +7,5 @@ export { csvDialect, type CsvDialect } from './dialect.js';
 export { readCsvBatches, readCsvFile, type CsvFileOptions } from './read-csv.js';
 export { scanCsvKeys, type ScanCsvKeysOptions } from './scan-keys.js';
 export { splitCsv, type CsvChunk, type CsvSplit, type SplitCsvOptions } from './chunks.js';
+export { csvSplitter, type CsvCutter } from './splitter.js';
 export { csvHeader, csvRecordAt, type CsvRecordFormat } from './read-record.js';

@@ -15,7 +15,8 @@ export const fixedWidthFormat = defineFormat({
     check: (layout) =>
       layout ? [] : [{ path: [], message: 'format fixed-width needs fixedWidth.columns (name, start, length of each column)' }],
   },
-  canSplit: false,
+  splitter: null,
+  cellDelimiter: null,
   tallies: true,
   rowAt: (path, byteOffset, format) => fixedWidthRowAt(path, byteOffset, format),
   header: async (_path, format) => fixedWidthHeader(format),

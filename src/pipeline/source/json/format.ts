@@ -9,7 +9,8 @@ import { readJsonArrayBatches, readJsonLinesBatches } from './stream.js';
 
 /** What JSON and JSON Lines share: no header, no split, records read back and corrected as JSON Lines. */
 const recordsNameTheirFields = {
-  canSplit: false,
+  splitter: null,
+  cellDelimiter: null,
   tallies: true,
   rowAt: jsonRowAt,
   header: async () => undefined,

@@ -14,7 +14,8 @@ import { readXlsxBatches } from './stream.js';
 export const xlsxFormat = defineFormat({
   summary: 'xlsx (a sheet of an Excel workbook, see xlsx)',
   options: { key: 'xlsx', field: xlsxOptionsSchema.default({ sheet: 1, headerRow: 1 }), check: () => [] },
-  canSplit: false,
+  splitter: null,
+  cellDelimiter: null,
   tallies: true,
   rowAt: (path, rowNumber, format) => xlsxRowAt(path, rowNumber, format),
   header: xlsxColumns,
