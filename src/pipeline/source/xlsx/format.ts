@@ -13,7 +13,7 @@ import { readXlsxBatches } from './stream.js';
 
 export const xlsxFormat = defineFormat({
   summary: 'xlsx (a sheet of an Excel workbook, see xlsx)',
-  options: { key: 'xlsx', field: xlsxOptionsSchema.default({ sheet: 1, headerRow: 1 }), check: () => [] },
+  options: { key: 'xlsx', field: xlsxOptionsSchema.prefault({}), check: () => [] },
   canSplit: false,
   tallies: true,
   rowAt: (path, rowNumber, format) => xlsxRowAt(path, rowNumber, format),
