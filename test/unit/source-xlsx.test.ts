@@ -16,7 +16,6 @@ import { readXlsxBatches } from '../../src/pipeline/source/xlsx/stream.js';
 import { cellValue, columnLetters, headerNames } from '../../src/pipeline/source/xlsx/cells.js';
 import { countSheetRows } from '../../src/pipeline/source/xlsx/count-rows.js';
 import { tempDir } from '../support/service.js';
-import { displayPath } from '../../src/pipeline/source/display-path.js';
 
 const dir = tempDir('stagecoach-xlsx-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -47,7 +46,7 @@ describe('xlsx cells', () => {
   });
 
   it('names empty header cells by their column letters and drops empty trailing ones', () => {
-    expect(headerNames([null, 'nr', ' naam ', null, 'plaats', null, null])).toEqual(['nr', 'naam', 'C', 'plaats']);
+    expect(headerNames([undefined, 'nr', ' naam ', undefined, 'plaats', undefined, undefined])).toEqual(['nr', 'naam', 'C', 'plaats']);
     expect([1, 26, 27, 52, 703].map(columnLetters)).toEqual(['A', 'Z', 'AA', 'AZ', 'AAA']);
   });
 });

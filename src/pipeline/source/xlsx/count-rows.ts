@@ -40,7 +40,11 @@ export interface SheetRowCount {
 }
 
 /** The sheets of a workbook in its tab order, with their parts. */
-export async function workbookSheets(path: string, limits: XlsxLimits = defaultXlsxLimits, entries?: Map<string, ZipEntry>): Promise<WorkbookSheet[]> {
+export async function workbookSheets(
+  path: string,
+  limits: XlsxLimits = defaultXlsxLimits,
+  entries?: Map<string, ZipEntry>,
+): Promise<WorkbookSheet[]> {
   const zip = entries ?? (await zipEntries(path, path));
   return sheetsOf(
     await partText(path, path, zip, 'xl/workbook.xml', limits),
@@ -64,7 +68,8 @@ export async function countSheetRows(
   const chosen = typeof sheet === 'number' ? sheets[sheet - 1] : sheets.find((s) => s.name === sheet);
   const entry = chosen?.part === undefined ? undefined : entries.get(chosen.part);
   if (!entry) return undefined;
-  const over = (limit: keyof XlsxLimits) => () => limitPassed(file, `${file}: counting its rows`, 'a part or an element holds', limit, limits);
+  const over = (limit: keyof XlsxLimits) => () =>
+    limitPassed(file, `${file}: counting its rows`, 'a part or an element holds', limit, limits);
   const emptyStrings = new Set<number>();
   const shared = entries.get('xl/sharedStrings.xml');
   if (shared) {

@@ -2,7 +2,13 @@
 import { z } from 'zod';
 
 const MiB = 1024 * 1024;
-const count = (max: number, what: string) => z.number().int().min(1).default(max).describe(`${what}; default ${max.toLocaleString('en')}`);
+const count = (max: number, what: string) =>
+  z
+    .number()
+    .int()
+    .min(1)
+    .default(max)
+    .describe(`${what}; default ${max.toLocaleString('en')}`);
 
 /**
  * How far a workbook is read before the read stops as hostile or damaged (docs/pipelines.md,

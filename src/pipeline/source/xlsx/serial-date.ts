@@ -51,7 +51,9 @@ export function serialToIso(serial: number, date1904: boolean, timeOnly: boolean
 }
 
 /** The built-in number formats (numFmtId below 164) that show a date or a time (ECMA-376 §18.8.30). */
-const BUILT_IN_DATES = new Set([14, 15, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 45, 46, 47, 50, 51, 52, 53, 54, 55, 56, 57, 58]);
+const BUILT_IN_DATES = new Set([
+  14, 15, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 45, 46, 47, 50, 51, 52, 53, 54, 55, 56, 57, 58,
+]);
 /** Of those, the ones that show a time of day only. */
 const BUILT_IN_TIMES = new Set([18, 19, 20, 21, 45, 46, 47]);
 

@@ -68,7 +68,9 @@ function decodeCell(a: Record<string, string>, inner: string, ctx: CellContext):
       const index = Number(v);
       const s = Number.isInteger(index) && index >= 0 ? ctx.strings[index] : undefined;
       if (s === undefined)
-        return { error: `refers to shared string ${JSON.stringify(v)}, but the workbook holds ${ctx.strings.length} (0 to ${ctx.strings.length - 1})` };
+        return {
+          error: `refers to shared string ${JSON.stringify(v)}, but the workbook holds ${ctx.strings.length} (0 to ${ctx.strings.length - 1})`,
+        };
       return s;
     }
     case 'str':
@@ -164,9 +166,13 @@ export async function* readSheetRows(
     const r = attributes(ROW_START.exec(xml)?.[1] ?? '').r;
     const number = r === undefined ? last + 1 : Number(r);
     if (!Number.isInteger(number) || number < 1)
-      throw new StagecoachError('SOURCE_READ_FAILED', `${label}!${last + 1}: a row numbered ${JSON.stringify(r)}: the workbook is damaged`, {
-        file: wb.file,
-      });
+      throw new StagecoachError(
+        'SOURCE_READ_FAILED',
+        `${label}!${last + 1}: a row numbered ${JSON.stringify(r)}: the workbook is damaged`,
+        {
+          file: wb.file,
+        },
+      );
     last = number;
     yield { number, values: parseRow(xml, number, ctx, (column) => `${label}!${column ? columnLetters(column) : ''}${number}`) };
   }

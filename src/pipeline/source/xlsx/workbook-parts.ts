@@ -27,7 +27,13 @@ export const limitPassed = (file: string, where: string, what: string, limit: ke
   );
 
 /** A whole (small) zip entry as text, under the part limit; '' when the zip has no such entry. */
-export async function partText(path: string, file: string, entries: Map<string, ZipEntry>, name: string, limits: XlsxLimits): Promise<string> {
+export async function partText(
+  path: string,
+  file: string,
+  entries: Map<string, ZipEntry>,
+  name: string,
+  limits: XlsxLimits,
+): Promise<string> {
   const e = entries.get(name);
   if (!e) return '';
   let s = '';
@@ -85,9 +91,13 @@ export async function openWorkbook(path: string, file: string, limits: XlsxLimit
   const entries = await zipEntries(path, file);
   const workbookXml = await partText(path, file, entries, 'xl/workbook.xml', limits);
   if (!workbookXml)
-    throw new StagecoachError('SOURCE_READ_FAILED', `${file}: the zip holds no xl/workbook.xml: not an Excel workbook, expected an XLSX workbook`, {
-      file,
-    });
+    throw new StagecoachError(
+      'SOURCE_READ_FAILED',
+      `${file}: the zip holds no xl/workbook.xml: not an Excel workbook, expected an XLSX workbook`,
+      {
+        file,
+      },
+    );
   const rels = await partText(path, file, entries, 'xl/_rels/workbook.xml.rels', limits);
   return {
     path,
@@ -110,7 +120,11 @@ export async function sharedStrings(wb: OpenWorkbook, signal?: AbortSignal): Pro
   const chunks = entryText(path, e, { file, maxBytes: limits.partBytes, tooLarge, signal });
   const fail = (why: 'too-long' | 'unclosed') =>
     why === 'unclosed'
-      ? new StagecoachError('SOURCE_READ_FAILED', `${file}: the shared strings end inside shared string ${strings.length}: the workbook is damaged`, { file })
+      ? new StagecoachError(
+          'SOURCE_READ_FAILED',
+          `${file}: the shared strings end inside shared string ${strings.length}: the workbook is damaged`,
+          { file },
+        )
       : limitPassed(file, `${file}: shared string ${strings.length}`, 'its XML holds', 'sharedStringChars', limits);
   for await (const si of xmlElements(chunks, 'si', limits.sharedStringChars, fail)) strings.push(stringItemText(si));
   return strings;

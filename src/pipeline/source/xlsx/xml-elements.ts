@@ -49,7 +49,12 @@ function endIn(p: Pending, tag: string, piece: string): number {
  * between it and the element before, passes `maxChars`, `fail('too-long', its text so far)` says
  * why and the read stops; a text that ends inside an element is `fail('unclosed', …)`.
  */
-export async function* xmlElements(chunks: AsyncIterable<string>, tag: string, maxChars: number, fail: ElementFailure): AsyncGenerator<string> {
+export async function* xmlElements(
+  chunks: AsyncIterable<string>,
+  tag: string,
+  maxChars: number,
+  fail: ElementFailure,
+): AsyncGenerator<string> {
   const open = new RegExp(`<((?:[A-Za-z_][\\w.-]*:)?)${tag}(?=[\\s>/])`, 'g');
   let dropped = 0; // characters since the previous element, no longer kept
   let pending: Pending | undefined;

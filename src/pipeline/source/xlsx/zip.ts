@@ -65,7 +65,14 @@ export async function zipEntries(path: string, file: string): Promise<Map<string
           if (compressedSize === 0xffffffff) (compressedSize = Number(dir.readBigUInt64LE(y))), (y += 8);
           if (localHeader === 0xffffffff) localHeader = Number(dir.readBigUInt64LE(y));
         }
-        const entry = { name, method: dir.readUInt16LE(at + 10), compressedSize, size: uncompressed, crc: dir.readUInt32LE(at + 16), localHeader };
+        const entry = {
+          name,
+          method: dir.readUInt16LE(at + 10),
+          compressedSize,
+          size: uncompressed,
+          crc: dir.readUInt32LE(at + 16),
+          localHeader,
+        };
         // A name stored twice is ambiguous (which part is the sheet?): refused, not resolved by order.
         if (entries.has(name)) throw notAZip(file, `its zip holds ${JSON.stringify(name)} twice`);
         entries.set(name, entry);
@@ -98,7 +105,11 @@ export interface EntryRead {
 export async function* entryText(path: string, entry: ZipEntry, read: EntryRead): AsyncGenerator<string> {
   const part = `${read.file}: the workbook part ${entry.name}`;
   const damaged = (why: string) =>
-    new StagecoachError('SOURCE_READ_FAILED', `${part} is damaged (${why}): the workbook cannot be read, expected an intact XLSX workbook: open it in Excel, save it again and retry`, { file: read.file });
+    new StagecoachError(
+      'SOURCE_READ_FAILED',
+      `${part} is damaged (${why}): the workbook cannot be read, expected an intact XLSX workbook: open it in Excel, save it again and retry`,
+      { file: read.file },
+    );
   if (entry.method !== 0 && entry.method !== 8) throw damaged(`compression method ${entry.method}, expected deflate or none`);
   const fh = await open(path, 'r');
   const local = Buffer.alloc(30);
