@@ -29,12 +29,15 @@ const MAPPING = [
 async function flippedWorkbook(): Promise<Buffer> {
   const rows = ['<row r="1"><c r="A1" t="inlineStr"><is><t>nr</t></is></c><c r="B1" t="inlineStr"><is><t>naam</t></is></c></row>'];
   for (let n = 2; n <= 2000; n++)
-    rows.push(`<row r="${n}"><c r="A${n}"><v>${1000 + n}</v></c><c r="B${n}" t="inlineStr"><is><t>Naam ${(n * 7919) % 10007}</t></is></c></row>`);
+    rows.push(
+      `<row r="${n}"><c r="A${n}"><v>${1000 + n}</v></c><c r="B${n}" t="inlineStr"><is><t>Naam ${(n * 7919) % 10007}</t></is></c></row>`,
+    );
   const bytes = await workbookBytes({ sheetXml: `<sheetData>${rows.join('')}</sheetData>` });
   const name = Buffer.from('xl/worksheets/sheet1.xml');
   const header = bytes.indexOf(Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04])]), 0);
   let at = header;
-  while (at >= 0 && !bytes.subarray(at + 30, at + 30 + name.length).equals(name)) at = bytes.indexOf(Buffer.from([0x50, 0x4b, 0x03, 0x04]), at + 4);
+  while (at >= 0 && !bytes.subarray(at + 30, at + 30 + name.length).equals(name))
+    at = bytes.indexOf(Buffer.from([0x50, 0x4b, 0x03, 0x04]), at + 4);
   const start = at + 30 + bytes.readUInt16LE(at + 26) + bytes.readUInt16LE(at + 28);
   const size = bytes.readUInt32LE(at + 18);
   const flipped = Buffer.from(bytes);
@@ -55,7 +58,10 @@ beforeAll(async () => {
     ['pipeline.yaml', 'people.xlsx'],
     ['text.yaml', 'text.xlsx'],
   ])
-    writeFileSync(join(dir, name!), onePeopleSourcePipeline({ name: 'damaged', format: 'xlsx', path: `data/${file}`, options: ['xlsx: { sheet: Data }'] }));
+    writeFileSync(
+      join(dir, name!),
+      onePeopleSourcePipeline({ name: 'damaged', format: 'xlsx', path: `data/${file}`, options: ['xlsx: { sheet: Data }'] }),
+    );
 });
 afterAll(async () => {
   await svc?.dispose();
