@@ -40,7 +40,7 @@ describe('limits', () => {
     const d = xlsxOptionsSchema.parse({});
     expect(d.limits).toEqual({
       sheetBytes: 4096 * 2 ** 20,
-      partBytes: 256 * 2 ** 20,
+      partBytes: 128 * 2 ** 20,
       rowChars: 16 * 2 ** 20,
       cellChars: 2 ** 20,
       sharedStringChars: 2 ** 20,

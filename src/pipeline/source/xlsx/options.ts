@@ -20,10 +20,13 @@ export const xlsxLimitsSchema = z
   .strictObject({
     sheetBytes: count(4096 * MiB, 'inflated bytes of the sheet read (streamed: it bounds time, not memory)'),
     partBytes: count(
-      256 * MiB,
-      'inflated bytes of a workbook part held whole while a sheet is read: the shared strings, the styles, the workbook part',
+      128 * MiB,
+      'inflated bytes of any other workbook part: the shared strings (held while the sheet is read, in less memory than this), the styles, the workbook part',
     ),
-    rowChars: count(16 * MiB, "characters of one row's XML, with what lies between it and the row before (a run of whitespace too)"),
+    rowChars: count(
+      16 * MiB,
+      "characters of one row's XML (or one element of another part), with what lies between it and the one before (a run of whitespace too)",
+    ),
     cellChars: count(MiB, "characters of one cell's XML (its value and a little markup)"),
     sharedStringChars: count(MiB, "characters of one shared string's XML (its text, its runs' formatting)"),
   })

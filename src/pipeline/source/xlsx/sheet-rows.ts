@@ -8,7 +8,7 @@
  */
 import { StagecoachError } from '../../../contract/errors.js';
 import { type CellValue, columnLetters } from './cells.js';
-import { limitPassed, type OpenWorkbook, type WorkbookSheet } from './workbook-parts.js';
+import { limitPassed, type OpenWorkbook, type SharedStringTable, type WorkbookSheet } from './workbook-parts.js';
 import { serialToIso } from './serial-date.js';
 import { attributes, stringItemText, unescapeXml, xmlElements } from './xml-elements.js';
 import { entryText } from './zip.js';
@@ -42,7 +42,7 @@ function columnOf(ref: string): number | undefined {
 /** What decoding a cell needs of its workbook. */
 interface CellContext {
   wb: OpenWorkbook;
-  strings: readonly string[];
+  strings: SharedStringTable;
 }
 
 const text = (v: string) => {
@@ -65,8 +65,7 @@ function decodeCell(a: Record<string, string>, inner: string, ctx: CellContext):
   }
   switch (type) {
     case 's': {
-      const index = Number(v);
-      const s = Number.isInteger(index) && index >= 0 ? ctx.strings[index] : undefined;
+      const s = /^\s*\d+\s*$/.test(v) ? ctx.strings.get(Number(v)) : undefined;
       if (s === undefined)
         return {
           error: `refers to shared string ${JSON.stringify(v)}, but the workbook holds ${ctx.strings.length} (0 to ${ctx.strings.length - 1})`,
@@ -141,7 +140,7 @@ function rowTooLong(pending: string, after: number, ctx: CellContext, label: str
 export async function* readSheetRows(
   wb: OpenWorkbook,
   sheet: WorkbookSheet,
-  strings: readonly string[],
+  strings: SharedStringTable,
   label: string,
   signal?: AbortSignal,
 ): AsyncGenerator<SheetRow> {

@@ -8,7 +8,7 @@
 import { StagecoachError } from '../../../contract/errors.js';
 import type { XlsxLimits } from './options.js';
 import { type FormatKind, formatKind } from './serial-date.js';
-import { attributes, stringItemText, unescapeXml, xmlElements } from './xml-elements.js';
+import { attributes, stringItemText, xmlElements } from './xml-elements.js';
 import { entryText, type ZipEntry, zipEntries } from './zip.js';
 
 /** A sheet of a workbook as its workbook part lists it: its name and the zip entry of its XML. */
@@ -26,54 +26,69 @@ export const limitPassed = (file: string, where: string, what: string, limit: ke
     { file, field: `xlsx.limits.${limit}` },
   );
 
-/** A whole (small) zip entry as text, under the part limit; '' when the zip has no such entry. */
-export async function partText(
-  path: string,
-  file: string,
-  entries: Map<string, ZipEntry>,
-  name: string,
-  limits: XlsxLimits,
-): Promise<string> {
-  const e = entries.get(name);
-  if (!e) return '';
-  let s = '';
-  const tooLarge = () => limitPassed(file, `${file}: the workbook part ${name}`, 'it inflates to', 'partBytes', limits);
-  for await (const chunk of entryText(path, e, { file, maxBytes: limits.partBytes, tooLarge })) s += chunk;
-  return s;
+/** Where a part is, for what is read of it. */
+interface PartSource {
+  path: string;
+  file: string;
+  entries: Map<string, ZipEntry>;
+  limits: XlsxLimits;
+}
+
+/**
+ * The `<tag>` elements of a workbook part, streamed under the part limit (none when the zip has
+ * no such part): no part is held whole, so a part inflating to a gigabyte costs time up to the
+ * limit, never memory.
+ */
+async function* partElements(at: PartSource, name: string, tag: string, signal?: AbortSignal): AsyncGenerator<string> {
+  const { path, file, limits } = at;
+  const e = at.entries.get(name);
+  if (!e) return;
+  const where = `${file}: the workbook part ${name}`;
+  const tooLarge = () => limitPassed(file, where, 'it inflates to', 'partBytes', limits);
+  const fail = (why: 'too-long' | 'unclosed') =>
+    why === 'unclosed'
+      ? new StagecoachError('SOURCE_READ_FAILED', `${where} ends inside a <${tag}> element: the workbook is damaged`, { file })
+      : limitPassed(file, where, `one <${tag}> element, with what precedes it, holds`, 'rowChars', limits);
+  yield* xmlElements(entryText(path, e, { file, maxBytes: limits.partBytes, tooLarge, signal }), tag, limits.rowChars, fail);
+}
+
+/** Every start tag of `tag` in a part, as its attributes. */
+async function partTags(at: PartSource, name: string, tag: string): Promise<Record<string, string>[]> {
+  const tags: Record<string, string>[] = [];
+  for await (const xml of partElements(at, name, tag)) tags.push(attributes(/^<[^>]*>/.exec(xml)?.[0] ?? ''));
+  return tags;
 }
 
 /**
  * The sheets of a workbook in its tab order (`xl/workbook.xml`), which is what a sheet's
  * position means; its parts may be stored in any order and numbered otherwise.
  */
-export function sheetsOf(workbookXml: string, relsXml: string): WorkbookSheet[] {
-  const rels = [...relsXml.matchAll(/<(?:\w+:)?Relationship\s[^>]*>/g)].map((m) => attributes(m[0]));
-  return [...workbookXml.matchAll(/<(?:\w+:)?sheet\s[^>]*>/g)].map((m) => {
-    const a = attributes(m[0]);
+export async function workbookSheets(at: PartSource): Promise<WorkbookSheet[]> {
+  const rels = await partTags(at, 'xl/_rels/workbook.xml.rels', 'Relationship');
+  return (await partTags(at, 'xl/workbook.xml', 'sheet')).map((a) => {
     const to = rels.find((r) => r.Id === a.id)?.Target;
     return { name: a.name ?? '', part: to === undefined ? undefined : to.startsWith('/') ? to.slice(1) : `xl/${to}` };
   });
 }
 
 /** Whether the workbook counts its dates from 1904 (`<workbookPr date1904="1"/>`, a Mac habit). */
-export function isDate1904(workbookXml: string): boolean {
-  const pr = /<(?:\w+:)?workbookPr\s[^>]*>/.exec(workbookXml)?.[0];
-  const v = pr ? attributes(pr).date1904 : undefined;
+async function isDate1904(at: PartSource): Promise<boolean> {
+  const v = (await partTags(at, 'xl/workbook.xml', 'workbookPr'))[0]?.date1904;
   return v === '1' || v === 'true';
 }
 
 /** What each cell style (`s="3"`, an index into `cellXfs`) makes of a number: a date, a time of day, or a number. */
-export function styleKinds(stylesXml: string): FormatKind[] {
+async function styleKinds(at: PartSource): Promise<FormatKind[]> {
   const codes = new Map<number, string>();
-  for (const m of stylesXml.matchAll(/<(?:\w+:)?numFmt\s[^>]*>/g)) {
-    const a = attributes(m[0]);
+  for (const a of await partTags(at, 'xl/styles.xml', 'numFmt'))
     if (a.numFmtId !== undefined && a.formatCode !== undefined) codes.set(Number(a.numFmtId), a.formatCode);
-  }
-  const xfs = /<(?:\w+:)?cellXfs[\s>][\s\S]*?<\/(?:\w+:)?cellXfs>/.exec(stylesXml)?.[0] ?? '';
-  return [...xfs.matchAll(/<(?:\w+:)?xf[\s>/][^>]*>?/g)].map((m) => {
-    const id = Number(attributes(m[0]).numFmtId ?? 0);
-    return formatKind(id, codes.get(id));
-  });
+  const kinds: FormatKind[] = [];
+  for await (const xfs of partElements(at, 'xl/styles.xml', 'cellXfs'))
+    for (const m of xfs.matchAll(/<(?:\w+:)?xf[\s>/][^>]*>?/g)) {
+      const id = Number(attributes(m[0]).numFmtId ?? 0);
+      kinds.push(formatKind(id, codes.get(id)));
+    }
+  return kinds;
 }
 
 /** A workbook opened: its zip directory, sheets, date system and cell styles. */
@@ -89,8 +104,7 @@ export interface OpenWorkbook {
 
 export async function openWorkbook(path: string, file: string, limits: XlsxLimits): Promise<OpenWorkbook> {
   const entries = await zipEntries(path, file);
-  const workbookXml = await partText(path, file, entries, 'xl/workbook.xml', limits);
-  if (!workbookXml)
+  if (!entries.has('xl/workbook.xml'))
     throw new StagecoachError(
       'SOURCE_READ_FAILED',
       `${file}: the zip holds no xl/workbook.xml: not an Excel workbook, expected an XLSX workbook`,
@@ -98,24 +112,59 @@ export async function openWorkbook(path: string, file: string, limits: XlsxLimit
         file,
       },
     );
-  const rels = await partText(path, file, entries, 'xl/_rels/workbook.xml.rels', limits);
-  return {
-    path,
-    file,
-    limits,
-    entries,
-    sheets: sheetsOf(workbookXml, rels),
-    date1904: isDate1904(workbookXml),
-    styles: styleKinds(await partText(path, file, entries, 'xl/styles.xml', limits)),
-  };
+  const at: PartSource = { path, file, entries, limits };
+  return { ...at, sheets: await workbookSheets(at), date1904: await isDate1904(at), styles: await styleKinds(at) };
 }
 
-/** The shared strings of a workbook, in order ([] when it has none), each under its limit. */
-export async function sharedStrings(wb: OpenWorkbook, signal?: AbortSignal): Promise<string[]> {
+/** Strings per page of the shared-string table. */
+const PAGE = 4096;
+
+/**
+ * A workbook's shared strings, held compactly: the texts of each page of 4,096 joined into one
+ * string, with their offsets in a typed array, so a part of millions of tiny strings (`<si/>`
+ * repeated, a bomb within the part limit) costs about 4 bytes a string rather than a string
+ * object and a pointer each, and memory stays below the part's own size.
+ */
+export class SharedStringTable {
+  private readonly pages: string[] = [];
+  private readonly offsets: Uint32Array[] = [];
+  private texts: string[] = [];
+  private at = new Uint32Array(PAGE + 1);
+  length = 0;
+
+  add(text: string): void {
+    const slot = this.length % PAGE;
+    this.at[slot + 1] = this.at[slot]! + text.length;
+    this.texts.push(text);
+    this.length++;
+    if (slot === PAGE - 1) this.seal();
+  }
+
+  /** The last page, joined (once every string is added). */
+  seal(): void {
+    if (this.texts.length === 0) return;
+    this.pages.push(this.texts.join(''));
+    this.offsets.push(this.at);
+    this.texts = [];
+    this.at = new Uint32Array(PAGE + 1);
+  }
+
+  /** The string at an index, or undefined when the table has none there. */
+  get(index: number): string | undefined {
+    if (!(index >= 0 && index < this.length) || !Number.isInteger(index)) return undefined;
+    const page = Math.floor(index / PAGE);
+    const slot = index % PAGE;
+    const at = this.offsets[page]!;
+    return this.pages[page]!.slice(at[slot], at[slot + 1]);
+  }
+}
+
+/** The shared strings of a workbook, in order (none when it has none), each under its limit. */
+export async function sharedStrings(wb: OpenWorkbook, signal?: AbortSignal): Promise<SharedStringTable> {
   const { path, file, limits } = wb;
+  const strings = new SharedStringTable();
   const e = wb.entries.get('xl/sharedStrings.xml');
-  if (!e) return [];
-  const strings: string[] = [];
+  if (!e) return strings;
   const tooLarge = () => limitPassed(file, `${file}: the shared strings (xl/sharedStrings.xml)`, 'they inflate to', 'partBytes', limits);
   const chunks = entryText(path, e, { file, maxBytes: limits.partBytes, tooLarge, signal });
   const fail = (why: 'too-long' | 'unclosed') =>
@@ -126,8 +175,7 @@ export async function sharedStrings(wb: OpenWorkbook, signal?: AbortSignal): Pro
           { file },
         )
       : limitPassed(file, `${file}: shared string ${strings.length}`, 'its XML holds', 'sharedStringChars', limits);
-  for await (const si of xmlElements(chunks, 'si', limits.sharedStringChars, fail)) strings.push(stringItemText(si));
+  for await (const si of xmlElements(chunks, 'si', limits.sharedStringChars, fail)) strings.add(stringItemText(si));
+  strings.seal();
   return strings;
 }
-
-export { unescapeXml };
