@@ -1,7 +1,7 @@
 /**
  * Hostile and damaged workbooks in small (issue 41): each limit of `xlsx.limits` stops the read
  * with file, sheet, row (or shared string) and the limit named, here with the limits set low so
- * the files stay small; the bench (`npm run bench -- hostile-xlsx`) reads the 1 GiB zip bombs
+ * the files stay small; the bench (`npm run bench -- hostile-workbooks`) reads the 1 GiB zip bombs
  * at the default limits and prints their peak RSS. Damaged zips (bytes flipped, a CRC that does
  * not match, a part stored twice) are read failures naming the part, never rows read wrong.
  */

@@ -118,7 +118,7 @@ export async function* readXlsxBatches(opts: XlsxFileOptions): AsyncGenerator<(S
   const xlsx = { ...opts.xlsx, limits: opts.xlsx.limits ?? defaultXlsxLimits };
   const { path } = opts;
   const tally = opts.tally;
-  // Started now, awaited at the end: the count inflates the sheet a second time while exceljs parses it.
+  // Started now, awaited at the end: the count inflates the sheet a second time while the reader parses it.
   // Stopped when the read ends, however it ends: a count left running would inflate a hostile sheet on its own.
   const stopCount = new AbortController();
   const counting: Promise<SheetRowCount | undefined | Error> | undefined = tally

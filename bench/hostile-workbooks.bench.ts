@@ -6,7 +6,7 @@
  * outcome are printed, and the bench fails when one is not refused with exit 1 naming the
  * workbook, takes more than 300 MB, or runs past its time bound. The bombs are written here by
  * streaming deflate (never 1 GiB in memory): a minimal zip writer, as hostile files are made.
- * `npm run bench -- hostile`.
+ * `npm run bench -- hostile-workbooks` (or `-- hostile`, with the other hostile benches).
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -15,7 +15,7 @@ import { crc32, createDeflateRaw } from 'node:zlib';
 import { workbookBytes } from './xlsx-generated.js';
 import { type BenchOptions, type BenchRow, mb, samplePeakRss } from './harness.js';
 
-export const title = 'hostile-xlsx: hostile and damaged workbooks through `plan`';
+export const title = 'hostile-workbooks: hostile and damaged workbooks through `plan`';
 
 const CLI = join(import.meta.dirname, '..', 'src', 'cli', 'main.js');
 const GiB = 2 ** 30;
