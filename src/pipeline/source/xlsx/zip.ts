@@ -119,7 +119,10 @@ export async function* entryText(path: string, entry: ZipEntry, read: EntryRead)
     await fh.close();
   }
   if (local.readUInt32LE(0) !== 0x04034b50) throw damaged('no local header where the zip directory says it begins');
-  if (entry.compressedSize === 0) return;
+  if (entry.compressedSize === 0) {
+    if (entry.size !== 0) throw damaged(`no stored bytes, where its zip directory says ${entry.size} inflated`);
+    return;
+  }
   const start = entry.localHeader + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
   const raw = createReadStream(path, { start, end: start + entry.compressedSize - 1 });
   const bytes = entry.method === 8 ? raw.pipe(createInflateRaw()) : raw;
