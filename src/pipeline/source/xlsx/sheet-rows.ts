@@ -10,7 +10,7 @@ import { StagecoachError } from '../../../contract/errors.js';
 import { type CellValue, columnLetters } from './cells.js';
 import { limitPassed, type OpenWorkbook, type SharedStringTable, type WorkbookSheet } from './workbook-parts.js';
 import { serialToIso } from './serial-date.js';
-import { attributes, stringItemText, unescapeXml, xmlElements } from './xml-elements.js';
+import { attributes, stringItemText, unescapeOoxml, unescapeXml, xmlElements } from './xml-elements.js';
 import { entryText } from './zip.js';
 
 /** A sheet's row: its number and its cells' values by column (index 1 is column A; a column without a cell is a hole). */
@@ -45,10 +45,8 @@ interface CellContext {
   strings: SharedStringTable;
 }
 
-const text = (v: string) => {
-  const s = unescapeXml(v);
-  return s.includes('_x') ? s.replace(/_x([0-9a-fA-F]{4})_/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))) : s;
-};
+/** A `<v>`'s text (ST_Xstring): XML escapes, then OOXML's `_xHHHH_`. */
+const text = (v: string) => unescapeOoxml(unescapeXml(v));
 
 /** One cell's value from its attributes and its XML's inside. */
 function decodeCell(a: Record<string, string>, inner: string, ctx: CellContext): CellValue {

@@ -122,7 +122,7 @@ export function unescapeXml(s: string): string {
 }
 
 /** OOXML's own escape of characters XML cannot hold (`_x000D_` is a carriage return, `_x005F_` an underscore). */
-const unescapeOoxml = (s: string) =>
+export const unescapeOoxml = (s: string) =>
   s.includes('_x') ? s.replace(/_x([0-9a-fA-F]{4})_/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))) : s;
 
 const T = /<(?:[A-Za-z_][\w.-]*:)?t(?:\s[^>]*)?(?:\/>|>([^<]*)<\/(?:[A-Za-z_][\w.-]*:)?t>)/g;
