@@ -121,6 +121,13 @@ describe('damaged zips', () => {
     );
   });
 
+  it('refuses a cell past column XFD (a sheet of a billion columns would be an array as long)', async () => {
+    const path = await write({ sheetXml: `<sheetData>${HEADER}<row r="2"><c r="ZZZZZZ2"><v>1</v></c></row></sheetData>` });
+    await expect(read(path)).rejects.toThrow(
+      'w.xlsx:Data!ZZZZZZ2: a cell past column XFD, the last an Excel sheet has: the workbook is damaged',
+    );
+  });
+
   it('refuses a zip that holds a part twice', async () => {
     const path = await write({ sheetXml: `<sheetData>${HEADER}${row(2)}</sheetData>` });
     const zip = await JSZip.loadAsync(readFileSync(path));
