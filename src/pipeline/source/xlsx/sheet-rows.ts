@@ -39,6 +39,20 @@ function columnOf(ref: string): number | undefined {
   return i === 0 ? undefined : n;
 }
 
+/**
+ * A cell's attributes: `r`, `s` and `t` found directly in the usual form (`r="B5" s="3" t="s"`),
+ * every cell of a sheet being one; anything else (single quotes, prefixes, escapes) the general way.
+ */
+function cellAttributes(tag: string): Record<string, string> {
+  if (tag.includes("'") || tag.includes('&') || tag.includes(':')) return attributes(tag);
+  const out: Record<string, string> = {};
+  for (const name of ['r', 's', 't']) {
+    const at = tag.indexOf(` ${name}="`);
+    if (at >= 0) out[name] = tag.slice(at + 4, tag.indexOf('"', at + 4));
+  }
+  return out;
+}
+
 /** What decoding a cell needs of its workbook. */
 interface CellContext {
   wb: OpenWorkbook;
@@ -101,7 +115,7 @@ function parseRow(xml: string, number: number, ctx: CellContext, where: (column?
   const { limits, file } = ctx.wb;
   let column = 0;
   for (const m of xml.matchAll(CELL)) {
-    const a = attributes(m[1] ?? '');
+    const a = cellAttributes(m[1] ?? '');
     column = (a.r === undefined ? undefined : columnOf(a.r)) ?? column + 1;
     if (column > LAST_COLUMN)
       throw new StagecoachError(

@@ -125,7 +125,8 @@ export async function* entryText(path: string, entry: ZipEntry, read: EntryRead)
   }
   const start = entry.localHeader + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
   const raw = createReadStream(path, { start, end: start + entry.compressedSize - 1 });
-  const bytes = entry.method === 8 ? raw.pipe(createInflateRaw()) : raw;
+  // 64 KiB chunks rather than zlib's 16: a quarter of the per-chunk work on a sheet of hundreds of MB.
+  const bytes = entry.method === 8 ? raw.pipe(createInflateRaw({ chunkSize: 64 * 1024 })) : raw;
   raw.on('error', (err) => bytes.destroy(err));
   const decoder = new StringDecoder('utf8');
   let length = 0;
