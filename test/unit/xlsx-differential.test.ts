@@ -2,7 +2,7 @@
  * The XLSX source read against a second, independent reader (SheetJS): generated workbooks
  * (bench/xlsx-generated.ts, development seeds only) read by both and every cell compared
  * (bench/xlsx-differential.ts). The bench form reads thousands, on the check seeds:
- * `npm run bench -- xlsx-differential`.
+ * `npm run bench -- workbook-differential`.
  */
 import { describe, expect, it } from 'vitest';
 import { compareSeed } from '../../bench/xlsx-differential.js';
