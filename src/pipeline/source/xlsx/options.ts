@@ -21,7 +21,7 @@ export const xlsxLimitsSchema = z
     sheetBytes: count(4096 * MiB, 'inflated bytes of the sheet read (streamed: it bounds time, not memory)'),
     partBytes: count(
       128 * MiB,
-      'inflated bytes of any other workbook part: the shared strings (held while the sheet is read, in less memory than this), the styles, the workbook part',
+      'inflated bytes of any other workbook part: the shared strings (held while the sheet is read, in about this much memory at most), the styles, the workbook part',
     ),
     rowChars: count(
       16 * MiB,
