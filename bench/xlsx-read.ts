@@ -5,11 +5,17 @@
  * Usage: node dist/bench/xlsx-read.js <workbook> <sheet>
  */
 import { newTally, readSourceBatches, tallyDisagreement } from '../src/pipeline/source/index.js';
+import { xlsxOptionsSchema } from '../src/pipeline/source/xlsx/options.js';
 
 const [path, sheet] = process.argv.slice(2);
 if (!path || !sheet) throw new Error('usage: xlsx-read.js <workbook> <sheet>');
 const tally = newTally('bench', path, 'xlsx');
-const source = { name: 'bench', format: 'xlsx' as const, encoding: 'auto' as const, xlsx: { sheet, headerRow: 1 } };
+const source = {
+  name: 'bench',
+  format: 'xlsx' as const,
+  encoding: 'auto' as const,
+  xlsx: xlsxOptionsSchema.parse({ sheet, headerRow: 1 }),
+};
 const started = performance.now();
 let rows = 0;
 let errors = 0;

@@ -16,7 +16,6 @@ import { readXlsxBatches } from '../../src/pipeline/source/xlsx/stream.js';
 import { cellValue, columnLetters, headerNames } from '../../src/pipeline/source/xlsx/cells.js';
 import { countSheetRows } from '../../src/pipeline/source/xlsx/count-rows.js';
 import { tempDir } from '../support/service.js';
-import { displayPath } from '../../src/pipeline/source/display-path.js';
 
 const dir = tempDir('stagecoach-xlsx-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -37,20 +36,17 @@ async function rows(path: string, xlsx: { sheet: string | number; headerRow: num
 }
 
 describe('xlsx cells', () => {
-  it('turns dates into ISO text, keeps numbers and booleans, joins rich text and takes a formula result', () => {
-    expect(cellValue(new Date(Date.UTC(1980, 4, 17)))).toBe('1980-05-17');
-    expect(cellValue(new Date(Date.UTC(2026, 10, 27, 9, 5, 3)))).toBe('2026-11-27T09:05:03');
+  it('keeps what the sheet reader decoded, an empty text being no value', () => {
+    expect(cellValue('1980-05-17')).toBe('1980-05-17');
     expect(cellValue(12.5)).toBe(12.5);
     expect(cellValue(true)).toBe(true);
-    expect(cellValue({ richText: [{ text: 'de ' }, { text: 'Vries' }] })).toBe('de Vries');
-    expect(cellValue({ formula: 'A1+1', result: 3 })).toBe(3);
-    expect(cellValue({ text: 'site', hyperlink: 'https://x' })).toBe('site');
-    expect(cellValue({ error: '#N/A' })).toEqual({ error: '#N/A' });
-    expect(cellValue(null)).toBeUndefined();
+    expect(cellValue('')).toBeUndefined();
+    expect(cellValue({ error: 'holds the error #N/A' })).toEqual({ error: 'holds the error #N/A' });
+    expect(cellValue(undefined)).toBeUndefined();
   });
 
   it('names empty header cells by their column letters and drops empty trailing ones', () => {
-    expect(headerNames([null, 'nr', ' naam ', null, 'plaats', null, null])).toEqual(['nr', 'naam', 'C', 'plaats']);
+    expect(headerNames([undefined, 'nr', ' naam ', undefined, 'plaats', undefined, undefined])).toEqual(['nr', 'naam', 'C', 'plaats']);
     expect([1, 26, 27, 52, 703].map(columnLetters)).toEqual(['A', 'Z', 'AA', 'AZ', 'AAA']);
   });
 });
@@ -285,17 +281,15 @@ describe('countSheetRows', () => {
     }
   });
 
-  it('refuses a workbook cut short or a file that is no workbook, naming it, instead of passing on what exceljs threw', async () => {
+  it('refuses a workbook cut short or a file that is no workbook, naming it', async () => {
     const whole = await workbook('whole.xlsx', (wb) => wb.addWorksheet('Data').addRows([['nr'], [1], [2]]));
     const cut = join(dir, 'cut.xlsx');
     writeFileSync(cut, readFileSync(whole).subarray(0, 600));
     const text = join(dir, 'text.xlsx');
     writeFileSync(text, 'nr;naam\n1;Bos\n');
-    await expect(rows(cut, { sheet: 'Data', headerRow: 1 })).rejects.toThrow(
-      `${displayPath(cut)}: the workbook could not be read (FILE_ENDED), expected an XLSX workbook: open it in Excel, save it again and retry`,
-    );
-    await expect(rows(text, { sheet: 'Data', headerRow: 1 })).rejects.toThrow(
-      `${displayPath(text)}: the workbook could not be read (invalid signature: 0x6e3b726e), expected an XLSX workbook`,
-    );
+    for (const path of [cut, text])
+      await expect(rows(path, { sheet: 'Data', headerRow: 1 })).rejects.toThrow(
+        'w.xlsx: no zip directory at its end: not a workbook (an XLSX file is a zip), expected an XLSX workbook',
+      );
   });
 });

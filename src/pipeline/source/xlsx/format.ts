@@ -1,7 +1,7 @@
 /**
  * The XLSX format as the registry sees it: a sheet of a workbook (`xlsx:` names it and its header
  * row), provenance as the sheet's row number, corrections as CSV in the header row's columns.
- * It tallies: the sheet's `<row>` elements counted from the zip apart from exceljs (count-rows.ts).
+ * It tallies: the sheet's `<row>` elements counted apart from the reader's cell decoding (count-rows.ts).
  * It cannot split: a sheet is one deflate stream inside the zip, which can only be inflated from
  * its start (no byte where a row begins can be jumped to), so one thread reads it and a resumed
  * run reads it again from the start, the ledger skipping the rows it already holds.
@@ -13,16 +13,15 @@ import { readXlsxBatches } from './stream.js';
 
 export const xlsxFormat = defineFormat({
   summary: 'xlsx (a sheet of an Excel workbook, see xlsx)',
-  options: { key: 'xlsx', field: xlsxOptionsSchema.default({ sheet: 1, headerRow: 1 }), check: () => [] },
+  options: { key: 'xlsx', field: xlsxOptionsSchema.prefault({}), check: () => [] },
   splitter: null,
   cellDelimiter: null,
   tallies: true,
   rowAt: (path, rowNumber, format) => xlsxRowAt(path, rowNumber, format),
   header: xlsxColumns,
-  // Not before the run: with its shared strings emitted (stream.ts), exceljs's streaming reader
-  // parks every sheet in a temporary file and hands it over only once it has read the whole zip,
-  // so reaching the header row costs a full read of the workbook. The reader checks the header
-  // row as it meets it (CONFIG_INVALID at file:Sheet!row).
+  // Not before the run: the reader checks the header row as it meets it (CONFIG_INVALID at
+  // file:Sheet!row). (The reader now streams the sheet from its start, so a check before the run
+  // would cost the shared strings and the rows up to the header; not made here.)
   missingColumns: null,
   corrections: 'csv',
   scanKeys: null,

@@ -1,7 +1,7 @@
 /**
- * XLSX sources: one sheet of a workbook (by name or position), read as a stream with exceljs's
- * streaming WorkbookReader in bounded memory (shared strings and styles held, rows never
- * kept), the row after `headerRow` on. Provenance is the workbook and the sheet's row number:
+ * XLSX sources: one sheet of a workbook (by name or position), read as a stream in bounded
+ * memory (zip.ts, workbook-parts.ts, sheet-rows.ts: shared strings and styles held, rows never
+ * kept, every part under the limits of options.ts), the row after `headerRow` on. Provenance is the workbook and the sheet's row number:
  * `line` is the row number and so is `byteOffset` (a zipped workbook has no byte a row starts
  * at; `rowAt` finds the row by its number). Messages name a row as `file:Sheet!12`.
  */
@@ -11,14 +11,17 @@ import { displayPath } from '../display-path.js';
 import { rowHash } from '../row-hash.js';
 import type { SourceTally } from '../tally.js';
 import { type CellValue, cellValue, columnLetters, headerNames } from './cells.js';
-import { countSheetRows, type SheetRowCount, workbookSheets } from './count-rows.js';
-import type { XlsxOptions } from './options.js';
+import { countSheetRows, type SheetRowCount } from './count-rows.js';
+import { defaultXlsxLimits, type XlsxLimits, type XlsxOptions } from './options.js';
+import { readSheetRows, type SheetRow } from './sheet-rows.js';
+import { openWorkbook, sharedStrings } from './workbook-parts.js';
 
 export interface XlsxFileOptions {
   source: string;
   path: string;
   file: string;
-  xlsx: XlsxOptions;
+  /** The sheet and header row; the limits are the defaults when not given. */
+  xlsx: Omit<XlsxOptions, 'limits'> & { limits?: XlsxLimits | undefined };
   requiredColumns?: ReadonlySet<string>;
   signal?: AbortSignal;
   hashRows?: boolean;
@@ -30,123 +33,44 @@ export interface XlsxFileOptions {
 
 const BATCH = 500;
 
-interface SheetRow {
-  number: number;
-  values: unknown[];
-}
-
-/** What exceljs's `parse()` hands over: a worksheet, or (in 4.4, without the eventType its README shows) a shared string. */
-interface ParseEvent {
-  eventType?: string;
-  value?: unknown;
-  index?: number;
-  text?: unknown;
-}
-
-type WorksheetReader = AsyncIterable<{ number: number; values: unknown }> & { name?: string };
-
-/** What walking a workbook meets, in order: a sheet's start (its name, its position), its rows, its end. */
-type WorkbookEvent = { kind: 'sheet'; name: string; position: number } | { kind: 'row'; row: SheetRow } | { kind: 'end'; name: string };
-
 /**
- * Every sheet of a workbook and its rows, streamed, shared strings resolved.
- *
- * Shared strings are emitted and resolved here rather than cached by exceljs: with them cached,
- * a workbook that stores its sheets after its shared strings but before `xl/workbook.xml` (zip
- * entry order is the writer's choice) makes exceljs's reader fail with "Cannot read properties of
- * undefined (reading 'sheets')". Emitted, exceljs always parks the sheets until the whole zip is
- * read, so the workbook part is known whatever the order.
+ * A workbook's read, with what goes wrong below it (a bug, a file that vanished) turned into an
+ * error that names the workbook: a read never ends in a bare message or a hang.
  */
-async function* exceljsEvents(path: string, signal?: AbortSignal): AsyncGenerator<WorkbookEvent> {
-  // Loaded when a workbook is read, not with the format registry: exceljs (through bluebird)
-  // compiles code from strings as it loads, which every run of a CSV or JSON pipeline would pay
-  // for and which a process started with --disallow-code-generation-from-strings refuses.
-  const { default: ExcelJS } = await import('exceljs');
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(path, {
-    sharedStrings: 'emit',
-    styles: 'cache',
-    worksheets: 'emit',
-    hyperlinks: 'ignore',
-    entries: 'ignore',
-  });
-  const strings: unknown[] = [];
-  const resolve = (v: unknown) =>
-    v !== null && typeof v === 'object' && 'sharedString' in v ? strings[(v as { sharedString: number }).sharedString] : v;
-  let position = 0;
-  for await (const event of reader.parse() as unknown as AsyncIterable<ParseEvent>) {
-    if (event.eventType === undefined && typeof event.index === 'number') {
-      strings[event.index] = event.text;
-      continue;
-    }
-    if (event.eventType === 'shared-strings') {
-      const s = event.value as { index: number; text: unknown };
-      strings[s.index] = s.text;
-      continue;
-    }
-    if (event.eventType !== 'worksheet') continue;
-    const ws = event.value as WorksheetReader;
-    position++;
-    const name = ws.name ?? String(position);
-    yield { kind: 'sheet', name, position };
-    for await (const row of ws) {
-      signal?.throwIfAborted();
-      const values = (row.values as unknown[]) ?? [];
-      yield { kind: 'row', row: { number: row.number, values: values.map(resolve) } };
-    }
-    yield { kind: 'end', name };
-  }
-}
-
-/**
- * {@link exceljsEvents}, with what exceljs throws turned into an error that names the workbook.
- * exceljs's streaming reader has been seen to fail now and then, on a machine under load, with
- * "Cannot read properties of undefined (reading 'sheets')" on a workbook it reads the next time:
- * when that happens before anything was handed on, the workbook is read once more from its start
- * (reading has no side effects); a second failure, or one after rows were handed on, is final.
- */
-async function* workbookEvents(path: string, signal?: AbortSignal): AsyncGenerator<WorkbookEvent> {
-  for (let attempt = 1; ; attempt++) {
-    let handedOn = false;
-    try {
-      for await (const event of exceljsEvents(path, signal)) {
-        handedOn = true;
-        yield event;
-      }
-      return;
-    } catch (err) {
-      if (err instanceof StagecoachError || signal?.aborted) throw err;
-      if (!handedOn && attempt === 1) continue;
-      throw new StagecoachError(
-        'SOURCE_READ_FAILED',
-        `${displayPath(path)}: the workbook could not be read (${(err as Error).message}), expected an XLSX workbook: open it in Excel, save it again and retry`,
-        { file: displayPath(path) },
-      );
-    }
+async function* named<T>(file: string, rows: AsyncGenerator<T>, signal?: AbortSignal): AsyncGenerator<T> {
+  try {
+    yield* rows;
+  } catch (err) {
+    if (err instanceof StagecoachError || signal?.aborted) throw err;
+    throw new StagecoachError(
+      'SOURCE_READ_FAILED',
+      `${file}: the workbook could not be read (${(err as Error).message}), expected an XLSX workbook: open it in Excel, save it again and retry`,
+      { file },
+      { cause: err },
+    );
   }
 }
 
 /**
  * The rows of the sheet the options name; a sheet the workbook lacks is a configuration error
  * naming the ones it has. A position counts the sheets in the workbook's tab order (its
- * workbook part), not in the order its parts are stored, which is how exceljs meets them.
+ * workbook part), not in the order its parts are stored.
  */
-async function* sheetRows(path: string, file: string, sheet: string | number, signal?: AbortSignal): AsyncGenerator<SheetRow> {
-  const seen: string[] = [];
-  const name = typeof sheet === 'number' ? (await workbookSheets(path))[sheet - 1]?.name : sheet;
-  let chosen = false;
-  for await (const event of workbookEvents(path, signal)) {
-    if (event.kind === 'sheet') {
-      seen.push(event.name);
-      chosen = event.name === name;
-    } else if (!chosen) continue;
-    else if (event.kind === 'row') yield event.row;
-    else return;
+async function* sheetRows(path: string, file: string, xlsx: XlsxOptions, signal?: AbortSignal): AsyncGenerator<SheetRow> {
+  const wb = await openWorkbook(path, file, xlsx.limits);
+  const { sheet } = xlsx;
+  const chosen = typeof sheet === 'number' ? wb.sheets[sheet - 1] : wb.sheets.find((s) => s.name === sheet);
+  if (!chosen)
+    throw new StagecoachError(
+      'CONFIG_INVALID',
+      `${file}: the workbook has no sheet ${typeof sheet === 'number' ? `number ${sheet}` : JSON.stringify(sheet)}, expected one of ${wb.sheets.map((s) => JSON.stringify(s.name)).join(', ') || '(none)'}`,
+      { file, field: 'xlsx.sheet', value: String(sheet) },
+    );
+  const strings = await sharedStrings(wb, signal);
+  for await (const row of readSheetRows(wb, chosen, strings, `${file}:${sheetLabel(sheet)}`, signal)) {
+    signal?.throwIfAborted();
+    yield row;
   }
-  throw new StagecoachError(
-    'CONFIG_INVALID',
-    `${file}: the workbook has no sheet ${typeof sheet === 'number' ? `number ${sheet}` : JSON.stringify(sheet)}, expected one of ${seen.map((s) => JSON.stringify(s)).join(', ') || '(none)'}`,
-    { file, field: 'xlsx.sheet', value: String(sheet) },
-  );
 }
 
 /** A sheet's first rows, its cells as the mapping sees them (index 0: column A), and how many rows it has in all. */
@@ -162,17 +86,24 @@ export interface SheetHead {
  * The first `count` filled rows of every sheet of a workbook (for `init` to find each sheet's header row).
  * @example (await sheetHeads('klanten.xlsx', 20))[0] // { name: 'Klanten', position: 1, rows: [{ number: 1, cells: ['nr', 'naam'] }, …], filledRows: 201 }
  */
-export async function sheetHeads(path: string, count: number): Promise<SheetHead[]> {
+export async function sheetHeads(path: string, count: number, limits: XlsxLimits = defaultXlsxLimits): Promise<SheetHead[]> {
+  const file = displayPath(path);
   const heads: SheetHead[] = [];
-  for await (const event of workbookEvents(path)) {
-    if (event.kind === 'sheet') heads.push({ name: event.name, position: event.position, rows: [], filledRows: 0 });
-    if (event.kind !== 'row') continue;
-    const cells = event.row.values.slice(1).map(cellValue);
-    if (cells.every((c) => c === undefined)) continue;
-    const head = heads[heads.length - 1]!;
-    head.filledRows++;
-    if (head.rows.length < count) head.rows.push({ number: event.row.number, cells });
+  async function* all(): AsyncGenerator<SheetHead> {
+    const wb = await openWorkbook(path, file, limits);
+    const strings = await sharedStrings(wb);
+    for (const [i, sheet] of wb.sheets.entries()) {
+      const head: SheetHead = { name: sheet.name, position: i + 1, rows: [], filledRows: 0 };
+      for await (const row of readSheetRows(wb, sheet, strings, `${file}:${sheet.name}`)) {
+        const cells = row.values.slice(1).map(cellValue);
+        if (cells.every((c) => c === undefined)) continue;
+        head.filledRows++;
+        if (head.rows.length < count) head.rows.push({ number: row.number, cells });
+      }
+      yield head;
+    }
   }
+  for await (const head of named(file, all())) heads.push(head);
   return heads;
 }
 
@@ -184,18 +115,34 @@ const sheetLabel = (sheet: string | number) => (typeof sheet === 'number' ? `she
  * @example for await (const batch of readXlsxBatches({ source: 'klanten', path, file, xlsx: { sheet: 'Klanten', headerRow: 1 } })) …
  */
 export async function* readXlsxBatches(opts: XlsxFileOptions): AsyncGenerator<(SourceRow | SourceRowError)[]> {
-  const { source, path, file, xlsx } = opts;
+  const xlsx = { ...opts.xlsx, limits: opts.xlsx.limits ?? defaultXlsxLimits };
+  const { path } = opts;
+  const tally = opts.tally;
+  // Started now, awaited at the end: the count inflates the sheet a second time while the reader parses it.
+  // Stopped when the read ends, however it ends: a count left running would inflate a hostile sheet on its own.
+  const stopCount = new AbortController();
+  const counting: Promise<SheetRowCount | undefined | Error> | undefined = tally
+    ? countSheetRows(path, xlsx.sheet, xlsx.limits, stopCount.signal).catch((err: Error) => err)
+    : undefined;
+  try {
+    yield* records({ ...opts, xlsx }, counting);
+  } finally {
+    stopCount.abort();
+  }
+}
+
+/** {@link readXlsxBatches} once the count is under way. */
+async function* records(
+  opts: XlsxFileOptions & { xlsx: XlsxOptions },
+  counting: Promise<SheetRowCount | undefined | Error> | undefined,
+): AsyncGenerator<(SourceRow | SourceRowError)[]> {
+  const { source, path, file, xlsx, tally } = opts;
   const hashRows = opts.hashRows !== false;
   const where = (row: number, column?: number) => `${file}:${sheetLabel(xlsx.sheet)}!${column ? columnLetters(column) : ''}${row}`;
-  const tally = opts.tally;
-  // Started now, awaited at the end: the count inflates the sheet a second time while exceljs parses it.
-  const counting: Promise<SheetRowCount | undefined | Error> | undefined = tally
-    ? countSheetRows(path, xlsx.sheet).catch((err: Error) => err)
-    : undefined;
   let columns: string[] | undefined;
   let read = 0;
   let batch: (SourceRow | SourceRowError)[] = [];
-  for await (const row of sheetRows(path, file, xlsx.sheet, opts.signal)) {
+  for await (const row of named(file, sheetRows(path, file, xlsx, opts.signal), opts.signal)) {
     if (row.number < xlsx.headerRow) {
       if (tally && row.values.some((v) => cellValue(v) !== undefined)) tally.headerLines++; // a title row above the header
       continue;
@@ -221,7 +168,7 @@ export async function* readXlsxBatches(opts: XlsxFileOptions): AsyncGenerator<(S
       const v = cellValue(row.values[i]);
       if (v === undefined) continue;
       filled = true;
-      if (typeof v === 'object') problems.push(`cell ${where(row.number, i)} holds the error ${v.error}, expected a value`);
+      if (typeof v === 'object') problems.push(`cell ${where(row.number, i)} ${v.error}, expected a value`);
       else if (i > columns.length)
         problems.push(
           `cell ${where(row.number, i)} holds ${JSON.stringify(v)} beyond the header's last column (${columnLetters(columns.length)})`,
@@ -288,6 +235,6 @@ async function countInto(tally: SourceTally, file: string, count: SheetRowCount 
 
 /** The column names of the sheet's header row. */
 export async function xlsxHeader(path: string, file: string, xlsx: XlsxOptions): Promise<string[]> {
-  for await (const row of sheetRows(path, file, xlsx.sheet)) if (row.number === xlsx.headerRow) return headerNames(row.values);
+  for await (const row of named(file, sheetRows(path, file, xlsx))) if (row.number === xlsx.headerRow) return headerNames(row.values);
   return [];
 }
