@@ -125,7 +125,7 @@ describe('child sources', () => {
     expect(visser.kind === 'rejected' && visser.reasons[0]!.message).toMatch(/in column PC of .*adressen\.csv:7/);
     const orphan = rows.at(-1)!;
     expect(orphan.kind === 'rejected' && orphan.reasons[0]!.message).toMatch(/no row of klanten holds the key 9/);
-    expect(orphan.row.values).toEqual({ ADRESNR: 'A9', KLANTNR: '9', STRAAT: 'Nergens 9', PC: '9999 ZZ', PLAATS: 'Weert', LAND: 'NL' });
+    expect('values' in orphan.row && orphan.row.values).toEqual({ ADRESNR: 'A9', KLANTNR: '9', STRAAT: 'Nergens 9', PC: '9999 ZZ', PLAATS: 'Weert', LAND: 'NL' });
 
     const adressen = childTallies.find((t) => t.source === 'adressen')!;
     expect(adressen).toMatchObject({ rowsRead: 6, attached: 4, withMappedParent: 3, withRefusedParent: 1, orphans: 1, duplicates: 1 });
