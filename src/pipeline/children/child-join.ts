@@ -46,6 +46,22 @@ export function childTallyGap(t: ChildTally): number {
   return t.rowsRead - (t.attached + t.duplicates + t.orphans + t.settledBefore);
 }
 
+/** Why a child source's rows do not add up, in words, or undefined when they do. */
+export function childTallyDisagreement(t: ChildTally): string | undefined {
+  const gap = childTallyGap(t);
+  if (gap === 0) return undefined;
+  return `child source ${t.source}: ${t.rowsRead} rows read, but ${t.rowsRead - gap} accounted for (attached ${t.attached}, duplicates ${t.duplicates}, orphans ${t.orphans}, settled before ${t.settledBefore})`;
+}
+
+/** A plan summary with the child sources whose rows do not add up among its disagreements. */
+export function withChildGaps<S extends { children?: ChildTally[]; disagreements: string[] }>(summary: S): S {
+  for (const t of summary.children ?? []) {
+    const d = childTallyDisagreement(t);
+    if (d) summary.disagreements.push(d);
+  }
+  return summary;
+}
+
 /** A child row joined to a parent row, with its own children. */
 interface Node {
   child: Slot;
