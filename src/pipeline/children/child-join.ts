@@ -16,7 +16,7 @@ import type { Values } from '../mapping/compile.js';
 import { rejectUnreadable } from '../checks/index.js';
 import { formatTallies, isSourceRowError, newTally, readSourceBatches, type SourceTally } from '../source/index.js';
 import type { FrontRow, RejectReason, SourceRow, SourceRowError } from '../types.js';
-import { ChildIndex } from './child-index.js';
+import { ChildIndex, ROOT_PARENT } from './child-index.js';
 import type { PreparedChild } from './prepare.js';
 import type { ChildCode } from './schema.js';
 import { attachColumn } from './splice.js';
@@ -96,7 +96,7 @@ export class ChildJoin {
     private readonly parentKey: (values: Values) => string | undefined,
     childTallies: ChildTally[] | undefined,
   ) {
-    const slot = (c: PreparedChild): Slot => {
+    const slot = (c: PreparedChild, parent: number): Slot => {
       const tally: ChildTally = {
         source: c.def.name,
         of: c.def.child.of,
@@ -112,11 +112,13 @@ export class ChildJoin {
         settledBefore: 0,
       };
       childTallies?.push(tally);
-      const s: Slot = { prepared: c, no: this.index.source(c.def.name), tally, children: c.children.map(slot) };
+      const no = this.index.source(c.def.name, parent);
+      const s: Slot = { prepared: c, no, tally, children: [] };
       this.all.push(s);
+      s.children = c.children.map((g) => slot(g, no));
       return s;
     };
-    this.slots = children.map(slot);
+    this.slots = children.map((c) => slot(c, ROOT_PARENT));
   }
 
   /** Reads every child file into the index; yields the rows that cannot be read, refused. */
@@ -161,7 +163,7 @@ export class ChildJoin {
   attach(values: Values): Attached {
     const duplicates: FrontRow[] = [];
     const key = this.parentKey(values);
-    const nodes = key === undefined ? [] : this.take(this.slots, key, values, duplicates);
+    const nodes = key === undefined ? [] : this.take(ROOT_PARENT, this.slots, key, values, duplicates);
     return { nodes, duplicates };
   }
 
@@ -210,15 +212,15 @@ export class ChildJoin {
 
   /** A resumed run: the children of a parent row settled before the start are taken out, not reported. */
   settledBefore(parentKey: string): void {
-    const drop = (slots: Slot[], key: string) => {
-      for (const s of slots)
-        for (const c of this.index.take(s.no, key)) {
-          s.tally.settledBefore++;
-          const id = s.prepared.id(c.row.values);
-          if (id !== undefined) drop(s.children, id);
-        }
+    const drop = (parent: number, slots: Slot[], key: string) => {
+      for (const c of this.index.take(parent, key)) {
+        const s = slots.find((x) => x.no === c.child)!;
+        s.tally.settledBefore++;
+        const id = s.prepared.id(c.row.values);
+        if (id !== undefined) drop(s.no, s.children, id);
+      }
     };
-    drop(this.slots, parentKey);
+    drop(ROOT_PARENT, this.slots, parentKey);
   }
 
   /** The rows no parent took, refused as orphans, in file order per child source. */
@@ -248,14 +250,16 @@ export class ChildJoin {
     this.index.close();
   }
 
-  private take(slots: Slot[], key: string, into: Values, duplicates: FrontRow[]): Node[] {
+  /** The children a row of `parent` (ROOT_PARENT or a child source's number) has under `key`, each with theirs. */
+  private take(parent: number, slots: Slot[], key: string, into: Values, duplicates: FrontRow[]): Node[] {
     const nodes: Node[] = [];
+    const got = this.index.take(parent, key);
+    if (got.length === 0) return nodes;
     for (const s of slots) {
-      const got = this.index.take(s.no, key);
-      if (got.length === 0) continue;
       const seen = new Map<string, SourceRow>();
       const kept: Values[] = [];
-      for (const { row } of got) {
+      for (const { child, row } of got) {
+        if (child !== s.no) continue;
         const id = s.prepared.id(row.values);
         // Without an id, a row that repeats another of the same parent exactly is the duplicate.
         const same = id ?? JSON.stringify(row.values);
@@ -267,11 +271,11 @@ export class ChildJoin {
         }
         seen.set(same, row);
         s.tally.attached++;
-        const children = id === undefined || s.children.length === 0 ? [] : this.take(s.children, id, row.values, duplicates);
+        const children = id === undefined || s.children.length === 0 ? [] : this.take(s.no, s.children, id, row.values, duplicates);
         nodes.push({ child: s, row, children });
         kept.push(row.values);
       }
-      into[attachColumn(s.prepared.def.name)] = kept;
+      if (kept.length > 0) into[attachColumn(s.prepared.def.name)] = kept;
     }
     return nodes;
   }
