@@ -37,7 +37,7 @@ const median = (xs: number[]) => {
 };
 
 async function plan(dir: string, pipeline: string, customers: number) {
-  const res = await runChild(process.execPath, [CLI, 'plan', pipeline, '--json', '--log-level', 'warn'], { cwd: dir, stdout: 'pipe' });
+  const res = await runChild(process.execPath, [CLI, 'plan', pipeline, '--json'], { cwd: dir, stdout: 'pipe' });
   const s = JSON.parse(res.out) as PlanSummary;
   if (res.code !== 0 || s.mapped !== customers) throw new Error(`plan ${pipeline} exited ${res.code}, mapped ${s.mapped} of ${customers}`);
   const attached = (s.children ?? []).reduce((n, t) => n + t.attached, 0);
