@@ -66,6 +66,13 @@ describe('a table dump through the CLI and the service', () => {
     expect(telefoons.length).toBe(planted.defects.filter((d) => d.source === 'telefoons').length);
     expect(Object.keys(JSON.parse(telefoons[0]!) as object)).toEqual(expect.arrayContaining(['klant', 'soort', 'nummer']));
 
+    // Corrections of a child source (or of its parent) are not read yet: refused, saying so, nothing staged without its children.
+    const corrected = await runCli(['run', 'dump/pipeline.yaml', '--ledger', ledger, '--base-url', svc.url, '--corrections', 'out'], {
+      cwd: dir,
+    });
+    expect(corrected.code).toBe(2);
+    expect(corrected.stdout + corrected.stderr).toMatch(/corrections of (adressen|klanten|telefoons) cannot be read yet/);
+
     // verify: the platform's lists element by element against the ledger's records
     const verify = await runCli(['verify', 'dump/pipeline.yaml', '--ledger', ledger, '--base-url', svc.url], { cwd: dir });
     expect(verify.stdout + verify.stderr).toContain('58 of 58');
