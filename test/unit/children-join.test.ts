@@ -125,7 +125,14 @@ describe('child sources', () => {
     expect(visser.kind === 'rejected' && visser.reasons[0]!.message).toMatch(/in column PC of .*adressen\.csv:7/);
     const orphan = rows.at(-1)!;
     expect(orphan.kind === 'rejected' && orphan.reasons[0]!.message).toMatch(/no row of klanten holds the key 9/);
-    expect('values' in orphan.row && orphan.row.values).toEqual({ ADRESNR: 'A9', KLANTNR: '9', STRAAT: 'Nergens 9', PC: '9999 ZZ', PLAATS: 'Weert', LAND: 'NL' });
+    expect('values' in orphan.row && orphan.row.values).toEqual({
+      ADRESNR: 'A9',
+      KLANTNR: '9',
+      STRAAT: 'Nergens 9',
+      PC: '9999 ZZ',
+      PLAATS: 'Weert',
+      LAND: 'NL',
+    });
 
     const adressen = childTallies.find((t) => t.source === 'adressen')!;
     expect(adressen).toMatchObject({ rowsRead: 6, attached: 4, withMappedParent: 3, withRefusedParent: 1, orphans: 1, duplicates: 1 });
@@ -137,5 +144,63 @@ describe('child sources', () => {
       ['telefoons', 3],
       ['klanten', 3],
     ]);
+  });
+});
+
+describe('children of children, and declarations', () => {
+  const GRAND = `name: dump
+sources:
+  - name: klanten
+    format: csv
+    path: klanten.csv
+    mapping: klanten.yaml
+  - name: contacten
+    format: json
+    path: contacten.json
+    mapping: contact.yaml
+    child: { of: klanten, key: klant, into: associatedParties, id: id }
+  - name: contacttelefoons
+    format: csv
+    path: ct.csv
+    mapping: ct.yaml
+    child: { of: contacten, key: contact, into: phones }
+target: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }
+`;
+  const files = {
+    'pipeline.yaml': GRAND,
+    'klanten.csv': KLANTEN,
+    'contacten.json': JSON.stringify([
+      { id: 'C2', klant: '2', naam: 'Piet' },
+      { id: 'C1', klant: '1', naam: 'Anna' },
+      { id: 'C3', klant: '1', naam: 'Bert' },
+    ]),
+    'ct.csv': 'contact,nr\nC3,0301\nC1,0101\nC9,0909\nC1,0102\n',
+    'contact.yaml': 'item:\n  object:\n    name: naam\n',
+    'ct.yaml': 'item: { column: nr }\n',
+  };
+
+  it('joins a child of a child into the list of its parent item, and reports its orphans', async () => {
+    const { rows, childTallies } = await readAll(dump(files));
+    const jansen = rows.find((r) => r.kind === 'mapped' && r.legacyKey === '1');
+    expect(jansen?.kind === 'mapped' && jansen.record!.associatedParties).toEqual([
+      { name: 'Anna', phones: ['0101', '0102'] },
+      { name: 'Bert', phones: ['0301'] },
+    ]);
+    const orphan = rows.find((r) => r.row.source === 'contacttelefoons');
+    expect(orphan?.kind === 'rejected' && orphan.reasons[0]!.message).toMatch(/no row of contacten holds the key C9/);
+    expect(childTallies.find((t) => t.source === 'contacttelefoons')).toMatchObject({ rowsRead: 4, attached: 3, orphans: 1 });
+  });
+
+  it('refuses declarations that cannot join, at their line', async () => {
+    const bad = GRAND.replace('of: klanten, key: klant, into: associatedParties, id: id', 'of: klant, key: klant, into: associatedParties');
+    await expect(loadPipeline(dump({ ...files, 'pipeline.yaml': bad }))).rejects.toThrow(
+      /pipeline\.yaml:11:\d+: sources\[1\]\.child\.of: no source "klant" in this pipeline, expected one of klanten, contacttelefoons/,
+    );
+    const noId = GRAND.replace(', id: id }', ' }');
+    await expect(loadPipeline(dump({ ...files, 'pipeline.yaml': noId }))).rejects.toThrow(
+      /sources\[2\]\.child\.of: contacten is a child source without an id, so no row can name one of its rows as parent; declare child\.id on contacten/,
+    );
+    const cycle = GRAND.replace('of: klanten, key: klant', 'of: contacttelefoons, key: klant');
+    await expect(loadPipeline(dump({ ...files, 'pipeline.yaml': cycle }))).rejects.toThrow(/contacten is its own ancestor/);
   });
 });
