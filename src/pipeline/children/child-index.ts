@@ -52,6 +52,7 @@ export class ChildIndex {
   private readonly insert;
   private takeRows: Database.Statement<[number, string], Stored> | undefined;
   private leftRows: Database.Statement<[number], Stored> | undefined;
+  private claim: Database.Statement<[number, string]> | undefined;
   private seq = 0;
 
   constructor() {
@@ -103,18 +104,26 @@ export class ChildIndex {
     this.db.exec(
       'INSERT INTO joined SELECT parent, pkey, seq, child, file, line, byte_offset, hash, vals FROM rows ORDER BY parent, pkey, seq; DROP TABLE rows',
     );
+    // Read, not deleted: a delete dirtied every page it touched, and a million parents wrote the
+    // table out again. What was taken is a key in `taken` (small rows); the rest are orphans.
+    this.db.exec('CREATE TABLE taken (parent INTEGER NOT NULL, pkey TEXT NOT NULL, PRIMARY KEY (parent, pkey)) WITHOUT ROWID');
+    this.claim = this.db.prepare('INSERT OR IGNORE INTO taken (parent, pkey) VALUES (?, ?)');
     this.takeRows = this.db.prepare<[number, string], Stored>(
-      'DELETE FROM joined WHERE parent = ? AND pkey = ? RETURNING child, seq, file, line, byte_offset, hash, vals, pkey',
+      'SELECT child, seq, file, line, byte_offset, hash, vals, pkey FROM joined WHERE parent = ? AND pkey = ?',
     );
     this.leftRows = this.db.prepare<[number], Stored>(
-      'SELECT child, seq, file, line, byte_offset, hash, vals, pkey FROM joined WHERE child = ? ORDER BY seq',
+      'SELECT child, seq, file, line, byte_offset, hash, vals, pkey FROM joined j WHERE child = ? AND NOT EXISTS (SELECT 1 FROM taken t WHERE t.parent = j.parent AND t.pkey = j.pkey) ORDER BY seq',
     );
   }
 
-  /** Takes out the rows of every child source of `parent` that name `parentKey`, in file order. */
+  /**
+   * Takes out the rows of every child source of `parent` that name `parentKey`, in file order;
+   * none when a row of `parent` with that key took them before (a duplicate parent gets none).
+   */
   take(parent: number, parentKey: string): StoredChild[] {
     const got = this.takeRows!.all(parent, parentKey);
-    if (got.length > 1) got.sort((a, b) => a.seq - b.seq);
+    if (got.length === 0 || this.claim!.run(parent, parentKey).changes === 0) return [];
+    // The clustered key ends in seq: the rows come in file order.
     return got.map((r) => this.toChild(r));
   }
 
