@@ -147,6 +147,19 @@ describe('child sources', () => {
   });
 });
 
+describe('child mapping files', () => {
+  it('holds an item to the fields of the list it goes into, at its line, as a mapping file is held', async () => {
+    const misspelt = ADDRESS_MAPPING.replace('addressLine1: STRAAT', 'addresLine1: STRAAT');
+    await expect(loadPipeline(dump({ 'adres.yaml': misspelt }))).rejects.toThrow(
+      /adres\.yaml:5:\d+: item\.object\.addresLine1: addresses \(an object\) has no field "addresLine1": staging would drop it/,
+    );
+    const noTable = ADDRESS_MAPPING.replace('{ code: land }', '{ code: landen }');
+    await expect(loadPipeline(dump({ 'adres.yaml': noTable }))).rejects.toThrow(
+      /adres\.yaml:8:\d+: item\.object\.countryCode\.transforms\[0\]: unknown code table "landen"/,
+    );
+  });
+});
+
 describe('children of children, and declarations', () => {
   const GRAND = `name: dump
 sources:

@@ -5,6 +5,9 @@
  * a way that cannot be told apart. Each problem at its path, so the loader points at its line.
  */
 import type { SourceSpec } from '../definition/schema.js';
+import { compileTransform } from '../mapping/transforms.js';
+import { checkMappingDeclarations, type MappingFile } from '../mapping/schema.js';
+import type { ChildMappingFile } from './schema.js';
 
 export interface DeclarationProblem {
   path: (string | number)[];
@@ -56,4 +59,25 @@ export function rootOf<S extends { name: string; child?: { of: string } | undefi
   let at = source;
   for (let hops = 0; at.child && hops <= sources.length; hops++) at = sources.find((s) => s.name === at.child!.of) ?? at;
   return at;
+}
+
+/**
+ * What a child mapping's item cannot be, checked as the item of an `each` in the parent's list
+ * `into` (the same checks a mapping file gets: code tables, date formats, regular expressions,
+ * and fields the staged list item has — a misspelt one would be dropped by staging without a
+ * word). Each problem at its path in the child mapping file.
+ */
+export function checkChildItem(m: ChildMappingFile, into: string, type: MappingFile['type']): DeclarationProblem[] {
+  const stand: MappingFile = {
+    type,
+    key: { column: '-', scope: '-', transforms: [] },
+    record: { [into]: { each: '-', item: m.item } },
+    codes: m.codes,
+  };
+  return checkMappingDeclarations(stand, compileTransform).map((p) => {
+    const [, field, ...rest] = p.path;
+    // record.<into> itself: the list is not one a staged record has
+    if (field === into && rest[0] === 'item') return { path: ['item', ...rest.slice(1)], message: p.message };
+    return { path: ['item'], message: `${into}: ${p.message}` };
+  });
 }

@@ -11,7 +11,7 @@ import { checkMappingDeclarations, mappingFileSchema, type MappingFile } from '.
 import { compileTransform } from '../mapping/transforms.js';
 import { StagecoachError } from '../../contract/errors.js';
 import { displayPath } from '../source/display-path.js';
-import { checkChildDeclarations, rootOf } from '../children/definition.js';
+import { checkChildDeclarations, checkChildItem, rootOf } from '../children/definition.js';
 import { childMappingFileSchema, type ChildMappingFile } from '../children/schema.js';
 
 export interface SourceDefinition extends SourceSpec {
@@ -65,12 +65,6 @@ export async function loadPipeline(file: string): Promise<PipelineDefinition> {
     return problems;
   });
   const dir = dirname(path);
-  const childMappings = new Map<string, ChildMappingFile>();
-  for (const s of spec.sources) {
-    if (!s.child) continue;
-    const mappingPath = resolve(dir, s.mapping);
-    childMappings.set(s.name, await loadYamlFile(mappingPath, childMappingFileSchema, displayPath(mappingPath)));
-  }
   const sources: SourceDefinition[] = [];
   const loaded = new Map<string, MappingFile>();
   for (const s of spec.sources) {
@@ -87,6 +81,18 @@ export async function loadPipeline(file: string): Promise<PipelineDefinition> {
       loaded.set(mappingPath, mapping);
     }
     sources.push({ ...s, mappingFile: { path: mappingPath, display: displayPath(mappingPath), spec: mapping } });
+  }
+  // Child mappings after the others: an item is held to the fields of its root parent's list.
+  const childMappings = new Map<string, ChildMappingFile>();
+  for (const s of spec.sources) {
+    if (!s.child) continue;
+    const mappingPath = resolve(dir, s.mapping);
+    const root = rootOf(s, spec.sources);
+    const rootType = loaded.get(resolve(dir, root.mapping))?.type;
+    const check = (m: ChildMappingFile) =>
+      // A child of a child goes into a list of its parent's item, whose fields staging does not declare.
+      s.child!.of === root.name && rootType ? checkChildItem(m, s.child!.into, rootType) : [];
+    childMappings.set(s.name, await loadYamlFile(mappingPath, childMappingFileSchema, displayPath(mappingPath), check));
   }
   // Child sources after their roots' mappings are loaded, in the file's order.
   const ordered = spec.sources.map((s): SourceDefinition => {
