@@ -147,6 +147,46 @@ describe('child sources', () => {
   });
 });
 
+describe('formats', () => {
+  it('takes any registered format as parent and as child: a JSON Lines parent, a fixed-width child in windows-1252', async () => {
+    const pipeline = `name: formats
+sources:
+  - name: klanten
+    format: jsonl
+    path: klanten.jsonl
+    mapping: klanten.yaml
+  - name: adressen
+    format: fixed-width
+    path: adressen.txt
+    encoding: windows-1252
+    fixedWidth:
+      columns:
+        - { name: KLANTNR, start: 1, length: 4 }
+        - { name: STRAAT, start: 5, length: 12 }
+        - { name: PC, start: 17, length: 7 }
+        - { name: PLAATS, start: 24, length: 10 }
+        - { name: LAND, start: 34, length: 2 }
+    mapping: adres.yaml
+    child: { of: klanten, key: KLANTNR, into: addresses }
+target: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }
+`;
+    const path = dump({
+      'pipeline.yaml': pipeline,
+      'klanten.jsonl': '{"nr":"2","naam":"Bakker","init":"B."}\n{"nr":"1","naam":"Jansen","init":"J."}\n',
+    });
+    // 'Café' in windows-1252: é is one byte, 0xE9.
+    const fixed = ['1   Caféstraat 11111 AAEde       NL', '2   Kade 1      1234 ABDelft     NL', ''].join('\r\n');
+    writeFileSync(join(path, '..', 'adressen.txt'), Buffer.from(fixed, 'latin1'));
+    const { rows, childTallies } = await readAll(path);
+    const records = rows.map((r) => (r.kind === 'mapped' ? [r.legacyKey, r.record!.addresses?.map((a) => a.addressLine1)] : r.kind));
+    expect(records).toEqual([
+      ['2', ['Kade 1']],
+      ['1', ['Caféstraat 1']],
+    ]);
+    expect(childTallies[0]).toMatchObject({ rowsRead: 2, attached: 2, withMappedParent: 2 });
+  });
+});
+
 describe('child mapping files', () => {
   it('holds an item to the fields of the list it goes into, at its line, as a mapping file is held', async () => {
     const misspelt = ADDRESS_MAPPING.replace('addressLine1: STRAAT', 'addresLine1: STRAAT');
