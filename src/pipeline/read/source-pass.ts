@@ -153,7 +153,9 @@ async function prefetchFirstFile(
   let at = -1;
   for (const [sourceIndex, s] of sources.entries()) {
     for (const f of s.files) {
-      if (++at > resumeAt && (await parallel.takes(s, f.path))) return parallel.prefetch(sourceIndex, s, f, signal);
+      // A source with children is read on this thread (the join is here): never prefetched.
+      if (++at > resumeAt && s.children.length === 0 && (await parallel.takes(s, f.path)))
+        return parallel.prefetch(sourceIndex, s, f, signal);
     }
   }
 }
