@@ -172,7 +172,7 @@ target: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }
 `;
     const path = dump({
       'pipeline.yaml': pipeline,
-      'klanten.jsonl': '{"nr":"2","naam":"Bakker","init":"B."}\n{"nr":"1","naam":"Jansen","init":"J."}\n',
+      'klanten.jsonl': '{"nr":"2","naam":"Bakker","init":"B.","@opmerking":"vip"}\n{"nr":"1","naam":"Jansen","init":"J."}\n',
     });
     // 'Café' in windows-1252: é is one byte, 0xE9.
     const fixed = ['1   Caféstraat 11111 AAEde       NL', '2   Kade 1      1234 ABDelft     NL', ''].join('\r\n');
@@ -184,6 +184,8 @@ target: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }
       ['1', ['Caféstraat 1']],
     ]);
     expect(childTallies[0]).toMatchObject({ rowsRead: 2, attached: 2, withMappedParent: 2 });
+    // Only the join's columns are taken off a row: an export's own @-column stays.
+    expect('values' in rows[0]!.row && rows[0]!.row.values).toEqual({ nr: '2', naam: 'Bakker', init: 'B.', '@opmerking': 'vip' });
   });
 });
 

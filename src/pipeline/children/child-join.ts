@@ -89,6 +89,8 @@ export class ChildJoin {
   private readonly index = new ChildIndex();
   private readonly slots: Slot[];
   private readonly all: Slot[] = [];
+  /** The columns the join adds to rows (`@<child>`), taken off again before a row is kept. */
+  private readonly joined = new Set<string>();
 
   constructor(
     private readonly parentSource: string,
@@ -115,6 +117,7 @@ export class ChildJoin {
       const no = this.index.source(c.def.name, parent);
       const s: Slot = { prepared: c, no, tally, children: [] };
       this.all.push(s);
+      this.joined.add(attachColumn(c.def.name));
       s.children = c.children.map((g) => slot(g, no));
       return s;
     };
@@ -176,7 +179,7 @@ export class ChildJoin {
     const nodes = attached.nodes;
     if (verdict.kind === 'mapped') {
       walk(nodes, (n) => n.child.tally.withMappedParent++);
-      stripAttached(values);
+      stripAttached(values, this.joined);
       yield verdict;
       yield* attached.duplicates;
       return;
@@ -184,7 +187,7 @@ export class ChildJoin {
     walk(nodes, (n) => n.child.tally.withRefusedParent++);
     const blamed = new Map<Node, RejectReason[]>();
     const reasons = verdict.reasons.map((r) => named(r, nodes, blamed));
-    stripAttached(values);
+    stripAttached(values, this.joined);
     yield { ...verdict, reasons };
     yield* attached.duplicates;
     const parentAt = `${verdict.row.provenance.file}:${verdict.row.provenance.line}`;
@@ -204,6 +207,7 @@ export class ChildJoin {
               `${n.child.prepared.def.child.key}: its parent ${own} was refused (${codes}), so this row was not staged with it; it goes with its parent once the parent is corrected`,
             ),
           ],
+          this.joined,
         ),
       );
     });
@@ -236,7 +240,7 @@ export class ChildJoin {
           left.parentKey === undefined
             ? `${c.child.key}: the parent key is empty, expected the key of a row of ${parent}`
             : `${c.child.key}: no row of ${parent} holds the key ${left.parentKey}${s.tally.settledBefore > 0 ? '' : ''}, expected the key of a row of ${parent} (an orphan: its parent is not in the export, or was left out)`;
-        batch.push(childReject(left.row, [reason('CHILD_ORPHAN', c.child.key, value, message)]));
+        batch.push(childReject(left.row, [reason('CHILD_ORPHAN', c.child.key, value, message)], this.joined));
         if (batch.length >= 500) {
           yield batch;
           batch = [];
@@ -266,7 +270,7 @@ export class ChildJoin {
         const first = seen.get(same);
         if (first) {
           s.tally.duplicates++;
-          duplicates.push(childReject(row, [duplicateReason(s, row, first, id)]));
+          duplicates.push(childReject(row, [duplicateReason(s, row, first, id)], this.joined));
           continue;
         }
         seen.set(same, row);
@@ -303,9 +307,9 @@ function reason(code: ChildCode, field: string, value: unknown, message: string)
   return { field, ...(value !== undefined ? { value } : {}), code, message };
 }
 
-function childReject(row: SourceRow, reasons: RejectReason[]): Rejected {
+function childReject(row: SourceRow, reasons: RejectReason[], joined: ReadonlySet<string>): Rejected {
   const values: Values = {};
-  for (const [k, v] of Object.entries(row.values)) if (!k.startsWith('@')) values[k] = v;
+  for (const [k, v] of Object.entries(row.values)) if (!joined.has(k)) values[k] = v;
   return { kind: 'rejected', component: 'Counterparties', reasons, row: { ...row, values } };
 }
 
@@ -316,9 +320,9 @@ function walk(nodes: readonly Node[], f: (n: Node) => void): void {
   }
 }
 
-/** Takes the `@<child>` columns off a row (they are the join, not the export's). */
-function stripAttached(values: Values): void {
-  for (const k of Object.keys(values)) if (k.charCodeAt(0) === 64) delete values[k];
+/** Takes the `@<child>` columns off a row (they are the join, not the export's: an export's own `@x` stays). */
+function stripAttached(values: Values, joined: ReadonlySet<string>): void {
+  for (const k of joined) delete values[k];
 }
 
 /** A chain of child columns in a reason (`@adressen[1].@telefoons[0].nummer`). */
