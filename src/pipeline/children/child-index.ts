@@ -54,6 +54,7 @@ export class ChildIndex {
   private leftRows: Database.Statement<[number], Stored> | undefined;
   private claim: Database.Statement<[number, string]> | undefined;
   private seq = 0;
+  private readonly shapes = new Shapes();
 
   constructor() {
     // A scratch file: nothing to recover after a crash, so no journal and no syncs.
@@ -91,7 +92,7 @@ export class ChildIndex {
     for (const { row, parentKey } of rows) {
       const p = row.provenance;
       // '' is no key (a key is never empty): such a row stays, an orphan.
-      this.insert.run(this.seq++, child, parent, parentKey ?? '', file, p.line, p.byteOffset, p.hash, JSON.stringify(row.values));
+      this.insert.run(this.seq++, child, parent, parentKey ?? '', file, p.line, p.byteOffset, p.hash, this.shapes.encode(row.values));
     }
   }
 
@@ -142,6 +143,45 @@ export class ChildIndex {
 
   private toChild(r: Stored): StoredChild {
     const provenance: Provenance = { file: this.files[r.file]!, line: r.line, byteOffset: r.byte_offset, hash: r.hash };
-    return { child: r.child, seq: r.seq, row: { source: this.sources[r.child]!.name, values: JSON.parse(r.vals) as Values, provenance } };
+    return { child: r.child, seq: r.seq, row: { source: this.sources[r.child]!.name, values: this.shapes.decode(r.vals), provenance } };
+  }
+}
+
+/** How many distinct column lists (row shapes) are kept; rows of further shapes are stored as objects. */
+const SHAPES_KEPT = 256;
+
+/**
+ * Row values as short text: the values alone, as a JSON array after the number of their column
+ * list (`3["A1","100036","Kerkstraat"]`), the lists kept here once (a CSV file has one), since
+ * the scratch file's bytes are what its time goes to; a row of a shape past the first
+ * SHAPES_KEPT is kept as its JSON object (`{…}`).
+ */
+class Shapes {
+  private readonly lists: string[][] = [];
+  private readonly byKey = new Map<string, number>();
+
+  encode(values: Values): string {
+    const keys = Object.keys(values);
+    const sig = keys.join('\u0000');
+    let n = this.byKey.get(sig);
+    if (n === undefined) {
+      if (this.lists.length >= SHAPES_KEPT) return JSON.stringify(values);
+      n = this.lists.push(keys) - 1;
+      this.byKey.set(sig, n);
+    }
+    const out: unknown[] = new Array(keys.length);
+    for (let i = 0; i < keys.length; i++) out[i] = values[keys[i]!];
+    return `${n}${JSON.stringify(out)}`;
+  }
+
+  decode(text: string): Values {
+    if (text.charCodeAt(0) === 123) return JSON.parse(text) as Values;
+    const at = text.indexOf('[');
+    const keys = this.lists[Number(text.slice(0, at))]!;
+    const list = JSON.parse(text.slice(at)) as unknown[];
+    const values: Values = {};
+    // (A value the reader left undefined comes back null: both are empty to a mapping.)
+    for (let i = 0; i < keys.length; i++) values[keys[i]!] = list[i];
+    return values;
   }
 }
