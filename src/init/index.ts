@@ -19,6 +19,7 @@ import { parseLayout, type RecordLayout } from './layout.js';
 import { type Dialect, SNIFF_BYTES, sniff } from './sniff.js';
 import { mappingYaml, pipelineYaml } from './write-yaml.js';
 import { sniffWorkbook } from './workbook.js';
+import { type ChildGuess, childDeclarationsYaml, recogniseTableDump } from './table-dump.js';
 
 export {
   sniff,
@@ -88,6 +89,8 @@ export interface InitResult {
   /** Everything left to decide: the TODOs of every mapping. */
   todos: string[];
   plan?: PlanSummary;
+  /** Files that look like child tables of another (table-dump.ts), proposed in pipeline.yaml. */
+  children?: ChildGuess[];
 }
 
 /**
@@ -171,6 +174,10 @@ export async function initPipeline(options: InitOptions): Promise<InitResult> {
     }),
   ]);
 
+  // A table dump: child tables proposed, each guess explained (table-dump.ts).
+  const children = recogniseTableDump(guesses.map((g) => ({ name: g.name, profile: g.profile, keyColumn: g.mapping.keyColumn })));
+  writes[0]![1] += childDeclarationsYaml(children);
+
   const existing = writes.filter(([f]) => existsSync(f)).map(([f]) => relative(process.cwd(), f) || f);
   if (existing.length > 0 && !options.force)
     throw new StagecoachError(
@@ -183,7 +190,7 @@ export async function initPipeline(options: InitOptions): Promise<InitResult> {
   }
 
   const todos = sources.flatMap((s) => s.mapping.todos.map((t) => `${s.name}: ${t}`));
-  const result: InitResult = { pipelineFile, sources, todos };
+  const result: InitResult = { pipelineFile, sources, todos, ...(children.length > 0 ? { children } : {}) };
   if (options.plan !== false) {
     const def = await loadPipeline(pipelineFile);
     result.plan = await summarisePlan(def, {

@@ -8,11 +8,15 @@ import { assertImplemented, type PipelineDefinition, type SourceDefinition } fro
 import { compileMapping, type CompiledMapping } from './mapping/compile.js';
 import { ReferenceIds } from './mapping/reference-ids.js';
 import { listSourceFiles, type SourceFile } from './source/index.js';
+import { prepareChildren, type PreparedChild } from './children/prepare.js';
+import { attachColumn, childrenOf, splicedMapping } from './children/splice.js';
 
 export interface PreparedSource {
   def: SourceDefinition;
   mapping: CompiledMapping;
   files: (SourceFile & { index: number })[];
+  /** Its child sources (children/), read into its records; empty for most sources. */
+  children: PreparedChild[];
 }
 
 /** Compiles the mappings and lists the files of every source (shared by readPipeline and plan). */
@@ -25,10 +29,16 @@ export async function preparePipeline(
   const files: string[] = [];
   const sources: PreparedSource[] = [];
   for (const s of def.sources) {
-    let mapping = compiled.get(s.mappingFile.path);
+    // A child source is read into its root's records (children/), not as records of its own.
+    if (s.child) continue;
+    const hasChildren = childrenOf(s.name, def.sources).length > 0;
+    let mapping = hasChildren ? undefined : compiled.get(s.mappingFile.path);
     if (!mapping) {
       try {
-        mapping = await compileMapping(s.mappingFile.spec, s.mappingFile.path, ids);
+        const spec = hasChildren ? splicedMapping(s, def.sources) : s.mappingFile.spec;
+        mapping = await compileMapping(spec, s.mappingFile.path, ids);
+        // The rows attached to a parent row are no column its file must hold.
+        if (hasChildren) for (const c of def.sources) (mapping.columns as Set<string>).delete(attachColumn(c.name));
       } catch (err) {
         throw new StagecoachError(
           'CONFIG_INVALID',
@@ -37,14 +47,20 @@ export async function preparePipeline(
           { cause: err },
         );
       }
-      compiled.set(s.mappingFile.path, mapping);
+      if (!hasChildren) compiled.set(s.mappingFile.path, mapping);
     }
     const listed = await listSourceFiles(def.dir, s);
-    sources.push({ def: s, mapping, files: listed.map((f) => ({ ...f, index: files.push(f.file) - 1 })) });
+    const children = await prepareChildren(def, s, mapping);
+    sources.push({ def: s, mapping, files: listed.map((f) => ({ ...f, index: files.push(f.file) - 1 })), children });
   }
   const needsKeyPass =
     def.checks.missingRelationTarget === 'reject' &&
-    def.sources.some((s) => s.mappingFile.spec.script !== undefined || mappingMakesRelations(s.mappingFile.spec.record));
+    def.sources.some(
+      (s) =>
+        s.mappingFile.spec.script !== undefined ||
+        mappingMakesRelations(s.mappingFile.spec.record) ||
+        (s.childMapping !== undefined && mappingMakesRelations(s.childMapping.item)),
+    );
   return { sources, files, needsKeyPass };
 }
 

@@ -25,6 +25,7 @@ import { etaFrom, sourcePosition } from './source/position.js';
 import { correctionsPass } from './read/corrections-pass.js';
 import type { ReadBatchesOptions, ReadPipelineOptions } from './read/options.js';
 import { sourcePass } from './read/source-pass.js';
+import { type ChildTally, withChildGaps } from './children/child-join.js';
 
 export type { CorrectionsSummary, ReadBatchesOptions, ReadPipelineOptions, ReadResume } from './read/options.js';
 export type { CorrectionsIndex } from './checks/corrections.js';
@@ -78,12 +79,14 @@ export async function summarisePlan(
   } = {},
 ): Promise<PlanSummary> {
   const tallies: SourceTally[] = [];
+  const childTallies: ChildTally[] = [];
   const { impact, onProgress } = options;
   const where = sourcePosition(def);
   if (onProgress && !options.corrections) await where.init();
   const batches = readPipelineBatches(def, {
     ...options,
     tallies,
+    childTallies,
     // Compared with a ledger, each row is hashed (an export row a correction replaced is told by
     // its hash) and each record framed and hashed as a run does it.
     hashRows: impact !== undefined,
@@ -96,7 +99,8 @@ export async function summarisePlan(
     ...(options.samplesPerReason !== undefined ? { samplesPerReason: options.samplesPerReason } : {}),
     impact,
   });
-  return withTallies(summary, tallies);
+  if (childTallies.length > 0) summary.children = childTallies;
+  return withChildGaps(withTallies(summary, tallies));
 }
 
 export interface PlanProgress {

@@ -102,6 +102,9 @@ function advice(e: RefusedRecord['errors'][number]): string {
     SOURCE_ROW_INVALID: 'make the row hold exactly the columns of the header',
     MISSING_REQUIRED_FIELD: 'fill in the value',
     RELATION_TARGET_MISSING: 'correct the key it points at, or empty it',
+    CHILD_ORPHAN: 'correct the parent key it names, or leave the row out',
+    CHILD_DUPLICATE: 'leave the row out, or give it its own id',
+    CHILD_PARENT_REFUSED: "correct its parent row (in the parent source's corrections file); this row comes back with it",
   };
   // A message that carries its own advice after ' — ' (relation-targets.ts) keeps it alone.
   if (what.includes(' — ')) return what;

@@ -1,4 +1,5 @@
 /** Commands of this group are registered here as they are built. */
+import type { ChildTally } from '../../pipeline/children/child-join.js';
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import {
@@ -201,10 +202,23 @@ function printPlan(s: PlanSummary, note: string): void {
       );
     for (const d of s.disagreements) out.push(pc.red(`  not accounted for: ${d}`));
   }
+  if (s.children) printChildTallies(s.children, out);
   if (s.impact) printImpact(s.impact, out);
   out.push('', `${s.rowsRead} rows in ${(s.elapsedMs / 1000).toFixed(1)} s`);
   if (s.samples.length > 0 || (s.impact?.examples.length ?? 0) > 0) out.push(pc.dim(note));
   process.stdout.write(`${out.join('\n')}\n`);
+}
+
+/** What became of each child source's rows: read → attached → with a mapped parent, and the refused. */
+function printChildTallies(children: readonly ChildTally[], out: string[]): void {
+  out.push(
+    '',
+    pc.bold('Child sources (rows read / attached / with a mapped parent / with a refused parent / duplicates / orphans / unreadable)'),
+  );
+  for (const t of children)
+    out.push(
+      `  ${pc.cyan(t.source)} → ${t.of}.${t.into}  ${t.rowsRead} / ${t.attached} / ${t.withMappedParent} / ${t.withRefusedParent} / ${t.duplicates} / ${t.orphans} / ${t.rowErrors}${t.settledBefore ? `  (${t.settledBefore} with parents settled before)` : ''}`,
+    );
 }
 
 export function registerPlanCommand(program: Command): void {
@@ -440,6 +454,7 @@ function printRunReport(r: RunReport): void {
         .join(', ') || 'empty'
     }`,
   );
+  if (r.children) printChildTallies(r.children, out);
   for (const d of r.disagreements) out.push(pc.red(`  not accounted for: ${d}`));
   out.push('');
   if (r.readFailures.length > 0)

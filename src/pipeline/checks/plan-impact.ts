@@ -171,9 +171,11 @@ export class ImpactTally {
     const ctx: MapContext = { reasons: null, refs: [], key: '' };
     for (const [n, x] of this.impact.examples.entries()) {
       const { values, lastRun } = this.inputs[n]!;
+      // A source with child sources (or one): its row alone, without its children, would make a wrong "before".
+      if (def.sources.some((c) => c.name === x.source && c.child) || def.sources.some((c) => c.child?.of === x.source)) continue;
       const snapshot = x.kind === 'changed' && values ? this.held.mappingsOf(lastRun) : undefined;
       if (!snapshot || !values) continue;
-      const restored = await restoreMappingSnapshot(snapshot);
+      const restored = await restoreMappingSnapshot(snapshot, new Set(def.sources.filter((c) => c.child).map((c) => c.name)));
       try {
         const m = restored.mappings.get(x.source);
         if (!m) continue;

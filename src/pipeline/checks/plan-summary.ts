@@ -6,6 +6,7 @@
 import type { FrontRow } from '../types.js';
 import { tallyDisagreement, type SourceTally } from '../source/tally.js';
 import type { ImpactTally, PlanImpact } from './plan-impact.js';
+import type { ChildTally } from '../children/child-join.js';
 
 export interface RejectSample {
   source: string;
@@ -40,6 +41,8 @@ export interface PlanSummary {
   files: SourceTally[];
   /** Every file whose counts disagree, was cut off or held no rows, in words (tallyDisagreement). */
   disagreements: string[];
+  /** What became of the rows of each child source (children/child-join.ts); absent without child sources. */
+  children?: ChildTally[];
   /** With `plan --ledger`: what the next run would send, compared with the ledger (plan-impact.ts). */
   impact?: PlanImpact;
   elapsedMs: number;

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { closestName } from '../../contract/closest-name.js';
 import { mappingFileSchema } from '../mapping/schema.js';
 import { pipelineFileSchema } from './schema.js';
+import { childMappingFileSchema } from '../children/schema.js';
 
 type Json = { [k: string]: unknown };
 
@@ -26,11 +27,15 @@ export function jsonSchemaOf(schema: z.ZodType, title?: string): Json {
   return title ? { ...s, title } : s;
 }
 
-/** The two schemas as they are shipped. */
-export function editorSchemas(): { 'pipeline.schema.json': Json; 'mapping.schema.json': Json } {
+/** The schemas as they are shipped. */
+export function editorSchemas(): { 'pipeline.schema.json': Json; 'mapping.schema.json': Json; 'child-mapping.schema.json': Json } {
   return {
     'pipeline.schema.json': jsonSchemaOf(pipelineFileSchema, 'stagecoach pipeline file'),
     'mapping.schema.json': jsonSchemaOf(mappingFileSchema, 'stagecoach mapping file'),
+    'child-mapping.schema.json': jsonSchemaOf(
+      childMappingFileSchema,
+      'stagecoach child mapping file (a child source: one row → one list item)',
+    ),
   };
 }
 

@@ -13,10 +13,18 @@ import { StagecoachError } from '../../contract/errors.js';
 import { displayPath } from '../source/display-path.js';
 import { changedMeaningError, findChangedMeanings, LANGUAGE_VERSION, type LocatedSite, statedLanguage } from './language.js';
 import { MEANING_CHANGES } from './language-changes.js';
+import { checkChildDeclarations, checkChildItem, rootOf } from '../children/definition.js';
+import { childMappingFileSchema, type ChildMappingFile } from '../children/schema.js';
 
 export interface SourceDefinition extends SourceSpec {
   /** The mapping file: absolute path, the path shown in messages, and its validated content. */
   mappingFile: { path: string; display: string; spec: MappingFile };
+  /**
+   * A child source's mapping file (one row → one list item); its `mappingFile.spec` then stands
+   * for it where a whole mapping is asked for (the report's excerpts): the root parent's type,
+   * the parent-key column as key, no record fields.
+   */
+  childMapping?: ChildMappingFile;
 }
 
 export interface PipelineDefinition extends Omit<PipelineFile, 'sources'> {
@@ -61,6 +69,7 @@ export async function loadPipeline(file: string): Promise<PipelineDefinition> {
           message: `mapping file not found: ${JSON.stringify(s.mapping)} (relative to the pipeline file)`,
         });
     });
+    problems.push(...checkChildDeclarations(p.sources));
     return problems;
   });
   const dir = dirname(path);
@@ -73,6 +82,7 @@ export async function loadPipeline(file: string): Promise<PipelineDefinition> {
   const loaded = new Map<string, MappingFile>();
   for (const s of spec.sources) {
     const mappingPath = resolve(dir, s.mapping);
+    if (s.child) continue;
     let mapping = loaded.get(mappingPath);
     if (!mapping) {
       mapping = await loadYamlFile(mappingPath, mappingFileSchema, displayPath(mappingPath), (m) => {
@@ -85,6 +95,34 @@ export async function loadPipeline(file: string): Promise<PipelineDefinition> {
     }
     sources.push({ ...s, mappingFile: { path: mappingPath, display: displayPath(mappingPath), spec: mapping } });
   }
+  // Child mappings after the others: an item is held to the fields of its root parent's list.
+  const childMappings = new Map<string, ChildMappingFile>();
+  for (const s of spec.sources) {
+    if (!s.child) continue;
+    const mappingPath = resolve(dir, s.mapping);
+    const root = rootOf(s, spec.sources);
+    const rootType = loaded.get(resolve(dir, root.mapping))?.type;
+    const check = (m: ChildMappingFile) =>
+      // A child of a child goes into a list of its parent's item, whose fields staging does not declare.
+      s.child!.of === root.name && rootType ? checkChildItem(m, s.child!.into, rootType) : [];
+    childMappings.set(s.name, await loadYamlFile(mappingPath, childMappingFileSchema, displayPath(mappingPath), check));
+  }
+  // Child sources after their roots' mappings are loaded, in the file's order.
+  const ordered = spec.sources.map((s): SourceDefinition => {
+    const own = sources.find((d) => d.name === s.name);
+    if (own) return own;
+    const childMapping = childMappings.get(s.name)!;
+    const root = sources.find((d) => d.name === rootOf(s, spec.sources).name)!;
+    const mappingPath = resolve(dir, s.mapping);
+    const stand: MappingFile = {
+      type: root.mappingFile.spec.type,
+      key: { column: s.child!.key, scope: root.mappingFile.spec.key.scope, transforms: [] },
+      record: {},
+      codes: childMapping.codes,
+    };
+    return { ...s, childMapping, mappingFile: { path: mappingPath, display: displayPath(mappingPath), spec: stand } };
+  });
+  sources.splice(0, sources.length, ...ordered);
   return { ...spec, file: display, path, dir, sources };
 }
 

@@ -14,6 +14,7 @@ import type { PipelineDefinition } from './load-pipeline.js';
 import { mappingFileSchema, type MappingFile } from '../mapping/schema.js';
 import { loadYamlFile } from './yaml-file.js';
 import type { MappingSnapshot } from '../../ledger/types.js';
+import { childMappingFileSchema, type ChildMappingFile } from '../children/schema.js';
 
 // The snapshot's shape is the ledger's (it keeps one per run), so it is declared there.
 export type { MappingSnapshot } from '../../ledger/types.js';
@@ -41,11 +42,17 @@ export async function takeMappingSnapshot(def: PipelineDefinition): Promise<Mapp
 
 /**
  * The snapshot's mapping files, restored into a folder of their own and loaded; `close` removes
- * the folder. A source the snapshot has no mapping of is absent.
+ * the folder. A source the snapshot has no mapping of is absent. The sources named in
+ * `childSources` have child mapping files (children/schema.ts): they are in `childMappings`.
  */
 export async function restoreMappingSnapshot(
   snapshot: MappingSnapshot,
-): Promise<{ mappings: Map<string, { path: string; spec: MappingFile }>; close(): Promise<void> }> {
+  childSources: ReadonlySet<string> = new Set(),
+): Promise<{
+  mappings: Map<string, { path: string; spec: MappingFile }>;
+  childMappings: Map<string, { path: string; spec: ChildMappingFile }>;
+  close(): Promise<void>;
+}> {
   const dir = await mkdtemp(join(tmpdir(), 'stagecoach-mappings-'));
   try {
     for (const [path, text] of Object.entries(snapshot.files)) {
@@ -55,11 +62,15 @@ export async function restoreMappingSnapshot(
       await writeFile(target, text, { mode: 0o600 });
     }
     const mappings = new Map<string, { path: string; spec: MappingFile }>();
+    const childMappings = new Map<string, { path: string; spec: ChildMappingFile }>();
     for (const [source, path] of Object.entries(snapshot.sources)) {
       const file = resolve(dir, path);
-      mappings.set(source, { path: file, spec: await loadYamlFile(file, mappingFileSchema, `${path} (as an earlier run used it)`) });
+      const shown = `${path} (as an earlier run used it)`;
+      if (childSources.has(source))
+        childMappings.set(source, { path: file, spec: await loadYamlFile(file, childMappingFileSchema, shown) });
+      else mappings.set(source, { path: file, spec: await loadYamlFile(file, mappingFileSchema, shown) });
     }
-    return { mappings, close: () => rm(dir, { recursive: true, force: true }) };
+    return { mappings, childMappings, close: () => rm(dir, { recursive: true, force: true }) };
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;

@@ -9,6 +9,7 @@ import { COMPONENTS } from '../../contract/migration.js';
 import { VALUES_MODES } from '../../contract/classification.js';
 import { ENCODINGS, FORMATS, formatOptions, SOURCE_FORMATS, type FormatOptionFields, type SourceFormat } from '../source/index.js';
 import { LANGUAGE_VERSION, UNSTATED_LANGUAGE_VERSION } from './language.js';
+import { childSchema } from '../children/schema.js';
 
 export { ENCODINGS, FORMATS, type SourceEncoding, type SourceFormat } from '../source/index.js';
 
@@ -55,7 +56,11 @@ export const sourceSchema = z
         'text encoding; auto: a BOM decides (UTF-8/UTF-16), else a NUL byte every other byte means UTF-16, otherwise UTF-8; default auto',
       ),
     ...optionFields,
-    mapping: z.string().min(1).describe('mapping file for this source, relative to the pipeline file'),
+    mapping: z
+      .string()
+      .min(1)
+      .describe('mapping file for this source, relative to the pipeline file (of a child source: a child mapping file, with item:)'),
+    child: childSchema.optional(),
   })
   .superRefine((s, ctx) => {
     // Each format checks its own options; another format's options, set, are a mistake.

@@ -16,7 +16,19 @@ import { preparePipeline, type PreparedSource } from '../prepare-pipeline.js';
 import { isSourceRowError } from '../source/index.js';
 import type { FrontRow } from '../types.js';
 import { keyPass } from './key-pass.js';
+import { StagecoachError } from '../../contract/errors.js';
 import type { ReadBatchesOptions } from './options.js';
+
+/** The error of a corrections row of a child source, or of a source with children (not supported yet). */
+function childCorrections(def: PipelineDefinition, source: string): StagecoachError {
+  const children = def.sources.filter((c) => c.child?.of === source).map((c) => c.name);
+  const what = children.length > 0 ? `${source} has child sources (${children.join(', ')})` : `${source} is a child source`;
+  return new StagecoachError(
+    'CONFIG_INVALID',
+    `corrections of ${source} cannot be read yet: ${what}, and a corrected row must be staged with its parent's other child rows; fix the rows in the export files (the corrections file names each by file:line) and run the pipeline again`,
+    { field: 'corrections', value: source },
+  );
+}
 
 /** Yields the corrected rows, one batch each (a corrections file is small: a run's refusals). */
 export async function* correctionsPass(
@@ -41,7 +53,10 @@ export async function* correctionsPass(
     const summary = options.correctionsSummary;
     if (summary) summary.files = corrections.files;
     for await (const { row: read, sourceName, codes, unchanged, origin } of corrections.rows()) {
-      const s = sources.find((x) => x.def.name === sourceName)!;
+      const s = sources.find((x) => x.def.name === sourceName);
+      // Not yet for child sources (issue 46): a corrected row must be joined with its parent's
+      // other children (and re-stage the parent), never staged without them.
+      if (!s || s.children.length > 0) throw childCorrections(def, sourceName);
       // The export row it corrects travels with the row, to tie it to its record (corrections.ts).
       const row = origin ? { ...read, provenance: { ...read.provenance, origin } } : read;
       if (isSourceRowError(row)) {
@@ -91,7 +106,8 @@ async function releasedKeys(corrections: CorrectionsIndex, sources: readonly Pre
   const released = new Set<string>();
   for await (const c of corrections.rows()) {
     if (isSourceRowError(c.row) || c.codes.includes('DUPLICATE_LEGACY_KEY')) continue;
-    const s = sources.find((x) => x.def.name === c.sourceName)!;
+    const s = sources.find((x) => x.def.name === c.sourceName);
+    if (!s) continue; // a child source's row: refused where the rows are read
     const key = s.mapping.key(c.row.values);
     if (key !== undefined) released.add(`${s.mapping.scope}\u0000${key}`);
   }

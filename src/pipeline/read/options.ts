@@ -5,6 +5,7 @@
 import type { IgnoredColumns } from '../checks/corrections.js';
 import type { ParallelOptions } from '../parallel/read-parallel.js';
 import type { SourceStart, SourceTally } from '../source/index.js';
+import type { ChildTally } from '../children/child-join.js';
 
 /** Where a resumed run starts reading (runner/resume.ts ResumeStart). */
 export interface ReadResume {
@@ -36,6 +37,11 @@ export interface ReadPipelineOptions {
    * is pushed as its file starts and is final when the file's rows are all yielded.
    */
   tallies?: SourceTally[];
+  /**
+   * Collects what became of the rows of each child source (children/child-join.ts): pushed as
+   * its parent source starts, final when the parent's rows are all yielded.
+   */
+  childTallies?: ChildTally[];
   /**
    * Parse the phone numbers of the rows this thread maps on a phone worker, a batch ahead
    * (parallel/phone-worker.ts; default true, and only when a mapping has a phone step). False

@@ -14,6 +14,7 @@ import { preparePipeline, type PreparedSource } from '../prepare-pipeline.js';
 import { formatTallies, isSourceRowError, newTally, readSourceBatches, type SourceStart } from '../source/index.js';
 import type { FrontRow, SourceRow, SourceRowError } from '../types.js';
 import { keyPass } from './key-pass.js';
+import { ChildJoin } from '../children/child-join.js';
 import type { ReadBatchesOptions, ReadResume } from './options.js';
 
 /** Yields every source row, mapped and checked, in batches (a file chunk or a range). */
@@ -48,46 +49,81 @@ export async function* sourcePass(def: PipelineDefinition, options: ReadBatchesO
 
     let at = -1;
     for (const [sourceIndex, s] of sources.entries()) {
-      for (const f of s.files) {
-        if (++at < resumeAt) continue;
-        // Each row is mapped as it is taken, not the chunk's rows all at once: a few hundred mapped
-        // rows alive together were what every scavenge copied (about 1 MB each time).
-        const phones = s.mapping.phones;
-        function* mapEach(batch: readonly (SourceRow | SourceRowError)[], answers?: PhoneAnswerMap): Generator<FrontRow> {
-          phones?.answers.use(answers);
-          for (const row of batch) yield isSourceRowError(row) ? rejectUnreadable(row) : checkRow(s.mapping, row, f.index, keyChecks);
-          phones?.answers.use(undefined);
+      // A source with child sources: their rows indexed on disk first, joined to its rows as they are read.
+      const join =
+        at + s.files.length >= resumeAt && s.children.length > 0
+          ? new ChildJoin(s.def.name, s.children, (values) => s.mapping.key(values), options.childTallies)
+          : undefined;
+      try {
+        if (join) {
+          yield* join.fill({ signal, hashRows, tallies: options.tallies });
+          if (resume && resume.source === s.def.name) dropSettled(join, s, resume);
         }
-        // A file read from a resume point is not read whole: its count would be partial. A file
-        // the parallel reader takes is read in ranges, each counted where it is read and added up.
-        const byWorkers = at !== resumeAt && parallel !== undefined && (await parallel.takes(s, f.path));
-        const whole = at !== resumeAt;
-        const tally = whole && options.tallies && formatTallies(s.def.format) ? newTally(s.def.name, f.file, s.def.format) : undefined;
-        if (tally) options.tallies!.push(tally);
-        async function* onThisThread(from: SourceStart | undefined): AsyncGenerator<Iterable<FrontRow>> {
-          const batches = readSourceBatches(s.def, f, { requiredColumns: s.mapping.columns, signal, from, hashRows, tally });
-          if (phones === undefined || phoneWorker === undefined) {
-            for await (const batch of batches) yield mapEach(batch);
-            return;
+        for (const f of s.files) {
+          if (++at < resumeAt) continue;
+          // Each row is mapped as it is taken, not the chunk's rows all at once: a few hundred mapped
+          // rows alive together were what every scavenge copied (about 1 MB each time).
+          const phones = s.mapping.phones;
+          function* mapEach(batch: readonly (SourceRow | SourceRowError)[], answers?: PhoneAnswerMap): Generator<FrontRow> {
+            phones?.answers.use(answers);
+            for (const row of batch) {
+              if (isSourceRowError(row)) yield rejectUnreadable(row);
+              else if (join === undefined) yield checkRow(s.mapping, row, f.index, keyChecks);
+              else {
+                const attached = join.attach(row.values);
+                yield* join.settle(checkRow(s.mapping, row, f.index, keyChecks), attached, row.values);
+              }
+            }
+            phones?.answers.use(undefined);
           }
-          const ask = (batch: readonly (SourceRow | SourceRowError)[], questions: PhoneQuestions) => {
-            for (const row of batch) if (!isSourceRowError(row)) phones.ask(row.values, questions);
-          };
-          for await (const [batch, answers] of phoneWorker.ahead(batches, ask)) yield mapEach(batch, answers);
+          // A file read from a resume point is not read whole: its count would be partial. A file
+          // the parallel reader takes is read in ranges, each counted where it is read and added up.
+          // Children join on this thread: a parent source's files are not read by workers.
+          const byWorkers = at !== resumeAt && join === undefined && parallel !== undefined && (await parallel.takes(s, f.path));
+          const whole = at !== resumeAt;
+          const tally = whole && options.tallies && formatTallies(s.def.format) ? newTally(s.def.name, f.file, s.def.format) : undefined;
+          if (tally) options.tallies!.push(tally);
+          async function* onThisThread(from: SourceStart | undefined): AsyncGenerator<Iterable<FrontRow>> {
+            const batches = readSourceBatches(s.def, f, { requiredColumns: s.mapping.columns, signal, from, hashRows, tally });
+            if (phones === undefined || phoneWorker === undefined) {
+              for await (const batch of batches) yield mapEach(batch);
+              return;
+            }
+            const ask = (batch: readonly (SourceRow | SourceRowError)[], questions: PhoneQuestions) => {
+              for (const row of batch) if (!isSourceRowError(row)) phones.ask(row.values, questions);
+            };
+            for await (const [batch, answers] of phoneWorker.ahead(batches, ask)) yield mapEach(batch, answers);
+          }
+          const rows =
+            at === resumeAt
+              ? onThisThread(resume!.range)
+              : byWorkers
+                ? parallel!.readFile(sourceIndex, s, f, keyChecks, onThisThread, signal, tally)
+                : onThisThread(undefined);
+          yield* rows;
         }
-        const rows =
-          at === resumeAt
-            ? onThisThread(resume!.range)
-            : byWorkers
-              ? parallel!.readFile(sourceIndex, s, f, keyChecks, onThisThread, signal, tally)
-              : onThisThread(undefined);
-        yield* rows;
+        if (join) yield* join.orphans();
+      } finally {
+        join?.close();
       }
     }
   } finally {
     index.close();
     await parallel?.close();
     await phoneWorker?.close();
+  }
+}
+
+/**
+ * A resumed run: the children of the rows settled before its start taken out of the join (they
+ * went with their parents then), so they are neither joined again nor reported as orphans.
+ */
+function dropSettled(join: ChildJoin, s: PreparedSource, resume: ReadResume): void {
+  for (const f of s.files) {
+    const atStart = f.file === resume.file;
+    for (const [key] of resume.keysBefore(s.def.name, f.file, atStart ? resume.range.byteOffset : Number.MAX_SAFE_INTEGER))
+      join.settledBefore(key);
+    if (atStart) return;
   }
 }
 
@@ -116,7 +152,9 @@ async function prefetchFirstFile(
   let at = -1;
   for (const [sourceIndex, s] of sources.entries()) {
     for (const f of s.files) {
-      if (++at > resumeAt && (await parallel.takes(s, f.path))) return parallel.prefetch(sourceIndex, s, f, signal);
+      // A source with children is read on this thread (the join is here): never prefetched.
+      if (++at > resumeAt && s.children.length === 0 && (await parallel.takes(s, f.path)))
+        return parallel.prefetch(sourceIndex, s, f, signal);
     }
   }
 }

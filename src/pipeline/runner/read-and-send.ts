@@ -90,6 +90,7 @@ export async function readAndSend(
   const batchesOfRows = readPipelineBatches(def, {
     signal: stop,
     tallies: found.tallies,
+    childTallies: found.children,
     ...(options.corrections ? { corrections: options.corrections, correctionsSummary: found.corrections } : {}),
     ...(at.start ? { resume: at.start } : {}),
     parallel: { workers: def.concurrency.workers, busyThreads: RUN_BUSY_THREADS, encode: SEND_FORMAT },

@@ -4,6 +4,7 @@
  * empty report. Settled: whatever stopped it, the report's status and counts, the run finished
  * in the ledger with its report, the last progress and the closing log line.
  */
+import type { ChildTally } from '../children/child-join.js';
 import { hash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Ledger, Scope } from '../../ledger/index.js';
@@ -30,6 +31,8 @@ export interface OpenRun {
   found: {
     /** Each whole file's two-way count (source/tally.ts). */
     tallies: SourceTally[];
+    /** What became of each child source's rows (children/child-join.ts). */
+    children: ChildTally[];
     /** A corrections run: the files read, the duplicates that came back unedited. */
     corrections: CorrectionsSummary;
   };
@@ -64,7 +67,7 @@ export async function openRun(def: PipelineDefinition, ledger: Ledger, options: 
     ledgerFile: ledger.file,
     recoveredRuns: crashed.map((c) => c.id),
   });
-  const found = { tallies: [], corrections: { files: [], unchangedDuplicates: 0 } };
+  const found = { tallies: [], children: [], corrections: { files: [], unchangedDuplicates: 0 } };
   return { def, ledger, options, runId: run.id, scope, report, resume, started, found };
 }
 
@@ -79,6 +82,7 @@ export function settleRun(run: OpenRun, progress: ProgressTracker, failure: unkn
     interrupted: options.signal?.aborted === true || options.stop?.aborted === true,
     durationMs: performance.now() - run.started,
     tallies: found.tallies,
+    children: found.children,
     allowTruncated: options.allowTruncated === true,
   });
   run.ledger.finishRun(run.runId, report.status, report);

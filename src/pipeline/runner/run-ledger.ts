@@ -6,6 +6,7 @@
 import type { LedgerRejectInput, LedgerWriter, RecordError, Scope } from '../../ledger/index.js';
 import type { FrontRow, RejectReason } from '../types.js';
 import type { UploadLedger } from '../uploader/index.js';
+import { CHILD_CODES } from '../children/schema.js';
 
 /**
  * Binds the uploader's writes to one run.
@@ -21,7 +22,7 @@ export function uploadLedger(writer: LedgerWriter, runId: number, scope: Scope, 
 }
 
 const SOURCE_CODES = new Set(['SOURCE_ROW_INVALID', 'SOURCE_READ_FAILED']);
-const CHECK_CODES = new Set(['DUPLICATE_LEGACY_KEY', 'RELATION_TARGET_MISSING']);
+const CHECK_CODES = new Set(['DUPLICATE_LEGACY_KEY', 'RELATION_TARGET_MISSING', ...CHILD_CODES]);
 
 /** Which stage found a reject reason, from its code. */
 function stageOf(code: string): RecordError['stage'] {

@@ -2,6 +2,7 @@
  * The run report: what one run did, as `stagecoach run` prints it (`--json`: exactly this). Made
  * empty when the run starts, filled in by the stages as they go, and settled when the run ends.
  */
+import { type ChildTally, withChildGaps } from '../children/child-join.js';
 import { StagecoachError, type ErrorCode } from '../../contract/errors.js';
 import { noRecords, type Ledger, type RecordState } from '../../ledger/index.js';
 import type { CorrectionsSummary } from '../read-pipeline.js';
@@ -70,6 +71,8 @@ export interface RunReport {
   files: SourceTally[];
   /** Every file whose counts disagree, was cut off or held no rows, in words. */
   disagreements: string[];
+  /** What became of each child source's rows (children/child-join.ts); absent without child sources. Kept in the ledger with the run. */
+  children?: ChildTally[];
   /** The files cut off or without rows, unless accepted (allowTruncated): the run's exit is then not 0. */
   readFailures: string[];
   error?: { code: ErrorCode; message: string };
@@ -176,6 +179,7 @@ export function settleRunReport(
     interrupted: boolean;
     durationMs: number;
     tallies: SourceTally[];
+    children?: ChildTally[];
     allowTruncated: boolean;
   },
 ): void {
@@ -198,6 +202,8 @@ export function settleRunReport(
     end.ledger.tallies.record(report.runId, end.tallies, { accepted: end.allowTruncated });
     report.files = end.tallies;
     report.disagreements = end.tallies.flatMap((t) => tallyDisagreement(t) ?? []);
+    if (end.children && end.children.length > 0)
+      report.children = withChildGaps({ children: end.children, disagreements: report.disagreements }).children;
     if (!end.allowTruncated) report.readFailures = end.tallies.flatMap((t) => (t.truncated ? [`${t.file}: ${t.truncated}`] : []));
   }
 }

@@ -319,7 +319,7 @@ function csvField(v: string): string {
 }
 
 /** Buffered writer with backpressure; counts lines and bytes as written (after encoding). */
-class Sink {
+export class Sink {
   private buffer = '';
   line = 1;
   bytes = 0;

@@ -658,8 +658,10 @@ async function byRunMappings(
       out.push({ def, runs: groupRuns, close: async () => undefined });
       continue;
     }
-    const restored = await restoreMappingSnapshot(snapshot);
+    const restored = await restoreMappingSnapshot(snapshot, new Set(def.sources.filter((s) => s.child).map((s) => s.name)));
     const sources = def.sources.map((s) => {
+      const c = restored.childMappings.get(s.name);
+      if (c) return { ...s, childMapping: c.spec, mappingFile: { ...s.mappingFile, path: c.path } };
       const m = restored.mappings.get(s.name);
       return m ? { ...s, mappingFile: { ...s.mappingFile, path: m.path, spec: m.spec } } : s;
     });
