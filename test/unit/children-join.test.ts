@@ -12,6 +12,7 @@ import type { ChildTally } from '../../src/pipeline/children/child-join.js';
 import type { SourceTally } from '../../src/pipeline/source/index.js';
 
 const PIPELINE = `name: dump
+language: 2
 sources:
   - name: klanten
     format: csv
@@ -150,6 +151,7 @@ describe('child sources', () => {
 describe('formats', () => {
   it('takes any registered format as parent and as child: a JSON Lines parent, a fixed-width child in windows-1252', async () => {
     const pipeline = `name: formats
+language: 2
 sources:
   - name: klanten
     format: jsonl
@@ -204,6 +206,7 @@ describe('child mapping files', () => {
 
 describe('children of children, and declarations', () => {
   const GRAND = `name: dump
+language: 2
 sources:
   - name: klanten
     format: csv

@@ -13,6 +13,7 @@
  * refuses its customer. With `flat`, also `klanten-plat.csv`: the same records as one flat
  * file (two address and two phone column groups per customer), for the bench's comparison.
  */
+import { LANGUAGE_VERSION } from '../definition/language.js';
 import { createWriteStream } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -60,6 +61,7 @@ const PLACES = ['Utrecht', 'Amersfoort', 'Zwolle', 'Delft', 'Haarlem', 'Leiden',
 const PIPELINE = (flat: boolean) => `# yaml-language-server: $schema=../../schemas/pipeline.schema.json
 # A table dump: customers, and two child tables joined into their records (docs/pipelines.md, "Child sources").
 name: table-dump${flat ? '-flat' : ''}
+language: ${LANGUAGE_VERSION}
 sources:
   - name: klanten
     format: csv
