@@ -252,7 +252,7 @@ target: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }
   it('refuses declarations that cannot join, at their line', async () => {
     const bad = GRAND.replace('of: klanten, key: klant, into: associatedParties, id: id', 'of: klant, key: klant, into: associatedParties');
     await expect(loadPipeline(dump({ ...files, 'pipeline.yaml': bad }))).rejects.toThrow(
-      /pipeline\.yaml:11:\d+: sources\[1\]\.child\.of: no source "klant" in this pipeline, expected one of klanten, contacttelefoons/,
+      /pipeline\.yaml:12:\d+: sources\[1\]\.child\.of: no source "klant" in this pipeline, expected one of klanten, contacttelefoons/,
     );
     const noId = GRAND.replace(', id: id }', ' }');
     await expect(loadPipeline(dump({ ...files, 'pipeline.yaml': noId }))).rejects.toThrow(
