@@ -8,6 +8,7 @@ import streamArray from 'stream-json/streamers/stream-array.js';
 import streamObject from 'stream-json/streamers/stream-object.js';
 import { z } from 'zod';
 import { createFrameDecoder, type FrameDecoder } from '../codec/index.js';
+import { canonicalIds, idKey } from '../contract/canonical-form.js';
 import { StagecoachError } from '../contract/errors.js';
 import { stagingResultSchema, type StagingResult, type StagingResultVisitor } from '../contract/migration.js';
 import { processDefinitionSchema, type ProcessDefinition } from '../contract/process.js';
@@ -114,14 +115,14 @@ export function readJobId(text: string): string {
   try {
     json = JSON.parse(trimmed);
   } catch {
-    if (/^[\w-]+$/.test(trimmed)) return trimmed;
+    if (/^[\w-]+$/.test(trimmed)) return idKey(trimmed);
     json = undefined;
   }
-  if (typeof json === 'string' && json) return json;
+  if (typeof json === 'string' && json) return idKey(json);
   if (json && typeof json === 'object' && !Array.isArray(json)) {
     const o = json as Record<string, unknown>;
     const id = [o.referenceId, o.jobId, o.jobReferenceId, o.id].find((v): v is string => typeof v === 'string' && v.length > 0);
-    if (id) return id;
+    if (id) return idKey(id);
   }
   throw new StagecoachError(
     'HTTP_ERROR',
@@ -429,10 +430,12 @@ export function readPage(body: unknown, asked: { offset?: number; limit?: number
 /**
  * zod parse of something the platform sent, with an error that names what was being read and
  * the first issue. A member whose value is `null` is read as absent (withoutNulls): every reader
- * of platform data goes through here, so none has to allow null field by field.
+ * of platform data goes through here, so none has to allow null field by field. Every UUID is
+ * read in lower case (canonical-form.ts), so none has to compare ids without case either.
  */
 export function parseWith<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
-  const parsed = schema.safeParse(withoutNulls(value));
+  // UUIDs in any case are the same ids (RFC 9562): read in the one form the ledger keeps.
+  const parsed = schema.safeParse(canonicalIds(withoutNulls(value)));
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const field = issue.path.map(String).join('.') || '(root)';

@@ -5,6 +5,7 @@
  * import error attached, stage `import`; every other staged record becomes `imported`). Each is
  * one transaction, so the report never sees half of it.
  */
+import { idKey } from '../contract/canonical-form.js';
 import { nowValue, stateCodes, uuidValue } from './compact.js';
 import type { Db } from './schema.js';
 import { errorsJson } from './record-errors.js';
@@ -74,9 +75,11 @@ export class JobOutcomes {
     const migration = this.scopes.migrationNo(migrationId);
     const byRef = new Map<string, RecordError[]>();
     for (const e of errors) {
-      const list = byRef.get(e.referenceId) ?? [];
+      // One record however the platform writes its id (canonical-form.ts).
+      const ref = idKey(e.referenceId);
+      const list = byRef.get(ref) ?? [];
       list.push({ stage: 'validation', field: e.field, code: e.code ?? leadingCode(e.message) ?? e.message, message: e.message });
-      byRef.set(e.referenceId, list);
+      byRef.set(ref, list);
     }
     const s = this.validation();
     return this.db.transaction(() => {

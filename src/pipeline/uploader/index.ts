@@ -14,6 +14,7 @@
  */
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { StreamFormat } from '../../codec/index.js';
+import { idKey, sameId } from '../../contract/canonical-form.js';
 import { StagecoachError } from '../../contract/errors.js';
 import type { StagingResult, StagingResultVisitor } from '../../contract/migration.js';
 import type { RecordError, RecordOutcome } from '../../ledger/index.js';
@@ -275,7 +276,7 @@ export class BatchAnswer {
     }
     if (this.rest === undefined) {
       const id = this.ids!.next();
-      if (!id.done && result.isSuccessful === true && result.referenceId === id.value) {
+      if (!id.done && result.isSuccessful === true && sameId(result.referenceId, id.value)) {
         this.inPlace++;
         return;
       }
@@ -308,7 +309,9 @@ export function matchResults(batch: Batch, results: readonly StagingResult[], fo
   const byRef = new Map<string, StagingResult>();
   const stray: StagingResult[] = [];
   for (const r of results) {
-    if (r.referenceId && !byRef.has(r.referenceId)) byRef.set(r.referenceId, r);
+    // A platform may write the UUIDs it was sent in upper case: the same ids (canonical-form.ts).
+    const key = r.referenceId ? idKey(r.referenceId) : '';
+    if (key && !byRef.has(key)) byRef.set(key, r);
     else stray.push(r);
   }
   let frames: string[] | undefined; // decoded and split only when a refused record needs its values
@@ -330,7 +333,7 @@ export function matchResults(batch: Batch, results: readonly StagingResult[], fo
   return outcomes;
 
   function outcome(referenceId: string, legacyKey: string, index: number): RecordOutcome {
-    const result = byRef.get(referenceId);
+    const result = byRef.get(idKey(referenceId));
     if (!result) {
       const message = `no staging result came back for referenceId ${referenceId}${strayReason ? ` (the service ended the upload with ${strayReason})` : ''}; the next run sends it again`;
       return { legacyKey, state: 'failed', errors: [{ stage: 'staging', field: '', code: NO_STAGING_RESULT, message }] };
