@@ -188,6 +188,9 @@ export function canonicalIds(value: unknown): unknown {
     }
     return copy ?? value;
   }
+  // Parsed JSON only: a stream, a buffer or any other object is not data to read ids in.
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
   let copy: Record<string, unknown> | undefined;
   for (const key in value) {
     const item = (value as Record<string, unknown>)[key];

@@ -19,6 +19,7 @@ import { StagecoachError } from '../../contract/errors.js';
 import type { StagingResult, StagingResultVisitor } from '../../contract/migration.js';
 import type { RecordError, RecordOutcome } from '../../ledger/index.js';
 import type { Batch } from '../batcher/index.js';
+import { halves, refusedForSize, tooLargeAlone } from './split-batch.js';
 
 /**
  * Where batches go: the client's staging upload fits (see `clientSink`). A sink returns the
@@ -100,6 +101,8 @@ export interface UploadReport {
   failedByCode: Record<string, number>;
   /** Records of batches whose upload failed or was aborted: still `in_flight`. */
   unconfirmed: number;
+  /** Uploads refused for their size (413) and sent again in halves. */
+  splits: number;
 }
 
 /** Code of a record the service returned no result for. */
@@ -122,6 +125,7 @@ export class Uploader {
     failed: 0,
     failedByCode: {},
     unconfirmed: 0,
+    splits: 0,
   };
 
   constructor(private readonly options: UploaderOptions) {
@@ -208,16 +212,11 @@ export class Uploader {
    * and were half of what piled up in the old one between full collections (docs/performance.md).
    */
   private async stage(batch: Batch, batchId: number): Promise<RecordOutcome[] | undefined> {
-    const { ledger, sink, onBatch, signal } = this.options;
-    const answer = new BatchAnswer(batch);
+    const { ledger, onBatch, signal } = this.options;
+    const answered = { results: 0 };
+    let refused: RecordOutcome[];
     try {
-      if (this.fatal) throw this.fatal; // another batch already stopped the run: do not send this one
-      if (signal?.aborted) throw new StagecoachError('ABORTED', 'the run was interrupted before this batch was sent');
-      const returned = sink.stageBytes
-        ? await sink.stageBytes(batch.payload, this.format, signal, answer.take)
-        : await sink.stage(batch.body, this.format, signal, answer.take);
-      // A sink that returns its results instead of handing them over one by one.
-      returned.forEach(answer.take);
+      refused = await this.send(batch, answered);
     } catch (err) {
       const aborted = signal?.aborted === true || (err instanceof StagecoachError && err.code === 'ABORTED');
       const message = err instanceof StagecoachError ? `${err.code}: ${err.message}` : String((err as Error)?.message ?? err);
@@ -232,7 +231,34 @@ export class Uploader {
       onBatch?.({ type: 'failed', seq: batch.seq, batchId, error: message, aborted });
       return undefined;
     }
-    onBatch?.({ type: 'answered', seq: batch.seq, batchId, results: answer.results });
+    onBatch?.({ type: 'answered', seq: batch.seq, batchId, results: answered.results });
+    return refused;
+  }
+
+  /**
+   * Uploads a batch (or a part of one) and returns the outcomes of its records that were not
+   * staged. Refused for its size (413), it is sent again in halves, down to one record, which is
+   * then refused alone with its row named (split-batch.ts): the rest of the batch is staged.
+   */
+  private async send(batch: Batch, answered: { results: number }): Promise<RecordOutcome[]> {
+    const { sink, signal } = this.options;
+    if (this.fatal) throw this.fatal; // another batch already stopped the run: do not send this one
+    if (signal?.aborted) throw new StagecoachError('ABORTED', 'the run was interrupted before this batch was sent');
+    const answer = new BatchAnswer(batch);
+    try {
+      const returned = sink.stageBytes
+        ? await sink.stageBytes(batch.payload, this.format, signal, answer.take)
+        : await sink.stage(batch.body, this.format, signal, answer.take);
+      // A sink that returns its results instead of handing them over one by one.
+      returned.forEach(answer.take);
+    } catch (err) {
+      if (!refusedForSize(err)) throw err;
+      if (batch.records.length === 1) return [tooLargeAlone(batch, err)];
+      this.report.splits++;
+      const [first, second] = halves(batch, this.format);
+      return [...(await this.send(first, answered)), ...(await this.send(second, answered))];
+    }
+    answered.results += answer.results;
     return answer.refused(this.format);
   }
 }

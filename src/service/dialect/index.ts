@@ -37,15 +37,32 @@ import {
   type Resource,
 } from './rewrite.js';
 import { dialectActive, parseDialect, type ContentCoding, type Dialect } from './switches.js';
+import { detour } from './edge-detours.js';
+import { canonicalIds } from '../../contract/canonical-form.js';
 
 export { dialectSwitches, parseDialect, DIALECT_PRESETS, type Dialect } from './switches.js';
 export { otherForm } from './rewrite.js';
+export { movedUrl } from './edge-detours.js';
 
 /** Installs the dialect's hook; call before the routes are registered. Nothing when no switch is on. */
 export function installDialect(app: FastifyInstance, ctx: ServiceContext): void {
   const dialect = parseDialect(ctx.config.dialect);
   if (!dialectActive(dialect)) return;
   ctx.logger.warn({ dialect: ctx.config.dialect }, 'dialect ON: answering with the alternatives to the service’s own choices');
+  if (dialect.redirects || dialect.uploadLimit !== undefined || dialect.uuids === 'upper') {
+    // First, before the responses are rewritten: what answers in front of the platform.
+    app.addHook('onRequest', async (request, reply) => {
+      const staging = resourceOf(request.method, request.routeOptions.url) === 'staging';
+      if (await detour(request, reply, dialect, staging)) return reply;
+    });
+  }
+  if (dialect.uuids === 'upper') {
+    // Ids sent back in upper case (the case this platform writes them in) are the same ids.
+    app.addHook('preValidation', (request, _reply, done) => {
+      if (request.body && typeof request.body === 'object') request.body = canonicalIds(request.body);
+      done();
+    });
+  }
   app.addHook('onRequest', (request, reply, done) => {
     const resource = resourceOf(request.method, request.routeOptions.url);
     if (dialect.countersFrom0 && countedStream(resource)) {
@@ -171,6 +188,8 @@ function interceptResponse(res: ServerResponse, method: string, resource: Resour
       res.removeHeader('content-type');
     }
     const hasBody = method !== 'HEAD' && status !== 204 && status !== 304;
+    // A coding named on a response without a body (`empty-coding=gzip`): nothing to decode.
+    if (!hasBody && d.emptyCoded) headers['content-encoding'] = 'gzip';
     if (d.coding && hasBody) {
       coder = compressor(d.coding);
       headers['content-encoding'] = d.coding;
