@@ -106,6 +106,7 @@ describe('staging upload window', () => {
       failed: 0,
       failedByCode: {},
       unconfirmed: 0,
+      splits: 0,
     });
     expect(ledger.counts('p')).toMatchObject({ staged: 200, in_flight: 0 });
   });
