@@ -66,7 +66,9 @@ function frameStarts(payload: Buffer, format: StreamFormat): number[] {
 export function tooLargeAlone(batch: Batch, err: unknown): RecordOutcome {
   const [record] = [...batch.records];
   const p = record!.provenance;
-  const why = err instanceof Error ? err.message : String(err);
+  // The platform's own words, one line (an HTML page is its status and title: client/errors.ts).
+  const detail = (err as { problem?: { detail?: unknown } }).problem?.detail;
+  const why = typeof detail === 'string' && detail ? detail : err instanceof Error ? err.message : String(err);
   return {
     legacyKey: record!.legacyKey,
     state: 'failed',
@@ -75,7 +77,7 @@ export function tooLargeAlone(batch: Batch, err: unknown): RecordOutcome {
         stage: 'staging',
         field: '',
         code: 'RECORD_TOO_LARGE',
-        message: `${p.file}:${p.line}: record ${cutText(record!.legacyKey)} is ${batch.bytes} bytes as staged and the platform refused it alone for its size (${cutText(why)}); every other record of its batch was sent in smaller uploads; shorten its largest field in the export or leave it out of the mapping`,
+        message: `${p.file}:${p.line}: record ${cutText(record!.legacyKey)} is ${batch.bytes} bytes as staged and the platform refused it alone for its size (${cutText(why, 200)}); every other record of its batch was sent in smaller uploads; shorten its largest field in the export or leave it out of the mapping`,
       },
     ],
   };
