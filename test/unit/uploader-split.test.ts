@@ -23,7 +23,7 @@ function item(n: number, format: StreamFormat, extra: Record<string, unknown> = 
     {
       legacyKey: `K${n}`,
       referenceId: refOf(n),
-      record: { referenceId: refOf(n), type: 'person', initials: 'A.', surname: `S${n}`, ...extra },
+      record: { referenceId: refOf(n), type: 'person', initials: 'A.', surname: `S${n}`, ...extra } as { type?: unknown },
       provenance: { source: 'persons', file: 'persons.csv', line: n + 1, byteOffset: n * 40, rowHash: `r${n}` },
     },
     format,
