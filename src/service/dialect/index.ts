@@ -10,9 +10,10 @@
  * bodies are rewritten whole (rewrite.ts), stream records one frame at a time (and the staging
  * stream becomes a JSON container when asked), then the bytes are compressed when a content
  * coding is on. Stream records are rewritten as they are written, so streams stay streams.
- * Exceptions, decided where the thing is made: `country=absent` is rendered by the counterparty
- * routes (render.ts), because only the stored record tells a country of its own from a derived
- * one; `registration-ids=opaque` and `event-groups` by the event subscription routes;
+ * Exceptions, decided where the thing is made: `country=derived` is rendered by the counterparty
+ * routes (render.ts), because only the stored record tells a value of its own from a filled-in
+ * one; `redirects` and `upload-limit` answer before the route, as something in front of a
+ * platform does (edge-detours.ts); `registration-ids=opaque` and `event-groups` by the event subscription routes;
  * `duplicates=refuse-all` by the validation job; `deliveries=shuffled` by the webhook dispatcher.
  */
 import type { FastifyInstance } from 'fastify';
