@@ -144,6 +144,43 @@ describe('uploads refused for their size', () => {
     },
   );
 
+  it('sends again what the platform left unanswered when its size limit ended the answer (a last result PAYLOAD_TOO_LARGE), halving down to one record', async () => {
+    // The embedded service's own way: results for what it committed, then a record-less PAYLOAD_TOO_LARGE.
+    const format = 'json-seq';
+    const items = Array.from({ length: 12 }, (_, i) => item(i + 1, format));
+    items.splice(5, 0, item(99, format, { surname: 'X'.repeat(3000) }));
+    const limit = items[0]!.bytes * 4 + 10;
+    const sent: number[] = [];
+    const stage = async (body: Uint8Array | string) => {
+      const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
+      const frames = text.split('\x1e').slice(1);
+      sent.push(frames.length);
+      const out: StagingResult[] = [];
+      let bytes = 0;
+      for (const f of frames) {
+        bytes += Buffer.byteLength(f) + 1;
+        if (bytes > limit) return [...out, { referenceId: '', isSuccessful: false, errors: [{ field: '', message: 'PAYLOAD_TOO_LARGE' }] }];
+        out.push({ referenceId: (JSON.parse(f) as { referenceId: string }).referenceId, isSuccessful: true, errors: [] });
+      }
+      return out;
+    };
+    const uploader = new Uploader({
+      sink: { stage, stageBytes: stage },
+      ledger: uploadLedger(openLedgerWriter(ledger, { thread: 'main' }), runId, scope, mig),
+      inFlight: 1,
+    });
+    await uploader.submit(batchOf(format, items));
+    const report = await uploader.drain();
+    expect(report).toMatchObject({ staged: 12, failed: 1, failedByCode: { RECORD_TOO_LARGE: 1 }, unconfirmed: 0 });
+    expect(sent[0]).toBe(13);
+    const rows = [...ledger.records()];
+    expect(rows.filter((r) => r.state === 'staged')).toHaveLength(12);
+    expect(rows.find((r) => r.legacyKey === 'K99')).toMatchObject({
+      state: 'failed',
+      errors: [{ code: 'RECORD_TOO_LARGE', message: expect.stringMatching(/^persons\.csv:100: record K99 /) }],
+    });
+  });
+
   it('stops on any other refusal as before: a 400 is no reason to split', async () => {
     const sink: StagingSink = {
       stage: async () => {

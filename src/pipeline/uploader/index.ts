@@ -19,7 +19,7 @@ import { StagecoachError } from '../../contract/errors.js';
 import type { StagingResult, StagingResultVisitor } from '../../contract/migration.js';
 import type { RecordError, RecordOutcome } from '../../ledger/index.js';
 import type { Batch } from '../batcher/index.js';
-import { halves, refusedForSize, tooLargeAlone } from './split-batch.js';
+import { halves, part, refusedForSize, tooLargeAlone } from './split-batch.js';
 
 /**
  * Where batches go: the client's staging upload fits (see `clientSink`). A sink returns the
@@ -259,9 +259,31 @@ export class Uploader {
       return [...(await this.send(first, answered)), ...(await this.send(second, answered))];
     }
     answered.results += answer.results;
-    return answer.refused(this.format);
+    const refused = answer.refused(this.format);
+    // The platform stopped reading at its size limit after committing some (its last result
+    // PAYLOAD_TOO_LARGE, without a referenceId): the records it did not answer are sent again,
+    // halved as above if need be, instead of waiting for the next run.
+    const cutOff = new Set(refused.filter(unansweredForSize).map((o) => o.legacyKey));
+    if (cutOff.size === 0) return refused;
+    const indices: number[] = [];
+    batch.records.forEachIdentity((_id, key, i) => {
+      if (cutOff.has(key)) indices.push(i);
+    });
+    const rest = part(batch, this.format, indices);
+    this.report.splits++;
+    const again =
+      rest.records.length < batch.records.length
+        ? await this.send(rest, answered)
+        : rest.records.length === 1
+          ? [tooLargeAlone(rest, new StagecoachError('PAYLOAD_TOO_LARGE', 'PAYLOAD_TOO_LARGE'))]
+          : [...(await this.send(halves(rest, this.format)[0], answered)), ...(await this.send(halves(rest, this.format)[1], answered))];
+    return [...refused.filter((o) => !cutOff.has(o.legacyKey)), ...again];
   }
 }
+
+/** A record left without a result because the platform's size limit ended the answer. */
+const unansweredForSize = (o: RecordOutcome): boolean =>
+  o.errors?.[0]?.code === NO_STAGING_RESULT && o.errors[0].message.includes('the service ended the upload with PAYLOAD_TOO_LARGE');
 
 /**
  * A batch's staging results, checked as they are read. The common answer, every record staged

@@ -26,22 +26,37 @@ export function refusedForSize(err: unknown): boolean {
  * @example const [a, b] = halves(batch, 'json-seq'); a.records.length + b.records.length === batch.records.length
  */
 export function halves(batch: Batch, format: StreamFormat): [Batch, Batch] {
+  const middle = Math.ceil(batch.records.length / 2);
+  const all = [...Array(batch.records.length).keys()];
+  return [part(batch, format, all.slice(0, middle)), part(batch, format, all.slice(middle))];
+}
+
+/**
+ * The records of a batch at `indices` (in order), as a batch of their own: their frames, as
+ * they were sent.
+ * @example part(batch, 'json-seq', [3, 4]).records.length // 2
+ */
+export function part(batch: Batch, format: StreamFormat, indices: readonly number[]): Batch {
   const records = [...batch.records];
-  const middle = Math.ceil(records.length / 2);
   const starts = frameStarts(batch.payload, format);
   if (starts.length !== records.length)
     throw new StagecoachError('INTERNAL_ERROR', `batch ${batch.seq}: ${starts.length} frames in the body for ${records.length} records`);
-  const cut = starts[middle]!;
-  const part = (from: number, to: number, payload: Buffer): Batch => {
-    const b = { seq: batch.seq, records: PackedRecords.of(records.slice(from, to)), payload, bytes: payload.length };
-    return {
-      ...b,
-      get body() {
-        return payload.toString('utf8');
-      },
-    };
+  const frame = (i: number) => batch.payload.subarray(starts[i]!, starts[i + 1] ?? batch.payload.length);
+  // One run of neighbours (a half) is a view of the body; scattered records are copied together.
+  const contiguous = indices.every((i, k) => k === 0 || i === indices[k - 1]! + 1);
+  const payload =
+    indices.length === 0
+      ? Buffer.alloc(0)
+      : contiguous
+        ? batch.payload.subarray(starts[indices[0]!]!, starts[indices[indices.length - 1]! + 1] ?? batch.payload.length)
+        : Buffer.concat(indices.map(frame));
+  const b = { seq: batch.seq, records: PackedRecords.of(indices.map((i) => records[i]!)), payload, bytes: payload.length };
+  return {
+    ...b,
+    get body() {
+      return payload.toString('utf8');
+    },
   };
-  return [part(0, middle, batch.payload.subarray(0, cut)), part(middle, records.length, batch.payload.subarray(cut))];
 }
 
 /** Where each frame of a body begins. */
