@@ -171,20 +171,29 @@ export function toSentForm(value: unknown, numberKeys: ReadonlySet<string>, date
   return value;
 }
 
+/** An upper-case hex digit: a UUID without one is already in the form the ledger keeps. */
+const UPPER_HEX = /[A-F]/;
+
+/** The UUID in lower case when `value` is one with an upper-case digit, else `value` itself. */
+export const lowerUuid = (value: string): string =>
+  value.length === 36 && UPPER_HEX.test(value) && UUID.test(value) ? value.toLowerCase() : value;
+
 /**
  * The value with every UUID in lower case, at any depth (copied only where one changes): what the
- * client reads every platform answer through (client/tolerant.ts parseWith), so an id the platform
+ * service reads ids sent back to it through (`uuids=upper`); the client does the same in the
+ * pass that drops nulls (client/tolerant.ts parseWith, with `lowerUuid`), so an id the platform
  * wrote in upper case is the id the ledger holds wherever it is looked up or compared.
  * @example canonicalIds({ referenceId: 'ABC…' }) // { referenceId: 'abc…' }
  */
 export function canonicalIds(value: unknown): unknown {
-  if (typeof value === 'string') return value.length === 36 && UUID.test(value) ? value.toLowerCase() : value;
+  if (typeof value === 'string') return lowerUuid(value);
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {
     let copy: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
-      const next = canonicalIds(value[i]);
-      if (next !== value[i]) (copy ??= value.slice())[i] = next;
+      const item = value[i];
+      const next = typeof item === 'string' ? lowerUuid(item) : typeof item === 'object' && item !== null ? canonicalIds(item) : item;
+      if (next !== item) (copy ??= value.slice())[i] = next;
     }
     return copy ?? value;
   }
@@ -194,7 +203,7 @@ export function canonicalIds(value: unknown): unknown {
   let copy: Record<string, unknown> | undefined;
   for (const key in value) {
     const item = (value as Record<string, unknown>)[key];
-    const next = canonicalIds(item);
+    const next = typeof item === 'string' ? lowerUuid(item) : typeof item === 'object' && item !== null ? canonicalIds(item) : item;
     if (next !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = next;
   }
   return copy ?? value;
