@@ -319,9 +319,12 @@ describe('the main chain against a platform that chose differently', () => {
       // actions as the platform spells them (actions=upper-snake: IMPORTED_ENTITIES, kebab: imported-entities)
       const spelling = parseDialect(dialect).actions;
       const spelt = (action: string) => (spelling ? spellAction(action, spelling) : action);
-      expect(got.logs.map((e) => [e.action, e.logLevel, e.component])).toEqual(
-        truth.logs.map((e) => [spelt(e.action), e.logLevel, e.component]),
-      );
+      // upload-limit=…: the upload was halved until it passed, so more StagedEntities entries (one per committed part)
+      const limited = parseDialect(dialect).uploadLimit !== undefined;
+      const entries = (logs: ChainOutcome['logs'], spell: (a: string) => string) =>
+        logs.filter((e) => !limited || e.action !== spell('StagedEntities')).map((e) => [e.action, e.logLevel, e.component]);
+      expect(entries(got.logs, spelt)).toEqual(entries(truth.logs, (a) => a).map(([a, l, c]) => [spelt(a!), l, c]));
+      if (limited) expect(got.logs.length).toBeGreaterThan(truth.logs.length);
       const first = got.logs[0]!.sequenceNumber;
       expect(first).toBe(parseDialect(dialect).countersFrom0 ? 0 : 1); // the dialect really counts from 0
       expect(got.logs.map((e) => e.sequenceNumber)).toEqual(got.logs.map((_e, i) => first + i));
