@@ -9,7 +9,6 @@
  * binds) and in SQL (for the upgrade of a ledger of version 3 and the `records` view that shows
  * the rows as text), so that a value bound for a comparison has the form the row holds.
  */
-import { idKey } from '../contract/canonical-form.js';
 import type { RecordState } from './types.js';
 
 /**
@@ -42,14 +41,10 @@ export const stateCodes = (...states: RecordState[]): string => states.map(state
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const HEX = /^(?:[0-9a-f]{2})+$/;
 
-/**
- * A referenceId as stored: 16 bytes for a UUID (in any case: a platform may write the ids it was
- * sent in upper case, and they are the same ids, canonical-form.ts), any other text as it is.
- */
+/** A referenceId as stored: 16 bytes for a UUID in lower case, any other text as it is. */
 export function uuidValue(id: string | null | undefined): Buffer | string | null {
   if (id === null || id === undefined) return null;
-  const key = idKey(id);
-  return UUID.test(key) ? Buffer.from(key.replaceAll('-', ''), 'hex') : key;
+  return UUID.test(id) ? Buffer.from(id.replaceAll('-', ''), 'hex') : id;
 }
 
 /** A hash as stored: its bytes when it is lower-case hex, any other text as it is. */

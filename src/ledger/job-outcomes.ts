@@ -111,7 +111,7 @@ export class JobOutcomes {
       s.clear.run();
       for (const f of failures) {
         const error: RecordError = { stage: 'import', field: '', code: leadingCode(f.message) ?? 'IMPORT_FAILED', message: f.message };
-        s.add.run(uuidValue(f.referenceId), errorsJson([error]));
+        s.add.run(uuidValue(idKey(f.referenceId)), errorsJson([error]));
       }
       const failed = s.markFailed.run(now, migration).changes;
       const imported = s.markImported.run(now, migration).changes;
