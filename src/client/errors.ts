@@ -73,19 +73,47 @@ const KNOWN_CODES: ReadonlySet<string> = new Set(ERROR_CODES);
 const MAX_TEXT_DETAIL = 2000;
 
 /** Parses a problem body leniently: JSON with at least a status or title, else undefined. */
+/** The title of an HTML page, else its first heading. */
+const HTML_TITLE = /<title[^>]*>([\s\S]*?)<\/title>|<h1[^>]*>([\s\S]*?)<\/h1>/i;
+const HTML_PAGE = /^\s*(?:<!doctype html|<html|<head|<body|<\?xml|<[a-z][\w-]*[\s>])/i;
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+
+/**
+ * An error body that is not JSON, in one line: an HTML page (a proxy's 413, a gateway's 502) as
+ * its status and title (`413 Request Entity Too Large`), never its markup; plain text with its
+ * line breaks folded, cut at MAX_TEXT_DETAIL characters, saying how many more there were.
+ * @example summariseTextBody('<html><head><title>413 Request Entity Too Large</title>…', 413) // '413 Request Entity Too Large'
+ */
+export function summariseTextBody(text: string, status: number): string {
+  const fold = (t: string) =>
+    t
+      .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (all, e: string) =>
+        e[0] === '#'
+          ? String.fromCodePoint(e[1] === 'x' || e[1] === 'X' ? Number.parseInt(e.slice(2), 16) : Number(e.slice(1)))
+          : (ENTITIES[e.toLowerCase()] ?? all),
+      )
+      .replace(/\s+/g, ' ')
+      .trim();
+  if (HTML_PAGE.test(text)) {
+    const m = HTML_TITLE.exec(text);
+    const title = m ? fold((m[1] ?? m[2] ?? '').replace(/<[^>]*>/g, ' ')) : '';
+    // The status leads, once: a page titled "413 Request Entity Too Large" is not prefixed again.
+    const line = title.startsWith(String(status)) ? title : `${status}${title ? ` ${title}` : ''} (an HTML page)`;
+    return line.length <= MAX_TEXT_DETAIL ? line : `${line.slice(0, MAX_TEXT_DETAIL)}…`;
+  }
+  const line = fold(text);
+  return line.length <= MAX_TEXT_DETAIL ? line : `${line.slice(0, MAX_TEXT_DETAIL)}… (${line.length - MAX_TEXT_DETAIL} more characters)`;
+}
+
 export function parseProblem(text: string, status: number): Problem | undefined {
   if (!text.trim()) return undefined;
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
-    // A message in plain text: the whole of it is the detail (a page of HTML is cut, saying so).
-    const message = text.trim();
-    const detail =
-      message.length <= MAX_TEXT_DETAIL
-        ? message
-        : `${message.slice(0, MAX_TEXT_DETAIL)}… (${message.length - MAX_TEXT_DETAIL} more characters)`;
-    return { title: message.slice(0, 200), status, detail };
+    // Not JSON: a page of HTML (a proxy's, a gateway's) becomes its title, plain text one line.
+    const detail = summariseTextBody(text, status);
+    return { title: detail.slice(0, 200), status, detail };
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json)) return undefined;
   // Another platform's shape: `{"error": {"code", "message"}}`, `{"error": "…"}` or `{"message": "…"}`.

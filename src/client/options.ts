@@ -50,6 +50,20 @@ export const clientOptionsSchema = z.object({
   retry: retrySchema,
   stream: streamSchema,
   versions: z.object(versionsShape).prefault({}).describe('api-version per functional group'),
+  redirects: z
+    .object({
+      max: z
+        .number()
+        .int()
+        .min(0)
+        .default(5)
+        .describe('Redirects followed per request (GET: 301/302/303/307/308; other methods: 307/308 only, the body sent again)'),
+      allowedOrigins: z
+        .array(z.string())
+        .default([])
+        .describe('Origins besides the base URL’s a redirect may lead to (e.g. https://api2.example.com); the token is not sent there'),
+    })
+    .prefault({}),
 });
 
 /** Minimal logger interface (pino fits); the client never passes tokens or secrets to it. */

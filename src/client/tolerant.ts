@@ -8,6 +8,7 @@ import streamArray from 'stream-json/streamers/stream-array.js';
 import streamObject from 'stream-json/streamers/stream-object.js';
 import { z } from 'zod';
 import { createFrameDecoder, type FrameDecoder } from '../codec/index.js';
+import { idKey, lowerUuid } from '../contract/canonical-form.js';
 import { StagecoachError } from '../contract/errors.js';
 import { stagingResultSchema, type StagingResult, type StagingResultVisitor } from '../contract/migration.js';
 import { processDefinitionSchema, type ProcessDefinition } from '../contract/process.js';
@@ -114,14 +115,14 @@ export function readJobId(text: string): string {
   try {
     json = JSON.parse(trimmed);
   } catch {
-    if (/^[\w-]+$/.test(trimmed)) return trimmed;
+    if (/^[\w-]+$/.test(trimmed)) return idKey(trimmed);
     json = undefined;
   }
-  if (typeof json === 'string' && json) return json;
+  if (typeof json === 'string' && json) return idKey(json);
   if (json && typeof json === 'object' && !Array.isArray(json)) {
     const o = json as Record<string, unknown>;
     const id = [o.referenceId, o.jobId, o.jobReferenceId, o.id].find((v): v is string => typeof v === 'string' && v.length > 0);
-    if (id) return id;
+    if (id) return idKey(id);
   }
   throw new StagecoachError(
     'HTTP_ERROR',
@@ -429,10 +430,13 @@ export function readPage(body: unknown, asked: { offset?: number; limit?: number
 /**
  * zod parse of something the platform sent, with an error that names what was being read and
  * the first issue. A member whose value is `null` is read as absent (withoutNulls): every reader
- * of platform data goes through here, so none has to allow null field by field.
+ * of platform data goes through here, so none has to allow null field by field. Every UUID is
+ * read in lower case (canonical-form.ts), so none has to compare ids without case either.
  */
 export function parseWith<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
-  const parsed = schema.safeParse(withoutNulls(value));
+  // UUIDs in any case are the same ids (RFC 9562): read in the one form the ledger keeps
+  // (canonical-form.ts), in the same pass that drops the nulls.
+  const parsed = schema.safeParse(withoutNulls(value, true));
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const field = issue.path.map(String).join('.') || '(root)';
@@ -443,15 +447,17 @@ export function parseWith<T extends z.ZodType>(schema: T, value: unknown, what: 
  * The value with every object member whose value is `null` left out, at any depth. A platform
  * that serialises an absent optional field as `null` (a .NET or Java default) means "absent",
  * as RFC 8259 leaves it to the application; nulls inside arrays are kept (they are values).
+ * With `lowerIds`, every UUID also in lower case (`lowerUuid`, canonical-form.ts): what parseWith reads.
  * @example withoutNulls({ surnamePrefix: null, surname: 'Jansen' }) // { surname: 'Jansen' }
  */
-export function withoutNulls(value: unknown): unknown {
+export function withoutNulls(value: unknown, lowerIds = false): unknown {
+  if (typeof value === 'string') return lowerIds ? lowerUuid(value) : value;
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {
     let copy: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
       const item = value[i];
-      const next = withoutNulls(item);
+      const next = withoutNulls(item, lowerIds);
       if (next !== item) (copy ??= value.slice())[i] = next;
     }
     return copy ?? value;
@@ -465,7 +471,8 @@ export function withoutNulls(value: unknown): unknown {
       delete copy[key];
       continue;
     }
-    const next = withoutNulls(item);
+    // Strings settled here, without a call each (every streamed record passes).
+    const next = typeof item === 'string' ? (lowerIds ? lowerUuid(item) : item) : withoutNulls(item, lowerIds);
     if (next !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = next;
   }
   return copy ?? value;

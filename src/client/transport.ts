@@ -217,13 +217,7 @@ export class Transport {
       const link = exchangeSignal(spec.signal);
       let sent: Dispatcher.ResponseData;
       try {
-        sent = await undiciRequest(this.url(spec.path, spec.query), {
-          method: spec.method,
-          headers,
-          body: spec.body ?? null,
-          dispatcher: this.agent,
-          signal: link.signal,
-        });
+        sent = await this.send(spec, headers, link.signal);
       } catch (err) {
         link.release();
         throw err;
@@ -252,6 +246,49 @@ export class Transport {
         continue;
       }
       throw await this.errorFor(spec, res.statusCode, res.headers, text);
+    }
+  }
+
+  /**
+   * One request, its redirects followed: a GET's 301, 302, 303, 307 and 308; another method's
+   * 307 and 308 only, with the same body sent again (RFC 9110 §15.4: 301/302 may turn a PUT into a
+   * GET, 303 always does, so those are not followed but reported). Every body a RequestSpec holds
+   * is replayable (text, bytes, FormData of Blobs); a streamed body could not be sent twice, which
+   * is why the spec takes none. At most `redirects.max` hops, to the base URL's origin or one of
+   * `redirects.allowedOrigins` (the token is sent to the base URL's origin only).
+   */
+  private async send(spec: RequestSpec, headers: Record<string, string>, signal: AbortSignal | null): Promise<Dispatcher.ResponseData> {
+    const { max, allowedOrigins } = this.options.redirects;
+    let url = this.url(spec.path, spec.query);
+    const origin = new URL(url).origin;
+    for (let hops = 0; ; hops++) {
+      const res = await undiciRequest(url, { method: spec.method, headers, body: spec.body ?? null, dispatcher: this.agent, signal });
+      const location = res.headers.location;
+      const followed = spec.method === 'GET' ? FOLLOWED_ON_GET : FOLLOWED_WITH_BODY;
+      if (!followed.has(res.statusCode) || typeof location !== 'string' || !location) return res;
+      await res.body.dump();
+      const next = new URL(location, url);
+      const refuse = (why: string) =>
+        new AbortError(
+          new ClientError(
+            'HTTP_ERROR',
+            `${spec.method} ${spec.path} was redirected (${res.statusCode}) to ${next.origin}${next.pathname}: ${why}`,
+            {
+              method: spec.method,
+              path: spec.path,
+              status: res.statusCode,
+            },
+          ),
+        );
+      if (hops >= max) throw refuse(`more than ${max} redirects in a row, not followed (client option redirects.max)`);
+      if (next.origin !== origin && !allowedOrigins.includes(next.origin))
+        throw refuse(`another origin than ${origin}, not followed (allow it with the client option redirects.allowedOrigins)`);
+      if (next.origin !== origin) delete headers.authorization;
+      this.options.logger?.debug(
+        { method: spec.method, path: spec.path, status: res.statusCode, to: next.pathname },
+        'following a redirect',
+      );
+      url = next.href;
     }
   }
 
@@ -328,6 +365,10 @@ async function readCapped(body: Readable): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** Redirects a GET follows, and those a request with a body follows (the method and body kept). */
+const FOLLOWED_ON_GET = new Set([301, 302, 303, 307, 308]);
+const FOLLOWED_WITH_BODY = new Set([307, 308]);
+
 /** Content codings the client decodes, as sent in Accept-Encoding. */
 const ACCEPTED_CODINGS = 'gzip, deflate, br';
 
@@ -344,6 +385,8 @@ interface DecodedResponse {
  * A coding we cannot undo is refused with its name, never read as text.
  */
 function decodedBody(res: Dispatcher.ResponseData, spec: RequestSpec): Readable {
+  // A 204 or 304 has no body (RFC 9110 §15.3.5, §15.4.5): a coding named on it has nothing to undo.
+  if (res.statusCode === 204 || res.statusCode === 304) return res.body;
   const header = res.headers['content-encoding'];
   const codings = (Array.isArray(header) ? header.join(',') : (header ?? ''))
     .split(',')

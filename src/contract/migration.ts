@@ -169,22 +169,26 @@ export const JOB_TYPES = ['ValidateStaging', 'Import', 'Counts'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 export const runningJobSchema = z.object({ referenceId: uuid, componentsCompleted: z.array(z.string()) });
+// A job result's lists default to empty: a platform may leave an empty array out of its JSON
+// (docs/contract-gaps.md, `empty-arrays=omitted`), and an absent list of errors is no error.
 export const validationResultSchema = z.object({
   referenceId: uuid,
   jobType: z.literal('ValidateStaging'),
   isValid: z.boolean(),
-  errors: z.array(
-    z.object({
-      component: z.string(),
-      referenceId: z.string(),
-      field: z.string(),
-      message: z.string(),
-      /** DUPLICATE_IDENTITY: the record staged first with the same identity, which was kept; on a platform that keeps none, another record of the group, refused as well (docs/contract-gaps.md). */
-      duplicateOf: z.string().optional(),
-      /** DUPLICATE_IDENTITY: the identity the two share, as the records give it (personal data: mask before showing). */
-      identity: z.string().optional(),
-    }),
-  ),
+  errors: z
+    .array(
+      z.object({
+        component: z.string(),
+        referenceId: z.string(),
+        field: z.string(),
+        message: z.string(),
+        /** DUPLICATE_IDENTITY: the record staged first with the same identity, which was kept; on a platform that keeps none, another record of the group, refused as well (docs/contract-gaps.md). */
+        duplicateOf: z.string().optional(),
+        /** DUPLICATE_IDENTITY: the identity the two share, as the records give it (personal data: mask before showing). */
+        identity: z.string().optional(),
+      }),
+    )
+    .default([]),
 });
 export const importResultSchema = z.object({
   referenceId: uuid,
@@ -192,18 +196,18 @@ export const importResultSchema = z.object({
   status: z.string(),
   numberOfStagedEntities: z.number().int(),
   numberOfImportedEntities: z.number().int(),
-  errors: z.array(z.looseObject({ component: z.string(), message: z.string() })),
+  errors: z.array(z.looseObject({ component: z.string(), message: z.string() })).default([]),
 });
 export const countsTableSchema = z.object({
   type: z.string(),
-  headers: z.array(z.string()),
-  stagedRows: z.array(z.array(z.string())),
-  importedRows: z.array(z.array(z.string())),
+  headers: z.array(z.string()).default([]),
+  stagedRows: z.array(z.array(z.string())).default([]),
+  importedRows: z.array(z.array(z.string())).default([]),
 });
 export const countsResultSchema = z.object({
   referenceId: uuid,
   jobType: z.literal('Counts'),
-  counts: z.array(countsTableSchema),
+  counts: z.array(countsTableSchema).default([]),
 });
 export const jobResultSchema = z.discriminatedUnion('jobType', [validationResultSchema, importResultSchema, countsResultSchema]);
 export type RunningJob = z.infer<typeof runningJobSchema>;
@@ -219,7 +223,7 @@ export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 export const logEntrySchema = z.looseObject({
   sequenceNumber: z.number().int().optional(),
   component: z.string(),
-  entityReferenceIds: z.array(z.string()),
+  entityReferenceIds: z.array(z.string()).default([]),
   action: z.string(),
   timestamp: timestamp,
   message: z.string(),

@@ -5,6 +5,7 @@
  * import error attached, stage `import`; every other staged record becomes `imported`). Each is
  * one transaction, so the report never sees half of it.
  */
+import { idKey } from '../contract/canonical-form.js';
 import { nowValue, stateCodes, uuidValue } from './compact.js';
 import type { Db } from './schema.js';
 import { errorsJson } from './record-errors.js';
@@ -74,9 +75,11 @@ export class JobOutcomes {
     const migration = this.scopes.migrationNo(migrationId);
     const byRef = new Map<string, RecordError[]>();
     for (const e of errors) {
-      const list = byRef.get(e.referenceId) ?? [];
+      // One record however the platform writes its id (canonical-form.ts).
+      const ref = idKey(e.referenceId);
+      const list = byRef.get(ref) ?? [];
       list.push({ stage: 'validation', field: e.field, code: e.code ?? leadingCode(e.message) ?? e.message, message: e.message });
-      byRef.set(e.referenceId, list);
+      byRef.set(ref, list);
     }
     const s = this.validation();
     return this.db.transaction(() => {
@@ -108,7 +111,7 @@ export class JobOutcomes {
       s.clear.run();
       for (const f of failures) {
         const error: RecordError = { stage: 'import', field: '', code: leadingCode(f.message) ?? 'IMPORT_FAILED', message: f.message };
-        s.add.run(uuidValue(f.referenceId), errorsJson([error]));
+        s.add.run(uuidValue(idKey(f.referenceId)), errorsJson([error]));
       }
       const failed = s.markFailed.run(now, migration).changes;
       const imported = s.markImported.run(now, migration).changes;

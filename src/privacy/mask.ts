@@ -14,12 +14,29 @@ const MAX_STARS = 3;
 const DATE = /^(\d{1,4})([-/.])(\d{1,2})\2(\d{1,4})(.*)$/;
 const EMAIL = /^([^@\s]+)@([^@\s]+)$/;
 
-/** A word's first letter or digit, then stars: `Boer` → `B***`, `van` → `v**`, `J.` → `J.`. */
+/** Grapheme clusters (a letter with its combining marks is one): masking never splits a character. */
+const GRAPHEMES = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+/** A cluster that belongs to a word: it begins with a letter or a digit (its marks follow it). */
+const WORD_CLUSTER = /^[\p{L}\p{N}]/u;
+
+/**
+ * A word's first letter or digit, then stars: `Boer` → `B***`, `van` → `v**`, `J.` → `J.`.
+ * Counted in grapheme clusters, so a decomposed `é` (e + U+0301) is one character, kept whole or
+ * starred whole, never a star beside a lone combining mark.
+ */
 function maskWords(text: string): string {
-  return text.replace(/[\p{L}\p{N}]+/gu, (word) => {
-    const chars = [...word];
-    return chars[0] + '*'.repeat(Math.min(chars.length - 1, MAX_STARS));
-  });
+  let out = '';
+  let inWord = 0;
+  for (const { segment } of GRAPHEMES.segment(text)) {
+    if (!WORD_CLUSTER.test(segment)) {
+      inWord = 0;
+      out += segment;
+      continue;
+    }
+    if (inWord++ === 0) out += segment;
+    else if (inWord <= MAX_STARS + 1) out += '*';
+  }
+  return out;
 }
 
 /** Digits of a date, but the century of its year: `31-02-1980` → `**-**-19**`, `1980-02-31` → `19**-**-**`. */

@@ -10,7 +10,7 @@ import { installGuard } from './auth/guard.js';
 import { httpTimeouts } from './http/timeouts.js';
 import { authenticationRoutes } from './auth/route-authentication.js';
 import { installFaults } from './faults/index.js';
-import { installDialect } from './dialect/index.js';
+import { installDialect, movedUrl, parseDialect } from './dialect/index.js';
 import { registerMigrationAssistance } from './migration/index.js';
 import { registerProcessOrchestration } from './process/index.js';
 import { registerLodging } from './lodging/index.js';
@@ -29,6 +29,8 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
     // Close idle keep-alive sockets on shutdown; in-flight requests still finish.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
+    // `redirects=…`: a redirected request comes back under another path (dialect/edge-detours.ts).
+    ...(parseDialect(ctx.config.dialect).redirects ? { rewriteUrl: movedUrl } : {}),
     // Errors fastify raises before routing (a path that is not valid percent-encoding, such as an
     // overlong UTF-8 "%c0%ae"): a problem body like every other error, not fastify's own JSON.
     frameworkErrors: (error, request, reply) => {

@@ -41,8 +41,7 @@ describe('counterparty list', () => {
       type: 'StreamingPersonCounterparty',
       referenceId: seedReferenceId('demo-broker', 'person/ada'),
       associatedParties: [],
-      countryCode: 'NL',
-      preferredCommunicationLanguage: 'nl-NL',
+      // no country or language of its own stored: none shown (the service shows what it was sent, issue 39)
       telephoneNumbers: [{ type: 'mobile', number: '+31600000001' }],
       relations: [{ to: seedReferenceId('demo-broker', 'person/bram'), type: 'isSignificantOtherOf' }],
       lifecycleStatus: 'counterparty',

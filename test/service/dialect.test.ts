@@ -80,7 +80,7 @@ async function stagePersonsOneAndTwo(url: string, token: string) {
 describe('serve --dialect', () => {
   it('refuses a switch it does not know, with the closest one', () => {
     expect(() => parseDialect('nulls,nulz')).toThrow(
-      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, token-body, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, event-groups, import-status, activity, country, actions, process-status, registration-ids, all, all-second, all-third, all-fourth, all-fifth, all-sixth, all-seventh, all-eighth',
+      'dialect switch "nulz": not a switch (did you mean nulls?); the switches are nulls, counters-from-0, token-envelope, gzip, deflate, br, token-body, staging-container, timestamps, counts, counter-name, job-id, jwks, errors, definitions, job-running, pages, rejections, missing-files, definition-refused, message-created, resend, deliveries, registrations, upload, envelope, duplicates, event-groups, import-status, activity, country, uuids, text, dates, amounts, empty-arrays, upload-limit, redirects, empty-coding, actions, process-status, registration-ids, all, all-second, all-third, all-fourth, all-fifth, all-sixth, all-seventh, all-eighth, all-ninth, all-tenth',
     );
     expect(() => parseDialect('counts=some')).toThrow('dialect switch "counts=some": expected counts=totals-only|more;');
     expect(parseDialect('all')).toEqual({
@@ -306,30 +306,35 @@ describe('serve --dialect', () => {
     }
   });
 
-  it('country=absent: streams and lists a counterparty without a country of its own with no countryCode, one with its own as it is', async () => {
-    const absent = await startTestService({ dialect: 'country=absent' });
+  it('country=derived: streams and lists a counterparty without a country of its own with one filled in (its main address’s, else NL) and nl-NL, one with its own as it is', async () => {
+    const derived = await startTestService({ dialect: 'country=derived' });
     try {
-      const token = await getToken(absent.url);
+      const token = await getToken(derived.url);
       const accept = { accept: 'application/jsonl' };
       const truth = jsonl((await call(plain.url, plainToken, 'GET', STREAM, { headers: accept })).text);
-      const got = jsonl((await call(absent.url, token, 'GET', STREAM, { headers: accept })).text);
-      const page = (await call(absent.url, token, 'GET', '/counterparty-management/counterparties?limit=100')).body.items as Array<
+      const got = jsonl((await call(derived.url, token, 'GET', STREAM, { headers: accept })).text);
+      const page = (await call(derived.url, token, 'GET', '/counterparty-management/counterparties?limit=100')).body.items as Array<
         Record<string, unknown>
       >;
-      // The truth of each record's own country: the demo records as stored (demoCounterparties).
-      const own = new Map(demoCounterparties(DEMO.broker).map((c) => [c.referenceId, c.countryCode]));
+      // The truth of each record's own values: the demo records as stored (demoCounterparties).
+      const own = new Map(demoCounterparties(DEMO.broker).map((c) => [c.referenceId, c]));
       expect(got.map((c) => c.referenceId)).toEqual(truth.map((c) => c.referenceId));
       for (const [i, c] of got.entries()) {
-        const { countryCode: _derived, ...rest } = truth[i]!;
-        const expected = own.get(String(c.referenceId)) === undefined ? rest : truth[i];
-        expect(c).toEqual(expected);
-        expect(page[i]).toEqual(expected);
+        const stored = own.get(String(c.referenceId))!;
+        const addresses = (stored.addresses ?? []) as Array<{ type: string; countryCode: string }>;
+        const main = (addresses.find((a) => a.type === 'main') ?? addresses[0])?.countryCode;
+        expect(c).toEqual({
+          ...truth[i],
+          countryCode: stored.countryCode ?? main ?? 'NL',
+          preferredCommunicationLanguage: stored.preferredCommunicationLanguage ?? 'nl-NL',
+        });
+        expect(page[i]).toEqual(c);
       }
-      // Both cases occur: the demo records with a country of their own keep it, the others have none.
-      expect(got.map((c) => c.countryCode ?? '-').sort()).toEqual(['-', '-', '-', '-', 'DE']);
-      expect(truth.map((c) => c.countryCode).sort()).toEqual(['DE', 'NL', 'NL', 'NL', 'NL']);
+      // The service's own choice shows only what was stored; the dialect fills in the rest.
+      expect(truth.map((c) => c.countryCode ?? '-').sort()).toEqual(['-', '-', '-', '-', 'DE']);
+      expect(got.map((c) => c.countryCode).sort()).toEqual(['DE', 'NL', 'NL', 'NL', 'NL']);
     } finally {
-      await absent.dispose();
+      await derived.dispose();
     }
   });
 

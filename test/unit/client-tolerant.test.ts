@@ -261,8 +261,18 @@ describe('error messages', () => {
     expect(responseError({ method: 'POST', path: '/m', status: 422, group: 'm', problem: parseProblem(long, 422) }).message).toBe(
       `${long} (422 on POST /m)`,
     );
-    const page = `<html>${'x'.repeat(2500)}</html>`;
-    expect(parseProblem(page, 502)?.detail).toBe(`${page.slice(0, 2000)}… (513 more characters)`);
+    // a long text in one line, cut, saying how much more there was
+    const text = `${'x'.repeat(2500)}`;
+    expect(parseProblem(text, 502)?.detail).toBe(`${text.slice(0, 2000)}… (500 more characters)`);
+    // an HTML page as its status and title, never its markup (issue 42: a proxy's 413 was printed raw)
+    const nginx =
+      '<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
+    expect(parseProblem(nginx, 413)?.detail).toBe('413 Request Entity Too Large');
+    const gateway = `<!DOCTYPE html><html><head><style>${'p{}'.repeat(900)}</style></head><body><h1>Bad&nbsp;Gateway &amp; more</h1>\n<p>trace</p></body></html>`;
+    expect(parseProblem(gateway, 502)?.detail).toBe('502 Bad Gateway & more (an HTML page)');
+    expect(responseError({ method: 'PUT', path: '/s', status: 413, group: 's', problem: parseProblem(nginx, 413) }).message).not.toMatch(
+      /[<>\n]/,
+    );
   });
 });
 

@@ -4,6 +4,10 @@ import { hashValue, maskValue, Redactor } from '../../src/privacy/index.js';
 describe('masking a value', () => {
   it('keeps the first letter of each word and at most three stars', () => {
     expect(maskValue('Johannes van den Boer')).toBe('J*** v** d** B***');
+    // decomposed text (NFD) masks by grapheme cluster: a mark stays with its letter, never beside a star (issue 42)
+    expect(maskValue('E\u0301lodie Zoe\u0308')).toBe('E\u0301*** Z**');
+    expect(maskValue('Zoe\u0308')).toBe(maskValue('Zoë').normalize('NFD'));
+    expect(maskValue('Brontë'.normalize('NFD'))).not.toMatch(/\p{M}/u);
     expect(maskValue('J.')).toBe('J.');
   });
   it('keeps only the century of a date, in whichever order its parts come', () => {

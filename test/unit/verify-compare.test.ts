@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StagedCounterparty } from '../../src/contract/migration.js';
 import { acceptedBy, parseAcceptRules } from '../../src/reconcile/verify/accept.js';
-import { checkFields, HashProof } from '../../src/reconcile/verify/staged-to-streamed.js';
+import { addedFields, checkFields, HashProof } from '../../src/reconcile/verify/staged-to-streamed.js';
 import { checkStagedCounterparty } from '../../src/contract/migration.js';
 import { encodeRecord } from '../../src/pipeline/batcher/index.js';
 import { renderCounterparty } from '../../src/service/counterparties/render.js';
@@ -61,7 +61,7 @@ describe('staged against streamed', () => {
     });
   });
 
-  it('reads a stream without countryCode (serve --dialect country=absent) as the same when none was sent, and as a difference when one was', () => {
+  it('reads a stream without countryCode (the service’s own choice since issue 39) as the same when none was sent, and as a difference when one was', () => {
     const { countryCode: _nl, ...held } = streamed();
     expect(verdicts(held)).toEqual(verdicts(streamed()));
     const withCountry = { ...sent, countryCode: 'DE' } as StagedCounterparty;
@@ -111,7 +111,10 @@ describe('the proof by hash', () => {
   const sentAndStreamed = (record: Record<string, unknown>) => {
     const checked = checkStagedCounterparty(record);
     if (!checked.ok) throw new Error(JSON.stringify(checked.errors));
-    return { hash: encodeRecord(checked.record, 'json-seq').contentHash, live: renderCounterparty(7, JSON.stringify(checked.record)) };
+    return {
+      hash: encodeRecord(checked.record, 'json-seq').contentHash,
+      live: renderCounterparty(7, JSON.stringify(checked.record), true),
+    };
   };
 
   it('proves a record held as sent, the fields the platform filled in and an isActive it does not show included', () => {
@@ -120,12 +123,18 @@ describe('the proof by hash', () => {
     expect(live).toMatchObject({ associatedParties: [], relations: [], countryCode: 'NL', preferredCommunicationLanguage: 'nl-NL' });
     expect(live.isActive).toBeUndefined();
     const proof = new HashProof();
-    expect(proof.prove(live, hash)).toEqual({ notShown: ['isActive'] });
+    // The country and language it filled in are proven not sent: added by the platform (issue 39).
+    const added = ['countryCode', 'preferredCommunicationLanguage'];
+    expect(proof.prove(live, hash)).toEqual({ notShown: ['isActive'], otherForm: [], added });
     // The next record of the same shape proves with the guess learned; one sent with isActive false and a country too.
     const other = sentAndStreamed({ ...sent, referenceId: '6f1c2d9e-0000-5000-8000-000000000002', isActive: false, countryCode: 'BE' });
-    expect(proof.prove(other.live, other.hash)).toEqual({ notShown: ['isActive'] });
+    expect(proof.prove(other.live, other.hash)).toEqual({
+      notShown: ['isActive'],
+      otherForm: [],
+      added: ['preferredCommunicationLanguage'],
+    });
     // A platform that shows isActive: nothing left unshown.
-    expect(new HashProof().prove({ ...live, isActive: true }, hash)).toEqual({ notShown: [] });
+    expect(new HashProof().prove({ ...live, isActive: true }, hash)).toEqual({ notShown: [], otherForm: [], added });
   });
 
   it('proves nothing of a record held otherwise than sent: a value cut, a code in other case, a list reordered, a field added, another record', () => {
@@ -148,6 +157,80 @@ describe('the proof by hash', () => {
     // The field-by-field comparison decides those: the reordered list is allowed there, a field of another shape differs.
     expect(verdicts({ ...live, surname: 42, telephoneNumbers: 'none' })).toMatchObject({ surname: 'differs', telephoneNumbers: 'differs' });
     expect(checkFields(sent, { ...live, telephoneNumbers: [phones[1], phones[0]] }).every((c) => c.verdict !== 'differs')).toBe(true);
+  });
+});
+
+describe('same data in another form (issue 42)', () => {
+  const withForms = {
+    ...sent,
+    firstName: 'Zoë',
+    relations: [{ to: '0a1b2c3d-0000-5000-8000-00000000000a', type: 'isChildOf' }],
+  } as unknown as StagedCounterparty;
+  /** What a platform that chose other forms streams of `withForms`. */
+  const otherForms = () =>
+    streamed({
+      referenceId: sent.referenceId.toUpperCase(),
+      firstName: 'Zoe\u0308',
+      dateOfBirth: '19800102',
+      income: { amount: '1000.00', currency: 'EUR', frequency: 'Monthly' },
+      relations: [{ to: '0A1B2C3D-0000-5000-8000-00000000000A', type: 'isChildOf' }],
+    });
+
+  it('finds each such field the same in another form, and every other the same', () => {
+    const v = Object.fromEntries(checkFields(withForms, otherForms()).map((c) => [c.field, c.verdict]));
+    expect(v).toMatchObject({
+      firstName: 'otherForm',
+      dateOfBirth: 'otherForm',
+      income: 'otherForm',
+      relations: 'otherForm',
+      surname: 'same',
+    });
+    // ordinal and week forms of the date alike
+    for (const date of ['1980-002', '1980002', '1980-W01-3', '1980W013', '1980-01-02T00:00:00Z'])
+      expect(checkFields(sent, streamed({ dateOfBirth: date })).find((c) => c.field === 'dateOfBirth')?.verdict, date).toBe('otherForm');
+  });
+
+  it('still finds a different value different in any form: another day, another amount, a lost leading zero, a compatibility form', () => {
+    const verdictOf = (field: string, held: Record<string, unknown>, base = withForms) =>
+      checkFields(base, streamed(held)).find((c) => c.field === field)?.verdict;
+    expect(verdictOf('dateOfBirth', { dateOfBirth: '19800103' })).toBe('differs');
+    expect(verdictOf('dateOfBirth', { dateOfBirth: '1980-W01-4' })).toBe('differs');
+    expect(verdictOf('income', { income: { amount: '1000.01', currency: 'EUR', frequency: 'Monthly' } })).toBe('differs');
+    expect(verdictOf('firstName', { firstName: 'Zoe' })).toBe('differs');
+    const withPostcode = { ...sent, surname: '03001' } as unknown as StagedCounterparty;
+    expect(verdictOf('surname', { surname: 3001 }, withPostcode)).toBe('differs');
+    const ligature = { ...sent, surname: 'ﬁnch' } as unknown as StagedCounterparty;
+    expect(verdictOf('surname', { surname: 'finch' }, ligature)).toBe('differs');
+  });
+
+  it('proves by hash a record held in other forms, naming the fields that came so', () => {
+    const checked = checkStagedCounterparty(withForms);
+    if (!checked.ok) throw new Error(JSON.stringify(checked.errors));
+    const hash = encodeRecord(checked.record, 'json-seq').contentHash;
+    const live = renderCounterparty(7, JSON.stringify(checked.record));
+    const proof = new HashProof();
+    expect(proof.prove(live, hash)).toEqual({ notShown: ['isActive'], otherForm: [], added: [] });
+    const held = {
+      ...live,
+      referenceId: String(live.referenceId).toUpperCase(),
+      firstName: 'Zoe\u0308',
+      dateOfBirth: '1980-W01-3',
+      income: { amount: '1000.00', currency: 'EUR', frequency: 'Monthly' },
+    };
+    expect(proof.prove(held, hash)).toEqual({
+      notShown: ['isActive'],
+      otherForm: ['referenceId', 'firstName', 'dateOfBirth', 'income'],
+      added: [],
+    });
+    // another form of another value proves nothing
+    expect(proof.prove({ ...held, dateOfBirth: '1980-W01-4' }, hash)).toBeUndefined();
+  });
+
+  it('names the values the platform holds that the record was not sent with: added, an empty list none', () => {
+    expect(addedFields(sent, streamed())).toEqual(['countryCode', 'preferredCommunicationLanguage']);
+    expect(addedFields({ ...sent, countryCode: 'PL' } as StagedCounterparty, streamed({ countryCode: 'PL' }))).toEqual([
+      'preferredCommunicationLanguage',
+    ]);
   });
 });
 

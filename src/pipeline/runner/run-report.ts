@@ -55,6 +55,8 @@ export interface RunReport {
   unsent: number;
   batches: number;
   batchesFailed: number;
+  /** Uploads refused for their size (413) and sent again in halves (uploader/split-batch.ts). */
+  uploadsSplit: number;
   /** Requests the client retried (only counted when the runner built the client). */
   retries: number | undefined;
   bytesSent: number;
@@ -107,6 +109,7 @@ export function newRunReport(start: {
     unsent: 0,
     batches: 0,
     batchesFailed: 0,
+    uploadsSplit: 0,
     retries: undefined,
     bytesSent: 0,
     durationMs: 0,
@@ -161,6 +164,7 @@ export function addSendReport(report: RunReport, sent: SendReport): void {
     unconfirmed: up.unconfirmed,
     batches: up.batches,
     batchesFailed: up.batchesFailed,
+    uploadsSplit: up.splits,
     bytesSent: up.bytesSent,
   });
   report.unsent += sent.unsent;

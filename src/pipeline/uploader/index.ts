@@ -14,10 +14,12 @@
  */
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { StreamFormat } from '../../codec/index.js';
+import { idKey, sameId } from '../../contract/canonical-form.js';
 import { StagecoachError } from '../../contract/errors.js';
 import type { StagingResult, StagingResultVisitor } from '../../contract/migration.js';
 import type { RecordError, RecordOutcome } from '../../ledger/index.js';
 import type { Batch } from '../batcher/index.js';
+import { halves, part, refusedForSize, tooLargeAlone } from './split-batch.js';
 
 /**
  * Where batches go: the client's staging upload fits (see `clientSink`). A sink returns the
@@ -99,6 +101,8 @@ export interface UploadReport {
   failedByCode: Record<string, number>;
   /** Records of batches whose upload failed or was aborted: still `in_flight`. */
   unconfirmed: number;
+  /** Uploads refused for their size (413) and sent again in halves. */
+  splits: number;
 }
 
 /** Code of a record the service returned no result for. */
@@ -121,6 +125,7 @@ export class Uploader {
     failed: 0,
     failedByCode: {},
     unconfirmed: 0,
+    splits: 0,
   };
 
   constructor(private readonly options: UploaderOptions) {
@@ -207,16 +212,11 @@ export class Uploader {
    * and were half of what piled up in the old one between full collections (docs/performance.md).
    */
   private async stage(batch: Batch, batchId: number): Promise<RecordOutcome[] | undefined> {
-    const { ledger, sink, onBatch, signal } = this.options;
-    const answer = new BatchAnswer(batch);
+    const { ledger, onBatch, signal } = this.options;
+    const answered = { results: 0 };
+    let refused: RecordOutcome[];
     try {
-      if (this.fatal) throw this.fatal; // another batch already stopped the run: do not send this one
-      if (signal?.aborted) throw new StagecoachError('ABORTED', 'the run was interrupted before this batch was sent');
-      const returned = sink.stageBytes
-        ? await sink.stageBytes(batch.payload, this.format, signal, answer.take)
-        : await sink.stage(batch.body, this.format, signal, answer.take);
-      // A sink that returns its results instead of handing them over one by one.
-      returned.forEach(answer.take);
+      refused = await this.send(batch, answered);
     } catch (err) {
       const aborted = signal?.aborted === true || (err instanceof StagecoachError && err.code === 'ABORTED');
       const message = err instanceof StagecoachError ? `${err.code}: ${err.message}` : String((err as Error)?.message ?? err);
@@ -231,10 +231,59 @@ export class Uploader {
       onBatch?.({ type: 'failed', seq: batch.seq, batchId, error: message, aborted });
       return undefined;
     }
-    onBatch?.({ type: 'answered', seq: batch.seq, batchId, results: answer.results });
-    return answer.refused(this.format);
+    onBatch?.({ type: 'answered', seq: batch.seq, batchId, results: answered.results });
+    return refused;
+  }
+
+  /**
+   * Uploads a batch (or a part of one) and returns the outcomes of its records that were not
+   * staged. Refused for its size (413), it is sent again in halves, down to one record, which is
+   * then refused alone with its row named (split-batch.ts): the rest of the batch is staged.
+   */
+  private async send(batch: Batch, answered: { results: number }): Promise<RecordOutcome[]> {
+    const { sink, signal } = this.options;
+    if (this.fatal) throw this.fatal; // another batch already stopped the run: do not send this one
+    if (signal?.aborted) throw new StagecoachError('ABORTED', 'the run was interrupted before this batch was sent');
+    const answer = new BatchAnswer(batch);
+    try {
+      const returned = sink.stageBytes
+        ? await sink.stageBytes(batch.payload, this.format, signal, answer.take)
+        : await sink.stage(batch.body, this.format, signal, answer.take);
+      // A sink that returns its results instead of handing them over one by one.
+      returned.forEach(answer.take);
+    } catch (err) {
+      if (!refusedForSize(err)) throw err;
+      if (batch.records.length === 1) return [tooLargeAlone(batch, err)];
+      this.report.splits++;
+      const [first, second] = halves(batch, this.format);
+      return [...(await this.send(first, answered)), ...(await this.send(second, answered))];
+    }
+    answered.results += answer.results;
+    const refused = answer.refused(this.format);
+    // The platform stopped reading at its size limit after committing some (its last result
+    // PAYLOAD_TOO_LARGE, without a referenceId): the records it did not answer are sent again,
+    // halved as above if need be, instead of waiting for the next run.
+    const cutOff = new Set(refused.filter(unansweredForSize).map((o) => o.legacyKey));
+    if (cutOff.size === 0) return refused;
+    const indices: number[] = [];
+    batch.records.forEachIdentity((_id, key, i) => {
+      if (cutOff.has(key)) indices.push(i);
+    });
+    const rest = part(batch, this.format, indices);
+    this.report.splits++;
+    const again =
+      rest.records.length < batch.records.length
+        ? await this.send(rest, answered)
+        : rest.records.length === 1
+          ? [tooLargeAlone(rest, new StagecoachError('PAYLOAD_TOO_LARGE', 'PAYLOAD_TOO_LARGE'))]
+          : [...(await this.send(halves(rest, this.format)[0], answered)), ...(await this.send(halves(rest, this.format)[1], answered))];
+    return [...refused.filter((o) => !cutOff.has(o.legacyKey)), ...again];
   }
 }
+
+/** A record left without a result because the platform's size limit ended the answer. */
+const unansweredForSize = (o: RecordOutcome): boolean =>
+  o.errors?.[0]?.code === NO_STAGING_RESULT && o.errors[0].message.includes('the service ended the upload with PAYLOAD_TOO_LARGE');
 
 /**
  * A batch's staging results, checked as they are read. The common answer, every record staged
@@ -275,7 +324,7 @@ export class BatchAnswer {
     }
     if (this.rest === undefined) {
       const id = this.ids!.next();
-      if (!id.done && result.isSuccessful === true && result.referenceId === id.value) {
+      if (!id.done && result.isSuccessful === true && sameId(result.referenceId, id.value)) {
         this.inPlace++;
         return;
       }
@@ -308,7 +357,9 @@ export function matchResults(batch: Batch, results: readonly StagingResult[], fo
   const byRef = new Map<string, StagingResult>();
   const stray: StagingResult[] = [];
   for (const r of results) {
-    if (r.referenceId && !byRef.has(r.referenceId)) byRef.set(r.referenceId, r);
+    // A platform may write the UUIDs it was sent in upper case: the same ids (canonical-form.ts).
+    const key = r.referenceId ? idKey(r.referenceId) : '';
+    if (key && !byRef.has(key)) byRef.set(key, r);
     else stray.push(r);
   }
   let frames: string[] | undefined; // decoded and split only when a refused record needs its values
@@ -330,7 +381,7 @@ export function matchResults(batch: Batch, results: readonly StagingResult[], fo
   return outcomes;
 
   function outcome(referenceId: string, legacyKey: string, index: number): RecordOutcome {
-    const result = byRef.get(referenceId);
+    const result = byRef.get(idKey(referenceId));
     if (!result) {
       const message = `no staging result came back for referenceId ${referenceId}${strayReason ? ` (the service ended the upload with ${strayReason})` : ''}; the next run sends it again`;
       return { legacyKey, state: 'failed', errors: [{ stage: 'staging', field: '', code: NO_STAGING_RESULT, message }] };

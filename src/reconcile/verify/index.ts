@@ -43,7 +43,9 @@ import { loadDefinitions, reportRedactor, sourcePath } from '../reconcile.js';
 import { correctionsFormatOf } from '../../pipeline/checks/corrections.js';
 import { acceptedBy, type AcceptRule } from './accept.js';
 import { PendingRecords } from './pending-records.js';
-import { checkFields, HashProof } from './staged-to-streamed.js';
+import { addedFields, checkFields, HashProof } from './staged-to-streamed.js';
+import { FormsTally, ID_IN_OTHER_FORM } from './platform-forms.js';
+import { idKey } from '../../contract/canonical-form.js';
 import {
   RECORDS_LISTED,
   type FieldDifferenceExample,
@@ -93,6 +95,8 @@ const CHANGED_SINCE_SENT = 4;
 const NOW_REFUSED = 5;
 /** Rebuilt as sent, waiting for the platform's record (still so at the end: the platform does not hold it). */
 const REBUILT = 6;
+/** Every field as sent, but the platform holds values the record was not sent with (platform-forms.ts): not identical. */
+const ADDED = 7;
 
 /** A live counterparty as streamed (the shape staged-to-streamed.ts compares against). */
 type LiveRecord = UncheckedCounterparty;
@@ -381,7 +385,9 @@ class ProofPass {
     const proven = sent.contentHash === null ? undefined : this.proof.prove(live, sent.contentHash);
     if (proven) {
       this.proven++;
-      this.verdicts.settled(IDENTICAL, () => this.verdicts.refOf(id, sent));
+      const refOf = () => this.verdicts.refOf(id, sent);
+      this.tally.forms.otherForm(live, proven.otherForm);
+      this.verdicts.settled(this.tally.forms.added(live, proven.added, refOf) ? ADDED : IDENTICAL, refOf);
       for (const field of proven.notShown) this.tally.notShown[field] = (this.tally.notShown[field] ?? 0) + 1;
     } else {
       this.addUnproven.run(id);
@@ -396,12 +402,23 @@ class ProofPass {
  * client), unchecked (`streamUnchecked`): verify judges every field itself, and a record of
  * another shape than the specification's is a difference to report, not a reason to stop.
  */
-function liveRecords(options: VerifyOptions, onResume: () => void): AsyncGenerator<LiveRecord, void, undefined> {
-  return options.client.counterparties.streamUnchecked({
+async function* liveRecords(options: VerifyOptions, onResume: () => void): AsyncGenerator<LiveRecord, void, undefined> {
+  const feed = options.client.counterparties.streamUnchecked({
     format: 'jsonl',
     onResume,
     ...(options.signal ? { signal: options.signal } : {}),
   });
+  for await (const live of feed) {
+    // Paired by the id the ledger keeps: a UUID in upper case is the same id (canonical-form.ts),
+    // noted as come in another form.
+    const key = idKey(live.referenceId);
+    if (key === live.referenceId) yield live;
+    else {
+      const same = { ...live, referenceId: key };
+      ID_IN_OTHER_FORM.add(same);
+      yield same;
+    }
+  }
 }
 
 /**
@@ -741,18 +758,26 @@ function listExample(records: FieldDifferenceExample[], referenceId: string, mak
 class Tally {
   readonly fields = new Map<string, FieldDifferences>();
   readonly notShown: Record<string, number> = {};
+  readonly forms: FormsTally;
 
   constructor(
     private readonly redactor: Redactor,
     private readonly accept: readonly AcceptRule[],
-  ) {}
+  ) {
+    this.forms = new FormsTally(redactor);
+  }
 
   /** The outcome of one record; `refOf` says where it came from, asked only for an example. */
   take(sent: StagedCounterparty, held: Record<string, unknown>, refOf: () => VerifiedRecordRef): number {
     let outcome = IDENTICAL;
     let ref: VerifiedRecordRef | undefined;
+    const otherForm: string[] = [];
     for (const c of checkFields(sent, held)) {
       if (c.verdict === 'same') continue;
+      if (c.verdict === 'otherForm') {
+        otherForm.push(c.field);
+        continue;
+      }
       if (c.verdict === 'notShown') {
         this.notShown[c.field] = (this.notShown[c.field] ?? 0) + 1;
         continue;
@@ -774,7 +799,9 @@ class Tally {
         };
       });
     }
-    return outcome;
+    if (outcome !== IDENTICAL) return outcome;
+    this.forms.otherForm(held, otherForm);
+    return this.forms.added(held, addedFields(sent, held), refOf) ? ADDED : IDENTICAL;
   }
 
   /** `"Vermeul***" (31 chars)`, `2 items […]`, `nothing`. */
@@ -901,6 +928,7 @@ function findings(
     notVerifiable,
     fields,
     notShown: t.tally.notShown,
+    forms: t.tally.forms.report(),
     strays,
     preExisting,
     otherPipelines,

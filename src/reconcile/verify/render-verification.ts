@@ -18,7 +18,31 @@ export function verificationHeadline(v: VerificationReport): string {
   const pct = v.imported === 0 ? 100 : Math.floor((same / v.imported) * 1000) / 10;
   const accepted = v.identicalAfterAccepted > 0 ? ` (${n(v.identicalAfterAccepted)} after accepted normalisations)` : '';
   const verdict = v.passed ? 'Verified' : 'VERIFICATION FAILED';
-  return `${verdict}: ${n(same)} of ${n(v.imported)} imported records identical on the platform (${pct}%)${accepted}`;
+  const added = v.forms?.added.records ? `; ${n(v.forms.added.records)} hold values added by the platform` : '';
+  return `${verdict}: ${n(same)} of ${n(v.imported)} imported records identical on the platform (${pct}%)${accepted}${added}`;
+}
+
+/** Lines on the forms the platform holds the data in (platform-forms.ts), for the terminal and Markdown. */
+export function formsLines(v: VerificationReport, shown = SHOWN): string[] {
+  const out: string[] = [];
+  const fieldsText = (fields: Record<string, number>) =>
+    Object.entries(fields)
+      .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
+      .map(([f, c]) => `${f} ${n(c)}`)
+      .join(', ');
+  const other = v.forms?.otherForm;
+  if (other?.records)
+    out.push(
+      `${n(other.records)} of the identical records came in another form than sent, the same data (${fieldsText(other.fields)}): UUID case, Unicode normalisation, ISO 8601 date form, numbers as strings`,
+    );
+  const added = v.forms?.added;
+  if (added?.records) {
+    out.push(
+      `added by the platform: ${n(added.records)} records hold values they were not sent with (${fieldsText(added.fields)}); not counted as identical`,
+    );
+    for (const r of added.examples.slice(0, shown)) out.push(`  ${where(r)} (${r.legacyKey}): ${r.field} ${r.held}, not sent`);
+  }
+  return out;
 }
 
 const where = (r: VerifiedRecordRef) => `${r.file}:${r.line}${r.importedIn ? ` [imported in migration ${r.importedIn}]` : ''}`;
@@ -62,6 +86,7 @@ export function verificationLines(v: VerificationReport): string[] {
   if (notShown.length)
     out.push(`  not shown by the platform's stream (not compared): ${notShown.map(([f, c]) => `${f} (${n(c)})`).join(', ')}`);
   if (v.accept.length) out.push(`  accepted normalisations: ${v.accept.join(', ')}`);
+  for (const line of formsLines(v)) out.push(`  ${line}`);
   return out;
 }
 
@@ -120,6 +145,8 @@ export function verificationMarkdown(v: VerificationReport): string[] {
       '',
     );
   if (v.accept.length) out.push(`Accepted normalisations: ${v.accept.map((a) => `\`${a}\``).join(', ')}.`, '');
+  const forms = formsLines(v);
+  if (forms.length) out.push(...forms.map((l) => (l.startsWith('  ') ? `  - ${l.trim()}` : `- ${l}`)), '');
   return out;
 }
 
@@ -150,6 +177,8 @@ export function verificationHtml(v: VerificationReport, esc: (s: string) => stri
     h.push(`<h3>${esc(title)} (${n(total)})</h3>`, '<ul>', ...lines.map((l) => `<li>${esc(l)}</li>`), '</ul>');
   };
   for (const [title, items, total] of findingLists(v, (id) => id)) list(title, items, total);
+  const forms = formsLines(v);
+  if (forms.length) h.push('<ul class="forms">', ...forms.map((l) => `<li>${esc(l.trim())}</li>`), '</ul>');
   return h;
 }
 

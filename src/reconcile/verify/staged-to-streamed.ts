@@ -13,17 +13,22 @@
  *   otherwise counted "not shown by the platform's stream", never called identical.
  * - A staged field that was not sent is not compared: the platform may fill in its default
  *   (a country, a language, an empty list).
- * - Normalisation allowed: code values of the type fields (`type`, `frequency`, `sex`) ignore
- *   case (the staged-counterparty reference); list items in any order (the specification
- *   promises none); object keys in any order; a date may come back as midnight UTC
- *   (`1980-01-02T00:00:00Z` is `1980-01-02`). Nothing else: a value cut, an accent lost, a list
- *   item dropped, a date moved are differences.
+ * - Same data in another form is the same data (contract/canonical-form.ts, the one comparison
+ *   of values): UUIDs in any case, text in NFC or NFD, dates in every ISO 8601 form, amounts as
+ *   numbers or numeric strings, codes of the type fields in any case; list items in any order
+ *   (the specification promises none); object keys in any order. Such a field is `otherForm`:
+ *   the same, and counted as come in another form. Nothing else: a value cut, an accent lost, a
+ *   list item dropped, a date moved are differences.
+ * - A value the platform holds that the record was not sent with (a default country or language)
+ *   is "added by the platform" (`addedFields`), never part of what was proven identical.
  *
  * Before any of that, the proof (`HashProof`): the live record written back the way staging takes
  * it, framed as a run frames it, hashes to the content hash the ledger kept of the frame sent. Then
  * the platform holds every field exactly as sent, and no field needs comparing.
  */
+import { compareValues, toSentForm } from '../../contract/canonical-form.js';
 import { STREAMED_ORGANISATION_FIELDS, STREAMED_PERSON_FIELDS } from '../../contract/counterparty.js';
+import { COUNTER_FIELD_ALIASES } from '../../contract/shared.js';
 import { checkStagedCounterparty, type StagedCounterparty } from '../../contract/migration.js';
 import { frameHash } from '../../pipeline/batcher/index.js';
 import { encodeFrame } from '../../codec/index.js';
@@ -45,12 +50,16 @@ const SHOWN: Readonly<Record<string, ReadonlySet<string>>> = {
   organisation: new Set([...COMMON, ...STREAMED_ORGANISATION_FIELDS]),
 };
 
-/** Keys whose string values are codes compared without case. */
-const CASELESS_KEYS = new Set(['type', 'frequency', 'sex']);
-const MIDNIGHT_UTC = /^(\d{4}-\d{2}-\d{2})T00:00(?::00(?:\.0+)?)?(?:Z|[+-]00:?00)$/;
+/**
+ * The staged fields that are numbers, and those that are calendar dates (contract/migration.ts:
+ * `income.amount`, `dateOfBirth`): where the proof reads a platform's numeric string as a number
+ * and its date in another ISO 8601 form as the extended one (toSentForm).
+ */
+const NUMBER_KEYS: ReadonlySet<string> = new Set(['amount']);
+const DATE_KEYS: ReadonlySet<string> = new Set(['dateOfBirth']);
 
 /** How one staged field stands against the platform. */
-export type FieldVerdict = 'same' | 'differs' | 'notShown';
+export type FieldVerdict = 'same' | 'otherForm' | 'differs' | 'notShown';
 
 /** One field the staged record carried, set against the streamed one. */
 export interface FieldCheck {
@@ -84,60 +93,30 @@ export function checkFields(sent: StagedCounterparty, held: Record<string, unkno
       out.push({ field, verdict: 'notShown', sent: value, held: undefined });
       continue;
     }
-    // Most values come back exactly as sent: a plain equality settles them before the canonical form.
-    const same = sameValue(value, h) || canonical(value, field) === canonical(h, field);
-    out.push({ field, verdict: same ? 'same' : 'differs', sent: value, held: h });
+    const sameness = compareValues(value, h, field);
+    out.push({ field, verdict: sameness === 'same' ? 'same' : sameness === 'other-form' ? 'otherForm' : 'differs', sent: value, held: h });
   }
   return out;
 }
 
-/**
- * The same JSON value, exactly (keys in any order; a key holding undefined is no key): what most
- * fields settle on, without writing either value out.
- */
-function sameValue(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], b[i])) return false;
-    return true;
-  }
-  const x = a as Record<string, unknown>;
-  const y = b as Record<string, unknown>;
-  let keys = 0;
-  for (const k in x) {
-    if (x[k] === undefined) continue;
-    if (!sameValue(x[k], y[k])) return false;
-    keys++;
-  }
-  for (const k in y) if (y[k] !== undefined) keys--;
-  return keys === 0;
-}
+/** Members of a streamed record that are no value of the counterparty: its kind, id, counter and status. */
+const BOOKKEEPING: ReadonlySet<string> = new Set(['referenceId', 'type', 'lifecycleStatus', ...COUNTER_FIELD_ALIASES]);
 
 /**
- * A value written the one way the comparison accepts (see the module's header).
- * @example canonical([{ type: 'Mobile', number: '06' }], 'telephoneNumbers') === canonical([{ number: '06', type: 'mobile' }], 'telephoneNumbers') // true
+ * Values the platform holds that the record was not sent with: the members of the streamed record
+ * the staged one did not carry (an empty list is no value).
+ * @example addedFields({ type: 'person', surname: 'Nowak', … }, { …, countryCode: 'NL', preferredCommunicationLanguage: 'nl-NL' }) // ['countryCode', 'preferredCommunicationLanguage']
  */
-export function canonical(value: unknown, key: string): string {
-  if (value === undefined) return 'undefined';
-  if (Array.isArray(value))
-    return `[${value
-      .map((v) => canonical(v, key))
-      .sort()
-      .join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v, k)}`).join(',')}}`;
+export function addedFields(sent: StagedCounterparty, held: Record<string, unknown>): string[] {
+  const staged = sent as unknown as Record<string, unknown>;
+  const out: string[] = [];
+  for (const field in held) {
+    const v = held[field];
+    if (v === undefined || BOOKKEEPING.has(field) || staged[field] !== undefined) continue;
+    if (Array.isArray(v) && v.length === 0) continue;
+    out.push(field);
   }
-  if (typeof value === 'string') {
-    const date = MIDNIGHT_UTC.exec(value);
-    const text = date ? date[1]! : value;
-    return JSON.stringify(CASELESS_KEYS.has(key) ? text.toLowerCase() : text);
-  }
-  return JSON.stringify(value);
+  return out;
 }
 
 /**
@@ -159,9 +138,15 @@ const LEARNED = 8;
 /** Records for which every guess is tried before only the learned ones are: a migration the platform normalises throughout stops paying for it. */
 const SEARCHES = 1_000;
 
-/** A live record the proof settles: proven as sent, and the fields sent that the stream does not show. */
+/**
+ * A live record the proof settles: proven as sent, the fields sent that the stream does not
+ * show, those it holds in another form than sent (UUID case, NFD, a date's or an amount's form),
+ * and the values it holds that were not sent (a default country or language: added).
+ */
 export interface Proven {
   notShown: string[];
+  otherForm: string[];
+  added: string[];
 }
 
 /**
@@ -182,6 +167,17 @@ export class HashProof {
   private searches = SEARCHES;
 
   prove(live: Record<string, unknown>, contentHash: string): Proven | undefined {
+    const asHeld = this.proveAsHeld(live, contentHash);
+    if (asHeld) return asHeld;
+    // The same data in another form: the record written in the forms a run sends, proven alike.
+    const sentForm = toSentForm(live, NUMBER_KEYS, DATE_KEYS) as Record<string, unknown>;
+    const otherForm = Object.keys(live).filter((k) => JSON.stringify(live[k]) !== JSON.stringify(sentForm[k]));
+    if (otherForm.length === 0) return undefined;
+    const proven = this.proveAsHeld(sentForm, contentHash);
+    return proven ? { ...proven, otherForm } : undefined;
+  }
+
+  private proveAsHeld(live: Record<string, unknown>, contentHash: string): Proven | undefined {
     const type = typeof live.type === 'string' ? STAGED_TYPE[live.type] : undefined;
     if (type === undefined) return undefined;
     const input: Record<string, unknown> = { ...live, type };
@@ -207,8 +203,9 @@ export class HashProof {
       if (tried.includes(fit)) return undefined;
       tried.push(fit);
       const notShown: string[] = [];
-      const record = guessed(written, fit, unshown, notShown);
-      return frameHash(encodeFrame(SEND_FORMAT, record)) === contentHash ? { notShown } : undefined;
+      const added: string[] = [];
+      const record = guessed(written, fit, unshown, notShown, added);
+      return frameHash(encodeFrame(SEND_FORMAT, record)) === contentHash ? { notShown, otherForm: [], added } : undefined;
     };
     for (let i = 0; i < this.learned.length; i++) {
       const proven = attempt(this.learned[i]!);
@@ -258,11 +255,22 @@ function fitted(guess: number, droppable: number, unshown: number): number {
  * order (a flag the platform does not show, `unshown`, is in `written` only as the placeholder
  * `prove` set); the flags it sets are pushed on `notShown`.
  */
-function guessed(written: Record<string, unknown>, fit: number, unshown: number, notShown: string[]): Record<string, unknown> {
+function guessed(
+  written: Record<string, unknown>,
+  fit: number,
+  unshown: number,
+  notShown: string[],
+  added: string[],
+): Record<string, unknown> {
   const record: Record<string, unknown> = {};
   for (const key in written) {
     const bit = FILLED_BIT.get(key);
-    if (bit !== undefined && fit & bit) continue;
+    if (bit !== undefined && fit & bit) {
+      // Held but not sent: the platform filled it in (an empty list is no value).
+      const v = written[key];
+      if (!(Array.isArray(v) && v.length === 0)) added.push(key);
+      continue;
+    }
     const flag = FLAG_INDEX.get(key);
     if (flag === undefined || !(unshown & (1 << flag))) {
       record[key] = written[key];

@@ -87,6 +87,12 @@ export interface VerificationReport {
   fields: FieldDifferences[];
   /** Staged fields the platform's stream does not show, with how many records carried them (not compared). */
   notShown: Record<string, number>;
+  /**
+   * Identical records some value of which came in another form (same data, platform-forms.ts), and
+   * records holding values they were not sent with ("added by the platform": not identical, not a
+   * failure). Absent in reports written before it was counted.
+   */
+  forms?: PlatformForms;
   /** Live counterparties no live import of the pipelines, in any of their migrations, explains. */
   strays: { total: number; earlierMigration: number; unknown: number; records: StrayCounterparty[] };
   /** Live counterparties from before the migration's first imported record that no ledger record explains (not counted as strays). */
@@ -100,6 +106,14 @@ export interface VerificationReport {
   /** One line per reason it did not pass. */
   problems: string[];
   seconds: number;
+}
+
+/** The forms part of the report: records come in another form than sent, and values added by the platform (platform-forms.ts). */
+export interface PlatformForms {
+  /** Identical records at least one value of which came in another form than sent, and per field how many. */
+  otherForm: { records: number; fields: Record<string, number> };
+  /** Records holding values they were not sent with (not counted as identical), per field how many, and examples. */
+  added: { records: number; fields: Record<string, number>; examples: Array<VerifiedRecordRef & { field: string; held: string }> };
 }
 
 /** Records listed per category in the report (the counts are always whole). */

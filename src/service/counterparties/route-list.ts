@@ -11,7 +11,7 @@ import { renderCounterparty } from './render.js';
 import { parseDialect } from '../dialect/switches.js';
 
 export async function listRoute(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
-  const fillCountry = !parseDialect(ctx.config.dialect).countryAbsent;
+  const fillIn = parseDialect(ctx.config.dialect).countryDerived === true;
   const count = ctx.db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM live_counterparties WHERE broker_key = ?');
   const page = ctx.db.prepare<[string, number, number], { seq: number; data: string }>(
     'SELECT seq, data FROM live_counterparties WHERE broker_key = ? ORDER BY seq LIMIT ? OFFSET ?',
@@ -22,9 +22,7 @@ export async function listRoute(app: FastifyInstance, ctx: ServiceContext): Prom
     const { brokerKey } = request.principal;
     // One read transaction so total and items describe the same moment.
     const body: CounterpartyPage = ctx.db.transaction(() => ({
-      items: page
-        .all(brokerKey, limit, offset)
-        .map((r) => renderCounterparty(r.seq, r.data, fillCountry) as CounterpartyPage['items'][number]),
+      items: page.all(brokerKey, limit, offset).map((r) => renderCounterparty(r.seq, r.data, fillIn) as CounterpartyPage['items'][number]),
       total: count.get(brokerKey)!.n,
       offset,
       limit,

@@ -43,7 +43,7 @@ export function streamActivity(dbFile: string): StreamActivity {
 }
 
 export async function streamRoute(app: FastifyInstance, ctx: ServiceContext): Promise<void> {
-  const fillCountry = !parseDialect(ctx.config.dialect).countryAbsent;
+  const fillIn = parseDialect(ctx.config.dialect).countryDerived === true;
   const pageStmt = ctx.db.prepare<[string, number, number], { seq: number; data: string }>(
     'SELECT seq, data FROM live_counterparties WHERE broker_key = ? AND seq >= ? ORDER BY seq LIMIT ?',
   );
@@ -91,7 +91,7 @@ export async function streamRoute(app: FastifyInstance, ctx: ServiceContext): Pr
           let chunk = '';
           let more = true;
           for (const row of rows) {
-            chunk += encodeFrame(format, renderCounterparty(row.seq, row.data, fillCountry));
+            chunk += encodeFrame(format, renderCounterparty(row.seq, row.data, fillIn));
             if (chunk.length >= WRITE_CHUNK_CHARS) {
               more = write(chunk);
               chunk = '';

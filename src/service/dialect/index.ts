@@ -10,9 +10,10 @@
  * bodies are rewritten whole (rewrite.ts), stream records one frame at a time (and the staging
  * stream becomes a JSON container when asked), then the bytes are compressed when a content
  * coding is on. Stream records are rewritten as they are written, so streams stay streams.
- * Exceptions, decided where the thing is made: `country=absent` is rendered by the counterparty
- * routes (render.ts), because only the stored record tells a country of its own from a derived
- * one; `registration-ids=opaque` and `event-groups` by the event subscription routes;
+ * Exceptions, decided where the thing is made: `country=derived` is rendered by the counterparty
+ * routes (render.ts), because only the stored record tells a value of its own from a filled-in
+ * one; `redirects` and `upload-limit` answer before the route, as something in front of a
+ * platform does (edge-detours.ts); `registration-ids=opaque` and `event-groups` by the event subscription routes;
  * `duplicates=refuse-all` by the validation job; `deliveries=shuffled` by the webhook dispatcher.
  */
 import type { FastifyInstance } from 'fastify';
@@ -37,15 +38,32 @@ import {
   type Resource,
 } from './rewrite.js';
 import { dialectActive, parseDialect, type ContentCoding, type Dialect } from './switches.js';
+import { detour } from './edge-detours.js';
+import { canonicalIds } from '../../contract/canonical-form.js';
 
 export { dialectSwitches, parseDialect, DIALECT_PRESETS, type Dialect } from './switches.js';
 export { otherForm } from './rewrite.js';
+export { movedUrl } from './edge-detours.js';
 
 /** Installs the dialect's hook; call before the routes are registered. Nothing when no switch is on. */
 export function installDialect(app: FastifyInstance, ctx: ServiceContext): void {
   const dialect = parseDialect(ctx.config.dialect);
   if (!dialectActive(dialect)) return;
   ctx.logger.warn({ dialect: ctx.config.dialect }, 'dialect ON: answering with the alternatives to the service’s own choices');
+  if (dialect.redirects || dialect.uploadLimit !== undefined || dialect.uuids === 'upper') {
+    // First, before the responses are rewritten: what answers in front of the platform.
+    app.addHook('onRequest', async (request, reply) => {
+      const staging = resourceOf(request.method, request.routeOptions.url) === 'staging';
+      if (await detour(request, reply, dialect, staging)) return reply;
+    });
+  }
+  if (dialect.uuids === 'upper') {
+    // Ids sent back in upper case (the case this platform writes them in) are the same ids.
+    app.addHook('preValidation', (request, _reply, done) => {
+      if (request.body && typeof request.body === 'object') request.body = canonicalIds(request.body);
+      done();
+    });
+  }
   app.addHook('onRequest', (request, reply, done) => {
     const resource = resourceOf(request.method, request.routeOptions.url);
     if (dialect.countersFrom0 && countedStream(resource)) {
@@ -171,6 +189,8 @@ function interceptResponse(res: ServerResponse, method: string, resource: Resour
       res.removeHeader('content-type');
     }
     const hasBody = method !== 'HEAD' && status !== 204 && status !== 304;
+    // A coding named on a response without a body (`empty-coding=gzip`): nothing to decode.
+    if (!hasBody && d.emptyCoded) headers['content-encoding'] = 'gzip';
     if (d.coding && hasBody) {
       coder = compressor(d.coding);
       headers['content-encoding'] = d.coding;

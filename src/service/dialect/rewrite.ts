@@ -8,6 +8,7 @@ import { STREAMED_ORGANISATION_FIELDS, STREAMED_PERSON_FIELDS } from '../../cont
 import { FIELDS_KEPT_BEYOND_SPEC } from '../counterparties/render.js';
 import { ENTITY_OF } from '../migration/jobs.js';
 import { LOG_ACTIONS } from '../migration/store-logs.js';
+import { writeIsoDate } from '../../contract/iso8601.js';
 import type { Dialect } from './switches.js';
 
 /** The resources whose values a dialect changes (by route); `other` gets only the generic rewrites. */
@@ -87,7 +88,54 @@ export function rewriteRecord(resource: Resource, value: unknown, d: Dialect): u
     const { sequenceNumber, ...rest } = out;
     out = { [d.counterName]: sequenceNumber, ...rest };
   }
+  const counterparty = resource === 'counterparty-stream' || resource === 'counterparty-list';
+  if (counterparty) out = otherDataForms(out, d) as Json;
+  if (d.uuids === 'upper' || (d.uuids === 'upper-stream' && resource === 'counterparty-stream')) out = upperUuids(out) as Json;
   return rewriteTimestamps(out, d);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const CALENDAR_DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Every UUID in upper case, at any depth (`uuids=upper`; RFC 9562 says they compare without case). */
+export function upperUuids(value: unknown): unknown {
+  if (typeof value === 'string') return UUID.test(value) ? value.toUpperCase() : value;
+  if (Array.isArray(value)) return value.map(upperUuids);
+  if (isObject(value)) {
+    const out: Json = {};
+    for (const [k, v] of Object.entries(value)) out[k] = upperUuids(v);
+    return out;
+  }
+  return value;
+}
+
+/**
+ * A counterparty's values in the other forms the dialect chose: text in NFD (`text=nfd`), calendar
+ * dates in another ISO 8601 form (`dates=…`), amounts as strings with two decimals (`amounts=string`).
+ */
+export function otherDataForms(value: unknown, d: Dialect, key = ''): unknown {
+  if (!d.textNfd && !d.dates && !d.amountsString) return value;
+  if (typeof value === 'string') {
+    if (d.dates && CALENDAR_DATE.test(value)) return writeIsoDate(value, d.dates);
+    return d.textNfd ? value.normalize('NFD') : value;
+  }
+  if (typeof value === 'number') return d.amountsString && key === 'amount' ? value.toFixed(2) : value;
+  if (Array.isArray(value)) return value.map((v) => otherDataForms(v, d, key));
+  if (isObject(value)) {
+    const out: Json = {};
+    for (const [k, v] of Object.entries(value)) out[k] = otherDataForms(v, d, k);
+    return out;
+  }
+  return value;
+}
+
+/** A job result without its empty arrays (`empty-arrays=omitted`), at any depth. */
+function withoutEmptyArrays(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutEmptyArrays);
+  if (!isObject(value)) return value;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(value)) if (!(Array.isArray(v) && v.length === 0)) out[k] = withoutEmptyArrays(v);
+  return out;
 }
 
 /**
@@ -146,6 +194,8 @@ export function rewriteBody(resource: Resource, value: unknown, d: Dialect): unk
   else if (resource === 'registrations' && Array.isArray(out) && d.registrationsWithoutToken)
     out = out.map((r) => (isObject(r) ? Object.fromEntries(Object.entries(r).filter(([k]) => k !== 'token')) : r));
   if (d.pagesData && isPage(out)) out = { data: out.items, total: out.total };
+  if (d.emptyArraysOmitted && resource === 'job') out = withoutEmptyArrays(out);
+  if (d.uuids === 'upper') out = upperUuids(out);
   return rewriteTimestamps(out, d);
 }
 
@@ -337,6 +387,8 @@ export function rewriteTimestamps(value: unknown, d: Dialect): unknown {
  * @example otherForm('2026-01-02T03:04:05.123Z', 'offset') // '2026-01-02T04:04:05.123+0100'
  * @example otherForm('2026-01-02T03:04:05.123Z', 'offset-colon') // '2026-01-02T04:04:05.123+01:00'
  * @example otherForm('2026-01-02T03:04:05.123Z', 'offset-hour') // '2026-01-02T04:04:05.123+01'
+ * @example otherForm('2026-11-29T04:10:54.950Z', 'ordinal') // '2026-333T04:10:54.950Z'
+ * @example otherForm('2026-11-29T04:10:54.950Z', 'week') // '2026-W48-7T04:10:54.950Z'
  */
 export function otherForm(text: string, form: NonNullable<Dialect['timestamps']>): string {
   const m = EXTENDED.exec(text);
@@ -344,6 +396,8 @@ export function otherForm(text: string, form: NonNullable<Dialect['timestamps']>
   const [, y, mo, d, h, mi, s, fraction, zone] = m;
   if (form === 'basic') return `${y}${mo}${d}T${h}${mi}${s}${fraction ? `.${fraction}` : ''}${zone!.replace(':', '')}`;
   if (form === 'comma') return `${y}-${mo}-${d}T${h}:${mi}:${s},${fraction ?? '000'}${zone}`;
+  if (form === 'ordinal' || form === 'week')
+    return `${writeIsoDate(`${y}-${mo}-${d}`, form)}T${h}:${mi}:${s}${fraction ? `.${fraction}` : ''}${zone}`;
   // The same instant one hour east of UTC, the offset written without a colon (or with one).
   const shifted = new Date(Date.parse(text) + 3_600_000).toISOString();
   const whole = shifted.slice(0, 19);

@@ -24,8 +24,12 @@ export interface Dialect {
   tokenBody?: (typeof TOKEN_BODIES)[number];
   /** Staging results in one JSON container served as application/json instead of the request's stream format. */
   stagingContainer?: 'array' | 'results' | 'items' | 'data' | 'pretty';
-  /** Timestamps in another ISO 8601 form: basic (`20260102T030405Z`), comma decimals, or an offset `+0100` / `+01:00` / `+01`. */
-  timestamps?: 'basic' | 'comma' | 'offset' | 'offset-colon' | 'offset-hour';
+  /**
+   * Timestamps in another ISO 8601 form: basic (`20260102T030405Z`), comma decimals, an offset
+   * `+0100` / `+01:00` / `+01`, an ordinal date (`2026-333T04:10:54.950Z`) or a week date
+   * (`2026-W48-7T04:10:54.950Z`).
+   */
+  timestamps?: 'basic' | 'comma' | 'offset' | 'offset-colon' | 'offset-hour' | 'ordinal' | 'week';
   /** Counts results with only the TotalEntity table, or with zero rows for every other component and one more table. */
   counts?: 'totals-only' | 'more';
   /** Every response body in this content coding, whatever the request's Accept-Encoding says. */
@@ -81,8 +85,28 @@ export interface Dialect {
    * newest first, one after another (decided by the dispatcher, src/service/events/dispatcher.ts).
    */
   deliveriesShuffled?: boolean;
-  /** A counterparty without a country of its own shown without `countryCode` (no derived or default value). */
-  countryAbsent?: boolean;
+  /**
+   * A counterparty sent without `countryCode` / `preferredCommunicationLanguage` shown with values
+   * the platform filled in (its main address's country, else `NL`; `nl-NL`), where the service
+   * stores and shows what it was sent (decided by the counterparty routes, render.ts).
+   */
+  countryDerived?: boolean;
+  /** UUIDs written in upper case: in every body and stream (`upper`), or only in streamed counterparty records (`upper-stream`). */
+  uuids?: 'upper' | 'upper-stream';
+  /** Text of streamed and listed counterparties in decomposed Unicode (NFD). */
+  textNfd?: boolean;
+  /** Calendar dates of streamed and listed counterparties (`dateOfBirth`) in another ISO 8601 form: `19900505`, `1990-125`, `1990-W18-6`. */
+  dates?: 'basic' | 'ordinal' | 'week';
+  /** Money amounts of streamed and listed counterparties as strings with two decimals (`"2500.00"`). */
+  amountsString?: boolean;
+  /** Empty arrays left out of job results (`errors`, a counts table's rows) instead of `[]`. */
+  emptyArraysOmitted?: boolean;
+  /** Staging uploads over this many bytes refused 413 with an HTML page, as a proxy in front of the platform does. */
+  uploadLimit?: number;
+  /** Every GET and PUT answered first with this redirect to the same resource under another path. */
+  redirects?: 307 | 308;
+  /** A bodiless 204 labelled `Content-Encoding: gzip`. */
+  emptyCoded?: boolean;
   /** Log entries' `action` in upper snake case (`IMPORTED_ENTITIES`) or kebab case (`imported-entities`); the `Actions` filter is read in that spelling only. */
   actions?: 'upper-snake' | 'kebab';
   /** Process status codes in upper snake case (`APPLICATION_RECEIVED`): definitions, the process record, status-changed events. */
@@ -98,28 +122,35 @@ const TOKEN_BODIES = ['string', 'plain', 'result', 'jwt', 'response', 'payload']
 const COUNTER_NAMES = ['sequence', 'seq', 'counter', 'position', 'streamPosition'] as const;
 
 /**
- * Named sets of switches: every alternative at once, in six combinations. `npm test` runs the
- * whole chain against the first four; `all-fifth` and `all-sixth` run in its soak form only
- * (test/e2e/client-dialects.test.ts, SOAK_PRESETS).
+ * Named sets of switches: every alternative at once, in ten combinations. `npm test` runs the
+ * whole chain against the first four and a short chain (with `verify`) against `all-ninth`; the
+ * others run in its soak form only (test/e2e/client-dialects.test.ts, SOAK_PRESETS).
  */
 export const DIALECT_PRESETS: Record<string, string> = {
   all: 'nulls,counters-from-0,token-envelope,staging-container=items,timestamps=basic,counts=totals-only,gzip,counter-name=seq,job-id=object,jwks=set,errors=envelope,definitions=single,job-running=status,rejections=422,missing-files=422,definition-refused=400,message-created=200,resend=409,deliveries=twice,process-status=upper-snake,event-groups=process-orchestration',
   'all-second':
     'nulls,counters-from-0,token-envelope,staging-container=results,timestamps=comma,counts=more,deflate,counter-name=position,errors=plain,job-running=empty,pages=data,rejections=422,missing-files=400,definition-refused=404,resend=409,registrations=no-token,upload=201,envelope=extra,import-status=Succeeded,activity=Cancelled,actions=upper-snake,event-groups=lodging',
   'all-third':
-    'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra,duplicates=unlinked,country=absent,registration-ids=opaque,token-body=string,errors=error-text',
+    'staging-container=array,timestamps=offset,br,counter-name=streamPosition,job-id=object,jwks=set,definitions=single,rejections=400,message-created=200,deliveries=twice,upload=201,envelope=extra,duplicates=unlinked,country=derived,registration-ids=opaque,token-body=string,errors=error-text',
   'all-fourth':
     'token-body=result,staging-container=data,timestamps=offset-colon,errors=message,actions=kebab,counters-from-0,gzip,event-groups=process-orchestration',
   'all-fifth': 'token-body=plain,staging-container=pretty,timestamps=offset-hour,envelope=extra-data,deliveries=shuffled,nulls,br',
   'all-sixth': 'token-body=jwt,staging-container=array,timestamps=offset-hour,deliveries=shuffled,counter-name=sequence',
   'all-seventh': 'token-body=response,staging-container=pretty,envelope=extra-data,deflate',
   'all-eighth': 'token-body=payload,timestamps=offset-hour,envelope=extra-data,deliveries=shuffled,counter-name=counter',
+  // The same data in other forms (issue 42), and a platform with a proxy's size limit and redirects.
+  'all-ninth':
+    'uuids=upper,text=nfd,dates=basic,amounts=string,empty-arrays=omitted,upload-limit=64k,redirects=307,timestamps=ordinal,empty-coding=gzip,country=derived',
+  'all-tenth': 'uuids=upper-stream,text=nfd,dates=week,amounts=string,upload-limit=16k,redirects=308,timestamps=week,gzip',
 };
+
+/** Byte limits `upload-limit=` offers (a proxy's `client_max_body_size`). */
+const UPLOAD_LIMITS: Record<string, number> = { '16k': 16 * 1024, '64k': 64 * 1024, '1m': 1024 * 1024 };
 
 const VALUES = {
   'token-body': TOKEN_BODIES,
   'staging-container': ['array', 'results', 'items', 'data', 'pretty'],
-  timestamps: ['basic', 'comma', 'offset', 'offset-colon', 'offset-hour'],
+  timestamps: ['basic', 'comma', 'offset', 'offset-colon', 'offset-hour', 'ordinal', 'week'],
   counts: ['totals-only', 'more'],
   'counter-name': COUNTER_NAMES,
   'job-id': ['object'],
@@ -141,7 +172,15 @@ const VALUES = {
   'event-groups': ['process-orchestration', 'lodging'],
   'import-status': ['Succeeded'],
   activity: ['Cancelled'],
-  country: ['absent'],
+  country: ['derived'],
+  uuids: ['upper', 'upper-stream'],
+  text: ['nfd'],
+  dates: ['basic', 'ordinal', 'week'],
+  amounts: ['string'],
+  'empty-arrays': ['omitted'],
+  'upload-limit': Object.keys(UPLOAD_LIMITS),
+  redirects: ['307', '308'],
+  'empty-coding': ['gzip'],
   actions: ['upper-snake', 'kebab'],
   'process-status': ['upper-snake'],
   'registration-ids': ['opaque'],
@@ -210,7 +249,15 @@ export function parseDialect(spec: string | undefined): Dialect {
         else if (name === 'event-groups') d.eventGroups = value as Dialect['eventGroups'];
         else if (name === 'import-status') d.importSucceeded = true;
         else if (name === 'activity') d.activityCancelled = true;
-        else if (name === 'country') d.countryAbsent = true;
+        else if (name === 'country') d.countryDerived = true;
+        else if (name === 'uuids') d.uuids = value as Dialect['uuids'];
+        else if (name === 'text') d.textNfd = true;
+        else if (name === 'dates') d.dates = value as Dialect['dates'];
+        else if (name === 'amounts') d.amountsString = true;
+        else if (name === 'empty-arrays') d.emptyArraysOmitted = true;
+        else if (name === 'upload-limit') d.uploadLimit = UPLOAD_LIMITS[value!];
+        else if (name === 'redirects') d.redirects = Number(value) as Dialect['redirects'];
+        else if (name === 'empty-coding') d.emptyCoded = true;
         else if (name === 'actions') d.actions = value as Dialect['actions'];
         else if (name === 'process-status') d.processStatusUpperSnake = true;
         else if (name === 'registration-ids') d.registrationIdsOpaque = true;
@@ -264,7 +311,15 @@ export function dialectActive(d: Dialect): boolean {
     !!d.eventGroups ||
     !!d.importSucceeded ||
     !!d.activityCancelled ||
-    !!d.countryAbsent ||
+    !!d.countryDerived ||
+    !!d.uuids ||
+    !!d.textNfd ||
+    !!d.dates ||
+    !!d.amountsString ||
+    !!d.emptyArraysOmitted ||
+    !!d.uploadLimit ||
+    !!d.redirects ||
+    !!d.emptyCoded ||
     !!d.actions ||
     !!d.processStatusUpperSnake ||
     !!d.registrationIdsOpaque
