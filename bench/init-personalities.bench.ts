@@ -23,7 +23,7 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
     scores.push(s);
     if (dev)
       process.stderr.write(
-        `  ${seed} ${s.label}: ${s.mapped}/${s.mappable}${s.failure ? ` FAILED ${s.failure}` : ''} ${JSON.stringify(s.wrong)}\n`,
+        `  ${seed} ${s.label}: ${s.mapped}/${s.mappable}${s.undecided ? ` undecided ${s.undecided}` : ''}${s.failure ? ` FAILED ${s.failure}` : ''} ${JSON.stringify(s.wrong)}\n`,
       );
   }
   const mappable = scores.reduce((n, s) => n + s.mappable, 0);
@@ -59,6 +59,13 @@ export async function run(options: BenchOptions): Promise<BenchRow[]> {
       value: scores.filter((s) => s.mapped < 0.95 * s.mappable).length,
       unit: 'exports',
       note: `of ${scores.length}`,
+    },
+    {
+      benchmark: title,
+      metric: 'undecided points',
+      value: scores.reduce((n, s) => n + s.undecided, 0),
+      unit: 'fields',
+      note: `in ${scores.filter((s) => s.undecided > 0).length} exports: plan/run stop on them; rows counted as --stage-undecided stages them`,
     },
     { benchmark: title, metric: 'time', value: Math.round((performance.now() - started) / 100) / 10, unit: 's' },
   ];

@@ -21,6 +21,8 @@ export interface DateDecision {
   transform?: Y;
   why: string;
   todo?: string;
+  /** When the order is left to the user: the transform to start from once decided. */
+  draft?: Y;
 }
 
 /**
@@ -38,6 +40,7 @@ export function decideDate(c: ColumnProfile, hint?: { monthFirst: boolean; why: 
   const reasons: string[] = [];
   const todos: string[] = [];
   let pivot: number | undefined;
+  let draft: Y | undefined;
   for (const [kind, n] of dates.sort((a, b) => b[1] - a[1])) {
     if (n / total < 0.05) continue;
     const shape = kind.slice(5);
@@ -64,6 +67,7 @@ export function decideDate(c: ColumnProfile, hint?: { monthFirst: boolean; why: 
       todos.push(
         `${c.name}: ${order.dayFirst > 0 ? 'both orders of day and month are proven (a mixed column)' : 'no value proves the order of day and month'} (${counts}); write its format, e.g. { date: { formats: [${dayFirst}, ${monthFirst}], prefer: ${dayFirst} } }`,
       );
+      draft ??= { date: [dayFirst, monthFirst] };
       continue;
     }
     formats.push(...withShort(chosen, c));
@@ -76,7 +80,7 @@ export function decideDate(c: ColumnProfile, hint?: { monthFirst: boolean; why: 
     }
   }
   const todo = todos.length > 0 ? todos.join('; ') : undefined;
-  if (formats.length === 0) return { why: '', ...(todo ? { todo } : {}) };
+  if (formats.length === 0) return { why: '', ...(todo ? { todo } : {}), ...(draft ? { draft } : {}) };
   const unique = [...new Set(formats)];
   const transform: Y = { date: pivot !== undefined ? { formats: unique, pivot } : unique };
   return {

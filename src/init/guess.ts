@@ -7,6 +7,7 @@
  */
 import { FREQUENCY_CODES, lookupCode, type Role, roleMatch, SEX_CODES, STATUS_CODES } from './dictionary.js';
 import { countryEvidence, decideAmount, decideDate, decidePhone, looksLikeCountries, type Y, valuesWithCounts } from './evidence.js';
+import { periodOf } from './period-words.js';
 import { type ColumnProfile, dateShare, type FileProfile, shareOf } from './profile.js';
 
 /** One field of the mapping's record, with why it is mapped so. */
@@ -182,9 +183,13 @@ export function guessMapping(
     if (sex) {
       const table = codeTable(sex, SEX_CODES);
       codes.sex = table.codes;
-      field('sex', col(sex, ['trim', 'upper', { code: 'sex' }]), `${sex.name}: ${table.why}`);
+      // A value init cannot place leaves sex empty on its rows (never a guess), until added to codes.sex.
+      const code: Y = table.unknown.length > 0 ? { table: 'sex', unknown: 'empty' } : 'sex';
+      field('sex', col(sex, ['trim', 'upper', { code }]), `${sex.name}: ${table.why}`);
       if (table.unknown.length > 0)
-        todos.push(`sex: values ${valuesWithCounts(table.unknown)} of ${sex.name} are in no code list; add them to codes.sex`);
+        todos.push(
+          `sex: values ${valuesWithCounts(table.unknown)} of ${sex.name} are in no code list; their rows get no sex until you add them to codes.sex`,
+        );
     }
     const dob = take('dateOfBirth');
     if (dob) {
@@ -199,6 +204,8 @@ export function guessMapping(
           : undefined;
       const d = decideDate(dob, hint);
       if (d.transform) field('dateOfBirth', col(dob, [d.transform]), `${dob.name}: ${d.why}`);
+      // The order of day and month is a person's to decide: the field waits for it, named, never guessed.
+      else if (d.draft) field('dateOfBirth', { undecided: `dateOfBirth: ${d.todo}`, draft: col(dob, [d.draft]) });
       if (d.todo) todos.push(`dateOfBirth: ${d.todo}`);
     }
     const nat = take('nationality');
@@ -343,32 +350,41 @@ export function guessMapping(
         }
       : { ...decideAmount(amount, profile.sample), point: undefined };
     const freq = take('incomeFrequency');
-    const frequency: Y = freq ? col(freq, ['trim', 'upper', { code: 'frequentie' }]) : { value: 'Yearly' };
-    const yearly = /annual|yearly|jahr|annuel|jaar/i.test(amount.name);
+    // The period from a frequency column, else from the words of the amount's header; never a default.
+    const stated = freq ? undefined : periodOf(amount.name);
+    const undecided: string[] = [];
     if (freq) {
-      const table = codeTable(freq, FREQUENCY_CODES);
+      const table = codeTable(freq, FREQUENCY_CODES, periodOf);
       codes.frequentie = table.codes;
       if (table.unknown.length > 0)
         todos.push(
           `income.frequency: values ${valuesWithCounts(table.unknown)} of ${freq.name} are no known frequency; add them to codes.frequentie`,
         );
-    } else if (!yearly) todos.push(`income.frequency: no frequency column and ${amount.name} does not say; Yearly is written, check it`);
-    if (!a.currency) todos.push(`income.currency: neither ${amount.name} nor its values name a currency; EUR is written, check it`);
+    } else if (!stated)
+      undecided.push(
+        `the period of ${amount.name} (no frequency column, and its header says neither monthly nor yearly): write frequency: { value: Monthly } (or Yearly…) in the draft`,
+      );
+    if (!a.currency)
+      undecided.push(
+        `the currency of ${amount.name} (neither its header nor its values name one): write currency: { value: <ISO 4217 code> } in the draft`,
+      );
+    const income: Y = {
+      when: { column: amount.name, notEmpty: true },
+      object: {
+        amount: col(amount, [
+          ...(a.strip ? [{ replace: { regex: a.strip, with: '' } }] : []),
+          ...(a.point ? [{ replace: { regex: `^([+-]?\\d*?)(\\d{${a.point}})$`, with: '$1.$2' } }] : []),
+          { number: a.number },
+        ]),
+        currency: a.currency ? { value: a.currency } : { value: 'TODO' },
+        frequency: freq ? col(freq, ['trim', 'upper', { code: 'frequentie' }]) : { value: stated ?? 'TODO' },
+      },
+    };
+    if (undecided.length > 0) todos.push(`income: undecided, not staged until you decide ${undecided.join('; and ')}`);
     field(
       'income',
-      {
-        when: { column: amount.name, notEmpty: true },
-        object: {
-          amount: col(amount, [
-            ...(a.strip ? [{ replace: { regex: a.strip, with: '' } }] : []),
-            ...(a.point ? [{ replace: { regex: `^([+-]?\\d*?)(\\d{${a.point}})$`, with: '$1.$2' } }] : []),
-            { number: a.number },
-          ]),
-          currency: { value: a.currency ?? 'EUR' },
-          frequency: freq ? frequency : { value: 'Yearly' },
-        },
-      },
-      `${amount.name}: ${a.why}${freq ? '' : yearly ? '; Yearly: the header says annual' : ''}`,
+      undecided.length > 0 ? { undecided: `income: ${undecided.join('; and ')}`, draft: income } : income,
+      `${amount.name}: ${a.why}${stated ? `; ${stated}: the header says so` : ''}`,
     );
   }
 
@@ -437,6 +453,8 @@ function describePlaced(placed: Map<string, string>, c: ColumnProfile): string {
 function codeTable(
   c: ColumnProfile,
   known: Readonly<Record<string, string>>,
+  /** Reads a value the table does not hold (the words of a period: `per maand`, `mensuel`). */
+  words?: (value: string) => string | undefined,
 ): { codes: Record<string, string>; unknown: Array<[string, number]>; why: string } {
   if (!c.distinct) {
     const codes = Object.fromEntries(Object.entries(known));
@@ -445,7 +463,7 @@ function codeTable(
   const codes: Record<string, string> = {};
   const unknown: Array<[string, number]> = [];
   for (const [v, n] of [...c.distinct].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
-    const code = lookupCode(known, v);
+    const code = lookupCode(known, v) ?? words?.(v);
     const upper = v.trim().toUpperCase();
     if (code) codes[upper] = code;
     else unknown.push([v, n]);

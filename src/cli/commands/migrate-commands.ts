@@ -9,7 +9,7 @@ import pc from 'picocolors';
 import { existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import { addConnectionOptions, clientFromOptions, type ConnectionFlags } from '../connection.js';
-import { printJson } from '../output.js';
+import { printJson, STAGE_UNDECIDED_HELP } from '../output.js';
 import { jobDisplay } from '../job-progress.js';
 import { commandLogger, runDisplay } from '../progress.js';
 import { StagecoachError } from '../../contract/errors.js';
@@ -436,6 +436,7 @@ function registerMigrate(program: Command): void {
     )
     .option('--out <dir>', 'folder of the report (default ./.stagecoach/reports/run-<id>)')
     .option('--allow-truncated', 'accept a source file that was cut off or holds no rows (default: exit 1, named in the report)')
+    .option('--stage-undecided', STAGE_UNDECIDED_HELP)
     .option(
       '--deadline <seconds>',
       'longest wait for each job (it keeps running on the service; run again to resume)',
@@ -465,6 +466,7 @@ function registerMigrate(program: Command): void {
           reveal?: boolean;
           logLevel?: string;
           allowTruncated?: boolean;
+          stageUndecided?: boolean;
         },
       ) => {
         const accept = await acceptRules(opts);
@@ -497,6 +499,7 @@ function registerMigrate(program: Command): void {
               ...(opts.corrections ? { corrections: opts.corrections } : {}),
               ...(opts.dropInvalid ? { dropInvalid: true } : {}),
               ...(opts.allowTruncated ? { allowTruncated: true } : {}),
+              ...(opts.stageUndecided ? { stageUndecided: true } : {}),
               ...(opts.out ? { outDir: opts.out } : {}),
               ...(opts.deadline ? { jobDeadlineMs: opts.deadline * 1000 } : {}),
               verify: opts.verify,

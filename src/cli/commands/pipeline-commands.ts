@@ -18,7 +18,7 @@ import { DEFAULT_LEDGER_FILE, RECORD_STATES } from '../../ledger/types.js';
 import { addConnectionOptions, resolveConnection, type ConnectionFlags } from '../connection.js';
 import { EXIT, exitCodeFor } from '../run.js';
 import { existingLedgerFile } from '../ledger-file.js';
-import { printJson, printTable } from '../output.js';
+import { printJson, printTable, STAGE_UNDECIDED_HELP } from '../output.js';
 import { Redactor } from '../../privacy/index.js';
 import { correctionsNotes } from '../corrections-notes.js';
 
@@ -221,14 +221,25 @@ export function registerPlanCommand(program: Command): void {
       v,
     ])
     .option('--reveal', "show the examples' personal values in the clear (default: masked, docs/privacy.md)")
+    .option('--stage-undecided', STAGE_UNDECIDED_HELP)
     .option(
       '--ledger [file]',
       `compare with the records a ledger holds: how many a run would send again (changed), send first (new), leave (unchanged); default ${DEFAULT_LEDGER_FILE}`,
     )
     .action(
-      async (file: string, opts: { json?: boolean; samples: number; corrections?: string[]; reveal?: boolean; ledger?: string | true }) => {
+      async (
+        file: string,
+        opts: {
+          json?: boolean;
+          samples: number;
+          corrections?: string[];
+          reveal?: boolean;
+          ledger?: string | true;
+          stageUndecided?: boolean;
+        },
+      ) => {
         const def = await loadPipeline(file);
-        await checkConfiguration(def);
+        await checkConfiguration(def, undefined, { stageUndecided: opts.stageUndecided === true });
         const ac = new AbortController();
         const stop = () => ac.abort();
         process.once('SIGINT', stop);
@@ -497,6 +508,7 @@ export function registerRunCommand(program: Command): void {
     .option('--json', 'print the report as JSON')
     .option('--strict', 'exit 1 when any record was rejected or refused by staging')
     .option('--allow-truncated', 'accept a source file that was cut off or holds no rows (default: exit 1 and name it)')
+    .option('--stage-undecided', STAGE_UNDECIDED_HELP)
     .option('--log-level <level>', 'pino log level (default warn on a terminal, info otherwise)');
   addConnectionOptions(cmd).action(
     async (
@@ -507,6 +519,7 @@ export function registerRunCommand(program: Command): void {
         json?: boolean;
         strict?: boolean;
         allowTruncated?: boolean;
+        stageUndecided?: boolean;
         logLevel?: string;
       },
     ) => {
@@ -533,6 +546,7 @@ export function registerRunCommand(program: Command): void {
           ...(opts.ledger ? { ledgerFile: opts.ledger } : {}),
           ...(opts.corrections ? { corrections: opts.corrections } : {}),
           ...(opts.allowTruncated ? { allowTruncated: true } : {}),
+          ...(opts.stageUndecided ? { stageUndecided: true } : {}),
           signal: abort.signal,
           stop: stop.signal,
           logger: display.logger,

@@ -453,6 +453,8 @@ class Compiler {
       };
       return { run, constant: false };
     }
+    // Undecided: never staged (plan and run stop on it unless told to stage records without it).
+    if ('undecided' in e) return { run: () => undefined, constant: false, origin: 'undecided' };
     if ('each' in e) {
       const spread = this.each(e, field, itemSchema(target));
       const run: Eval = (values, ctx) => {

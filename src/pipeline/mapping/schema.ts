@@ -179,7 +179,17 @@ export interface EachExpr {
   item: Expr;
   when?: Condition | Condition[] | undefined;
 }
-export type Expr = ColumnExpr | ValueExpr | ConcatExpr | FirstExpr | ObjectExpr | ListExpr | ReferenceExpr | EachExpr;
+/**
+ * A field nobody has decided yet (`init` could not: an income's period, a date's order, a
+ * currency): never staged. `plan` and `run` stop on it, naming its line, unless told to stage
+ * the records without it; `draft` is what `init` would write once the question is answered.
+ */
+export interface UndecidedExpr {
+  undecided: string;
+  draft?: Expr | undefined;
+  when?: Condition | Condition[] | undefined;
+}
+export type Expr = ColumnExpr | ValueExpr | ConcatExpr | FirstExpr | ObjectExpr | ListExpr | ReferenceExpr | EachExpr | UndecidedExpr;
 
 export const exprSchema: z.ZodType<Expr, unknown> = z.lazy(() =>
   z.union([
@@ -198,6 +208,14 @@ export const exprSchema: z.ZodType<Expr, unknown> = z.lazy(() =>
     z.strictObject({ first: z.array(exprSchema).min(1), transforms: transformsSchema, when: whenSchema, required: requiredSchema }),
     z.strictObject({ object: z.record(z.string(), exprSchema), when: whenSchema }),
     z.strictObject({ list: z.array(exprSchema), when: whenSchema }),
+    z.strictObject({
+      undecided: z
+        .string()
+        .min(1)
+        .describe('a question a person must answer first: the field is never staged; plan and run stop on it (docs/mappings.md)'),
+      draft: exprSchema.optional().describe('what the field becomes once decided: checked, never run'),
+      when: whenSchema,
+    }),
     z.strictObject({
       each: columnName.describe('path of an array in the row (bestuurders, relaties.bestuur); one output item per array item'),
       item: exprSchema.describe("what each array item becomes; its columns are paths inside the item, '.' the item itself"),
@@ -297,6 +315,7 @@ export function checkMappingDeclarations(
     if ('referenceId' in e) transforms(e.referenceId.transforms, [...path, 'referenceId', 'transforms']);
     // the item is what one element of the array becomes: held to the array's element type
     if ('each' in e) walk(e.item, schema, [...path, 'item'], what);
+    if ('undecided' in e && e.draft) walk(e.draft, schema, [...path, 'draft'], what);
   };
   transforms(m.key.transforms, ['key', 'transforms']);
   fields(m.record, (m.type === 'person' ? stagedPersonSchema : stagedOrganisationSchema).shape, ['record'], `a staged ${m.type}`);
@@ -341,4 +360,19 @@ export function itemSchema(schema: z.ZodType | undefined): z.ZodType | undefined
 /** The staged record of a type, as the schema the mapping's fields are held to. */
 export function stagedSchema(type: MappingFile['type']): z.ZodType {
   return type === 'person' ? stagedPersonSchema : stagedOrganisationSchema;
+}
+
+/** The undecided fields of a mapping: each question with the path of its field (`record.income`). */
+export function undecidedFields(m: Pick<MappingFile, 'record'>): Array<{ path: string; question: string }> {
+  const out: Array<{ path: string; question: string }> = [];
+  const walk = (e: Expr, path: string): void => {
+    if ('undecided' in e) out.push({ path, question: e.undecided });
+    else if ('object' in e) for (const [name, sub] of Object.entries(e.object)) walk(sub, `${path}.${name}`);
+    else if ('list' in e) e.list.forEach((item, i) => walk(item, `${path}[${i}]`));
+    else if ('each' in e) walk(e.item, `${path}[*]`);
+    else if ('first' in e) e.first.forEach((x) => walk(x, path));
+    else if ('concat' in e) e.concat.forEach((x) => walk(x, path));
+  };
+  for (const [name, e] of Object.entries(m.record)) walk(e, `record.${name}`);
+  return out;
 }

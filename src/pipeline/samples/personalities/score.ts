@@ -8,6 +8,7 @@
  */
 import { join } from 'node:path';
 import { initPipeline } from '../../../init/index.js';
+import { undecidedPoints } from '../../checks/configuration.js';
 import { loadPipeline } from '../../definition/load-pipeline.js';
 import { readPipeline } from '../../read-pipeline.js';
 import { generatePersonality, type PersonalityTruth } from './index.js';
@@ -83,6 +84,7 @@ export async function scoreSeed(seed: number, dir: string, rows: number): Promis
       ...(gen.layout ? { layout: gen.layout } : {}),
     });
     const def = await loadPipeline(init.pipelineFile);
+    score.undecided = (await undecidedPoints(def)).length;
     const truth = new Map(gen.truth.map((t) => [t.key, t]));
     for await (const row of readPipeline(def)) {
       if (row.kind !== 'mapped') continue;
