@@ -129,6 +129,9 @@ export function countryEvidence(c: ColumnProfile, nationality = false): CodeEvid
 /** Whether a column's values read as countries (nine in ten distinct values, by rows). */
 export function looksLikeCountries(c: ColumnProfile): boolean {
   if (!c.distinct || c.distinct.size === 0 || c.maxLength > 40) return false;
+  // One-letter values (M/F, A/I, J/N) are codes of something else far more often than vehicle
+  // codes of countries (M→MT, F→FR): never a country column by its values alone.
+  if (c.maxLength <= 1) return false;
   const filled = c.values - c.empty;
   let rows = 0;
   for (const [v, n] of c.distinct) if (typeof resolveCountry(v) === 'string' && !/^\d+$/.test(v)) rows += n;

@@ -5,7 +5,7 @@
  * commas, Dutch postcodes), and value maps for code columns. Every guess carries its reason,
  * written as a comment next to it; every required field it cannot place becomes a TODO. Pure.
  */
-import { FREQUENCY_CODES, lookupCode, type Role, roleMatch, SEX_CODES, STATUS_CODES } from './dictionary.js';
+import { FREQUENCY_CODES, lookupCode, programPrefix, type Role, roleMatch, SEX_CODES, STATUS_CODES } from './dictionary.js';
 import { countryEvidence, decideAmount, decideDate, decidePhone, looksLikeCountries, type Y, valuesWithCounts } from './evidence.js';
 import { periodOf } from './period-words.js';
 import { type ColumnProfile, dateShare, type FileProfile, shareOf } from './profile.js';
@@ -50,9 +50,11 @@ export function guessMapping(
   const passed = new Map<string, string>();
   /** How a column's role was found, when not by its exact name. */
   const how = new Map<string, string>();
+  // A program prefix on every name (`XX-DOB`, `CM-TOWN`) says nothing of the column: left out when names are read.
+  const prefix = programPrefix(profile.columns.filter((c) => c.arrayOfObjects === undefined).map((c) => c.name));
   for (const c of profile.columns) {
     if (c.arrayOfObjects !== undefined) continue;
-    const m = roleMatch(c.name);
+    const m = roleMatch(c.name, prefix);
     if (!m) continue;
     if (c.values - c.empty === 0) passed.set(c.name, `named like ${m.role} but empty in every row`);
     else if (m.role === 'email' && shareOf(c, 'email') < 0.5)
@@ -85,6 +87,7 @@ export function guessMapping(
   const type = isOrg ? 'organisation' : 'person';
   const todos: string[] = [];
   const notes: string[] = [`type ${type}: ${isOrg ? 'a company name or KvK column' : 'person columns (names, birth date)'} found`];
+  if (prefix) notes.push(`the program prefix ${prefix} of the column names is left out when they are read`);
   const fields: GuessedField[] = [];
   const codes: GuessedMapping['codes'] = {};
   const take = (role: Role): ColumnProfile | undefined => {
@@ -422,7 +425,7 @@ export function guessMapping(
       );
   const unmapped = profile.columns
     .filter((c) => !used.has(c.name) && c.arrayOfObjects === undefined && !c.name.includes('.0.'))
-    .map((c) => ({ column: c.name, reason: passed.get(c.name) ?? unmappedReason(c, byRole, type) }));
+    .map((c) => ({ column: c.name, reason: passed.get(c.name) ?? unmappedReason(c, byRole, type, prefix) }));
   return { type, keyColumn: key?.name, scope, keyTransforms, fields, codes, todos, notes, unmapped };
 }
 
@@ -430,8 +433,8 @@ export function guessMapping(
 const MONTH_FIRST = new Set(['US', 'PH', 'FM', 'MH', 'PW', 'BZ']);
 
 /** Why a column no field reads is left alone. */
-function unmappedReason(c: ColumnProfile, byRole: Map<Role, ColumnProfile>, type: string): string {
-  const m = roleMatch(c.name);
+function unmappedReason(c: ColumnProfile, byRole: Map<Role, ColumnProfile>, type: string, prefix: string | undefined): string {
+  const m = roleMatch(c.name, prefix);
   if (c.values === c.empty) return 'empty in every row';
   if (m && byRole.get(m.role) === c) return `named like ${m.role}, which a ${type} has no field for`;
   if (m) return `named like ${m.role}, which a ${type} has no field for`;

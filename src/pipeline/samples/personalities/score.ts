@@ -50,7 +50,8 @@ export function compareWithTruth(
   const check = (field: string, got: unknown, want: unknown, same = (a: unknown, b: unknown) => a === b) => {
     if (got !== undefined && got !== null && !same(got, want)) out.push([field, got, want]);
   };
-  check('surname', r.surname, truth.surname, (a, b) => String(a) === String(b));
+  // A mainframe writes names in capitals: the case may differ, the letters (composed, NFC) may not.
+  check('surname', r.surname, truth.surname, (a, b) => String(a).toLowerCase() === String(b).toLowerCase());
   check('sex', r.sex, truth.sex);
   check('dateOfBirth', r.dateOfBirth, truth.dateOfBirth);
   check('phone', r.telephoneNumbers?.[0]?.number, truth.phone);

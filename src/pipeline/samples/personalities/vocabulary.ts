@@ -150,7 +150,7 @@ export const HEADERS: Record<Lang, Headers> = {
     street: ['Indirizzo', 'Via'],
     postcode: ['CAP', 'Codice postale'],
     town: ['Città', 'Comune', 'Località'],
-    country: ['Paese', 'Nazione', 'Stato'],
+    country: ['Paese', 'Nazione'],
     phone: ['Telefono', 'Tel.', 'Recapito telefonico'],
     email: ['Email', 'Posta elettronica'],
     income: {
