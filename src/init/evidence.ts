@@ -32,9 +32,16 @@ export interface DateDecision {
  * alone; both proven or neither → a TODO with the counts, never a pick — unless a country column
  * says where the rows come from (`hint`), which is written as the hint it is.
  */
-export function decideDate(c: ColumnProfile, hint?: { monthFirst: boolean; why: string }): DateDecision {
+export function decideDate(
+  c: ColumnProfile,
+  hint?: { monthFirst: boolean; why: string },
+  /** Values the layout names "not known" (a copybook's 88-levels), besides those the column holds. */
+  moreUnknown: readonly string[] = [],
+): DateDecision {
   const dates = Object.entries(c.kinds).filter(([k]) => k.startsWith('date:'));
   const total = dates.reduce((n, [, k]) => n + k, 0);
+  const unknown = [...new Set([...Object.keys(c.placeholders ?? {}), ...moreUnknown])].sort();
+  let zoned = false;
   if (total === 0) return { why: '', todo: `${c.name} holds no values that read as dates; give its format ({ date: [dd-mm-yyyy] })` };
   const formats: string[] = [];
   const reasons: string[] = [];
@@ -44,6 +51,12 @@ export function decideDate(c: ColumnProfile, hint?: { monthFirst: boolean; why: 
   for (const [kind, n] of dates.sort((a, b) => b[1] - a[1])) {
     if (n / total < 0.05) continue;
     const shape = kind.slice(5);
+    if (shape === 'timestamp') {
+      // The calendar date in the zone the value states: read in another zone it can be a day off.
+      zoned = true;
+      reasons.push(`${num(n)} ISO timestamps with a zone, read as their date in that zone`);
+      continue;
+    }
     const order = c.dateOrder[shape];
     if (!order) {
       formats.push(...withShort(shape, c));
@@ -80,14 +93,35 @@ export function decideDate(c: ColumnProfile, hint?: { monthFirst: boolean; why: 
     }
   }
   const todo = todos.length > 0 ? todos.join('; ') : undefined;
-  if (formats.length === 0) return { why: '', ...(todo ? { todo } : {}), ...(draft ? { draft } : {}) };
+  const unknownWhy =
+    unknown.length > 0 ? `; ${unknown.map((u) => `\`${u}\``).join(', ')} read as "not known" (${placeholderRows(c, unknown)})` : '';
+  if (formats.length === 0 && !zoned) {
+    const withUnknown = draft && unknown.length > 0 ? { date: { formats: (draft as { date: string[] }).date, unknown } } : draft;
+    return { why: '', ...(todo ? { todo } : {}), ...(withUnknown ? { draft: withUnknown } : {}) };
+  }
   const unique = [...new Set(formats)];
-  const transform: Y = { date: pivot !== undefined ? { formats: unique, pivot } : unique };
+  const plain = pivot === undefined && !zoned && unknown.length === 0;
+  const transform: Y = {
+    date: plain
+      ? unique
+      : {
+          formats: unique,
+          ...(pivot !== undefined ? { pivot } : {}),
+          ...(zoned ? { zoned: true } : {}),
+          ...(unknown.length > 0 ? { unknown } : {}),
+        },
+  };
   return {
     transform,
-    why: `${pct(total / Math.max(1, c.values - c.empty))} of its values are dates in ${unique.join(' or ')}: ${reasons.join('; ')}`,
+    why: `${pct(total / Math.max(1, c.values - c.empty))} of its values are dates${unique.length > 0 ? ` in ${unique.join(' or ')}` : ''}: ${reasons.join('; ')}${unknownWhy}`,
     ...(todo ? { todo } : {}),
   };
+}
+
+/** The rows of a column that hold its placeholders: `12 rows`. */
+function placeholderRows(c: ColumnProfile, unknown: readonly string[]): string {
+  const n = unknown.reduce((sum, u) => sum + (c.placeholders?.[u] ?? 0), 0);
+  return `${num(n)} row${n === 1 ? '' : 's'}`;
 }
 
 /** A format with one-digit days or months seen gets its short form too (`d-m-yyyy`: the same reading). */

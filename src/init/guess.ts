@@ -132,7 +132,12 @@ export function guessMapping(
     keyTransforms.splice(0, keyTransforms.length, { replace: { regex: '\\s+', with: '' } });
 
   const field = (name: string, value: Y, why?: string) => fields.push({ name, value, ...(why ? { why } : {}) });
-  const col = (c: ColumnProfile, transforms: Y[], extra: Record<string, Y> = {}): Y => ({ column: c.name, transforms, ...extra });
+  // Decomposed text (a Mac's export) is composed first, so `é` is staged as the platform compares it.
+  const col = (c: ColumnProfile, transforms: Y[], extra: Record<string, Y> = {}): Y => ({
+    column: c.name,
+    transforms: c.decomposed > 0 ? ['nfc', ...transforms] : transforms,
+    ...extra,
+  });
 
   field('isActive', { value: true });
   const active = take('active');
@@ -324,7 +329,21 @@ export function guessMapping(
       );
     } else todos.push('addresses[0].addressLine1 (required in an address): no street column found');
     if (house) address.houseNumber = col(house, ['collapse-spaces']);
-    if (postcode) {
+    if (postcode && postcode.jsonNumbers > 0) {
+      // A postcode written as a number lost its leading zeros: read by its country's rules, restored only where certain.
+      const spec: Record<string, Y> = {
+        ...(country ? { countryColumn: country.name } : {}),
+        ...(assumed ? { country: assumed.code } : {}),
+      };
+      address.postalCode = col(postcode, [{ postcode: spec }]);
+      why.push(
+        `postcode ${postcode.name}: ${rowsOf(postcode.jsonNumbers)} written as JSON numbers, read by ${country ? `the country of ${country.name}` : assumed ? assumed.code : 'no country'}'s rules (lost leading zeros put back where certain, else refused)`,
+      );
+      if (!country && !assumed)
+        todos.push(
+          `addresses[0].postalCode: ${postcode.name} holds numbers and no country reads them; they are refused until you give { postcode: { country: XX } }`,
+        );
+    } else if (postcode) {
       const dutch = shareOf(postcode, 'postcode-nl');
       address.postalCode = col(postcode, dutch >= 0.9 ? ['postcode-nl'] : ['collapse-spaces', 'upper']);
       why.push(`postcode ${postcode.name} (${pct(dutch)} Dutch postcodes${dutch >= 0.9 ? ', checked as such' : ''})`);

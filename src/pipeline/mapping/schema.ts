@@ -45,13 +45,16 @@ const NAMED_TRANSFORMS = [
   'boolean',
   'country',
   'nationality',
+  'nfc',
 ] as const;
 export type NamedTransform = (typeof NAMED_TRANSFORMS)[number];
 
 export const transformSchema = z.union([
   z
     .enum(NAMED_TRANSFORMS)
-    .describe('trim | upper | lower | title | collapse-spaces | initials | email | phone | postcode-nl | boolean | country | nationality'),
+    .describe(
+      'trim | upper | lower | title | collapse-spaces | initials | email | phone | postcode-nl | boolean | country | nationality | nfc',
+    ),
   z.strictObject({ default: z.union([z.string(), z.number(), z.boolean()]).describe('value used when the input is empty') }),
   z.strictObject({
     code: z
@@ -80,6 +83,14 @@ export const transformSchema = z.union([
           prefer: z.string().min(1).optional().describe('the format that wins when two formats read a value as different dates'),
           pivot: z.number().int().min(0).max(100).optional().describe('two-digit years (yy): below the pivot 20yy, else 19yy'),
           excelSerial: z.boolean().optional().describe('a whole number is an Excel (1900 system) serial day number'),
+          unknown: z
+            .array(z.string())
+            .optional()
+            .describe('values that mean "not known" (00000000, 19000101, 9999-12-31): read as no date, the field left out'),
+          zoned: z
+            .boolean()
+            .optional()
+            .describe('an ISO 8601 timestamp with a zone (1980-03-12T00:00:00+01:00) is read as its calendar date in that zone'),
         }),
       ])
       .describe(
@@ -119,6 +130,16 @@ export const transformSchema = z.union([
     country: z.strictObject({
       extra: z.record(z.string(), z.string()).describe("the mapping's own legacy forms, e.g. { ENG: GB }"),
     }),
+  }),
+  z.strictObject({
+    postcode: z
+      .strictObject({
+        countryColumn: columnName.optional().describe("column holding the row's country (any form the country transform reads)"),
+        country: z.string().length(2).optional().describe('ISO 3166 alpha-2 country when the row names none'),
+      })
+      .describe(
+        "a postcode by its country's rules: digits that lost leading zeros (a JSON number 3001 in Spain) put back where certain, else refused",
+      ),
   }),
   z.strictObject({
     nationality: z.strictObject({
