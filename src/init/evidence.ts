@@ -181,7 +181,7 @@ export function valuesWithCounts(values: Array<[string, number]>): string {
 }
 
 export interface AmountDecision {
-  number: { decimal: ',' | '.'; thousands: '.' | ',' | ' ' | '' };
+  number: { decimal: ',' | '.'; thousands: '.' | ',' | ' ' | "'" | '' };
   /** Symbols and codes to strip before the number is read. */
   strip?: string;
   currency?: string;
@@ -209,17 +209,18 @@ export function decideAmount(c: ColumnProfile, sample: FileProfile['sample']): A
     if (cur) inValues.set(CURRENCIES[cur[1]!]!, (inValues.get(CURRENCIES[cur[1]!]!) ?? 0) + 1);
     const v = raw
       .replace(CURRENCY_IN_TEXT, '')
-      .replace(/\u00a0/g, ' ')
+      .replace(/[\u00a0\u202f]/g, ' ')
+      .replace(/\u2019/g, "'")
       .trim();
     const dec = /([.,])\d{1,2}$/.exec(v);
     if (dec?.[1] === ',') comma++;
     else if (dec?.[1] === '.') dot++;
     const body = dec ? v.slice(0, dec.index) : v;
-    const group = /\d([., ])\d{3}(?!\d)/.exec(body);
+    const group = /\d([., '])\d{3}(?!\d)/.exec(body);
     if (group) thousands.set(group[1]!, (thousands.get(group[1]!) ?? 0) + 1);
   }
   const decimal = comma > dot ? ',' : dot > comma ? '.' : undefined;
-  const sep = [...thousands].sort((a, b) => b[1] - a[1])[0]?.[0] as '.' | ',' | ' ' | undefined;
+  const sep = [...thousands].sort((a, b) => b[1] - a[1])[0]?.[0] as '.' | ',' | ' ' | "'" | undefined;
   const d: ',' | '.' = decimal ?? (sep === '.' ? ',' : '.');
   const t = sep && sep !== d ? sep : '';
   const header = CURRENCY_IN_TEXT.exec(c.name);

@@ -329,7 +329,10 @@ export function guessMapping(
       );
     } else todos.push('addresses[0].addressLine1 (required in an address): no street column found');
     if (house) address.houseNumber = col(house, ['collapse-spaces']);
-    if (postcode && postcode.jsonNumbers > 0) {
+    const dutch = postcode ? shareOf(postcode, 'postcode-nl') : 0;
+    // Dutch postcodes beside other countries' (a Dutch lender's Belgian customers): each row by its own country.
+    const mixed = dutch >= 0.9 && country !== undefined && countryEv?.dominant?.code === 'NL' && countryEv.dominant.share < 1;
+    if (postcode && (postcode.jsonNumbers > 0 || mixed)) {
       // A postcode written as a number lost its leading zeros: read by its country's rules, restored only where certain.
       const spec: Record<string, Y> = {
         ...(country ? { countryColumn: country.name } : {}),
@@ -337,14 +340,13 @@ export function guessMapping(
       };
       address.postalCode = col(postcode, [{ postcode: spec }]);
       why.push(
-        `postcode ${postcode.name}: ${rowsOf(postcode.jsonNumbers)} written as JSON numbers, read by ${country ? `the country of ${country.name}` : assumed ? assumed.code : 'no country'}'s rules (lost leading zeros put back where certain, else refused)`,
+        `postcode ${postcode.name}: ${mixed ? `${pct(dutch)} Dutch postcodes beside other countries'` : `${rowsOf(postcode.jsonNumbers)} written as JSON numbers`}, read by ${country ? `the country of ${country.name}` : assumed ? assumed.code : 'no country'}'s rules (lost leading zeros put back where certain, else refused)`,
       );
       if (!country && !assumed)
         todos.push(
           `addresses[0].postalCode: ${postcode.name} holds numbers and no country reads them; they are refused until you give { postcode: { country: XX } }`,
         );
     } else if (postcode) {
-      const dutch = shareOf(postcode, 'postcode-nl');
       address.postalCode = col(postcode, dutch >= 0.9 ? ['postcode-nl'] : ['collapse-spaces', 'upper']);
       why.push(`postcode ${postcode.name} (${pct(dutch)} Dutch postcodes${dutch >= 0.9 ? ', checked as such' : ''})`);
     } else todos.push('addresses[0].postalCode (required in an address): no postcode column found');

@@ -564,7 +564,10 @@ function countryExtras(spec: MappingFile): Record<string, string> {
   const out: Record<string, string> = {};
   const walk = (node: unknown): void => {
     if (node === null || typeof node !== 'object') return;
-    if (Array.isArray(node)) return node.forEach(walk);
+    if (Array.isArray(node)) {
+      node.forEach(walk);
+      return;
+    }
     const o = node as Record<string, unknown>;
     const country = o.country as { extra?: Record<string, string> } | undefined;
     if (country && typeof country === 'object' && country.extra) Object.assign(out, country.extra);

@@ -101,7 +101,9 @@ export const transformSchema = z.union([
     // Both separators are stated: a default (the Dutch decimal comma) would read an English 68,000 as 68.
     number: z.strictObject({
       decimal: z.enum([',', '.']).describe('decimal separator'),
-      thousands: z.enum(['.', ',', ' ', '']).describe('thousands separator ("" for none)'),
+      thousands: z
+        .enum(['.', ',', ' ', "'", ''])
+        .describe('thousands separator ("" for none; " " also reads a no-break space, "\'" a typographic apostrophe)'),
     }),
   }),
   z.strictObject({

@@ -135,7 +135,7 @@ export function initials(firstNames: string): string {
 
 export interface NumberFormat {
   decimal: ',' | '.';
-  thousands: '.' | ',' | ' ' | '';
+  thousands: '.' | ',' | ' ' | "'" | '';
 }
 
 /**
@@ -150,6 +150,14 @@ export function compileNumberFormat(f: NumberFormat): (text: string) => number |
   const T = f.thousands ? f.thousands.charCodeAt(0) : -1;
   const D = f.decimal.charCodeAt(0);
   const isDigit = (c: number) => c >= 0x30 && c <= 0x39; // NaN (past the end) is none
+  // A space separator is any of the spaces typesetting uses between groups (no-break, narrow
+  // no-break: French and Czech exports), an apostrophe also the typographic one (Swiss exports).
+  const isT =
+    T === 0x20
+      ? (c: number) => c === 0x20 || c === 0xa0 || c === 0x202f
+      : T === 0x27
+        ? (c: number) => c === 0x27 || c === 0x2019
+        : (c: number) => c === T;
   return (text) => {
     const n = text.length;
     const sign = text.charCodeAt(0);
@@ -158,10 +166,10 @@ export function compileNumberFormat(f: NumberFormat): (text: string) => number |
     while (isDigit(text.charCodeAt(i))) i++;
     if (i === start) return undefined;
     let whole = text.slice(start, i);
-    if (text.charCodeAt(i) === T) {
+    if (isT(text.charCodeAt(i))) {
       // Grouped: one to three digits, then groups of exactly three.
       if (i - start > 3) return undefined;
-      while (text.charCodeAt(i) === T) {
+      while (isT(text.charCodeAt(i))) {
         if (!isDigit(text.charCodeAt(i + 1)) || !isDigit(text.charCodeAt(i + 2)) || !isDigit(text.charCodeAt(i + 3))) return undefined;
         whole += text.slice(i + 1, i + 4);
         i += 4;
@@ -285,7 +293,8 @@ function postcodeStep(
       const read = cell === undefined || cell === null || cell === '' ? undefined : countries()(asText(cell).trim());
       if (typeof read === 'string') country = read;
     }
-    return readPostcode(asText(v), country);
+    // A Dutch postcode is checked as postcode-nl checks it; others by their country's digits.
+    return country === 'NL' ? NAMED['postcode-nl'](v, row) : readPostcode(asText(v), country);
   };
 }
 
