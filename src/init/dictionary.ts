@@ -510,12 +510,12 @@ function matchForms(forms: string[]): RoleMatch | undefined {
  * The role of a column by its header.
  * @example roleOf('Geboorte-datum') // 'dateOfBirth'
  */
-export function roleOf(column: string, prefix?: string): Role | undefined {
-  return roleMatch(column, prefix)?.role;
+export function roleOf(column: string): Role | undefined {
+  return roleMatch(column)?.role;
 }
 
 /** A name's candidate program prefix: 2–4 letters before `-` or `_` (`XX-`, `CM_`, `LNC-`), or lower-case letters before a capital (`xxCity`). */
-const PREFIX = /^([A-Za-z]{2,4}[-_])(?=[A-Za-z])|^([a-z]{2,3})(?=[A-Z])/;
+const PREFIX = /^([A-Za-z]{2,4}[-_])(?=\p{L})|^(\p{Ll}{2,3})(?=\p{Lu})/u;
 
 function stripPrefix(name: string, prefix: string | undefined): string {
   return prefix && name.toLowerCase().startsWith(prefix.toLowerCase()) && name.length > prefix.length ? name.slice(prefix.length) : name;
@@ -529,6 +529,8 @@ function stripPrefix(name: string, prefix: string | undefined): string {
  */
 export function programPrefix(columns: readonly string[]): string | undefined {
   const counts = new Map<string, number>();
+  // The fields of a list's items (`contacts.0.value`) are the list's, not the program's.
+  columns = columns.filter((c) => !/\.\d+\./.test(c));
   for (const c of columns) {
     const name = c.split('.').pop() ?? c;
     const m = PREFIX.exec(name);

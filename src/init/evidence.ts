@@ -188,8 +188,20 @@ export interface AmountDecision {
   why: string;
 }
 
-const CURRENCIES: Readonly<Record<string, string>> = { '€': 'EUR', '£': 'GBP', $: 'USD', EUR: 'EUR', GBP: 'GBP', USD: 'USD', CHF: 'CHF' };
-const CURRENCY_IN_TEXT = /(€|£|\$|\b(?:EUR|GBP|USD|CHF)\b)/;
+/**
+ * Currency symbols that name one currency (`kr` names four, `$` is taken as USD as before), and
+ * every ISO 4217 code the runtime knows (Intl), so `(PLN)` or `1 234,56 CZK` decide the currency.
+ */
+const CURRENCIES: Readonly<Record<string, string>> = {
+  '€': 'EUR',
+  '£': 'GBP',
+  $: 'USD',
+  zł: 'PLN',
+  Kč: 'CZK',
+  Ft: 'HUF',
+  ...Object.fromEntries(Intl.supportedValuesOf('currency').map((c) => [c, c])),
+};
+const CURRENCY_IN_TEXT = new RegExp(`(€|£|\\$|zł|Kč|\\bFt\\b|\\b(?:${Intl.supportedValuesOf('currency').join('|')})\\b)`, 'u');
 
 /**
  * How an amount column writes its numbers, from its sampled values: the separator followed by
@@ -234,7 +246,9 @@ export function decideAmount(c: ColumnProfile, sample: FileProfile['sample']): A
   ].join(', ');
   return {
     number: { decimal: d, thousands: t },
-    ...(inValues.size > 0 ? { strip: '[€£$]|\\b(?:EUR|GBP|USD|CHF)\\b|\\s+$|^\\s+' } : {}),
+    ...(inValues.size > 0
+      ? { strip: `[€£$]|zł|Kč|\\b(?:${[...inValues.keys()].filter((k) => /^[A-Z]{3}$/.test(k)).join('|') || 'EUR'}|Ft)\\b|\\s+$|^\\s+` }
+      : {}),
     ...(currency ? { currency } : {}),
     why,
   };

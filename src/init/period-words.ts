@@ -69,6 +69,7 @@ const WHOLE: Readonly<Record<string, Period>> = {
 
 const fold = (text: string) =>
   text
+    .replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2') // camelCase words apart: kdRevenusAnnuels
     .toLowerCase()
     .replace(/ł/g, 'l')
     .replace(/ß/g, 'ss')
