@@ -42,7 +42,12 @@ const rowsOf = (n: number) => `${num(n)} row${n === 1 ? '' : 's'}`;
 export function guessMapping(
   sourceName: string,
   profile: FileProfile,
-  context: { personScope?: string; impliedDecimals?: Record<string, number> } = {},
+  context: {
+    personScope?: string;
+    impliedDecimals?: Record<string, number>;
+    /** A copybook's 88-level conditions per column: code tables, and the values that mean "not known". */
+    conditions?: Record<string, Array<{ name: string; values: string[] }>>;
+  } = {},
 ): GuessedMapping {
   const byRole = new Map<Role, ColumnProfile>();
   const used = new Set<string>();
@@ -146,7 +151,9 @@ export function guessMapping(
     field('isActive', col(active, [{ default: true }, 'boolean']), `${active.name}: yes/no values; empty is taken as active`);
   } else if (active) {
     fields.pop();
-    const table = codeTable(active, STATUS_CODES);
+    const table = withConditions(codeTable(active, STATUS_CODES), context.conditions?.[active.name], active.name, (w) =>
+      lookupCode(STATUS_CODES, w),
+    );
     codes.status = table.codes;
     field(
       'isActive',
@@ -189,7 +196,7 @@ export function guessMapping(
     if (salutation) field('salutation', col(salutation, ['collapse-spaces']), `${salutation.name} (${filled(salutation)}), as written`);
     const sex = take('sex');
     if (sex) {
-      const table = codeTable(sex, SEX_CODES);
+      const table = withConditions(codeTable(sex, SEX_CODES), context.conditions?.[sex.name], sex.name, (w) => lookupCode(SEX_CODES, w));
       codes.sex = table.codes;
       // A value init cannot place leaves sex empty on its rows (never a guess), until added to codes.sex.
       const code: Y = table.unknown.length > 0 ? { table: 'sex', unknown: 'empty' } : 'sex';
@@ -210,7 +217,7 @@ export function guessMapping(
               why: `${pct(dominant.share)} of ${countryCol!.name} is ${dominant.code}, where dates are written ${MONTH_FIRST.has(dominant.code) ? 'month' : 'day'}-first`,
             }
           : undefined;
-      const d = decideDate(dob, hint);
+      const d = decideDate(dob, hint, unknownValues(context.conditions?.[dob.name]));
       if (d.transform) field('dateOfBirth', col(dob, [d.transform]), `${dob.name}: ${d.why}`);
       // The order of day and month is a person's to decide: the field waits for it, named, never guessed.
       else if (d.draft) field('dateOfBirth', { undecided: `dateOfBirth: ${d.todo}`, draft: col(dob, [d.draft]) });
@@ -378,7 +385,7 @@ export function guessMapping(
     const stated = freq ? undefined : periodOf(amount.name);
     const undecided: string[] = [];
     if (freq) {
-      const table = codeTable(freq, FREQUENCY_CODES, periodOf);
+      const table = withConditions(codeTable(freq, FREQUENCY_CODES, periodOf), context.conditions?.[freq.name], freq.name, periodOf);
       codes.frequentie = table.codes;
       if (table.unknown.length > 0)
         todos.push(
@@ -497,4 +504,42 @@ function codeTable(
     .map(([k, v]) => `${k}→${v}`)
     .join(', ');
   return { codes, unknown, why: `${c.distinct.size} distinct values (${mapped}${Object.keys(codes).length > 8 ? ', …' : ''})` };
+}
+
+/** The words a copybook's 88-level names use for "not known": `XX-DOB-UNKNOWN`, `GEBDAT-ONBEKEND`, `DT-NAIS-INCONNUE`. */
+const UNKNOWN_CONDITION =
+  /(^|-)(UNKNOWN|NOT-KNOWN|NOTKNOWN|NONE|MISSING|ONBEKEND|UNBEKANNT|INCONNUE?|DESCONOCIDO|SCONOSCIUTO|NIEZNANY|DESCONHECIDO|NEZNAMY|OKAND|NO-DATE|NULL)(-|$)/i;
+
+/** The values a field's 88-levels name "not known" (a birth date's `19000101`). */
+function unknownValues(conditions: Array<{ name: string; values: string[] }> | undefined): string[] {
+  return (conditions ?? []).filter((c) => UNKNOWN_CONDITION.test(c.name)).flatMap((c) => c.values);
+}
+
+/**
+ * A code table completed by a copybook's 88-levels (`88 XX-SEX-MALE VALUE 'M'.`): the condition's
+ * name, without its field's, says what each value means. A value the column's own words could
+ * not place is placed by its condition, and no longer unknown.
+ */
+function withConditions(
+  table: ReturnType<typeof codeTable>,
+  conditions: Array<{ name: string; values: string[] }> | undefined,
+  field: string,
+  read: (word: string) => string | undefined,
+): ReturnType<typeof codeTable> {
+  if (!conditions || conditions.length === 0) return table;
+  const codes = { ...table.codes };
+  const placed: string[] = [];
+  for (const c of conditions) {
+    const meaning = c.name.toUpperCase().startsWith(`${field.toUpperCase()}-`) ? c.name.slice(field.length + 1) : c.name;
+    const code = read(meaning) ?? read(meaning.split('-').pop() ?? meaning);
+    if (code === undefined) continue;
+    for (const v of c.values) {
+      const key = v.trim().toUpperCase();
+      if (codes[key] === undefined) codes[key] = code;
+      placed.push(`${key}→${code} (88 ${c.name})`);
+    }
+  }
+  if (placed.length === 0) return table;
+  const unknown = table.unknown.filter(([v]) => codes[v.trim().toUpperCase()] === undefined);
+  return { codes, unknown, why: `${table.why}; the copybook's 88-levels: ${placed.join(', ')}` };
 }

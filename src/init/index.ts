@@ -16,7 +16,7 @@ import { roleOf } from './dictionary.js';
 import { guessMapping, type GuessedMapping } from './guess.js';
 import { profileFile, type FileProfile } from './profile.js';
 import { parseLayout, type RecordLayout } from './layout.js';
-import { type Dialect, SNIFF_BYTES, sniff } from './sniff.js';
+import { type Dialect, SNIFF_BYTES, sniff, trailerCountFrom } from './sniff.js';
 import { mappingYaml, pipelineYaml } from './write-yaml.js';
 import { sniffWorkbook } from './workbook.js';
 
@@ -118,12 +118,17 @@ export async function initPipeline(options: InitOptions): Promise<InitResult> {
       : [await sniffFile(path, layout)];
     for (const dialect of dialects) {
       const name = dialect.kind === 'xlsx' && dialects.length > 1 ? uniqueName(`${names[i]}_${dialect.sheet}`, taken) : names[i]!;
-      read.push({ name, path, dialect, profile: await profileOf(name, path, shown, dialect, options) });
+      const profile = await profileOf(name, path, shown, dialect, options);
+      // A trailer's count is settled against the records read (whole file profiled only).
+      const settled =
+        dialect.kind === 'fixed-width' ? trailerCountFrom(dialect, options.maxRows === undefined ? profile.rows : -1) : dialect;
+      read.push({ name, path, dialect: settled, profile });
     }
   }
 
   // Persons first, so organisations' director relations can point at their scope.
-  const decimalsOf = (d: Dialect) => (d.kind === 'fixed-width' ? { impliedDecimals: d.decimals } : {});
+  const decimalsOf = (d: Dialect) =>
+    d.kind === 'fixed-width' ? { impliedDecimals: d.decimals, ...(d.conditions ? { conditions: d.conditions } : {}) } : {};
   const guesses = read.map((r) => ({ ...r, mapping: withLayoutTodo(r.dialect, guessMapping(r.name, r.profile, decimalsOf(r.dialect))) }));
   const personScope = guesses.find((g) => g.mapping.type === 'person')?.mapping.scope;
   const ordered = guesses

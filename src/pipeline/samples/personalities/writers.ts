@@ -236,5 +236,13 @@ function copybook(p: Personality, fields: Array<{ role: FieldRole; name: string;
       lines.push(`               88  ${f.name}-YEARLY     VALUE 'Y'.`);
     }
   }
+  // Half the teams describe the trailer record too: the count where the trailer's own layout says.
+  if (p.seed % 2 === 0)
+    lines.push(
+      `       01  ${p.naming.prefix}TRAILER.`,
+      `           05  ${p.naming.prefix}TRL-ID            PIC X(3).`,
+      `           05  ${p.naming.prefix}TRL-COUNT         PIC 9(9).`,
+      `           05  ${p.naming.prefix}TRL-HASH-TOTAL    PIC 9(18).`,
+    );
   return `${lines.join('\n')}\n`;
 }
