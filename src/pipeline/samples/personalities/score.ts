@@ -23,7 +23,7 @@ export interface SeedScore {
   wrong: Record<string, { count: number; examples: string[] }>;
   /** Undecided points the pipeline lists (plan and run stop on them unless told otherwise). */
   undecided: number;
-  /** Why init or the mapping failed outright (then nothing is mapped). */
+  /** Why init, the mapping or the read failed outright (a run would not complete). */
   failure?: string;
 }
 
@@ -88,6 +88,9 @@ export async function scoreSeed(seed: number, dir: string, rows: number): Promis
     score.undecided = (await undecidedPoints(def)).length;
     const truth = new Map(gen.truth.map((t) => [t.key, t]));
     for await (const row of readPipeline(def)) {
+      // A read failure (a trailer that disagrees, a cut-off file) fails the run: the export did not move.
+      const failed = row.kind === 'rejected' && row.reasons.find((r) => r.code === 'SOURCE_READ_FAILED');
+      if (failed) score.failure ??= failed.message.slice(0, 300);
       if (row.kind !== 'mapped') continue;
       const t = truth.get(row.legacyKey);
       if (!t) {
