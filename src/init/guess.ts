@@ -91,7 +91,13 @@ export function guessMapping(
   const isOrg = byRole.has('organisationName') || byRole.has('cocNumber');
   const type = isOrg ? 'organisation' : 'person';
   const todos: string[] = [];
-  const notes: string[] = [`type ${type}: ${isOrg ? 'a company name or KvK column' : 'person columns (names, birth date)'} found`];
+  // Say which columns make it a person, or that none does (a notes sheet is no person source).
+  const personColumns = (['surname', 'fullName', 'firstName', 'initials', 'dateOfBirth'] as const)
+    .filter((r) => byRole.has(r))
+    .map((r) => `${r} ${byRole.get(r)!.name}`);
+  const notes: string[] = [
+    `type ${type}: ${isOrg ? 'a company name or KvK column found' : personColumns.length > 0 ? `person columns found (${personColumns.join(', ')})` : 'no company-name or KvK column, and no person columns either'}`,
+  ];
   if (prefix) notes.push(`the program prefix ${prefix} of the column names is left out when they are read`);
   const fields: GuessedField[] = [];
   const codes: GuessedMapping['codes'] = {};

@@ -130,6 +130,7 @@ export async function initPipeline(options: InitOptions): Promise<InitResult> {
   const decimalsOf = (d: Dialect) =>
     d.kind === 'fixed-width' ? { impliedDecimals: d.decimals, ...(d.conditions ? { conditions: d.conditions } : {}) } : {};
   const guesses = read.map((r) => ({ ...r, mapping: withLayoutTodo(r.dialect, guessMapping(r.name, r.profile, decimalsOf(r.dialect))) }));
+  leaveOutNotesSheets(guesses);
   const personScope = guesses.find((g) => g.mapping.type === 'person')?.mapping.scope;
   const ordered = guesses
     .map((g) =>
@@ -199,6 +200,32 @@ export async function initPipeline(options: InitOptions): Promise<InitResult> {
     });
   }
   return result;
+}
+
+/** The fields that make a source a person's or a company's: without one, a sheet holds no counterparties. */
+const IDENTITY_FIELDS = new Set(['surname', 'organisationName', 'firstName', 'initials', 'dateOfBirth']);
+
+/**
+ * A workbook's sheet that names no person or company column (a notes sheet: `Column`, `Meaning`)
+ * is left out when another sheet of the workbook is an export, and the sources of that workbook
+ * say so, as for the sheets that hold no header row (docs/init.md).
+ */
+function leaveOutNotesSheets(guesses: Array<{ path: string; dialect: Dialect; mapping: GuessedMapping }>): void {
+  const isNotes = (g: (typeof guesses)[number]) => g.dialect.kind === 'xlsx' && !g.mapping.fields.some((f) => IDENTITY_FIELDS.has(f.name));
+  for (let i = guesses.length - 1; i >= 0; i--) {
+    const g = guesses[i]!;
+    if (g.dialect.kind !== 'xlsx' || !isNotes(g)) continue;
+    const siblings = guesses.filter((o) => o !== g && o.path === g.path && !isNotes(o));
+    if (siblings.length === 0) continue;
+    guesses.splice(i, 1);
+    for (const s of siblings)
+      s.dialect.evidence.push(
+        `sheet ${JSON.stringify(g.dialect.sheet)} left out: none of its columns names a person or a company (${g.mapping.unmapped
+          .slice(0, 4)
+          .map((u) => u.column)
+          .join(', ')}…): notes, not records`,
+      );
+  }
 }
 
 /** Profiles one source's rows (a file, or a sheet of a workbook) as `plan` will read them. */

@@ -5,7 +5,7 @@
  * only measured, by `npm run bench -- init` (bench/init-personalities.bench.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../support/service.js';
 import { CHECK_SEEDS, DEV_SEEDS, drawPersonality } from '../../src/pipeline/samples/personalities/index.js';
@@ -36,6 +36,12 @@ describe('init on export personalities (development seeds)', () => {
     dirs.push(dir);
     const score = await scoreSeed(seed, dir, 120);
     expect(score.failure).toBeUndefined();
+    // A workbook's notes sheet is no second person source: left out, and the pipeline says why.
+    if (drawPersonality(seed).format === 'xlsx') {
+      const pipeline = readFileSync(join(dir, 'gen/pipeline.yaml'), 'utf8');
+      expect(pipeline.match(/^ {2}- name: /gm)).toHaveLength(1);
+      expect(pipeline).toMatch(/# sheet "\w+" left out: none of its columns names a person or a company/);
+    }
     expect(score.wrong).toEqual({});
     expect(score.mapped / score.mappable).toBeGreaterThanOrEqual(0.95);
   });

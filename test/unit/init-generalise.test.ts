@@ -272,3 +272,36 @@ describe('an undecided field', () => {
     }
   });
 });
+
+describe('messages and the share that moved', () => {
+  it('shows invisible characters in a refused value', async () => {
+    const { describeValue } = await import('../../src/pipeline/mapping/coerce.js');
+    expect(describeValue('45\u00a0000,00')).toBe('`45\\u00a0000,00`');
+    expect(describeValue('Jansen\u200b')).toBe('`Jansen\\u200b`');
+    expect(describeValue('de Vries')).toBe('`de Vries`');
+  });
+
+  it('says when more than the expected share was refused, and exits 1 unless that share is expected', async () => {
+    const { refusedShareLine, parseExpectedRefused } = await import('../../src/cli/refused-share.js');
+    const { runExitCode } = await import('../../src/cli/commands/pipeline-commands.js');
+    expect(refusedShareLine({ rows: 1000, refused: 620 })).toMatch(
+      /^Most of the export did not move: 62% of the rows \(620 of 1,000\) were refused, more than the 5% expected/,
+    );
+    expect(refusedShareLine({ rows: 1000, refused: 50 })).toBeUndefined();
+    expect(refusedShareLine({ rows: 1000, refused: 620 }, parseExpectedRefused('70%'))).toBeUndefined();
+    expect(parseExpectedRefused('0.3')).toBe(0.3);
+    expect(() => parseExpectedRefused('150%')).toThrow(/expected a share of the rows/);
+    const report = {
+      status: 'completed',
+      complete: true,
+      readFailures: [],
+      rowsRead: 1000,
+      rejected: 600,
+      failed: 20,
+      ledger: { rejected: 600, failed: 20, invalid: 0 },
+    };
+    expect(runExitCode(report as never)).toBe(1);
+    expect(runExitCode(report as never, false, 0.7)).toBe(0);
+    expect(runExitCode({ ...report, rejected: 10, failed: 0 } as never)).toBe(0);
+  });
+});

@@ -19,6 +19,7 @@ import { addConnectionOptions, resolveConnection, type ConnectionFlags } from '.
 import { EXIT, exitCodeFor } from '../run.js';
 import { existingLedgerFile } from '../ledger-file.js';
 import { printJson, printTable, STAGE_UNDECIDED_HELP } from '../output.js';
+import { EXPECT_REFUSED_HELP, parseExpectedRefused, refusedShareLine } from '../refused-share.js';
 import { Redactor } from '../../privacy/index.js';
 import { correctionsNotes } from '../corrections-notes.js';
 
@@ -414,7 +415,7 @@ const byCode = (counts: Record<string, number>) =>
     .map(([code, count]) => `${code} ${num(count)}`)
     .join(', ');
 
-function printRunReport(r: RunReport): void {
+function printRunReport(r: RunReport, expectedRefused?: number): void {
   const out: string[] = [];
   const status = r.status === 'completed' ? pc.green(r.status) : r.status === 'interrupted' ? pc.yellow(r.status) : pc.red(r.status);
   out.push(
@@ -422,6 +423,8 @@ function printRunReport(r: RunReport): void {
       `Run ${r.runId} of ${r.pipeline} (${r.component}) into migration ${r.migrationId ?? '(none)'}${r.migrationCreated ? ' (created)' : ''}: `,
     ) + status,
   );
+  const moved = refusedShareLine(runRefused(r), expectedRefused);
+  if (moved) out.push(pc.red(moved));
   const row = (label: string, value: number, note = '') =>
     out.push(`  ${label.padEnd(20)} ${num(value).padStart(10)}${note ? `   ${note}` : ''}`);
   if (r.resume)
@@ -478,17 +481,24 @@ function printRunReport(r: RunReport): void {
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
+/** The rows a run read and the rows it refused (before upload and by staging). */
+export function runRefused(r: Pick<RunReport, 'rowsRead' | 'rejected' | 'failed'>): { rows: number; refused: number } {
+  return { rows: r.rowsRead, refused: r.rejected + r.failed };
+}
+
 /**
  * Exit code of `run`: 0 when everything that could be staged is staged (refused records are
  * data to fix, reported, not a failure of the run — unless --strict), 1 when records are left
  * without a confirmed result, a source file was cut off or held no rows (unless --allow-truncated)
  * or records were refused with --strict, 130 interrupted, else by the error.
  */
-export function runExitCode(r: RunReport, strict = false): number {
+export function runExitCode(r: RunReport, strict = false, expectedRefused?: number): number {
   if (r.status === 'interrupted') return EXIT.interrupted;
   if (r.status === 'failed') return exitCodeFor(new StagecoachError(r.error?.code ?? 'INTERNAL_ERROR', r.error?.message ?? 'failed'));
   if (!r.complete) return EXIT.failed;
   if (r.readFailures.length > 0) return EXIT.failed;
+  // More refused than expected: the export largely did not move, whatever else balanced.
+  if (refusedShareLine(runRefused(r), expectedRefused)) return EXIT.failed;
   if (strict && r.ledger.rejected + r.ledger.failed + r.ledger.invalid > 0) return EXIT.failed;
   return EXIT.ok;
 }
@@ -509,6 +519,7 @@ export function registerRunCommand(program: Command): void {
     .option('--strict', 'exit 1 when any record was rejected or refused by staging')
     .option('--allow-truncated', 'accept a source file that was cut off or holds no rows (default: exit 1 and name it)')
     .option('--stage-undecided', STAGE_UNDECIDED_HELP)
+    .option('--expect-refused <share>', EXPECT_REFUSED_HELP, parseExpectedRefused)
     .option('--log-level <level>', 'pino log level (default warn on a terminal, info otherwise)');
   addConnectionOptions(cmd).action(
     async (
@@ -520,6 +531,7 @@ export function registerRunCommand(program: Command): void {
         strict?: boolean;
         allowTruncated?: boolean;
         stageUndecided?: boolean;
+        expectRefused?: number;
         logLevel?: string;
       },
     ) => {
@@ -555,8 +567,8 @@ export function registerRunCommand(program: Command): void {
         });
         display.done();
         if (opts.json) printJson(report);
-        else printRunReport(report);
-        process.exitCode = runExitCode(report, opts.strict);
+        else printRunReport(report, opts.expectRefused);
+        process.exitCode = runExitCode(report, opts.strict, opts.expectRefused);
       } finally {
         display.done();
         process.off('SIGINT', onSigint);
