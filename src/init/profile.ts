@@ -60,7 +60,8 @@ export interface FileProfile {
 }
 
 const INTEGER = /^[+-]?\d+$/;
-const ASCII = /^[\x00-\x7f]*$/;
+/** The combining-mark blocks decomposed Latin, Greek and Cyrillic text uses (a plain class: no Unicode-property scan). */
+const COMBINING = /[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]/;
 const DECIMAL_COMMA = /^[+-]?\d{1,3}(\.\d{3})*,\d+$|^[+-]?\d+,\d+$/;
 const DECIMAL_DOT = /^[+-]?\d{1,3}(,\d{3})*\.\d+$|^[+-]?\d+\.\d+$/;
 const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
@@ -131,7 +132,9 @@ export function dateShape(v: string): { shape: string; first?: number; second?: 
 
 /** The kind of one non-empty value. */
 export function kindOf(v: string): { kind: ValueKind; short?: boolean } | undefined {
-  if (ZONED_TIMESTAMP.test(v)) return { kind: 'date:timestamp' };
+  // A timestamp has its date's dashes and a T or space at 10: checked by character before the regex.
+  if (v.length >= 16 && v.charCodeAt(4) === 0x2d && (v[10] === 'T' || v[10] === ' ') && ZONED_TIMESTAMP.test(v))
+    return { kind: 'date:timestamp' };
   const date = dateShape(v);
   if (date?.shape === 'yyyymmdd') return { kind: 'date:yyyymmdd' };
   if (INTEGER.test(v)) return { kind: 'integer' };
@@ -227,8 +230,8 @@ export class ColumnProfiler {
       return;
     }
     if (v.length > p.maxLength) p.maxLength = v.length;
-    // Only text beyond ASCII can be decomposed: the check costs the common row nothing.
-    if (!ASCII.test(v) && v !== v.normalize('NFC')) p.decomposed++;
+    // Decomposed text holds a combining mark; only then is it normalised to compare.
+    if (COMBINING.test(v) && v !== v.normalize('NFC')) p.decomposed++;
     // A placeholder is no date: kept apart, so it neither counts as one nor as evidence of an order.
     const placeholder = DATE_PLACEHOLDERS.has(v);
     if (placeholder) p.placeholders[v] = (p.placeholders[v] ?? 0) + 1;
