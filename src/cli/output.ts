@@ -88,3 +88,7 @@ function clip(text: string, max: number): string {
   const flat = text.replace(/\s*\n\s*/g, ' ');
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
+
+/** `--stage-undecided`, the same words on plan, run and migrate. */
+export const STAGE_UNDECIDED_HELP =
+  'stage the records without the fields their mapping marks undecided (default: stop before reading, naming each undecided field at its line; exit 2)';

@@ -7,6 +7,8 @@
  * header, add it to the role's list.
  */
 
+import { ABBREVIATED_HEADERS, LANGUAGE_HEADERS } from './dictionary-languages.js';
+
 export type Role =
   | 'key'
   | 'initials'
@@ -37,7 +39,7 @@ export type Role =
   | 'address';
 
 /** Role → the normalised headers that play it; the first role whose list holds a header wins. */
-export const HEADER_ROLES: ReadonlyArray<[Role, readonly string[]]> = [
+const BASE_ROLES: ReadonlyArray<[Role, readonly string[]]> = [
   [
     'partnerKey',
     ['partnerklantnr', 'partnerklantnummer', 'partnerid', 'partnernr', 'partner', 'spouseid', 'partnercustomerid', 'ehepartnerid'],
@@ -413,6 +415,12 @@ export const HEADER_ROLES: ReadonlyArray<[Role, readonly string[]]> = [
   ['address', ['adres', 'address', 'adresse', 'vestigingsadres', 'bezoekadres']],
 ];
 
+/** Role → the normalised headers that play it (Dutch, English, German, French, then the further languages and abbreviations). */
+export const HEADER_ROLES: ReadonlyArray<[Role, readonly string[]]> = BASE_ROLES.map(([role, names]) => [
+  role,
+  [...names, ...(LANGUAGE_HEADERS[role] ?? []), ...(ABBREVIATED_HEADERS[role] ?? [])],
+]);
+
 /** Letters written as two in headers (`Straße` = `Strasse`), before accents are dropped. */
 const LIGATURES: Readonly<Record<string, string>> = { ß: 'ss', æ: 'ae', œ: 'oe', ø: 'o', ł: 'l', đ: 'd' };
 
@@ -475,9 +483,16 @@ export interface RoleMatch {
  * @example roleMatch('Geboorte-datum') // { role: 'dateOfBirth', how: 'exact' }
  *          roleMatch('Director Customer ID') // { role: 'directorKey', how: 'holds director' }
  */
-export function roleMatch(column: string): RoleMatch | undefined {
+export function roleMatch(column: string, prefix?: string): RoleMatch | undefined {
   const parts = column.split('.').filter((p) => !/^\d+$/.test(p));
-  const forms = [...headerForms(column), ...(parts.length > 1 ? headerForms(parts[parts.length - 1]!) : [])];
+  const last = stripPrefix(parts[parts.length - 1] ?? column, prefix);
+  // A nested field is named by its own part first (`address.postcode`: not the `address` around it).
+  if (parts.length > 1) return matchForms(headerForms(last)) ?? matchForms(headerForms([...parts.slice(0, -1), last].join('.')));
+  return matchForms(headerForms(last));
+}
+
+/** The first role a header's forms name: exactly, else holding a long name, else one edit from one. */
+function matchForms(forms: string[]): RoleMatch | undefined {
   for (const f of forms) {
     const role = BY_NAME.get(f);
     if (role) return { role, how: 'exact' };
@@ -497,6 +512,33 @@ export function roleMatch(column: string): RoleMatch | undefined {
  */
 export function roleOf(column: string): Role | undefined {
   return roleMatch(column)?.role;
+}
+
+/** A name's candidate program prefix: 2–4 letters before `-` or `_` (`XX-`, `CM_`, `LNC-`), or lower-case letters before a capital (`xxCity`). */
+const PREFIX = /^([A-Za-z]{2,4}[-_])(?=\p{L})|^(\p{Ll}{2,3})(?=\p{Lu})/u;
+
+function stripPrefix(name: string, prefix: string | undefined): string {
+  return prefix && name.toLowerCase().startsWith(prefix.toLowerCase()) && name.length > prefix.length ? name.slice(prefix.length) : name;
+}
+
+/**
+ * The program prefix every column of an export carries (`XX-CITY`, `XX-PHONE`, `XX-DOB`; `KL_Naam`):
+ * the one that starts at least four in five of the names (at least three), compared without case.
+ * Stripped before the names are recognised.
+ * @example programPrefix(['XX-CUST-NO', 'XX-DOB', 'XX-CTRY']) // 'XX-'
+ */
+export function programPrefix(columns: readonly string[]): string | undefined {
+  const counts = new Map<string, number>();
+  // The fields of a list's items (`contacts.0.value`) are the list's, not the program's.
+  columns = columns.filter((c) => !/\.\d+\./.test(c));
+  for (const c of columns) {
+    const name = c.split('.').pop() ?? c;
+    const m = PREFIX.exec(name);
+    const p = m ? (m[1] ?? m[2]!) : undefined;
+    if (p) counts.set(p.toLowerCase(), (counts.get(p.toLowerCase()) ?? 0) + 1);
+  }
+  const top = [...counts].sort((a, b) => b[1] - a[1])[0];
+  return top && top[1] >= 3 && top[1] >= 0.8 * columns.length ? top[0] : undefined;
 }
 
 /** Sex codes of legacy exports → the platform's (Dutch, English, German). */
@@ -521,6 +563,24 @@ export const SEX_CODES: Readonly<Record<string, string>> = {
   D: 'other',
   DIVERS: 'other',
   OTHER: 'other',
+  // French, Spanish, Italian, Portuguese, Polish, Czech, Swedish words (accents folded).
+  MASCULIN: 'male',
+  FEMININ: 'female',
+  HOMME: 'male',
+  FEMME: 'female',
+  HOMBRE: 'male',
+  MUJER: 'female',
+  MASCULINO: 'male',
+  FEMENINO: 'female',
+  FEMININO: 'female',
+  MASCHIO: 'male',
+  FEMMINA: 'female',
+  MEZCZYZNA: 'male',
+  KOBIETA: 'female',
+  MUZ: 'male',
+  ZENA: 'female',
+  KVINNA: 'female',
+  MANNLICH: 'male',
 };
 
 /** Income frequencies of legacy exports → the platform's. */
@@ -582,4 +642,14 @@ export const STATUS_CODES: Readonly<Record<string, string>> = {
   OPGEZEGD: 'false',
   GEKUENDIGT: 'false',
   GEKUNDIGT: 'false',
+  ACTIVO: 'true',
+  INACTIVO: 'false',
+  ATTIVO: 'true',
+  INATTIVO: 'false',
+  AKTYWNY: 'true',
+  NIEAKTYWNY: 'false',
+  ATIVO: 'true',
+  INATIVO: 'false',
+  AKTIVNI: 'true',
+  NEAKTIVNI: 'false',
 };

@@ -21,6 +21,8 @@ export interface DateDecision {
   transform?: Y;
   why: string;
   todo?: string;
+  /** When the order is left to the user: the transform to start from once decided. */
+  draft?: Y;
 }
 
 /**
@@ -30,17 +32,31 @@ export interface DateDecision {
  * alone; both proven or neither → a TODO with the counts, never a pick — unless a country column
  * says where the rows come from (`hint`), which is written as the hint it is.
  */
-export function decideDate(c: ColumnProfile, hint?: { monthFirst: boolean; why: string }): DateDecision {
+export function decideDate(
+  c: ColumnProfile,
+  hint?: { monthFirst: boolean; why: string },
+  /** Values the layout names "not known" (a copybook's 88-levels), besides those the column holds. */
+  moreUnknown: readonly string[] = [],
+): DateDecision {
   const dates = Object.entries(c.kinds).filter(([k]) => k.startsWith('date:'));
   const total = dates.reduce((n, [, k]) => n + k, 0);
+  const unknown = [...new Set([...Object.keys(c.placeholders ?? {}), ...moreUnknown])].sort();
+  let zoned = false;
   if (total === 0) return { why: '', todo: `${c.name} holds no values that read as dates; give its format ({ date: [dd-mm-yyyy] })` };
   const formats: string[] = [];
   const reasons: string[] = [];
   const todos: string[] = [];
   let pivot: number | undefined;
+  let draft: Y | undefined;
   for (const [kind, n] of dates.sort((a, b) => b[1] - a[1])) {
     if (n / total < 0.05) continue;
     const shape = kind.slice(5);
+    if (shape === 'timestamp') {
+      // The calendar date in the zone the value states: read in another zone it can be a day off.
+      zoned = true;
+      reasons.push(`${num(n)} ISO timestamps with a zone, read as their date in that zone`);
+      continue;
+    }
     const order = c.dateOrder[shape];
     if (!order) {
       formats.push(...withShort(shape, c));
@@ -64,6 +80,7 @@ export function decideDate(c: ColumnProfile, hint?: { monthFirst: boolean; why: 
       todos.push(
         `${c.name}: ${order.dayFirst > 0 ? 'both orders of day and month are proven (a mixed column)' : 'no value proves the order of day and month'} (${counts}); write its format, e.g. { date: { formats: [${dayFirst}, ${monthFirst}], prefer: ${dayFirst} } }`,
       );
+      draft ??= { date: [dayFirst, monthFirst] };
       continue;
     }
     formats.push(...withShort(chosen, c));
@@ -76,14 +93,35 @@ export function decideDate(c: ColumnProfile, hint?: { monthFirst: boolean; why: 
     }
   }
   const todo = todos.length > 0 ? todos.join('; ') : undefined;
-  if (formats.length === 0) return { why: '', ...(todo ? { todo } : {}) };
+  const unknownWhy =
+    unknown.length > 0 ? `; ${unknown.map((u) => `\`${u}\``).join(', ')} read as "not known" (${placeholderRows(c, unknown)})` : '';
+  if (formats.length === 0 && !zoned) {
+    const withUnknown = draft && unknown.length > 0 ? { date: { formats: (draft as { date: string[] }).date, unknown } } : draft;
+    return { why: '', ...(todo ? { todo } : {}), ...(withUnknown ? { draft: withUnknown } : {}) };
+  }
   const unique = [...new Set(formats)];
-  const transform: Y = { date: pivot !== undefined ? { formats: unique, pivot } : unique };
+  const plain = pivot === undefined && !zoned && unknown.length === 0;
+  const transform: Y = {
+    date: plain
+      ? unique
+      : {
+          formats: unique,
+          ...(pivot !== undefined ? { pivot } : {}),
+          ...(zoned ? { zoned: true } : {}),
+          ...(unknown.length > 0 ? { unknown } : {}),
+        },
+  };
   return {
     transform,
-    why: `${pct(total / Math.max(1, c.values - c.empty))} of its values are dates in ${unique.join(' or ')}: ${reasons.join('; ')}`,
+    why: `${pct(total / Math.max(1, c.values - c.empty))} of its values are dates${unique.length > 0 ? ` in ${unique.join(' or ')}` : ''}: ${reasons.join('; ')}${unknownWhy}`,
     ...(todo ? { todo } : {}),
   };
+}
+
+/** The rows of a column that hold its placeholders: `12 rows`. */
+function placeholderRows(c: ColumnProfile, unknown: readonly string[]): string {
+  const n = unknown.reduce((sum, u) => sum + (c.placeholders?.[u] ?? 0), 0);
+  return `${num(n)} row${n === 1 ? '' : 's'}`;
 }
 
 /** A format with one-digit days or months seen gets its short form too (`d-m-yyyy`: the same reading). */
@@ -125,6 +163,9 @@ export function countryEvidence(c: ColumnProfile, nationality = false): CodeEvid
 /** Whether a column's values read as countries (nine in ten distinct values, by rows). */
 export function looksLikeCountries(c: ColumnProfile): boolean {
   if (!c.distinct || c.distinct.size === 0 || c.maxLength > 40) return false;
+  // One-letter values (M/F, A/I, J/N) are codes of something else far more often than vehicle
+  // codes of countries (M→MT, F→FR): never a country column by its values alone.
+  if (c.maxLength <= 1) return false;
   const filled = c.values - c.empty;
   let rows = 0;
   for (const [v, n] of c.distinct) if (typeof resolveCountry(v) === 'string' && !/^\d+$/.test(v)) rows += n;
@@ -140,15 +181,27 @@ export function valuesWithCounts(values: Array<[string, number]>): string {
 }
 
 export interface AmountDecision {
-  number: { decimal: ',' | '.'; thousands: '.' | ',' | ' ' | '' };
+  number: { decimal: ',' | '.'; thousands: '.' | ',' | ' ' | "'" | '' };
   /** Symbols and codes to strip before the number is read. */
   strip?: string;
   currency?: string;
   why: string;
 }
 
-const CURRENCIES: Readonly<Record<string, string>> = { '€': 'EUR', '£': 'GBP', $: 'USD', EUR: 'EUR', GBP: 'GBP', USD: 'USD', CHF: 'CHF' };
-const CURRENCY_IN_TEXT = /(€|£|\$|\b(?:EUR|GBP|USD|CHF)\b)/;
+/**
+ * Currency symbols that name one currency (`kr` names four, `$` is taken as USD as before), and
+ * every ISO 4217 code the runtime knows (Intl), so `(PLN)` or `1 234,56 CZK` decide the currency.
+ */
+const CURRENCIES: Readonly<Record<string, string>> = {
+  '€': 'EUR',
+  '£': 'GBP',
+  $: 'USD',
+  zł: 'PLN',
+  Kč: 'CZK',
+  Ft: 'HUF',
+  ...Object.fromEntries(Intl.supportedValuesOf('currency').map((c) => [c, c])),
+};
+const CURRENCY_IN_TEXT = new RegExp(`(€|£|\\$|zł|Kč|\\bFt\\b|\\b(?:${Intl.supportedValuesOf('currency').join('|')})\\b)`, 'u');
 
 /**
  * How an amount column writes its numbers, from its sampled values: the separator followed by
@@ -168,17 +221,18 @@ export function decideAmount(c: ColumnProfile, sample: FileProfile['sample']): A
     if (cur) inValues.set(CURRENCIES[cur[1]!]!, (inValues.get(CURRENCIES[cur[1]!]!) ?? 0) + 1);
     const v = raw
       .replace(CURRENCY_IN_TEXT, '')
-      .replace(/\u00a0/g, ' ')
+      .replace(/[\u00a0\u202f]/g, ' ')
+      .replace(/\u2019/g, "'")
       .trim();
     const dec = /([.,])\d{1,2}$/.exec(v);
     if (dec?.[1] === ',') comma++;
     else if (dec?.[1] === '.') dot++;
     const body = dec ? v.slice(0, dec.index) : v;
-    const group = /\d([., ])\d{3}(?!\d)/.exec(body);
+    const group = /\d([., '])\d{3}(?!\d)/.exec(body);
     if (group) thousands.set(group[1]!, (thousands.get(group[1]!) ?? 0) + 1);
   }
   const decimal = comma > dot ? ',' : dot > comma ? '.' : undefined;
-  const sep = [...thousands].sort((a, b) => b[1] - a[1])[0]?.[0] as '.' | ',' | ' ' | undefined;
+  const sep = [...thousands].sort((a, b) => b[1] - a[1])[0]?.[0] as '.' | ',' | ' ' | "'" | undefined;
   const d: ',' | '.' = decimal ?? (sep === '.' ? ',' : '.');
   const t = sep && sep !== d ? sep : '';
   const header = CURRENCY_IN_TEXT.exec(c.name);
@@ -192,7 +246,9 @@ export function decideAmount(c: ColumnProfile, sample: FileProfile['sample']): A
   ].join(', ');
   return {
     number: { decimal: d, thousands: t },
-    ...(inValues.size > 0 ? { strip: '[€£$]|\\b(?:EUR|GBP|USD|CHF)\\b|\\s+$|^\\s+' } : {}),
+    ...(inValues.size > 0
+      ? { strip: `[€£$]|zł|Kč|\\b(?:${[...inValues.keys()].filter((k) => /^[A-Z]{3}$/.test(k)).join('|') || 'EUR'}|Ft)\\b|\\s+$|^\\s+` }
+      : {}),
     ...(currency ? { currency } : {}),
     why,
   };

@@ -5,8 +5,9 @@
  * commas, Dutch postcodes), and value maps for code columns. Every guess carries its reason,
  * written as a comment next to it; every required field it cannot place becomes a TODO. Pure.
  */
-import { FREQUENCY_CODES, lookupCode, type Role, roleMatch, SEX_CODES, STATUS_CODES } from './dictionary.js';
+import { FREQUENCY_CODES, lookupCode, programPrefix, type Role, roleMatch, SEX_CODES, STATUS_CODES } from './dictionary.js';
 import { countryEvidence, decideAmount, decideDate, decidePhone, looksLikeCountries, type Y, valuesWithCounts } from './evidence.js';
+import { periodOf } from './period-words.js';
 import { type ColumnProfile, dateShare, type FileProfile, shareOf } from './profile.js';
 
 /** One field of the mapping's record, with why it is mapped so. */
@@ -41,7 +42,12 @@ const rowsOf = (n: number) => `${num(n)} row${n === 1 ? '' : 's'}`;
 export function guessMapping(
   sourceName: string,
   profile: FileProfile,
-  context: { personScope?: string; impliedDecimals?: Record<string, number> } = {},
+  context: {
+    personScope?: string;
+    impliedDecimals?: Record<string, number>;
+    /** A copybook's 88-level conditions per column: code tables, and the values that mean "not known". */
+    conditions?: Record<string, Array<{ name: string; values: string[] }>>;
+  } = {},
 ): GuessedMapping {
   const byRole = new Map<Role, ColumnProfile>();
   const used = new Set<string>();
@@ -49,9 +55,11 @@ export function guessMapping(
   const passed = new Map<string, string>();
   /** How a column's role was found, when not by its exact name. */
   const how = new Map<string, string>();
+  // A program prefix on every name (`XX-DOB`, `CM-TOWN`) says nothing of the column: left out when names are read.
+  const prefix = programPrefix(profile.columns.filter((c) => c.arrayOfObjects === undefined).map((c) => c.name));
   for (const c of profile.columns) {
     if (c.arrayOfObjects !== undefined) continue;
-    const m = roleMatch(c.name);
+    const m = roleMatch(c.name, prefix);
     if (!m) continue;
     if (c.values - c.empty === 0) passed.set(c.name, `named like ${m.role} but empty in every row`);
     else if (m.role === 'email' && shareOf(c, 'email') < 0.5)
@@ -83,7 +91,14 @@ export function guessMapping(
   const isOrg = byRole.has('organisationName') || byRole.has('cocNumber');
   const type = isOrg ? 'organisation' : 'person';
   const todos: string[] = [];
-  const notes: string[] = [`type ${type}: ${isOrg ? 'a company name or KvK column' : 'person columns (names, birth date)'} found`];
+  // Say which columns make it a person, or that none does (a notes sheet is no person source).
+  const personColumns = (['surname', 'fullName', 'firstName', 'initials', 'dateOfBirth'] as const)
+    .filter((r) => byRole.has(r))
+    .map((r) => `${r} ${byRole.get(r)!.name}`);
+  const notes: string[] = [
+    `type ${type}: ${isOrg ? 'a company name or KvK column found' : personColumns.length > 0 ? `person columns found (${personColumns.join(', ')})` : 'no company-name or KvK column, and no person columns either'}`,
+  ];
+  if (prefix) notes.push(`the program prefix ${prefix} of the column names is left out when they are read`);
   const fields: GuessedField[] = [];
   const codes: GuessedMapping['codes'] = {};
   const take = (role: Role): ColumnProfile | undefined => {
@@ -128,7 +143,12 @@ export function guessMapping(
     keyTransforms.splice(0, keyTransforms.length, { replace: { regex: '\\s+', with: '' } });
 
   const field = (name: string, value: Y, why?: string) => fields.push({ name, value, ...(why ? { why } : {}) });
-  const col = (c: ColumnProfile, transforms: Y[], extra: Record<string, Y> = {}): Y => ({ column: c.name, transforms, ...extra });
+  // Decomposed text (a Mac's export) is composed first, so `é` is staged as the platform compares it.
+  const col = (c: ColumnProfile, transforms: Y[], extra: Record<string, Y> = {}): Y => ({
+    column: c.name,
+    transforms: c.decomposed > 0 ? ['nfc', ...transforms] : transforms,
+    ...extra,
+  });
 
   field('isActive', { value: true });
   const active = take('active');
@@ -137,7 +157,9 @@ export function guessMapping(
     field('isActive', col(active, [{ default: true }, 'boolean']), `${active.name}: yes/no values; empty is taken as active`);
   } else if (active) {
     fields.pop();
-    const table = codeTable(active, STATUS_CODES);
+    const table = withConditions(codeTable(active, STATUS_CODES), context.conditions?.[active.name], active.name, (w) =>
+      lookupCode(STATUS_CODES, w),
+    );
     codes.status = table.codes;
     field(
       'isActive',
@@ -180,11 +202,15 @@ export function guessMapping(
     if (salutation) field('salutation', col(salutation, ['collapse-spaces']), `${salutation.name} (${filled(salutation)}), as written`);
     const sex = take('sex');
     if (sex) {
-      const table = codeTable(sex, SEX_CODES);
+      const table = withConditions(codeTable(sex, SEX_CODES), context.conditions?.[sex.name], sex.name, (w) => lookupCode(SEX_CODES, w));
       codes.sex = table.codes;
-      field('sex', col(sex, ['trim', 'upper', { code: 'sex' }]), `${sex.name}: ${table.why}`);
+      // A value init cannot place leaves sex empty on its rows (never a guess), until added to codes.sex.
+      const code: Y = table.unknown.length > 0 ? { table: 'sex', unknown: 'empty' } : 'sex';
+      field('sex', col(sex, ['trim', 'upper', { code }]), `${sex.name}: ${table.why}`);
       if (table.unknown.length > 0)
-        todos.push(`sex: values ${valuesWithCounts(table.unknown)} of ${sex.name} are in no code list; add them to codes.sex`);
+        todos.push(
+          `sex: values ${valuesWithCounts(table.unknown)} of ${sex.name} are in no code list; their rows get no sex until you add them to codes.sex`,
+        );
     }
     const dob = take('dateOfBirth');
     if (dob) {
@@ -197,8 +223,10 @@ export function guessMapping(
               why: `${pct(dominant.share)} of ${countryCol!.name} is ${dominant.code}, where dates are written ${MONTH_FIRST.has(dominant.code) ? 'month' : 'day'}-first`,
             }
           : undefined;
-      const d = decideDate(dob, hint);
+      const d = decideDate(dob, hint, unknownValues(context.conditions?.[dob.name]));
       if (d.transform) field('dateOfBirth', col(dob, [d.transform]), `${dob.name}: ${d.why}`);
+      // The order of day and month is a person's to decide: the field waits for it, named, never guessed.
+      else if (d.draft) field('dateOfBirth', { undecided: `dateOfBirth: ${d.todo}`, draft: col(dob, [d.draft]) });
       if (d.todo) todos.push(`dateOfBirth: ${d.todo}`);
     }
     const nat = take('nationality');
@@ -314,8 +342,24 @@ export function guessMapping(
       );
     } else todos.push('addresses[0].addressLine1 (required in an address): no street column found');
     if (house) address.houseNumber = col(house, ['collapse-spaces']);
-    if (postcode) {
-      const dutch = shareOf(postcode, 'postcode-nl');
+    const dutch = postcode ? shareOf(postcode, 'postcode-nl') : 0;
+    // Dutch postcodes beside other countries' (a Dutch lender's Belgian customers): each row by its own country.
+    const mixed = dutch >= 0.9 && country !== undefined && countryEv?.dominant?.code === 'NL' && countryEv.dominant.share < 1;
+    if (postcode && (postcode.jsonNumbers > 0 || mixed)) {
+      // A postcode written as a number lost its leading zeros: read by its country's rules, restored only where certain.
+      const spec: Record<string, Y> = {
+        ...(country ? { countryColumn: country.name } : {}),
+        ...(assumed ? { country: assumed.code } : {}),
+      };
+      address.postalCode = col(postcode, [{ postcode: spec }]);
+      why.push(
+        `postcode ${postcode.name}: ${mixed ? `${pct(dutch)} Dutch postcodes beside other countries'` : `${rowsOf(postcode.jsonNumbers)} written as JSON numbers`}, read by ${country ? `the country of ${country.name}` : assumed ? assumed.code : 'no country'}'s rules (lost leading zeros put back where certain, else refused)`,
+      );
+      if (!country && !assumed)
+        todos.push(
+          `addresses[0].postalCode: ${postcode.name} holds numbers and no country reads them; they are refused until you give { postcode: { country: XX } }`,
+        );
+    } else if (postcode) {
       address.postalCode = col(postcode, dutch >= 0.9 ? ['postcode-nl'] : ['collapse-spaces', 'upper']);
       why.push(`postcode ${postcode.name} (${pct(dutch)} Dutch postcodes${dutch >= 0.9 ? ', checked as such' : ''})`);
     } else todos.push('addresses[0].postalCode (required in an address): no postcode column found');
@@ -343,32 +387,41 @@ export function guessMapping(
         }
       : { ...decideAmount(amount, profile.sample), point: undefined };
     const freq = take('incomeFrequency');
-    const frequency: Y = freq ? col(freq, ['trim', 'upper', { code: 'frequentie' }]) : { value: 'Yearly' };
-    const yearly = /annual|yearly|jahr|annuel|jaar/i.test(amount.name);
+    // The period from a frequency column, else from the words of the amount's header; never a default.
+    const stated = freq ? undefined : periodOf(amount.name);
+    const undecided: string[] = [];
     if (freq) {
-      const table = codeTable(freq, FREQUENCY_CODES);
+      const table = withConditions(codeTable(freq, FREQUENCY_CODES, periodOf), context.conditions?.[freq.name], freq.name, periodOf);
       codes.frequentie = table.codes;
       if (table.unknown.length > 0)
         todos.push(
           `income.frequency: values ${valuesWithCounts(table.unknown)} of ${freq.name} are no known frequency; add them to codes.frequentie`,
         );
-    } else if (!yearly) todos.push(`income.frequency: no frequency column and ${amount.name} does not say; Yearly is written, check it`);
-    if (!a.currency) todos.push(`income.currency: neither ${amount.name} nor its values name a currency; EUR is written, check it`);
+    } else if (!stated)
+      undecided.push(
+        `the period of ${amount.name} (no frequency column, and its header says neither monthly nor yearly): write frequency: { value: Monthly } (or Yearly…) in the draft`,
+      );
+    if (!a.currency)
+      undecided.push(
+        `the currency of ${amount.name} (neither its header nor its values name one): write currency: { value: <ISO 4217 code> } in the draft`,
+      );
+    const income: Y = {
+      when: { column: amount.name, notEmpty: true },
+      object: {
+        amount: col(amount, [
+          ...(a.strip ? [{ replace: { regex: a.strip, with: '' } }] : []),
+          ...(a.point ? [{ replace: { regex: `^([+-]?\\d*?)(\\d{${a.point}})$`, with: '$1.$2' } }] : []),
+          { number: a.number },
+        ]),
+        currency: a.currency ? { value: a.currency } : { value: 'TODO' },
+        frequency: freq ? col(freq, ['trim', 'upper', { code: 'frequentie' }]) : { value: stated ?? 'TODO' },
+      },
+    };
+    if (undecided.length > 0) todos.push(`income: undecided, not staged until you decide ${undecided.join('; and ')}`);
     field(
       'income',
-      {
-        when: { column: amount.name, notEmpty: true },
-        object: {
-          amount: col(amount, [
-            ...(a.strip ? [{ replace: { regex: a.strip, with: '' } }] : []),
-            ...(a.point ? [{ replace: { regex: `^([+-]?\\d*?)(\\d{${a.point}})$`, with: '$1.$2' } }] : []),
-            { number: a.number },
-          ]),
-          currency: { value: a.currency ?? 'EUR' },
-          frequency: freq ? frequency : { value: 'Yearly' },
-        },
-      },
-      `${amount.name}: ${a.why}${freq ? '' : yearly ? '; Yearly: the header says annual' : ''}`,
+      undecided.length > 0 ? { undecided: `income: ${undecided.join('; and ')}`, draft: income } : income,
+      `${amount.name}: ${a.why}${stated ? `; ${stated}: the header says so` : ''}`,
     );
   }
 
@@ -406,7 +459,7 @@ export function guessMapping(
       );
   const unmapped = profile.columns
     .filter((c) => !used.has(c.name) && c.arrayOfObjects === undefined && !c.name.includes('.0.'))
-    .map((c) => ({ column: c.name, reason: passed.get(c.name) ?? unmappedReason(c, byRole, type) }));
+    .map((c) => ({ column: c.name, reason: passed.get(c.name) ?? unmappedReason(c, byRole, type, prefix) }));
   return { type, keyColumn: key?.name, scope, keyTransforms, fields, codes, todos, notes, unmapped };
 }
 
@@ -414,8 +467,8 @@ export function guessMapping(
 const MONTH_FIRST = new Set(['US', 'PH', 'FM', 'MH', 'PW', 'BZ']);
 
 /** Why a column no field reads is left alone. */
-function unmappedReason(c: ColumnProfile, byRole: Map<Role, ColumnProfile>, type: string): string {
-  const m = roleMatch(c.name);
+function unmappedReason(c: ColumnProfile, byRole: Map<Role, ColumnProfile>, type: string, prefix: string | undefined): string {
+  const m = roleMatch(c.name, prefix);
   if (c.values === c.empty) return 'empty in every row';
   if (m && byRole.get(m.role) === c) return `named like ${m.role}, which a ${type} has no field for`;
   if (m) return `named like ${m.role}, which a ${type} has no field for`;
@@ -437,6 +490,8 @@ function describePlaced(placed: Map<string, string>, c: ColumnProfile): string {
 function codeTable(
   c: ColumnProfile,
   known: Readonly<Record<string, string>>,
+  /** Reads a value the table does not hold (the words of a period: `per maand`, `mensuel`). */
+  words?: (value: string) => string | undefined,
 ): { codes: Record<string, string>; unknown: Array<[string, number]>; why: string } {
   if (!c.distinct) {
     const codes = Object.fromEntries(Object.entries(known));
@@ -445,7 +500,7 @@ function codeTable(
   const codes: Record<string, string> = {};
   const unknown: Array<[string, number]> = [];
   for (const [v, n] of [...c.distinct].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
-    const code = lookupCode(known, v);
+    const code = lookupCode(known, v) ?? words?.(v);
     const upper = v.trim().toUpperCase();
     if (code) codes[upper] = code;
     else unknown.push([v, n]);
@@ -455,4 +510,42 @@ function codeTable(
     .map(([k, v]) => `${k}→${v}`)
     .join(', ');
   return { codes, unknown, why: `${c.distinct.size} distinct values (${mapped}${Object.keys(codes).length > 8 ? ', …' : ''})` };
+}
+
+/** The words a copybook's 88-level names use for "not known": `XX-DOB-UNKNOWN`, `GEBDAT-ONBEKEND`, `DT-NAIS-INCONNUE`. */
+const UNKNOWN_CONDITION =
+  /(^|-)(UNKNOWN|NOT-KNOWN|NOTKNOWN|NONE|MISSING|ONBEKEND|UNBEKANNT|INCONNUE?|DESCONOCIDO|SCONOSCIUTO|NIEZNANY|DESCONHECIDO|NEZNAMY|OKAND|NO-DATE|NULL)(-|$)/i;
+
+/** The values a field's 88-levels name "not known" (a birth date's `19000101`). */
+function unknownValues(conditions: Array<{ name: string; values: string[] }> | undefined): string[] {
+  return (conditions ?? []).filter((c) => UNKNOWN_CONDITION.test(c.name)).flatMap((c) => c.values);
+}
+
+/**
+ * A code table completed by a copybook's 88-levels (`88 XX-SEX-MALE VALUE 'M'.`): the condition's
+ * name, without its field's, says what each value means. A value the column's own words could
+ * not place is placed by its condition, and no longer unknown.
+ */
+function withConditions(
+  table: ReturnType<typeof codeTable>,
+  conditions: Array<{ name: string; values: string[] }> | undefined,
+  field: string,
+  read: (word: string) => string | undefined,
+): ReturnType<typeof codeTable> {
+  if (!conditions || conditions.length === 0) return table;
+  const codes = { ...table.codes };
+  const placed: string[] = [];
+  for (const c of conditions) {
+    const meaning = c.name.toUpperCase().startsWith(`${field.toUpperCase()}-`) ? c.name.slice(field.length + 1) : c.name;
+    const code = read(meaning) ?? read(meaning.split('-').pop() ?? meaning);
+    if (code === undefined) continue;
+    for (const v of c.values) {
+      const key = v.trim().toUpperCase();
+      if (codes[key] === undefined) codes[key] = code;
+      placed.push(`${key}→${code} (88 ${c.name})`);
+    }
+  }
+  if (placed.length === 0) return table;
+  const unknown = table.unknown.filter(([v]) => codes[v.trim().toUpperCase()] === undefined);
+  return { codes, unknown, why: `${table.why}; the copybook's 88-levels: ${placed.join(', ')}` };
 }

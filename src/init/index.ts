@@ -16,7 +16,7 @@ import { roleOf } from './dictionary.js';
 import { guessMapping, type GuessedMapping } from './guess.js';
 import { profileFile, type FileProfile } from './profile.js';
 import { parseLayout, type RecordLayout } from './layout.js';
-import { type Dialect, SNIFF_BYTES, sniff } from './sniff.js';
+import { type Dialect, SNIFF_BYTES, sniff, trailerCountFrom } from './sniff.js';
 import { mappingYaml, pipelineYaml } from './write-yaml.js';
 import { sniffWorkbook } from './workbook.js';
 import { type ChildGuess, childDeclarationsYaml, recogniseTableDump } from './table-dump.js';
@@ -121,13 +121,19 @@ export async function initPipeline(options: InitOptions): Promise<InitResult> {
       : [await sniffFile(path, layout)];
     for (const dialect of dialects) {
       const name = dialect.kind === 'xlsx' && dialects.length > 1 ? uniqueName(`${names[i]}_${dialect.sheet}`, taken) : names[i]!;
-      read.push({ name, path, dialect, profile: await profileOf(name, path, shown, dialect, options) });
+      const profile = await profileOf(name, path, shown, dialect, options);
+      // A trailer's count is settled against the records read (whole file profiled only).
+      const settled =
+        dialect.kind === 'fixed-width' ? trailerCountFrom(dialect, options.maxRows === undefined ? profile.rows : -1) : dialect;
+      read.push({ name, path, dialect: settled, profile });
     }
   }
 
   // Persons first, so organisations' director relations can point at their scope.
-  const decimalsOf = (d: Dialect) => (d.kind === 'fixed-width' ? { impliedDecimals: d.decimals } : {});
+  const decimalsOf = (d: Dialect) =>
+    d.kind === 'fixed-width' ? { impliedDecimals: d.decimals, ...(d.conditions ? { conditions: d.conditions } : {}) } : {};
   const guesses = read.map((r) => ({ ...r, mapping: withLayoutTodo(r.dialect, guessMapping(r.name, r.profile, decimalsOf(r.dialect))) }));
+  leaveOutNotesSheets(guesses);
   const personScope = guesses.find((g) => g.mapping.type === 'person')?.mapping.scope;
   const ordered = guesses
     .map((g) =>
@@ -201,6 +207,32 @@ export async function initPipeline(options: InitOptions): Promise<InitResult> {
     });
   }
   return result;
+}
+
+/** The fields that make a source a person's or a company's: without one, a sheet holds no counterparties. */
+const IDENTITY_FIELDS = new Set(['surname', 'organisationName', 'firstName', 'initials', 'dateOfBirth']);
+
+/**
+ * A workbook's sheet that names no person or company column (a notes sheet: `Column`, `Meaning`)
+ * is left out when another sheet of the workbook is an export, and the sources of that workbook
+ * say so, as for the sheets that hold no header row (docs/init.md).
+ */
+function leaveOutNotesSheets(guesses: Array<{ path: string; dialect: Dialect; mapping: GuessedMapping }>): void {
+  const isNotes = (g: (typeof guesses)[number]) => g.dialect.kind === 'xlsx' && !g.mapping.fields.some((f) => IDENTITY_FIELDS.has(f.name));
+  for (let i = guesses.length - 1; i >= 0; i--) {
+    const g = guesses[i]!;
+    if (g.dialect.kind !== 'xlsx' || !isNotes(g)) continue;
+    const siblings = guesses.filter((o) => o !== g && o.path === g.path && !isNotes(o));
+    if (siblings.length === 0) continue;
+    guesses.splice(i, 1);
+    for (const s of siblings)
+      s.dialect.evidence.push(
+        `sheet ${JSON.stringify(g.dialect.sheet)} left out: none of its columns names a person or a company (${g.mapping.unmapped
+          .slice(0, 4)
+          .map((u) => u.column)
+          .join(', ')}…): notes, not records`,
+      );
+  }
 }
 
 /** Profiles one source's rows (a file, or a sheet of a workbook) as `plan` will read them. */

@@ -16,6 +16,30 @@ export interface RecordLayout {
   length: number;
   /** What the layout was read as, for the pipeline's comments. */
   evidence: string;
+  /** A copybook's 88-level conditions per field: each condition's name and the values it names (code tables, "not known" dates). */
+  conditions?: Record<string, Array<{ name: string; values: string[] }>>;
+  /** Where the trailer record (a copybook's `01 …-TRAILER`) holds the record count. */
+  trailerCount?: { start: number; length: number; name: string };
+}
+
+/** A record of a copybook named as a header or trailer (`01 XX-TRAILER.`, `01 HDR-REC.`), not the data record. */
+const TRAILER_RECORD = /(^|-)(TRAILER|TRLR|TRL|FOOTER|EOF|END)(-|$)/i;
+const HEADER_RECORD = /(^|-)(HEADER|HDR|HEAD)(-|$)/i;
+/** A trailer field that counts the records. */
+const COUNT_FIELD = /(^|-)(COUNT|CNT|RECS|RECORDS|REC-CNT|NBR|NUM|ANZ|ANZAHL|AANTAL|NOMBRE|TOTAL-RECS)(-|$)/i;
+
+/** The values an 88-level's VALUE clause names: `'M'`, `19000101`, `ZEROS`, `'A' 'B'`, `1 THRU 9` (ranges left out). */
+function conditionValues(rest: string, length: number): string[] {
+  const clause = /\bVALUES?\s+(?:ARE\s+|IS\s+)?(.*)$/i.exec(rest)?.[1] ?? '';
+  const out: string[] = [];
+  for (const m of clause.matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)) {
+    const v = m[1] ?? m[2] ?? m[3]!;
+    if (/^THRU|THROUGH$/i.test(v)) return out; // a range is no code
+    if (/^ZEROE?S?$/i.test(v)) out.push('0'.repeat(length));
+    else if (/^(SPACES?|LOW-VALUES?|HIGH-VALUES?)$/i.test(v)) continue;
+    else out.push(v);
+  }
+  return out;
 }
 
 /**
@@ -60,12 +84,40 @@ function parseCopybook(text: string, file: string): RecordLayout {
   });
   const columns: RecordLayout['columns'] = [];
   const decimals: Record<string, number> = {};
+  const conditions: NonNullable<RecordLayout['conditions']> = {};
+  let trailerCount: RecordLayout['trailerCount'];
   let position = 1;
+  /** Which 01-level record the statements belong to: the data record (the first other one), a header or a trailer. */
+  let record: 'data' | 'header' | 'trailer' | 'done' = 'data';
+  let seenData = false;
+  let trailerPosition = 1;
+  let lastField: { name: string; length: number } | undefined;
   for (const s of statements) {
     const m = /^(\d{1,2})\s+([A-Z0-9][A-Z0-9-]*)\s*(.*)$/i.exec(s.text);
     if (!m) continue;
     const [, level, name, rest] = m as unknown as [string, string, string, string];
-    if (level === '88' || level === '66') continue;
+    if (level === '01' || level === '1') {
+      // A copybook may describe the header and trailer records too: each is laid out apart.
+      record = TRAILER_RECORD.test(name) ? 'trailer' : HEADER_RECORD.test(name) ? 'header' : seenData ? 'done' : 'data';
+      if (record === 'data') seenData = true;
+      trailerPosition = 1;
+      if (!/\bPIC/i.test(rest)) continue;
+    }
+    if (level === '88') {
+      if (record === 'data' && lastField)
+        (conditions[lastField.name] ??= []).push({ name, values: conditionValues(rest, lastField.length) });
+      continue;
+    }
+    if (level === '66') continue;
+    if (record === 'header' || record === 'done') continue;
+    if (record === 'trailer') {
+      const pic = /\bPIC(?:TURE)?\s+(?:IS\s+)?(\S+)/i.exec(rest);
+      if (!pic) continue;
+      const length = picture(pic[1]!, file, s.line).length;
+      if (!trailerCount && COUNT_FIELD.test(name)) trailerCount = { start: trailerPosition, length, name };
+      trailerPosition += length;
+      continue;
+    }
     if (/\b(OCCURS|REDEFINES)\b/i.test(rest))
       throw bad(
         file,
@@ -83,6 +135,7 @@ function parseCopybook(text: string, file: string): RecordLayout {
       columns.push({ name, start: position, length });
       if (p.decimals > 0) decimals[name] = p.decimals;
     }
+    lastField = { name, length };
     position += length;
   }
   if (columns.length === 0) throw bad(file, 1, 'no field with a PIC clause, expected a COBOL copybook (05 NAME PIC X(20).)');
@@ -90,7 +143,9 @@ function parseCopybook(text: string, file: string): RecordLayout {
     columns,
     decimals,
     length: position - 1,
-    evidence: `COBOL copybook ${file}: ${columns.length} fields, ${position - 1} characters a record`,
+    evidence: `COBOL copybook ${file}: ${columns.length} fields, ${position - 1} characters a record${trailerCount ? `; the trailer record's ${trailerCount.name} counts the records` : ''}`,
+    ...(Object.keys(conditions).length > 0 ? { conditions } : {}),
+    ...(trailerCount ? { trailerCount } : {}),
   };
 }
 

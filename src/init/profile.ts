@@ -42,6 +42,12 @@ export interface ColumnProfile {
    * neither (both parts 12 or less).
    */
   dateOrder: Record<string, { dayFirst: number; monthFirst: number; either: number }>;
+  /** Values exports write for "date not known" (`00000000`, `19000101`, `9999-12-31`…) and their rows: no dates. */
+  placeholders: Record<string, number>;
+  /** Values written as JSON numbers (where a postcode, phone or key is text, its leading zeros are lost). */
+  jsonNumbers: number;
+  /** Values in decomposed Unicode (`e` + a combining accent), which the `nfc` transform composes. */
+  decomposed: number;
   /** An array of objects in a JSON record (its first item's fields are profiled as `name.0.field`). */
   arrayOfObjects?: number;
 }
@@ -54,6 +60,8 @@ export interface FileProfile {
 }
 
 const INTEGER = /^[+-]?\d+$/;
+/** The combining-mark blocks decomposed Latin, Greek and Cyrillic text uses (a plain class: no Unicode-property scan). */
+const COMBINING = /[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]/;
 const DECIMAL_COMMA = /^[+-]?\d{1,3}(\.\d{3})*,\d+$|^[+-]?\d+,\d+$/;
 const DECIMAL_DOT = /^[+-]?\d{1,3}(,\d{3})*\.\d+$|^[+-]?\d+\.\d+$/;
 const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
@@ -61,6 +69,34 @@ const POSTCODE_NL = /^[1-9]\d{3}\s?[A-Za-z]{2}$/;
 const PHONE = /^(\+|00)?[\d\s\-()]{8,}$/;
 const BOOLEAN = /^(true|false|ja|nee|yes|no|j|n|y|0|1)$/i;
 const NUMERIC_DATE = /^(\d{1,4})([-/.])(\d{1,2})\2(\d{4}|\d{2})$/;
+/** An ISO 8601 timestamp with a zone (`1980-03-12T00:00:00+01:00`, `…Z`). */
+const ZONED_TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}([.,]\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)$/i;
+
+/**
+ * What exports write for a date nobody knows: all zeros or nines, the first day of 1900 and the
+ * last day of 9999 in the usual notations. Read as unknown by a declared rule (`date.unknown`),
+ * never as dates.
+ */
+export const DATE_PLACEHOLDERS: ReadonlySet<string> = new Set([
+  '00000000',
+  '99999999',
+  '19000101',
+  '99991231',
+  '1900-01-01',
+  '9999-12-31',
+  '0000-00-00',
+  '01/01/1900',
+  '01.01.1900',
+  '01-01-1900',
+  '1/1/1900',
+  '31/12/9999',
+  '31.12.9999',
+  '12/31/9999',
+  '00/00/0000',
+  '00.00.0000',
+  '00-00-0000',
+]);
+
 const MONTH_NAME_DATE = /^(\d{1,2})(\.?)([\s\-/.]+)(\p{L}{3,}\.?)([\s\-/.]+)(\d{4})$/u;
 
 /**
@@ -96,6 +132,9 @@ export function dateShape(v: string): { shape: string; first?: number; second?: 
 
 /** The kind of one non-empty value. */
 export function kindOf(v: string): { kind: ValueKind; short?: boolean } | undefined {
+  // A timestamp has its date's dashes and a T or space at 10: checked by character before the regex.
+  if (v.length >= 16 && v.charCodeAt(4) === 0x2d && (v[10] === 'T' || v[10] === ' ') && ZONED_TIMESTAMP.test(v))
+    return { kind: 'date:timestamp' };
   const date = dateShape(v);
   if (date?.shape === 'yyyymmdd') return { kind: 'date:yyyymmdd' };
   if (INTEGER.test(v)) return { kind: 'integer' };
@@ -147,6 +186,7 @@ export class ColumnProfiler {
       else {
         seen.add(name);
         this.addValue(name, v === null || v === undefined ? '' : String(v));
+        if (typeof v === 'number') this.column(name).jsonNumbers++;
       }
     }
   }
@@ -166,6 +206,9 @@ export class ColumnProfiler {
         duplicates: 0,
         shortDateParts: 0,
         dateOrder: {},
+        placeholders: {},
+        jsonNumbers: 0,
+        decomposed: 0,
       };
       this.columns.set(name, p);
       if (this.rows === 1 && (this.uniques.size < KEY_CANDIDATES || this.keyHint(name))) this.uniques.set(name, new Set());
@@ -187,7 +230,12 @@ export class ColumnProfiler {
       return;
     }
     if (v.length > p.maxLength) p.maxLength = v.length;
-    const k = kindOf(v);
+    // Decomposed text holds a combining mark; only then is it normalised to compare.
+    if (COMBINING.test(v) && v !== v.normalize('NFC')) p.decomposed++;
+    // A placeholder is no date: kept apart, so it neither counts as one nor as evidence of an order.
+    const placeholder = DATE_PLACEHOLDERS.has(v);
+    if (placeholder) p.placeholders[v] = (p.placeholders[v] ?? 0) + 1;
+    const k = placeholder ? undefined : kindOf(v);
     if (k) {
       p.kinds[k.kind] = (p.kinds[k.kind] ?? 0) + 1;
       if (k.short) p.shortDateParts++;

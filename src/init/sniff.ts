@@ -45,6 +45,10 @@ export interface FixedWidthDialect {
   decimals: Record<string, number>;
   /** Whether the columns are named by a layout (else they are only proposed from the data). */
   named: boolean;
+  /** A copybook's 88-level conditions per column (code tables, "not known" values). */
+  conditions?: Record<string, Array<{ name: string; values: string[] }>>;
+  /** The trailer line as read, while its count is not settled (trailerCountFrom). */
+  trailerText?: string;
   evidence: string[];
 }
 
@@ -220,7 +224,14 @@ export function sniffFixedWidth(
   encodingReason: string,
   options: {
     lastLine?: string;
-    layout?: { columns: FixedWidthDialect['columns']; decimals: Record<string, number>; length: number; evidence: string };
+    layout?: {
+      columns: FixedWidthDialect['columns'];
+      decimals: Record<string, number>;
+      length: number;
+      evidence: string;
+      conditions?: FixedWidthDialect['conditions'];
+      trailerCount?: { start: number; length: number; name: string };
+    };
   } = {},
 ): FixedWidthDialect | undefined {
   const all = text.split(/\r\n|\n|\r/);
@@ -242,7 +253,15 @@ export function sniffFixedWidth(
   while (header < Math.min(5, lines.length - 2) && (lines[header]!.length !== length || agreement(lines[header]!, modal) < 0.6)) header++;
   const last = options.lastLine ?? lines[lines.length - 1]!;
   const isTrailer = last.length !== length || agreement(last, modal) < 0.6;
-  const countRun = isTrailer ? /\d{3,}/.exec(last) : null;
+  // The count where the trailer's own layout says it is; else the trailer's first run of digits,
+  // which init narrows to the records it reads (trailerCountFrom: a hash total may follow it).
+  const declared = options.layout?.trailerCount;
+  const countRun = isTrailer && !declared ? /\d{3,}/.exec(last) : null;
+  const count = declared
+    ? { start: declared.start, length: declared.length }
+    : countRun
+      ? { start: countRun.index + 1, length: countRun[0].length }
+      : undefined;
   let columns = options.layout?.columns;
   if (!columns) {
     const starts = [0];
@@ -262,7 +281,13 @@ export function sniffFixedWidth(
     `fixed-width: no delimiter splits the records consistently; ${body.length} of ${lines.length} sampled lines are ${length} characters long, blank-padded`,
     header > 0 ? `header: the first ${header} line(s) are unlike the records (a header record)` : 'no header record',
     isTrailer
-      ? `trailer: the last line is unlike the records${countRun ? `; its digits at ${countRun.index + 1}-${countRun.index + countRun[0].length} are taken as the record count, which plan checks` : ''}`
+      ? `trailer: the last line is unlike the records${
+          declared
+            ? `; its record count at ${declared.start}-${declared.start + declared.length - 1} (${declared.name} of the layout's trailer record), which plan checks`
+            : countRun
+              ? `; its digits at ${countRun.index + 1}-${countRun.index + countRun[0].length} are taken as the record count, which plan checks`
+              : ''
+        }`
       : 'no trailer',
     options.layout
       ? options.layout.evidence
@@ -273,10 +298,12 @@ export function sniffFixedWidth(
     encoding,
     length,
     header,
-    ...(isTrailer ? { trailer: countRun ? { count: { start: countRun.index + 1, length: countRun[0].length } } : {} } : {}),
+    ...(isTrailer ? { trailer: count ? { count } : {} } : {}),
+    ...(isTrailer && countRun ? { trailerText: last } : {}),
     columns,
     decimals: options.layout?.decimals ?? {},
     named: options.layout !== undefined,
+    ...(options.layout?.conditions ? { conditions: options.layout.conditions } : {}),
     evidence,
   };
 }
@@ -348,4 +375,35 @@ function isJsonObject(line: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * A trailer's count narrowed to the records read: a mainframe trailer often writes the record
+ * count and a hash total side by side (`TRL000000150000000000074741092`), one run of digits. When
+ * the run holds more digits than a count, the part that starts it and equals the records read
+ * is the count (`000000150`); without such a part the run is kept, and plan reports the
+ * difference, as it does for a cut-off file.
+ * @example trailerCountFrom(d, 150) // { …d, trailer: { count: { start: 4, length: 9 } } }
+ */
+export function trailerCountFrom(d: FixedWidthDialect, records: number): FixedWidthDialect {
+  const { trailerText, ...rest } = d;
+  const count = d.trailer?.count;
+  if (!count || trailerText === undefined) return rest;
+  const run = trailerText.slice(count.start - 1, count.start - 1 + count.length);
+  const digits = String(records).length;
+  if (run.length <= digits || Number(run) === records) return rest;
+  for (let length = digits; length < run.length; length++) {
+    if (Number(run.slice(0, length)) !== records) continue;
+    const narrowed = { start: count.start, length };
+    return {
+      ...rest,
+      trailer: { count: narrowed },
+      evidence: rest.evidence.map((e) =>
+        e.startsWith('trailer:')
+          ? `trailer: the last line is unlike the records; its digits at ${narrowed.start}-${narrowed.start + length - 1} state the ${records} records read (the ${run.length - length} digits after them, a hash total or the like, are not the count), which plan checks`
+          : e,
+      ),
+    };
+  }
+  return rest;
 }

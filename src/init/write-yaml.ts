@@ -45,7 +45,9 @@ export function mappingYaml(m: GuessedMapping, meta: { source: string; file: str
       for (const item of f.value) out.push(`    - ${flow(item)}`);
     } else out.push(`  ${flow(f.name)}: ${flow(f.value)}`);
   }
-  const tables = Object.entries(m.codes).filter(([, t]) => Object.keys(t).length > 0);
+  // Every table guess made is referenced by a code transform, so each is written, an empty one
+  // too: leaving it out made the mapping refer to a table it never declared (`unknown code table`).
+  const tables = Object.entries(m.codes);
   if (tables.length > 0) {
     out.push('codes:');
     for (const [name, table] of tables) out.push(`  ${flow(name)}: ${flow(table as Y)}`);

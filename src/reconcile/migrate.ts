@@ -29,6 +29,8 @@ export interface MigrateOptions {
   corrections?: string | readonly string[];
   /** Accept a source file that was cut off or holds no rows (`--allow-truncated`); default: exit 1, named in the report. */
   allowTruncated?: boolean;
+  /** Stage the records without their undecided fields (`--stage-undecided`); default: stop before sending, naming them. */
+  stageUndecided?: boolean;
   /** Delete records refused by validation from staging, validate again and import the rest. */
   dropInvalid?: boolean;
   /** `3` or `0.5%`: unaccounted records the report accepts (default 0). */
@@ -81,6 +83,7 @@ export async function migrate(options: MigrateOptions): Promise<MigrateResult> {
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.corrections ? { corrections: options.corrections } : {}),
         ...(options.allowTruncated ? { allowTruncated: true } : {}),
+        ...(options.stageUndecided ? { stageUndecided: true } : {}),
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
         ...(options.logger ? { logger: options.logger } : {}),
       }));

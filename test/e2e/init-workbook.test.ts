@@ -64,7 +64,12 @@ const imported = (ledger: string) =>
 async function migrate(dir: string): Promise<{ key: string; type: string }[]> {
   const svc = await startTestService();
   services.push(svc);
-  const res = await runCli(['migrate', 'gen/pipeline.yaml', '--ledger', 'gen.db', '--out', 'rep', '--base-url', svc.url], { cwd: dir });
+  const res = await runCli(
+    ['migrate', 'gen/pipeline.yaml', '--stage-undecided', '--ledger', 'gen.db', '--out', 'rep', '--base-url', svc.url],
+    {
+      cwd: dir,
+    },
+  );
   const corrections = () =>
     readdirSync(join(dir, 'rep'))
       .filter((f) => f.endsWith('.corrections.csv'))

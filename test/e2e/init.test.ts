@@ -83,9 +83,18 @@ describe('stagecoach init', () => {
     // verification compares it with its own import only.
     const svc2 = await startTestService();
     services.push(svc2);
+    // The sample's incomes name no currency: init left the income undecided (EUR would be a
+    // default deciding every value), so the untouched pipeline stops before anything is sent,
+    // naming the field at its line; told so, it stages the records without their income.
+    const stopped = await runCli(['migrate', join(dir, 'gen/pipeline.yaml'), '--ledger', join(dir, 'gen.db'), '--base-url', svc2.url]);
+    expect(stopped.code, stopped.stdout + stopped.stderr).toBe(2);
+    expect(stopped.stderr).toMatch(/1 field is undecided; nothing was read or sent/);
+    expect(stopped.stderr).toMatch(/gen\/mappings\/klanten\.yaml:\d+: record\.income: income: the currency of inkomen/);
+    expect(existsSync(join(dir, 'gen.db')) ? importedKeys(join(dir, 'gen.db'), 'gen') : []).toEqual([]);
     const gen = await runCli([
       'migrate',
       join(dir, 'gen/pipeline.yaml'),
+      '--stage-undecided',
       '--drop-invalid',
       '--ledger',
       join(dir, 'gen.db'),

@@ -109,7 +109,7 @@ describe('code lists, status and unmapped columns', () => {
     expect(m.fields.find((f) => f.name === 'emailAddress')!.why).toContain('its values: e-mail addresses');
     expect(m.todos).toEqual(
       expect.arrayContaining([
-        'sex: values `Q` (1 row) of Gender are in no code list; add them to codes.sex',
+        'sex: values `Q` (1 row) of Gender are in no code list; their rows get no sex until you add them to codes.sex',
         'isActive: statuses `Dormant` (2 rows) of Status are neither active nor inactive to init; their rows get no isActive until you add them to codes.status (ACTIVE → "true")',
         'countryCode: values `Atlantis` (1 row) of Country are no country init knows; their rows are refused until you add them ({ country: { extra: { <value>: <ISO code> } } })',
       ]),

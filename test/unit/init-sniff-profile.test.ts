@@ -75,8 +75,13 @@ describe('guessing a mapping', () => {
     const m = guessMapping('klanten', p.result());
     expect(m.type).toBe('person');
     expect(m.keyColumn).toBe('klantnr');
-    // Neither date proves whether the day or the month comes first: a TODO with the counts, no pick.
-    expect(m.fields.map((f) => f.name)).toEqual(['isActive', 'surname', 'sex']);
+    // Neither date proves whether the day or the month comes first: a TODO with the counts, no pick,
+    // and the field undecided (never staged; plan and run stop on it), with a draft to start from.
+    expect(m.fields.map((f) => f.name)).toEqual(['isActive', 'surname', 'sex', 'dateOfBirth']);
+    expect(m.fields.find((f) => f.name === 'dateOfBirth')!.value).toEqual({
+      undecided: expect.stringMatching(/^dateOfBirth: geboortedatum: no value proves the order of day and month/),
+      draft: { column: 'geboortedatum', transforms: [{ date: ['dd-mm-yyyy', 'mm-dd-yyyy'] }] },
+    });
     expect(m.codes.sex).toEqual({ M: 'male', V: 'female' });
     expect(m.todos).toEqual([
       'initials (required): no initials or first-name column found',

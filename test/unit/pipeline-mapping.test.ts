@@ -144,11 +144,11 @@ describe('transforms', () => {
       [
         'Invalid m.yaml: 2 problems',
         '  m.yaml:4:48: record.surname.transforms[0].number.decimal: expected one of "," | ".", got nothing',
-        '  m.yaml:4:48: record.surname.transforms[0].number.thousands: expected one of "." | "," | " " | "", got nothing',
+        '  m.yaml:4:48: record.surname.transforms[0].number.thousands: expected one of "." | "," | " " | "\'" | "", got nothing',
       ].join('\n'),
     );
     expect(() => load("{ decimal: ',' }")).toThrow(
-      'Invalid m.yaml: m.yaml:4:48: record.surname.transforms[0].number.thousands: expected one of "." | "," | " " | "", got nothing',
+      'Invalid m.yaml: m.yaml:4:48: record.surname.transforms[0].number.thousands: expected one of "." | "," | " " | "\'" | "", got nothing',
     );
     expect(step({ number: { decimal: '.', thousands: ',' } })('68,000')).toBe(68000);
   });

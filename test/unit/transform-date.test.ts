@@ -132,7 +132,7 @@ record:
     expect(() => compileDate({ formats: ['dd/mm/yyyy'], prefer: 'mm/dd/yyyy' })).toThrow(
       'prefer names "mm/dd/yyyy", which is not one of the formats dd/mm/yyyy',
     );
-    expect(() => compileDate({ formats: [] })).toThrow('a date needs at least one format (or excelSerial: true)');
+    expect(() => compileDate({ formats: [] })).toThrow('a date needs at least one format (or excelSerial or zoned: true)');
   });
 });
 

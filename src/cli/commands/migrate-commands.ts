@@ -9,7 +9,8 @@ import pc from 'picocolors';
 import { existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import { addConnectionOptions, clientFromOptions, type ConnectionFlags } from '../connection.js';
-import { printJson } from '../output.js';
+import { printJson, STAGE_UNDECIDED_HELP } from '../output.js';
+import { EXPECT_REFUSED_HELP, parseExpectedRefused, refusedShareLine } from '../refused-share.js';
 import { jobDisplay } from '../job-progress.js';
 import { commandLogger, runDisplay } from '../progress.js';
 import { StagecoachError } from '../../contract/errors.js';
@@ -436,6 +437,8 @@ function registerMigrate(program: Command): void {
     )
     .option('--out <dir>', 'folder of the report (default ./.stagecoach/reports/run-<id>)')
     .option('--allow-truncated', 'accept a source file that was cut off or holds no rows (default: exit 1, named in the report)')
+    .option('--stage-undecided', STAGE_UNDECIDED_HELP)
+    .option('--expect-refused <share>', EXPECT_REFUSED_HELP, parseExpectedRefused)
     .option(
       '--deadline <seconds>',
       'longest wait for each job (it keeps running on the service; run again to resume)',
@@ -465,6 +468,8 @@ function registerMigrate(program: Command): void {
           reveal?: boolean;
           logLevel?: string;
           allowTruncated?: boolean;
+          stageUndecided?: boolean;
+          expectRefused?: number;
         },
       ) => {
         const accept = await acceptRules(opts);
@@ -497,6 +502,7 @@ function registerMigrate(program: Command): void {
               ...(opts.corrections ? { corrections: opts.corrections } : {}),
               ...(opts.dropInvalid ? { dropInvalid: true } : {}),
               ...(opts.allowTruncated ? { allowTruncated: true } : {}),
+              ...(opts.stageUndecided ? { stageUndecided: true } : {}),
               ...(opts.out ? { outDir: opts.out } : {}),
               ...(opts.deadline ? { jobDeadlineMs: opts.deadline * 1000 } : {}),
               verify: opts.verify,
@@ -506,6 +512,10 @@ function registerMigrate(program: Command): void {
             staging.done();
             display.done();
           });
+          const moved = refusedShareLine(
+            { rows: result.run.rowsRead, refused: result.run.rejected + result.run.failed },
+            opts.expectRefused,
+          );
           if (opts.json) {
             printJson({
               run: result.run,
@@ -519,6 +529,7 @@ function registerMigrate(program: Command): void {
             process.stdout.write(
               `${pc.bold(`Run ${r.runId}`)} of ${r.pipeline} into migration ${r.migrationId}: ${r.rowsRead} rows read, ${r.staged} staged, ${r.skippedUnchanged} unchanged, ${r.rejected} rejected, ${r.failed} refused by staging\n`,
             );
+            if (moved) process.stdout.write(`${pc.red(moved)}\n`);
             for (const note of correctionsNotes(r)) process.stdout.write(`  ${note}\n`);
             for (const f of r.readFailures ?? [])
               process.stdout.write(`${pc.red('read failure')} ${f} (accept it with --allow-truncated)\n`);
@@ -540,7 +551,8 @@ function registerMigrate(program: Command): void {
             if (result.verification) printVerification(result.verification);
             printReportSummary(result.reconcile);
           }
-          process.exitCode = result.exitCode;
+          // More refused than expected: the export largely did not move, however the rest balanced.
+          process.exitCode = moved ? EXIT.failed : result.exitCode;
         } finally {
           await client.close();
         }
@@ -681,7 +693,8 @@ function registerDemo(program: Command): void {
     )
     .option('--out <dir>', 'folder of the report (default ./.stagecoach/reports/demo)')
     .option('--json', 'print the report as JSON')
-    .action(async (opts: { out?: string; json?: boolean }) => {
+    .option('--expect-refused <share>', EXPECT_REFUSED_HELP, parseExpectedRefused)
+    .action(async (opts: { out?: string; json?: boolean; expectRefused?: number }) => {
       // Loaded on use: the demo embeds the service, which no other command needs at start-up.
       const { runDemo } = await import('../../reconcile/demo.js');
       const result = await interruptible((signal) =>
@@ -691,15 +704,19 @@ function registerDemo(program: Command): void {
           onStep: (t) => !opts.json && process.stderr.write(`${pc.dim('›')} ${t}\n`),
         }),
       );
+      const totals = result.reconcile.report.totals;
+      const moved = refusedShareLine({ rows: totals.sourceRows, refused: totals.sourceRows - totals.imported }, opts.expectRefused);
       if (opts.json) {
         printJson(result.reconcile.report);
+        if (moved) process.exitCode = EXIT.failed;
         return;
       }
-      const t = result.reconcile.report.totals;
+      const t = totals;
       const v = result.reconcile.report.verification;
       const rel = (f: string) => relative(process.cwd(), f) || f;
       const lines = [
         pc.bold('stagecoach demo: the sample CRM export through the whole migration chain'),
+        ...(moved ? [pc.red(`  ${moved}`)] : []),
         `  ${t.sourceRows} legacy rows read, ${t.mapped} mapped, ${t.sourceRows - t.mapped} rejected before upload`,
         `  ${t.staged} staged, ${t.staged - t.valid} refused by validation (removed from staging), ${t.imported} imported`,
         `  reconciliation: ${result.reconcile.report.balanced ? pc.green('balanced') : pc.red('NOT BALANCED')}, ${t.unaccounted} unaccounted`,
@@ -708,6 +725,6 @@ function registerDemo(program: Command): void {
         ...result.reconcile.corrections.map(correctionsLine),
       ];
       process.stdout.write(`${lines.join('\n')}\n`);
-      process.exitCode = result.reconcile.report.balanced && v?.passed !== false ? EXIT.ok : EXIT.failed;
+      process.exitCode = result.reconcile.report.balanced && v?.passed !== false && !moved ? EXIT.ok : EXIT.failed;
     });
 }

@@ -19,7 +19,8 @@ import { DEFAULT_LEDGER_FILE, RECORD_STATES } from '../../ledger/types.js';
 import { addConnectionOptions, resolveConnection, type ConnectionFlags } from '../connection.js';
 import { EXIT, exitCodeFor } from '../run.js';
 import { existingLedgerFile } from '../ledger-file.js';
-import { printJson, printTable } from '../output.js';
+import { printJson, printTable, STAGE_UNDECIDED_HELP } from '../output.js';
+import { EXPECT_REFUSED_HELP, parseExpectedRefused, refusedShareLine } from '../refused-share.js';
 import { Redactor } from '../../privacy/index.js';
 import { correctionsNotes } from '../corrections-notes.js';
 
@@ -235,14 +236,25 @@ export function registerPlanCommand(program: Command): void {
       v,
     ])
     .option('--reveal', "show the examples' personal values in the clear (default: masked, docs/privacy.md)")
+    .option('--stage-undecided', STAGE_UNDECIDED_HELP)
     .option(
       '--ledger [file]',
       `compare with the records a ledger holds: how many a run would send again (changed), send first (new), leave (unchanged); default ${DEFAULT_LEDGER_FILE}`,
     )
     .action(
-      async (file: string, opts: { json?: boolean; samples: number; corrections?: string[]; reveal?: boolean; ledger?: string | true }) => {
+      async (
+        file: string,
+        opts: {
+          json?: boolean;
+          samples: number;
+          corrections?: string[];
+          reveal?: boolean;
+          ledger?: string | true;
+          stageUndecided?: boolean;
+        },
+      ) => {
         const def = await loadPipeline(file);
-        await checkConfiguration(def);
+        await checkConfiguration(def, undefined, { stageUndecided: opts.stageUndecided === true });
         const ac = new AbortController();
         const stop = () => ac.abort();
         process.once('SIGINT', stop);
@@ -417,7 +429,7 @@ const byCode = (counts: Record<string, number>) =>
     .map(([code, count]) => `${code} ${num(count)}`)
     .join(', ');
 
-function printRunReport(r: RunReport): void {
+function printRunReport(r: RunReport, expectedRefused?: number): void {
   const out: string[] = [];
   const status = r.status === 'completed' ? pc.green(r.status) : r.status === 'interrupted' ? pc.yellow(r.status) : pc.red(r.status);
   out.push(
@@ -425,6 +437,8 @@ function printRunReport(r: RunReport): void {
       `Run ${r.runId} of ${r.pipeline} (${r.component}) into migration ${r.migrationId ?? '(none)'}${r.migrationCreated ? ' (created)' : ''}: `,
     ) + status,
   );
+  const moved = refusedShareLine(runRefused(r), expectedRefused);
+  if (moved) out.push(pc.red(moved));
   const row = (label: string, value: number, note = '') =>
     out.push(`  ${label.padEnd(20)} ${num(value).padStart(10)}${note ? `   ${note}` : ''}`);
   if (r.resume)
@@ -482,17 +496,24 @@ function printRunReport(r: RunReport): void {
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
+/** The rows a run read and the rows it refused (before upload and by staging). */
+export function runRefused(r: Pick<RunReport, 'rowsRead' | 'rejected' | 'failed'>): { rows: number; refused: number } {
+  return { rows: r.rowsRead, refused: r.rejected + r.failed };
+}
+
 /**
  * Exit code of `run`: 0 when everything that could be staged is staged (refused records are
  * data to fix, reported, not a failure of the run — unless --strict), 1 when records are left
  * without a confirmed result, a source file was cut off or held no rows (unless --allow-truncated)
  * or records were refused with --strict, 130 interrupted, else by the error.
  */
-export function runExitCode(r: RunReport, strict = false): number {
+export function runExitCode(r: RunReport, strict = false, expectedRefused?: number): number {
   if (r.status === 'interrupted') return EXIT.interrupted;
   if (r.status === 'failed') return exitCodeFor(new StagecoachError(r.error?.code ?? 'INTERNAL_ERROR', r.error?.message ?? 'failed'));
   if (!r.complete) return EXIT.failed;
   if (r.readFailures.length > 0) return EXIT.failed;
+  // More refused than expected: the export largely did not move, whatever else balanced.
+  if (refusedShareLine(runRefused(r), expectedRefused)) return EXIT.failed;
   if (strict && r.ledger.rejected + r.ledger.failed + r.ledger.invalid > 0) return EXIT.failed;
   return EXIT.ok;
 }
@@ -512,6 +533,8 @@ export function registerRunCommand(program: Command): void {
     .option('--json', 'print the report as JSON')
     .option('--strict', 'exit 1 when any record was rejected or refused by staging')
     .option('--allow-truncated', 'accept a source file that was cut off or holds no rows (default: exit 1 and name it)')
+    .option('--stage-undecided', STAGE_UNDECIDED_HELP)
+    .option('--expect-refused <share>', EXPECT_REFUSED_HELP, parseExpectedRefused)
     .option('--log-level <level>', 'pino log level (default warn on a terminal, info otherwise)');
   addConnectionOptions(cmd).action(
     async (
@@ -522,6 +545,8 @@ export function registerRunCommand(program: Command): void {
         json?: boolean;
         strict?: boolean;
         allowTruncated?: boolean;
+        stageUndecided?: boolean;
+        expectRefused?: number;
         logLevel?: string;
       },
     ) => {
@@ -548,6 +573,7 @@ export function registerRunCommand(program: Command): void {
           ...(opts.ledger ? { ledgerFile: opts.ledger } : {}),
           ...(opts.corrections ? { corrections: opts.corrections } : {}),
           ...(opts.allowTruncated ? { allowTruncated: true } : {}),
+          ...(opts.stageUndecided ? { stageUndecided: true } : {}),
           signal: abort.signal,
           stop: stop.signal,
           logger: display.logger,
@@ -556,8 +582,8 @@ export function registerRunCommand(program: Command): void {
         });
         display.done();
         if (opts.json) printJson(report);
-        else printRunReport(report);
-        process.exitCode = runExitCode(report, opts.strict);
+        else printRunReport(report, opts.expectRefused);
+        process.exitCode = runExitCode(report, opts.strict, opts.expectRefused);
       } finally {
         display.done();
         process.off('SIGINT', onSigint);

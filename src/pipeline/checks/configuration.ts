@@ -21,12 +21,18 @@ import { locateValue } from '../definition/yaml-file.js';
 import { preparePipeline, type PreparedSource } from '../prepare-pipeline.js';
 import { detectEncoding } from '../source/encoding.js';
 import { formatOf, type MissingColumns } from '../source/index.js';
+import { undecidedFields } from '../mapping/schema.js';
 
 /**
  * Throws CONFIG_INVALID when the pipeline cannot be read as declared; reads only the headers.
  * @example await checkConfiguration(await loadPipeline('pipelines/crm.yaml')); // then attach to the platform
  */
-export async function checkConfiguration(def: PipelineDefinition, signal?: AbortSignal): Promise<void> {
+export async function checkConfiguration(
+  def: PipelineDefinition,
+  signal?: AbortSignal,
+  options: { stageUndecided?: boolean } = {},
+): Promise<void> {
+  if (!options.stageUndecided) await refuseUndecided(def);
   const { sources } = await preparePipeline(def);
   for (const s of sources) {
     for (const f of s.files) await detectEncoding(f.path, f.file, s.def.encoding).catch(configurationOnly);
@@ -37,6 +43,43 @@ export async function checkConfiguration(def: PipelineDefinition, signal?: Abort
       if (found) throw await missingColumns(s, found);
     }
   }
+}
+
+/** Where a pipeline's mappings hold undecided fields: `mappings/x.yaml:23`, the field and its question. */
+export async function undecidedPoints(def: PipelineDefinition): Promise<Array<{ at: string; field: string; question: string }>> {
+  const out: Array<{ at: string; field: string; question: string }> = [];
+  const seen = new Set<string>();
+  for (const s of def.sources) {
+    const mapping = s.mappingFile;
+    if (seen.has(mapping.path)) continue;
+    seen.add(mapping.path);
+    const points = undecidedFields(mapping.spec);
+    if (points.length === 0) continue;
+    const text = await readFile(mapping.path, 'utf8');
+    for (const p of points) {
+      const loc = locateValue(text, p.question, { keys: ['undecided'], skip: ['codes'] });
+      out.push({ at: loc ? `${mapping.display}:${loc.line}` : mapping.display, field: p.path, question: p.question });
+    }
+  }
+  return out;
+}
+
+/**
+ * Nothing is sent while a field is undecided: a default would decide its value for every record
+ * (an income staged Yearly where the export meant monthly). `--stage-undecided` stages the
+ * records without those fields instead.
+ */
+async function refuseUndecided(def: PipelineDefinition): Promise<void> {
+  const points = await undecidedPoints(def);
+  if (points.length === 0) return;
+  throw new StagecoachError(
+    'CONFIG_INVALID',
+    [
+      `${def.file}: ${points.length} field${points.length === 1 ? ' is' : 's are'} undecided; nothing was read or sent. Decide each (replace the field by its draft, corrected), or stage the records without them with --stage-undecided:`,
+      ...points.map((p) => `  ${p.at}: ${p.field}: ${p.question}`),
+    ].join('\n'),
+    { file: points[0]!.at.replace(/:\d+$/, '') },
+  );
 }
 
 /** Rethrows a configuration error; any other (a file that cannot be read) is the run's to report where it reads. */

@@ -11,7 +11,19 @@ import { cutText } from '../../contract/cut.js';
 /** A value in a message: in backticks (where the redactor masks it), cut to 60 characters. */
 export function describeValue(v: unknown): string {
   const s = typeof v === 'string' ? v : JSON.stringify(v);
-  return `\`${s === undefined ? s : cutText(s)}\``;
+  return `\`${s === undefined ? s : showInvisible(cutText(s))}\``;
+}
+
+/** Characters a reader cannot see or tell from a space: no-break and other spaces, zero-width and control characters, soft hyphens. */
+const INVISIBLE = /[\p{Cc}\p{Cf}\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/gu;
+
+/**
+ * A value as a message shows it: every invisible character written as its escape, so a reason
+ * that hangs on one can be seen (`45\u00a0000,00`: a no-break space, not a space).
+ * @example showInvisible('45\u00a0000') // '45\\u00a0000'
+ */
+export function showInvisible(text: string): string {
+  return text.replace(INVISIBLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** What a value is, for "expected a string, got the number `3`". */

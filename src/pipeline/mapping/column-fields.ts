@@ -34,6 +34,8 @@ export function columnFields(spec: Pick<MappingFile, 'key' | 'record' | 'script'
     else if ('list' in e) e.list.forEach((item, i) => walk(item, 'each' in item ? field : `${field}[${i}]`, within));
     else if ('each' in e) walk(e.item, `${field}[0]`, within ?? e.each);
     else if ('referenceId' in e && e.referenceId.column !== undefined) feed(e.referenceId.column, field);
+    // what an undecided field will read once decided is as personal as the field
+    else if ('undecided' in e && e.draft) walk(e.draft, field, within);
   };
   for (const [name, e] of Object.entries(spec.record)) walk(e, name);
   return { fields, script: spec.script !== undefined };

@@ -192,6 +192,8 @@ class Compiler {
     private readonly ids: ReferenceIds,
     private readonly scope: string,
     private readonly file: string,
+    /** The mapping's own country forms (`country.extra`), read the same by every step that reads a country. */
+    private readonly countryExtra: Record<string, string> = {},
   ) {}
 
   fail(field: string, message: string): never {
@@ -231,7 +233,9 @@ class Compiler {
     if (transforms.length === 0) return undefined;
     let steps: CompiledStep[];
     try {
-      steps = transforms.map((t) => compileTransform(t, this.codes, (column) => this.read(column), this.phones));
+      steps = transforms.map((t) =>
+        compileTransform(t, this.codes, (column) => this.read(column), this.phones, { countryExtra: this.countryExtra }),
+      );
     } catch (err) {
       this.fail(field, (err as Error).message);
     }
@@ -453,6 +457,8 @@ class Compiler {
       };
       return { run, constant: false };
     }
+    // Undecided: never staged (plan and run stop on it unless told to stage records without it).
+    if ('undecided' in e) return { run: () => undefined, constant: false, origin: 'undecided' };
     if ('each' in e) {
       const spread = this.each(e, field, itemSchema(target));
       const run: Eval = (values, ctx) => {
@@ -551,12 +557,33 @@ function numberItem(ctx: MapContext, reasonsFrom: number, refsFrom: number, at: 
 }
 
 /**
+ * Every `country.extra` of a mapping, merged: one table of the mapping's own country forms, so a
+ * phone's region column and a postcode's country read `ENG` as the country field does.
+ */
+function countryExtras(spec: MappingFile): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (node: unknown): void => {
+    if (node === null || typeof node !== 'object') return;
+    if (Array.isArray(node)) {
+      node.forEach(walk);
+      return;
+    }
+    const o = node as Record<string, unknown>;
+    const country = o.country as { extra?: Record<string, string> } | undefined;
+    if (country && typeof country === 'object' && country.extra) Object.assign(out, country.extra);
+    for (const v of Object.values(o)) walk(v);
+  };
+  walk(spec.record);
+  return out;
+}
+
+/**
  * Compiles a validated mapping file. `file` is the mapping's path (scripts load relative to it).
  * @example const m = await compileMapping(spec, 'mappings/counterparties/crm-persons.yaml', ids);
  *          m.map(row.values, ctx)
  */
 export async function compileMapping(spec: MappingFile, file: string, ids: ReferenceIds): Promise<CompiledMapping> {
-  const compiler = new Compiler(spec.codes, ids, spec.key.scope, file);
+  const compiler = new Compiler(spec.codes, ids, spec.key.scope, file, countryExtras(spec));
   const keyColumn = spec.key.column;
   compiler.columns.add(keyColumn);
   const getKey = accessor(keyColumn);

@@ -45,13 +45,16 @@ const NAMED_TRANSFORMS = [
   'boolean',
   'country',
   'nationality',
+  'nfc',
 ] as const;
 export type NamedTransform = (typeof NAMED_TRANSFORMS)[number];
 
 export const transformSchema = z.union([
   z
     .enum(NAMED_TRANSFORMS)
-    .describe('trim | upper | lower | title | collapse-spaces | initials | email | phone | postcode-nl | boolean | country | nationality'),
+    .describe(
+      'trim | upper | lower | title | collapse-spaces | initials | email | phone | postcode-nl | boolean | country | nationality | nfc',
+    ),
   z.strictObject({ default: z.union([z.string(), z.number(), z.boolean()]).describe('value used when the input is empty') }),
   z.strictObject({
     code: z
@@ -80,6 +83,14 @@ export const transformSchema = z.union([
           prefer: z.string().min(1).optional().describe('the format that wins when two formats read a value as different dates'),
           pivot: z.number().int().min(0).max(100).optional().describe('two-digit years (yy): below the pivot 20yy, else 19yy'),
           excelSerial: z.boolean().optional().describe('a whole number is an Excel (1900 system) serial day number'),
+          unknown: z
+            .array(z.string())
+            .optional()
+            .describe('values that mean "not known" (00000000, 19000101, 9999-12-31): read as no date, the field left out'),
+          zoned: z
+            .boolean()
+            .optional()
+            .describe('an ISO 8601 timestamp with a zone (1980-03-12T00:00:00+01:00) is read as its calendar date in that zone'),
         }),
       ])
       .describe(
@@ -90,7 +101,9 @@ export const transformSchema = z.union([
     // Both separators are stated: a default (the Dutch decimal comma) would read an English 68,000 as 68.
     number: z.strictObject({
       decimal: z.enum([',', '.']).describe('decimal separator'),
-      thousands: z.enum(['.', ',', ' ', '']).describe('thousands separator ("" for none)'),
+      thousands: z
+        .enum(['.', ',', ' ', "'", ''])
+        .describe('thousands separator ("" for none; " " also reads a no-break space, "\'" a typographic apostrophe)'),
     }),
   }),
   z.strictObject({
@@ -119,6 +132,16 @@ export const transformSchema = z.union([
     country: z.strictObject({
       extra: z.record(z.string(), z.string()).describe("the mapping's own legacy forms, e.g. { ENG: GB }"),
     }),
+  }),
+  z.strictObject({
+    postcode: z
+      .strictObject({
+        countryColumn: columnName.optional().describe("column holding the row's country (any form the country transform reads)"),
+        country: z.string().length(2).optional().describe('ISO 3166 alpha-2 country when the row names none'),
+      })
+      .describe(
+        "a postcode by its country's rules: digits that lost leading zeros (a JSON number 3001 in Spain) put back where certain, else refused",
+      ),
   }),
   z.strictObject({
     nationality: z.strictObject({
@@ -179,7 +202,17 @@ export interface EachExpr {
   item: Expr;
   when?: Condition | Condition[] | undefined;
 }
-export type Expr = ColumnExpr | ValueExpr | ConcatExpr | FirstExpr | ObjectExpr | ListExpr | ReferenceExpr | EachExpr;
+/**
+ * A field nobody has decided yet (`init` could not: an income's period, a date's order, a
+ * currency): never staged. `plan` and `run` stop on it, naming its line, unless told to stage
+ * the records without it; `draft` is what `init` would write once the question is answered.
+ */
+export interface UndecidedExpr {
+  undecided: string;
+  draft?: Expr | undefined;
+  when?: Condition | Condition[] | undefined;
+}
+export type Expr = ColumnExpr | ValueExpr | ConcatExpr | FirstExpr | ObjectExpr | ListExpr | ReferenceExpr | EachExpr | UndecidedExpr;
 
 export const exprSchema: z.ZodType<Expr, unknown> = z.lazy(() =>
   z.union([
@@ -198,6 +231,14 @@ export const exprSchema: z.ZodType<Expr, unknown> = z.lazy(() =>
     z.strictObject({ first: z.array(exprSchema).min(1), transforms: transformsSchema, when: whenSchema, required: requiredSchema }),
     z.strictObject({ object: z.record(z.string(), exprSchema), when: whenSchema }),
     z.strictObject({ list: z.array(exprSchema), when: whenSchema }),
+    z.strictObject({
+      undecided: z
+        .string()
+        .min(1)
+        .describe('a question a person must answer first: the field is never staged; plan and run stop on it (docs/mappings.md)'),
+      draft: exprSchema.optional().describe('what the field becomes once decided: checked, never run'),
+      when: whenSchema,
+    }),
     z.strictObject({
       each: columnName.describe('path of an array in the row (bestuurders, relaties.bestuur); one output item per array item'),
       item: exprSchema.describe("what each array item becomes; its columns are paths inside the item, '.' the item itself"),
@@ -297,6 +338,7 @@ export function checkMappingDeclarations(
     if ('referenceId' in e) transforms(e.referenceId.transforms, [...path, 'referenceId', 'transforms']);
     // the item is what one element of the array becomes: held to the array's element type
     if ('each' in e) walk(e.item, schema, [...path, 'item'], what);
+    if ('undecided' in e && e.draft) walk(e.draft, schema, [...path, 'draft'], what);
   };
   transforms(m.key.transforms, ['key', 'transforms']);
   fields(m.record, (m.type === 'person' ? stagedPersonSchema : stagedOrganisationSchema).shape, ['record'], `a staged ${m.type}`);
@@ -341,4 +383,19 @@ export function itemSchema(schema: z.ZodType | undefined): z.ZodType | undefined
 /** The staged record of a type, as the schema the mapping's fields are held to. */
 export function stagedSchema(type: MappingFile['type']): z.ZodType {
   return type === 'person' ? stagedPersonSchema : stagedOrganisationSchema;
+}
+
+/** The undecided fields of a mapping: each question with the path of its field (`record.income`). */
+export function undecidedFields(m: Pick<MappingFile, 'record'>): Array<{ path: string; question: string }> {
+  const out: Array<{ path: string; question: string }> = [];
+  const walk = (e: Expr, path: string): void => {
+    if ('undecided' in e) out.push({ path, question: e.undecided });
+    else if ('object' in e) for (const [name, sub] of Object.entries(e.object)) walk(sub, `${path}.${name}`);
+    else if ('list' in e) e.list.forEach((item, i) => walk(item, `${path}[${i}]`));
+    else if ('each' in e) walk(e.item, `${path}[*]`);
+    else if ('first' in e) e.first.forEach((x) => walk(x, path));
+    else if ('concat' in e) e.concat.forEach((x) => walk(x, path));
+  };
+  for (const [name, e] of Object.entries(m.record)) walk(e, `record.${name}`);
+  return out;
 }

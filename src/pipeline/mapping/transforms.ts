@@ -7,6 +7,7 @@
 import type { Transform } from './schema.js';
 import { TransformFailure } from './transforms/failure.js';
 import { compileDate, compileDateFormat, excelSerialDate, type DateSpec } from './transforms/date.js';
+import { readPostcode } from './transforms/postcode.js';
 import { compilePhone, readPhone, type PhoneAnswers, type PhoneStep } from './transforms/phone.js';
 import { countryResolver, type CountryReading } from './transforms/country.js';
 
@@ -134,7 +135,7 @@ export function initials(firstNames: string): string {
 
 export interface NumberFormat {
   decimal: ',' | '.';
-  thousands: '.' | ',' | ' ' | '';
+  thousands: '.' | ',' | ' ' | "'" | '';
 }
 
 /**
@@ -149,6 +150,14 @@ export function compileNumberFormat(f: NumberFormat): (text: string) => number |
   const T = f.thousands ? f.thousands.charCodeAt(0) : -1;
   const D = f.decimal.charCodeAt(0);
   const isDigit = (c: number) => c >= 0x30 && c <= 0x39; // NaN (past the end) is none
+  // A space separator is any of the spaces typesetting uses between groups (no-break, narrow
+  // no-break: French and Czech exports), an apostrophe also the typographic one (Swiss exports).
+  const isT =
+    T === 0x20
+      ? (c: number) => c === 0x20 || c === 0xa0 || c === 0x202f
+      : T === 0x27
+        ? (c: number) => c === 0x27 || c === 0x2019
+        : (c: number) => c === T;
   return (text) => {
     const n = text.length;
     const sign = text.charCodeAt(0);
@@ -157,10 +166,10 @@ export function compileNumberFormat(f: NumberFormat): (text: string) => number |
     while (isDigit(text.charCodeAt(i))) i++;
     if (i === start) return undefined;
     let whole = text.slice(start, i);
-    if (text.charCodeAt(i) === T) {
+    if (isT(text.charCodeAt(i))) {
       // Grouped: one to three digits, then groups of exactly three.
       if (i - start > 3) return undefined;
-      while (text.charCodeAt(i) === T) {
+      while (isT(text.charCodeAt(i))) {
         if (!isDigit(text.charCodeAt(i + 1)) || !isDigit(text.charCodeAt(i + 2)) || !isDigit(text.charCodeAt(i + 3))) return undefined;
         whole += text.slice(i + 1, i + 4);
         i += 4;
@@ -265,6 +274,30 @@ function countryStep(what: 'country' | 'nationality', extra?: Record<string, str
   };
 }
 
+const memo = <T>(make: () => T): (() => T) => {
+  let made: T | undefined;
+  return () => (made ??= make());
+};
+
+/** A postcode read by the country of its row (`countryColumn`, read as the country transform reads it), else `country`. */
+function postcodeStep(
+  spec: { countryColumn?: string | undefined; country?: string | undefined },
+  column: ColumnReader,
+  countries: () => (value: string) => CountryReading,
+): Step {
+  const from = spec.countryColumn === undefined ? undefined : column(spec.countryColumn);
+  return (v, row) => {
+    let country = spec.country;
+    if (from) {
+      const cell = from.get(row);
+      const read = cell === undefined || cell === null || cell === '' ? undefined : countries()(asText(cell).trim());
+      if (typeof read === 'string') country = read;
+    }
+    // A Dutch postcode is checked as postcode-nl checks it; others by their country's digits.
+    return country === 'NL' ? NAMED['postcode-nl'](v, row) : readPostcode(asText(v), country);
+  };
+}
+
 /** The country resolver is built once per process and copied per step; a mapping without country steps never builds it. */
 const sharedCountryResolver = (() => {
   let resolver: ((value: string) => CountryReading) | undefined;
@@ -278,13 +311,24 @@ const sharedCountryResolver = (() => {
  * `regionColumn`); without it, columns are read by their plain names. `phones`: where phone
  * steps take their parses (answered ahead), else they make them.
  */
-export function compileTransform(t: Transform, codes: CodeTables, column: ColumnReader = plainColumn, phones?: PhoneAnswers): CompiledStep {
+export function compileTransform(
+  t: Transform,
+  codes: CodeTables,
+  column: ColumnReader = plainColumn,
+  phones?: PhoneAnswers,
+  /** `countryExtra`: the mapping's own country forms, read by every step that reads a country column. */
+  context: { countryExtra?: Record<string, string> } = {},
+): CompiledStep {
+  const extra = context.countryExtra && Object.keys(context.countryExtra).length > 0 ? context.countryExtra : undefined;
+  // One table: a region or country column is read as the mapping's country transform reads it.
+  const countries = extra ? memo(() => countryResolver({ extra })) : sharedCountryResolver;
   if (typeof t === 'string') {
     if (t === 'country' || t === 'nationality') return { step: countryStep(t), acceptsEmpty: false };
     // No region declared: only international numbers (a national one is refused saying so).
-    if (t === 'phone') return { ...compilePhone({}, sharedCountryResolver, phones?.parse), acceptsEmpty: false };
+    if (t === 'phone') return { ...compilePhone({}, countries, phones?.parse), acceptsEmpty: false };
     return { step: NAMED[t], acceptsEmpty: false };
   }
+  if ('postcode' in t) return { step: postcodeStep(t.postcode, column, countries), acceptsEmpty: false };
   if ('country' in t) return { step: countryStep('country', t.country.extra), acceptsEmpty: false };
   if ('nationality' in t) return { step: countryStep('nationality', t.nationality.extra), acceptsEmpty: false };
   if ('default' in t) {
@@ -352,7 +396,7 @@ export function compileTransform(t: Transform, codes: CodeTables, column: Column
       throw new Error(`phone: region ${t.phone.region} and country ${country} name the same thing; keep one`);
     const phone = compilePhone(
       { region, check, regionColumn: regionColumn === undefined ? undefined : column(regionColumn) },
-      sharedCountryResolver,
+      countries,
       phones?.parse,
     );
     return { ...phone, acceptsEmpty: false };
@@ -381,6 +425,8 @@ export function transformLabel(t: Transform): string {
       ...(spec.prefer !== undefined ? [`prefer ${spec.prefer}`] : []),
       ...(spec.pivot !== undefined ? [`pivot ${spec.pivot}`] : []),
       ...(spec.excelSerial ? ['Excel serial'] : []),
+      ...(spec.zoned ? ['zoned timestamps'] : []),
+      ...(spec.unknown?.length ? [`unknown ${spec.unknown.join(', ')}`] : []),
     ];
     return `date(${[spec.formats.join(' or '), ...extras].filter((x) => x !== '').join('; ')})`;
   }
@@ -396,6 +442,8 @@ export function transformLabel(t: Transform): string {
     return `phone(${parts.join(', else ') || 'international'}${check === 'possible' ? '; possible' : ''})`;
   }
   if ('country' in t) return 'country(+ extra)';
+  if ('postcode' in t)
+    return `postcode(${[t.postcode.countryColumn && `country from column ${t.postcode.countryColumn}`, t.postcode.country].filter(Boolean).join(', else ')})`;
   if ('nationality' in t) return 'nationality(+ extra)';
   if ('pattern' in t) return `pattern(/${t.pattern.regex}/)`;
   return `replace(/${t.replace.regex}/)`;
@@ -417,6 +465,8 @@ const BOOLEANS = new Map<string, boolean>([
 
 const NAMED: Record<Exclude<Transform, object | 'country' | 'nationality' | 'phone'>, Step> = {
   trim: (v) => (typeof v === 'string' ? v.trim() : v),
+  // Composed Unicode: `e` + a combining accent (a Mac's decomposed export) becomes `é`, as the platform compares it.
+  nfc: (v) => asText(v).normalize('NFC'),
   upper: (v) => asText(v).toUpperCase(),
   lower: (v) => asText(v).toLowerCase(),
   title: (v) => titleCase(asText(v)),

@@ -38,7 +38,7 @@ export type { RunOutcome, RunReport } from './run-report.js';
 export async function runPipeline(options: RunPipelineOptions): Promise<RunReport> {
   const def = await loadPipeline(options.pipelineFile);
   // Nothing touches the platform (nor the ledger) before the configuration is known good.
-  await checkConfiguration(def, options.signal);
+  await checkConfiguration(def, options.signal, { stageUndecided: options.stageUndecided === true });
   const ledgerFile = resolve(options.ledgerFile ?? DEFAULT_LEDGER_FILE);
   const retries = { count: 0 };
   let ownClient: PipelineClient | undefined;

@@ -28,6 +28,11 @@ export interface RunPipelineOptions {
    * failure and the run does not count as complete for the exit code.
    */
   allowTruncated?: boolean;
+  /**
+   * Stage the records without their undecided fields (`--stage-undecided`). Default: a mapping
+   * with an undecided field stops the run before anything is sent, naming each at its line.
+   */
+  stageUndecided?: boolean;
   /** Called at most every `progressEveryMs` while the run goes, and once at the end. */
   onProgress?: (progress: RunProgress) => void;
   progressEveryMs?: number;

@@ -11,7 +11,48 @@ import { createRequire } from 'node:module';
 import countries from 'i18n-iso-countries';
 
 /** Languages whose country names are read (i18n-iso-countries locale files). */
-export const COUNTRY_NAME_LANGUAGES = ['en', 'nl', 'de', 'fr', 'es', 'it', 'pt', 'pl', 'da', 'sv'] as const;
+export const COUNTRY_NAME_LANGUAGES = ['en', 'nl', 'de', 'fr', 'es', 'it', 'pt', 'pl', 'da', 'sv', 'cs'] as const;
+
+/**
+ * Official long forms and common colloquial names, which the data set's short names do not
+ * hold: `Grand-Duché de Luxembourg`, `Bundesrepublik Deutschland`, `Republic of Ireland`, `Eire`,
+ * `Česká republika`, `The Netherlands`. Europe's countries and the few others exports hold.
+ */
+export const LONG_AND_COLLOQUIAL_FORMS: Readonly<Record<string, readonly string[]>> = {
+  IE: ['Republic of Ireland', 'Irish Republic', 'Eire', 'Éire', 'Poblacht na hÉireann', 'République d’Irlande', 'Republiek Ierland'],
+  LU: ['Grand-Duché de Luxembourg', 'Grand Duchy of Luxembourg', 'Großherzogtum Luxemburg', 'Groothertogdom Luxemburg', 'Lëtzebuerg'],
+  DE: ['Bundesrepublik Deutschland', 'Federal Republic of Germany', 'République fédérale d’Allemagne', 'Bondsrepubliek Duitsland', 'BRD'],
+  NL: ['The Netherlands', 'Kingdom of the Netherlands', 'Koninkrijk der Nederlanden', 'Royaume des Pays-Bas', 'Königreich der Niederlande'],
+  BE: ['Kingdom of Belgium', 'Royaume de Belgique', 'Koninkrijk België', 'Königreich Belgien'],
+  FR: ['French Republic', 'République française', 'Franse Republiek', 'Französische Republik'],
+  AT: ['Republic of Austria', 'Republik Österreich', 'République d’Autriche'],
+  CH: [
+    'Swiss Confederation',
+    'Schweizerische Eidgenossenschaft',
+    'Confédération suisse',
+    'Confederazione Svizzera',
+    'Confederaziun svizra',
+    'Helvetia',
+  ],
+  CZ: ['Czech Republic', 'Česká republika', 'Česko', 'République tchèque', 'Tschechische Republik', 'Tsjechische Republiek'],
+  SK: ['Slovak Republic', 'Slovenská republika', 'Slovensko'],
+  ES: ['Kingdom of Spain', 'Reino de España', 'Royaume d’Espagne', 'Königreich Spanien'],
+  IT: ['Italian Republic', 'Repubblica Italiana', 'République italienne', 'Italienische Republik'],
+  PT: ['Portuguese Republic', 'República Portuguesa'],
+  PL: ['Republic of Poland', 'Rzeczpospolita Polska', 'Polska', 'République de Pologne', 'Republik Polen'],
+  SE: ['Kingdom of Sweden', 'Konungariket Sverige', 'Sverige'],
+  DK: ['Kingdom of Denmark', 'Kongeriget Danmark', 'Danmark'],
+  NO: ['Kingdom of Norway', 'Kongeriket Norge', 'Norge', 'Noreg'],
+  FI: ['Republic of Finland', 'Suomen tasavalta', 'Suomi'],
+  GR: ['Hellenic Republic', 'Hellas', 'Ellada'],
+  HU: ['Hungary', 'Magyarország'],
+  GB: ['United Kingdom of Great Britain and Northern Ireland', 'Great Britain', 'Britain', 'U.K.', 'G.B.'],
+  US: ['United States of America', 'U.S.A.', 'U.S.', 'America', 'Vereinigte Staaten von Amerika'],
+  LI: ['Principality of Liechtenstein', 'Fürstentum Liechtenstein'],
+  MC: ['Principality of Monaco', 'Principauté de Monaco'],
+  TR: ['Republic of Turkey', 'Türkiye', 'Republic of Türkiye'],
+  MA: ['Kingdom of Morocco', 'Royaume du Maroc'],
+};
 
 /**
  * Legacy forms an export uses that are neither an ISO code nor a country's name: international
@@ -129,6 +170,7 @@ function baseForms(): Map<string, Entry> {
       for (const name of names) if (!codes.has(normaliseCountryName(name))) add(map, name, alpha2);
     }
   }
+  for (const [alpha2, forms] of Object.entries(LONG_AND_COLLOQUIAL_FORMS)) for (const f of forms) map.set(normaliseCountryName(f), alpha2);
   for (const [form, alpha2] of Object.entries(LEGACY_COUNTRY_FORMS)) map.set(normaliseCountryName(form), alpha2);
   countryForms = map;
   return map;

@@ -17,7 +17,20 @@ export interface DateSpec {
   pivot?: number | undefined;
   /** A whole number is an Excel (1900 system) serial day number. */
   excelSerial?: boolean | undefined;
+  /**
+   * Values that mean "not known" (`00000000`, `19000101`, `9999-12-31`, a copybook's 88-level
+   * values): read as no date, so the field is left out, never staged as a date nor refused.
+   */
+  unknown?: readonly string[] | undefined;
+  /**
+   * An ISO 8601 timestamp with a zone (`1980-03-12T00:00:00+01:00`, `…Z`) is read as its
+   * calendar date in the zone it states; read in another zone it can be a day off.
+   */
+  zoned?: boolean | undefined;
 }
+
+/** An ISO 8601 timestamp with its zone: the date as written, then time and zone. */
+const ZONED = /^(\d{4})-(\d{2})-(\d{2})[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)$/i;
 
 type Part = 'y' | 'yy' | 'm' | 'mmm' | 'd';
 
@@ -191,8 +204,10 @@ const EXCEL = 'an Excel serial';
  * @example compileDate({ formats: ['dd/mm/yyyy', 'mm/dd/yyyy'] })('09/25/1982') // '1982-09-25'
  */
 export function compileDate(spec: DateSpec): (value: unknown) => string | TransformFailure {
-  const { prefer, pivot, excelSerial = false } = spec;
-  if (spec.formats.length === 0 && !excelSerial) throw new Error('a date needs at least one format (or excelSerial: true)');
+  const { prefer, pivot, excelSerial = false, zoned = false } = spec;
+  if (spec.formats.length === 0 && !excelSerial && !zoned)
+    throw new Error('a date needs at least one format (or excelSerial or zoned: true)');
+  const unknown = new Set((spec.unknown ?? []).map((u) => u.trim()));
   const all = spec.formats.map((f) => compileDateFormat(f, pivot));
   // A format another listed one reads in full is not tried: its reading would be the same.
   // It still names that reading, for prefer (a Dutch [dd-mm-yyyy, d-m-yyyy] tries one pattern).
@@ -202,7 +217,7 @@ export function compileDate(spec: DateSpec): (value: unknown) => string | Transf
   if (prefer !== undefined && !spec.formats.includes(prefer))
     throw new Error(`prefer names ${JSON.stringify(prefer)}, which is not one of the formats ${spec.formats.join(', ')}`);
   const preferFormat = all.find((f) => f.format === prefer);
-  const expected = [...spec.formats, ...(excelSerial ? [EXCEL] : [])].join(' or ');
+  const expected = [...spec.formats, ...(excelSerial ? [EXCEL] : []), ...(zoned ? ['an ISO timestamp with its zone'] : [])].join(' or ');
   const noMatch = new TransformFailure('INVALID_FIELD_VALUE', `does not match the date format ${expected}`);
   const p = pivot ?? 0;
   return (value) => {
@@ -213,6 +228,15 @@ export function compileDate(spec: DateSpec): (value: unknown) => string | Transf
       return why === undefined ? excelSerialDate(value) : new TransformFailure('INVALID_FIELD_VALUE', `not a date: ${why}`);
     }
     const text = (typeof value === 'string' ? value : String(value)).trim();
+    if (unknown.has(text)) return '';
+    if (zoned) {
+      const z = ZONED.exec(text);
+      if (z) {
+        const [y, m, d] = [Number(z[1]), Number(z[2]), Number(z[3])];
+        const why = dateProblem(y, m, d);
+        return why === undefined ? iso(y, m, d) : new TransformFailure('INVALID_FIELD_VALUE', `not a date: ${why}`);
+      }
+    }
     // The common case, one reading, allocates nothing but the result.
     let first: { y: number; m: number; d: number } | undefined;
     let firstFormat: { format: string; names: string[] } | undefined;

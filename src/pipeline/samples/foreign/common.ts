@@ -149,7 +149,51 @@ const REGIONS: Record<string, { cc: string; trunk: string; shapes: Array<[prefix
     ],
   },
   LU: { cc: '352', trunk: '', shapes: [['621', 9]] },
+  ES: {
+    cc: '34',
+    trunk: '',
+    shapes: [
+      ['6', 9],
+      ['91', 9],
+    ],
+  },
+  IT: { cc: '39', trunk: '', shapes: [['3', 10]] },
+  PL: {
+    cc: '48',
+    trunk: '',
+    shapes: [
+      ['5', 9],
+      ['6', 9],
+    ],
+  },
+  CZ: {
+    cc: '420',
+    trunk: '',
+    shapes: [
+      ['6', 9],
+      ['7', 9],
+    ],
+  },
+  PT: {
+    cc: '351',
+    trunk: '',
+    shapes: [
+      ['91', 9],
+      ['93', 9],
+    ],
+  },
+  SE: {
+    cc: '46',
+    trunk: '0',
+    shapes: [
+      ['70', 9],
+      ['73', 9],
+    ],
+  },
 };
+
+/** The regions phoneNumber() and writePhone() know. */
+export const PHONE_REGIONS = (): string[] => Object.keys(REGIONS);
 
 /** A national significant number valid for its region (drawn until libphonenumber's full metadata accepts it). */
 export function phoneNumber(rng: Rng, region: string): { nsn: string; e164: string } {
@@ -212,7 +256,8 @@ export function writePhone(rng: Rng, region: string, nsn: string): string {
     default:
       return rng.pick([
         `${national.slice(0, 5)} ${national.slice(5)}`,
-        `+${r.cc} (0)${nsn.slice(0, 4)} ${nsn.slice(4)}`,
+        // `(0)` only where the region dials a trunk prefix nationally.
+        r.trunk ? `+${r.cc} (0)${nsn.slice(0, 4)} ${nsn.slice(4)}` : `+${r.cc} ${nsn.slice(0, 3)} ${nsn.slice(3)}`,
         `+${r.cc} ${nsn.slice(0, 4)} ${nsn.slice(4)}`,
         `00${r.cc} ${nsn}`,
       ]);
