@@ -5,7 +5,7 @@
  * without it would otherwise be tried against whichever key fits. A token must say when it was
  * issued (`iat`), and not later than `CLOCK_SKEW_SECONDS` from now (docs/security.md).
  */
-import { createLocalJWKSet, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { createLocalJWKSet, errors as joseErrors, jwtVerify, SignJWT, type JWTVerifyGetKey } from 'jose';
 import { randomUUID } from 'node:crypto';
 import type { AccessClaims } from '../../contract/auth.js';
 import type { SigningKeys } from './keys.js';
@@ -42,7 +42,7 @@ export type VerifyFailure = 'expired' | 'invalid';
 export function createVerifier(keys: SigningKeys) {
   const jwks = createLocalJWKSet({ keys: keys.publicJwks });
   // A header without `kid` is refused before any key is tried (jose would try every key of the set).
-  const keyOf: typeof jwks = (header, token) => {
+  const keyOf: JWTVerifyGetKey = (header, token) => {
     if (typeof header.kid !== 'string' || header.kid === '') throw new joseErrors.JWSInvalid('token names no key (kid)');
     return jwks(header, token);
   };
