@@ -71,8 +71,18 @@ const ROW_CASES: Array<Source & { rows: number; mapped: number; refused: Array<[
     format: 'csv',
     path: 'unbalanced-quotes.csv',
     rows: 4,
-    mapped: 3,
+    mapped: 1,
     refused: [
+      [
+        2,
+        'SOURCE_ROW_INVALID',
+        'unbalanced-quotes.csv:2: column "surname" has malformed quotes: a quote inside a value that does not start with one; expected a value in quotes with every quote inside doubled, or no quote; csv.quotes: relaxed reads such rows as written',
+      ],
+      [
+        3,
+        'SOURCE_ROW_INVALID',
+        'unbalanced-quotes.csv:3: column "surname" has malformed quotes: text follows its closing quote (expected the delimiter or the line end right after it); expected a value in quotes with every quote inside doubled, or no quote; csv.quotes: relaxed reads such rows as written',
+      ],
       [
         5,
         'SOURCE_ROW_INVALID',
