@@ -32,6 +32,7 @@ import { afterBom, byteLength, type DecodedChunk } from '../decoded-text.js';
 import type { SourceCore, SourceItem } from '../feed-core.js';
 import { isBlankLine, newTally, PhysicalLineCounter, type SourceTally } from '../tally.js';
 import { JsonItemCounter, type JsonCut } from './count-items.js';
+import { duplicatedKey } from './duplicate-keys.js';
 
 export interface JsonCoreOptions {
   source: string;
@@ -84,6 +85,18 @@ interface Token {
   value?: unknown;
 }
 
+/** A key met twice in one object: refused, since JSON.parse or the assembler would keep the last silently. */
+function duplicateMessage(file: string, line: number, path: string): string {
+  return `${file}:${line}: key ${JSON.stringify(path)} appears more than once in one object, expected each key once (which value is meant?)`;
+}
+
+/** `a.b[2].c` from an assembler's path (keys, and the index an array is at). */
+function dottedPath(parts: readonly (string | number)[], key: string): string {
+  let out = '';
+  for (const p of [...parts, key]) out += typeof p === 'number' ? `[${p}]` : out ? `.${p}` : p;
+  return out;
+}
+
 function countLines(text: string): number {
   let n = 0;
   for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
@@ -127,6 +140,8 @@ export class JsonArrayCore implements SourceCore<DecodedChunk> {
   // until it closes, and it becomes a row error; the array goes on.
   private depth = 0;
   private tooDeep = false;
+  /** The element being assembled repeats this key (its path inside the element). */
+  private duplicate: string | undefined;
 
   constructor(opts: JsonCoreOptions) {
     this.source = opts.source;
@@ -284,6 +299,8 @@ export class JsonArrayCore implements SourceCore<DecodedChunk> {
         }
         return;
       }
+      if (t.name === 'keyValue' && this.duplicate === undefined && Object.hasOwn(asm.current as object, t.value as string))
+        this.duplicate = dottedPath(asm.path as (string | number)[], t.value as string);
       asm.consume(t as never);
       if (asm.done) {
         this.asm = null;
@@ -315,6 +332,7 @@ export class JsonArrayCore implements SourceCore<DecodedChunk> {
     }
     // A value inside the target array: an element.
     this.elementStart = this.pieceStart;
+    this.duplicate = undefined;
     this.depth = t.name === 'startObject' || t.name === 'startArray' ? 1 : 0;
     const element = new Assembler();
     this.asm = element;
@@ -337,6 +355,14 @@ export class JsonArrayCore implements SourceCore<DecodedChunk> {
         provenance,
         code: 'SOURCE_ROW_INVALID',
         message: `${file}:${provenance.line}: expected an object in the array, got ${text.slice(0, 60)}`,
+        raw: text.slice(0, RAW_LIMIT),
+      });
+    } else if (this.duplicate !== undefined) {
+      this.out.push({
+        source,
+        provenance,
+        code: 'SOURCE_ROW_INVALID',
+        message: duplicateMessage(file, provenance.line, this.duplicate),
         raw: text.slice(0, RAW_LIMIT),
       });
     } else if (found) {
@@ -537,6 +563,15 @@ export class JsonLinesCore implements SourceCore<DecodedChunk> {
         raw: body.slice(0, RAW_LIMIT),
       };
     }
+    const duplicate = duplicatedKey(body, value);
+    if (duplicate !== undefined)
+      return {
+        source,
+        provenance,
+        code: 'SOURCE_ROW_INVALID',
+        message: duplicateMessage(file, at, duplicate),
+        raw: body.slice(0, RAW_LIMIT),
+      };
     const found = DEFECT_HINT.test(body) ? textIn(value, '') : undefined;
     if (found)
       return {
