@@ -7,8 +7,28 @@
  * colon as `\u003a`) is the text walked to name the duplicated key (`duplicateKeyIn`).
  */
 
+/** Nesting walked by recursion (fast); a deeper value is walked with a stack of its own. */
+const RECURSION = 64;
+
 /** Keys of a parsed JSON value, at every depth, plus the colons inside its strings (keys and values). */
-function keysAndColons(value: unknown): number {
+function keysAndColons(v: unknown, depth: number): number {
+  if (typeof v === 'string') return v.indexOf(':') < 0 ? 0 : colons(v);
+  if (typeof v !== 'object' || v === null) return 0;
+  if (depth > RECURSION) return keysAndColonsDeep(v);
+  let n = 0;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) n += keysAndColons(v[i], depth + 1);
+    return n;
+  }
+  for (const k in v) {
+    n += k.indexOf(':') < 0 ? 1 : 1 + colons(k);
+    n += keysAndColons((v as Record<string, unknown>)[k], depth + 1);
+  }
+  return n;
+}
+
+/** The same count without recursion, for a value nested deeper than `RECURSION`. */
+function keysAndColonsDeep(value: unknown): number {
   let n = 0;
   const stack: unknown[] = [value];
   while (stack.length > 0) {
@@ -38,7 +58,7 @@ function colons(s: string): number {
  */
 export function duplicatedKey(text: string, value: unknown): string | undefined {
   if (value === null || typeof value !== 'object') return undefined;
-  if (colons(text) === keysAndColons(value) && !/\\u003a/i.test(text)) return undefined;
+  if (colons(text) === keysAndColons(value, 0) && !text.includes('\\u003a') && !text.includes('\\u003A')) return undefined;
   return duplicateKeyIn(text);
 }
 
