@@ -118,6 +118,14 @@ export function parseYamlText<S extends z.ZodType>(
     throw declarationError(displayName, problems);
   }
   const data: unknown = yamlData(doc, lineCounter, displayName);
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    // Not a declaration at all (a path that names some other file, say a system file): its
+    // content is not echoed, only what kind of document it is.
+    const kind = Array.isArray(data) ? 'a list' : typeof data === 'string' ? 'a line of text' : `a ${typeof data}`;
+    throw declarationError(displayName, [
+      { file: displayName, line: 1, column: 1, path: '', message: `expected a YAML mapping of keys, got ${kind}; is this the right file?` },
+    ]);
+  }
   const parsed = schema.safeParse(data);
   let problems: DeclarationProblem[];
   if (parsed.success) {
