@@ -13,14 +13,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEVELOPMENT_SEEDS, fuzzCase, KINDS, readBase, type CaseResult } from '../../bench/fuzz-cases.js';
+import { DEVELOPMENT_SEEDS, fuzzCase, KINDS, readBase, type CaseResult, type Kind } from '../../bench/fuzz-cases.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fuzz-'));
 const BOUND_MS = 5_000;
 const CASES = 400;
 const TEXT_KINDS = KINDS.filter((k) => k !== 'xlsx');
 
-async function run(from: number, count: number, kinds: typeof KINDS | typeof TEXT_KINDS): Promise<CaseResult[]> {
+async function run(from: number, count: number, kinds: readonly Kind[]): Promise<CaseResult[]> {
   const results: CaseResult[] = [];
   for (let seed = from; seed < from + count; seed++) results.push(await fuzzCase(seed, dir, BOUND_MS, kinds));
   return results;
