@@ -18,6 +18,14 @@ export const readLimitsSchema = z.strictObject({
   STAGECOACH_LAYOUT_MAX_FIELD: count(1)
     .default(65_536)
     .describe('characters one field of a record layout (a copybook PIC or a name,start,length row) may span; default 65536'),
+  STAGECOACH_JSON_MAX_LINE_CHARS: count(1024)
+    .default(16 * 1024 * 1024)
+    .describe(
+      'characters of one JSON Lines line held in memory; a longer line is a row error, read past without holding it; default 16777216',
+    ),
+  STAGECOACH_JSON_MAX_DEPTH: count(1)
+    .default(100)
+    .describe('levels a JSON element may nest; a deeper one is a row error, not assembled; default 100'),
 });
 export type ReadLimits = z.output<typeof readLimitsSchema>;
 

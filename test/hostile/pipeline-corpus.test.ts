@@ -225,7 +225,7 @@ const ROW_CASES: Array<Source & { rows: number; mapped: number; refused: Array<[
     path: 'long-line.jsonl',
     rows: 3,
     mapped: 2,
-    refused: [[2, 'SOURCE_ROW_INVALID', 'long-line.jsonl:2: the line is longer than 16777216 characters, expected one JSON object a line']],
+    refused: [[2, 'SOURCE_ROW_INVALID', 'long-line.jsonl:2: the line is longer than 16777216 characters (STAGECOACH_JSON_MAX_LINE_CHARS), expected one JSON object a line']],
   },
   {
     name: 'deep',
@@ -233,7 +233,7 @@ const ROW_CASES: Array<Source & { rows: number; mapped: number; refused: Array<[
     path: 'deeply-nested.json',
     rows: 3,
     mapped: 2,
-    refused: [[2, 'SOURCE_ROW_INVALID', 'deeply-nested.json:2: the element is nested deeper than 100 levels, expected a flat record']],
+    refused: [[2, 'SOURCE_ROW_INVALID', 'deeply-nested.json:2: the element is nested deeper than 100 levels (STAGECOACH_JSON_MAX_DEPTH), expected a flat record']],
   },
   {
     name: 'random_jsonl',

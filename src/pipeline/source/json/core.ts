@@ -33,6 +33,7 @@ import type { SourceCore, SourceItem } from '../feed-core.js';
 import { isBlankLine, newTally, PhysicalLineCounter, type SourceTally } from '../tally.js';
 import { JsonItemCounter, type JsonCut } from './count-items.js';
 import { duplicatedKey } from './duplicate-keys.js';
+import { readLimits } from '../../read-limits.js';
 
 export interface JsonCoreOptions {
   source: string;
@@ -47,10 +48,9 @@ export interface JsonCoreOptions {
 }
 
 const RAW_LIMIT = 200;
-/** Deepest nesting of an element: deeper ones are refused (re-serialising them would overflow the stack). */
-export const MAX_JSON_DEPTH = 100;
-/** Longest JSON Lines line held in memory; a longer one is a row error, read past without holding it. */
-export const MAX_LINE_CHARS = 16 * 1024 * 1024;
+// Deepest nesting of an element (deeper ones are refused: re-serialising them would overflow the
+// stack) and longest JSON Lines line held in memory (a longer one is a row error, read past
+// without holding it): STAGECOACH_JSON_MAX_DEPTH and STAGECOACH_JSON_MAX_LINE_CHARS (read-limits.ts).
 
 // Escaped or raw NUL, byte-order mark, replacement character or surrogate in JSON text: a cheap
 // test before the value itself is searched (textIn).
@@ -136,10 +136,11 @@ export class JsonArrayCore implements SourceCore<DecodedChunk> {
   private bomBytes = -1;
   private currentEnc: ResolvedEncoding | undefined;
   private out: SourceItem[] = [];
-  // An element nested deeper than MAX_JSON_DEPTH is not assembled: its tokens are counted
+  // An element nested deeper than STAGECOACH_JSON_MAX_DEPTH is not assembled: its tokens are counted
   // until it closes, and it becomes a row error; the array goes on.
   private depth = 0;
   private tooDeep = false;
+  private readonly maxDepth = readLimits().STAGECOACH_JSON_MAX_DEPTH;
   /** The element being assembled repeats this key (its path inside the element). */
   private duplicate: string | undefined;
 
@@ -284,7 +285,7 @@ export class JsonArrayCore implements SourceCore<DecodedChunk> {
     if (asm) {
       if (t.name === 'startObject' || t.name === 'startArray') this.depth++;
       else if (t.name === 'endObject' || t.name === 'endArray') this.depth--;
-      if (this.tooDeep || this.depth > MAX_JSON_DEPTH) {
+      if (this.tooDeep || this.depth > this.maxDepth) {
         this.tooDeep = true;
         if (this.depth === 0) {
           this.asm = null;
@@ -294,7 +295,7 @@ export class JsonArrayCore implements SourceCore<DecodedChunk> {
             source,
             provenance: { file, line: elementStart.line, byteOffset: elementStart.byteOffset, hash: '' },
             code: 'SOURCE_ROW_INVALID',
-            message: `${file}:${elementStart.line}: the element is nested deeper than ${MAX_JSON_DEPTH} levels, expected a flat record`,
+            message: `${file}:${elementStart.line}: the element is nested deeper than ${this.maxDepth} levels (STAGECOACH_JSON_MAX_DEPTH), expected a flat record`,
           });
         }
         return;
@@ -425,10 +426,11 @@ export class JsonLinesCore implements SourceCore<DecodedChunk> {
   private byteOffset = -1;
   private enc: ResolvedEncoding | undefined;
   // A line is held as parts until its line feed arrives (only the new chunk is searched), and
-  // one longer than MAX_LINE_CHARS is dropped as it comes and reported where it started.
+  // one longer than STAGECOACH_JSON_MAX_LINE_CHARS is dropped as it comes and reported where it started.
   private parts: string[] = [];
   private partsLength = 0;
   private oversized: { bytes: number; head: string } | undefined;
+  private readonly maxLine = readLimits().STAGECOACH_JSON_MAX_LINE_CHARS;
 
   constructor(opts: JsonCoreOptions) {
     this.source = opts.source;
@@ -455,7 +457,7 @@ export class JsonLinesCore implements SourceCore<DecodedChunk> {
         this.parts = [];
         this.partsLength = 0;
         const row =
-          lineText.length > MAX_LINE_CHARS
+          lineText.length > this.maxLine
             ? this.tooLong(this.line, this.byteOffset, lineText)
             : this.rowOf(lineText, this.line, this.byteOffset);
         if (row) batch.push(row);
@@ -469,7 +471,7 @@ export class JsonLinesCore implements SourceCore<DecodedChunk> {
     else if (rest) {
       this.parts.push(rest);
       this.partsLength += rest.length;
-      if (this.partsLength > MAX_LINE_CHARS) {
+      if (this.partsLength > this.maxLine) {
         this.oversized = { bytes: this.parts.reduce((n, p) => n + byteLength(p, enc), 0), head: this.parts[0]!.slice(0, RAW_LIMIT) };
         this.parts = [];
         this.partsLength = 0;
@@ -532,7 +534,7 @@ export class JsonLinesCore implements SourceCore<DecodedChunk> {
       source,
       provenance: { file, line: at, byteOffset: offset, hash: '' },
       code: 'SOURCE_ROW_INVALID',
-      message: `${file}:${at}: the line is longer than ${MAX_LINE_CHARS} characters, expected one JSON object a line`,
+      message: `${file}:${at}: the line is longer than ${this.maxLine} characters (STAGECOACH_JSON_MAX_LINE_CHARS), expected one JSON object a line`,
       raw: head.slice(0, RAW_LIMIT),
     };
   }
