@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { closestName } from '../contract/closest-name.js';
 import { StagecoachError } from '../contract/errors.js';
 import type { ClientOptions, StagecoachClient } from '../client/index.js';
+import { yamlData } from '../pipeline/definition/yaml-file.js';
 
 /** The settings, their flag, environment variable, config key and default, declared once. */
 export const CONNECTION_SETTINGS = [
@@ -204,7 +205,7 @@ function loadConfigFile(explicit: string | undefined, cwd: string): { file?: str
         column: pos.col,
       });
     }
-    raw = doc.toJS();
+    raw = yamlData(doc, lineCounter, file);
     lineOfKey = (path, key) => {
       const node = doc.getIn(path, true);
       const pair = isMap(node) ? node.items.find((p) => isScalar(p.key) && p.key.value === key) : undefined;

@@ -7,6 +7,7 @@
  * `OCCURS`, `REDEFINES`) is refused naming the line. Pure: text in, layout out.
  */
 import { StagecoachError } from '../contract/errors.js';
+import { readLimits } from '../pipeline/read-limits.js';
 
 export interface RecordLayout {
   columns: Array<{ name: string; start: number; length: number }>;
@@ -52,13 +53,33 @@ export function parseLayout(text: string, file: string): RecordLayout {
 
 const bad = (file: string, line: number, what: string) => new StagecoachError('CONFIG_INVALID', `${file}:${line}: ${what}`, { file, line });
 
-/** The characters a PIC clause takes and its digits after an implied point: `S9(7)V99` → 9 and 2. */
+/**
+ * The characters a PIC clause takes and its digits after an implied point: `S9(7)V99` → 9 and 2.
+ * Counted, not expanded: `X(999999999999999)` is refused at its line past the field limit
+ * instead of building a string of that length.
+ */
 function picture(pic: string, file: string, line: number): { length: number; decimals: number } {
-  const expanded = pic.toUpperCase().replace(/([X9AZ])\((\d+)\)/g, (_m, c: string, n: string) => c.repeat(Number(n)));
-  if (!/^S?[X9AZ]*(V9*)?$/.test(expanded) || expanded.replace(/[SV]/g, '') === '')
+  const upper = pic.toUpperCase();
+  if (!/^S?(?:[X9AZ](?:\(\d+\))?)*(?:V(?:9(?:\(\d+\))?)*)?$/.test(upper))
     throw bad(file, line, `PIC ${pic} is not a picture init can lay out, expected X(n), A(n), 9(n), S9(n)V99 and the like`);
-  const [whole = '', fraction = ''] = expanded.replace(/^S/, '').split('V');
-  return { length: whole.length + fraction.length, decimals: fraction.length };
+  const max = readLimits().STAGECOACH_LAYOUT_MAX_FIELD;
+  const length = countSymbols(upper);
+  if (length > max)
+    throw bad(
+      file,
+      line,
+      `PIC ${pic} spans more than ${max} characters (the limit STAGECOACH_LAYOUT_MAX_FIELD), expected a field of at most ${max}`,
+    );
+  if (length === 0) throw bad(file, line, `PIC ${pic} is not a picture init can lay out, expected X(n), A(n), 9(n), S9(n)V99 and the like`);
+  const point = upper.indexOf('V');
+  return { length, decimals: point < 0 ? 0 : countSymbols(upper.slice(point + 1)) };
+}
+
+/** Characters a run of picture symbols takes (`99`, `9(3)`). */
+function countSymbols(text: string): number {
+  let n = 0;
+  for (const [, , times] of text.matchAll(/([X9AZ])(?:\((\d+)\))?/g)) n += times === undefined ? 1 : Number(times);
+  return n;
 }
 
 function parseCopybook(text: string, file: string): RecordLayout {
@@ -159,6 +180,13 @@ function parseLayoutCsv(text: string, file: string): RecordLayout {
     const [name, start, length, dec] = cells;
     if (!name || !/^\d+$/.test(start ?? '') || !/^\d+$/.test(length ?? ''))
       throw bad(file, i + 1, `expected name,start,length (start 1-based), got \`${raw}\``);
+    const max = readLimits().STAGECOACH_LAYOUT_MAX_FIELD;
+    if (Number(length) > max || Number(start) > Number.MAX_SAFE_INTEGER)
+      throw bad(
+        file,
+        i + 1,
+        `${name}: ${length} characters is more than the limit of ${max} (STAGECOACH_LAYOUT_MAX_FIELD), expected a field of at most ${max}`,
+      );
     columns.push({ name, start: Number(start), length: Number(length) });
     if (dec && /^\d+$/.test(dec) && Number(dec) > 0) decimals[name] = Number(dec);
   });

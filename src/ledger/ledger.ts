@@ -56,6 +56,9 @@ export function openLedger(file: string, options: OpenOptions = {}): Ledger {
     // A ledger in WAL mode is only readable with its -shm file beside it: a disk that refuses it
     // shows at the first read, so read once here, where the failure can be explained.
     db.prepare('SELECT count(*) FROM sqlite_master').get();
+    // A ledger file that cannot be written (read-only, in a writable folder) opens and reads:
+    // SQLite says "attempt to write a readonly database" only at the first write, naming no file.
+    if (!options.readonly) accessSync(file, constants.W_OK);
   } catch (err) {
     if (err instanceof StagecoachError) throw err;
     throw new StagecoachError(

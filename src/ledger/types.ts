@@ -227,6 +227,18 @@ export interface SourceTally {
   unlisted?: { spans: number; lines: number };
   /** The file ended inside a value, or held no rows at all: why, when it did. */
   truncated?: string;
+  /**
+   * CSV under `csv.quotes: relaxed`: rows read as written although their quotes are malformed,
+   * the first `SWALLOWED_LISTED` listed (line, column, shape) and all counted.
+   */
+  relaxedQuotes?: { listed: RelaxedQuoteRow[]; count: number };
+}
+
+/** A row read as written under `csv.quotes: relaxed` although its quotes are malformed. */
+export interface RelaxedQuoteRow {
+  line: number;
+  column: string;
+  shape: string;
 }
 
 /**

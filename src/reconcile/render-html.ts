@@ -167,6 +167,8 @@ export function renderHtml(report: ReconciliationReport): string {
         }</td></tr>`,
       );
     h.push('</tbody></table>');
+    const flagged = report.sourceFiles.filter((f) => f.relaxedQuotes);
+    if (flagged.length > 0) h.push(`<ul>${flagged.map((f) => `<li>${esc(`${f.file}: ${f.relaxedQuotes}`)}</li>`).join('')}</ul>`);
   }
 
   if (report.rowStories.total > 0) {

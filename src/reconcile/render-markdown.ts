@@ -94,6 +94,9 @@ export function renderMarkdown(report: ReconciliationReport): string {
         } |`,
       );
     out.push('');
+    // Rows read as written although their quotes are malformed: flagged, so they can be checked.
+    for (const f of report.sourceFiles) if (f.relaxedQuotes) out.push(`- ${f.file}: ${f.relaxedQuotes}`);
+    if (report.sourceFiles.some((f) => f.relaxedQuotes)) out.push('');
   }
 
   if (report.rowStories.total > 0) {

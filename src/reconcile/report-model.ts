@@ -121,6 +121,20 @@ export interface SourceFileReport {
   disagreement?: string;
   /** The disagreement is a cut-off or empty file the run was told to accept (--allow-truncated). */
   accepted?: boolean;
+  /** CSV under `csv.quotes: relaxed`: rows read as written although their quotes are malformed, in words. */
+  relaxedQuotes?: string;
+}
+
+/** How many relaxed-quote rows a report names by line; past these it counts them. */
+const RELAXED_NAMED = 20;
+
+/** `3 rows with malformed quotes read as written (csv.quotes: relaxed): lines 2 (naam), 3 (naam), 4 (plaats)` */
+export function relaxedQuotesText(t: SourceTally): string | undefined {
+  const r = t.relaxedQuotes;
+  if (!r || r.count === 0) return undefined;
+  const named = r.listed.slice(0, RELAXED_NAMED).map((q) => `${q.line} (${q.column})`);
+  const more = r.count - named.length;
+  return `${r.count} row${r.count === 1 ? '' : 's'} with malformed quotes read as written (csv.quotes: relaxed): line${named.length === 1 ? '' : 's'} ${named.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
 }
 
 export type Tolerance = { kind: 'absolute'; value: number } | { kind: 'percent'; value: number };
@@ -509,6 +523,7 @@ export function buildReport(input: ReconcileInput): ReconciliationReport {
       rowErrors: t.rowErrors,
       ...(disagreement !== undefined ? { disagreement } : {}),
       ...(isAccepted ? { accepted: true } : {}),
+      ...(t.relaxedQuotes?.count ? { relaxedQuotes: relaxedQuotesText(t)! } : {}),
     };
   });
   const topErrors = [...input.errorCodes].sort(

@@ -323,6 +323,8 @@ beforeAll(async () => {
     ['a tenant that does not exist (our key)', await serviceSigned({ ...claims, broker: 'ghost-broker' })],
     ['a scope claim that is not a string (our key)', await serviceSigned({ ...claims, scope: ['/migration-assistance'] })],
     ['expired (our key)', await serviceSigned({ ...claims, iat: now - 600, exp: now - 300 })],
+    ['no kid in the header (our key)', await serviceSigned(claims, { kid: undefined })],
+    ['issued 10 hours in the future (our key)', await serviceSigned({ ...claims, iat: now + 36_000 })],
   ];
 }, 60_000);
 

@@ -83,4 +83,22 @@ describe('reconciliation report: source files', () => {
     const stillWrong = buildReport(input({ sourceFiles: [{ tally: swallowing, accepted: true }] }));
     expect(stillWrong.balanced).toBe(false);
   });
+
+  it('flags the rows read as written under csv.quotes: relaxed, by line and column, in every rendering', () => {
+    const relaxed = tally({
+      ...whole,
+      relaxedQuotes: {
+        count: 2,
+        listed: [
+          { line: 2, column: 'naam', shape: 'text-after-closing-quote' },
+          { line: 4, column: 'plaats', shape: 'quote-in-unquoted-field' },
+        ],
+      },
+    });
+    const report = buildReport(input({ sourceFiles: [{ tally: relaxed, accepted: false }] }));
+    const text = '2 rows with malformed quotes read as written (csv.quotes: relaxed): lines 2 (naam), 4 (plaats)';
+    expect(report.sourceFiles[0]!.relaxedQuotes).toBe(text);
+    expect(renderMarkdown(report)).toContain(`- klanten.csv: ${text}`);
+    expect(renderHtml(report)).toContain(`<li>klanten.csv: ${text}</li>`);
+  });
 });

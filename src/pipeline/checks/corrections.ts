@@ -152,17 +152,46 @@ async function filesOf(path: string): Promise<string[]> {
   return names.map((n) => join(abs, n));
 }
 
+/**
+ * The encoding a corrections file is read in. It cannot declare one, and it is written as UTF-8;
+ * but a spreadsheet that saves it as "CSV" on Windows writes the ANSI code page (windows-1252 in
+ * western Europe). So the rule (docs/reconciliation.md): a file that is UTF-8 throughout, or
+ * starts with a byte-order mark, is read as such; any other is read as windows-1252.
+ */
+async function correctionsEncoding(abs: string): Promise<'auto' | 'windows-1252'> {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const fh = await open(abs, 'r');
+  try {
+    const buf = Buffer.alloc(256 * 1024);
+    for (let first = true; ; first = false) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      const b = buf;
+      const bom = (b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff) || (b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf);
+      if (first && bytesRead >= 2 && bom) return 'auto';
+      try {
+        decoder.decode(buf.subarray(0, bytesRead), { stream: bytesRead > 0 });
+      } catch {
+        return 'windows-1252';
+      }
+      if (bytesRead === 0) return 'auto';
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
 /** The reading options of a corrections file: JSON Lines by extension, else CSV with the delimiter its header uses. */
 async function dialectOf(abs: string): Promise<Pick<SourceDefinition, 'format' | 'encoding' | 'csv' | 'json'>> {
+  const encoding = await correctionsEncoding(abs);
   if (/\.(jsonl|ndjson)$/i.test(extname(abs)))
-    return { format: 'jsonl', encoding: 'auto', csv: { delimiter: ',', quote: '"', header: true }, json: {} };
+    return { format: 'jsonl', encoding, csv: { delimiter: ',', quote: '"', header: true }, json: {} };
   const fh = await open(abs, 'r');
   try {
     const buf = Buffer.alloc(64 * 1024);
     const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
     const first = buf.subarray(0, bytesRead).toString('utf8').split('\n')[0] ?? '';
     const delimiter = first.includes(';') && !first.includes(',') ? ';' : ',';
-    return { format: 'csv', encoding: 'auto', csv: { delimiter, quote: '"', header: true }, json: {} };
+    return { format: 'csv', encoding, csv: { delimiter, quote: '"', header: true }, json: {} };
   } finally {
     await fh.close();
   }

@@ -4,11 +4,12 @@
  * Both the pipeline loader and the mapping loader go through here: one way to report a bad file.
  */
 import { readFile } from 'node:fs/promises';
-import { isMap, isNode, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import { isMap, isNode, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document } from 'yaml';
 import type { z } from 'zod';
 import { StagecoachError } from '../../contract/errors.js';
 import { suggestKey } from './json-schemas.js';
 import { cutText } from '../../contract/cut.js';
+import { readLimits } from '../read-limits.js';
 
 /** One problem in a declaration file, located. */
 export interface DeclarationProblem {
@@ -116,7 +117,15 @@ export function parseYamlText<S extends z.ZodType>(
     });
     throw declarationError(displayName, problems);
   }
-  const data: unknown = doc.toJS({ maxAliasCount: 100 }) ?? {};
+  const data: unknown = yamlData(doc, lineCounter, displayName);
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    // Not a declaration at all (a path that names some other file, say a system file): its
+    // content is not echoed, only what kind of document it is.
+    const kind = Array.isArray(data) ? 'a list' : typeof data === 'string' ? 'a line of text' : `a ${typeof data}`;
+    throw declarationError(displayName, [
+      { file: displayName, line: 1, column: 1, path: '', message: `expected a YAML mapping of keys, got ${kind}; is this the right file?` },
+    ]);
+  }
   const parsed = schema.safeParse(data);
   let problems: DeclarationProblem[];
   if (parsed.success) {
@@ -130,6 +139,41 @@ export function parseYamlText<S extends z.ZodType>(
   }
   problems.sort((a, b) => a.line - b.line || a.column - b.column);
   throw declarationError(displayName, problems);
+}
+
+/**
+ * The document as data, its aliases resolved within the alias limit: past it (an alias bomb, a
+ * few lines that expand to gigabytes) the file is refused at its first alias with the limit named.
+ */
+export function yamlData(doc: Document, lc: LineCounter, file: string): unknown {
+  const max = readLimits().STAGECOACH_YAML_MAX_ALIASES;
+  try {
+    return doc.toJS({ maxAliasCount: max }) ?? {};
+  } catch (err) {
+    if (!(err instanceof ReferenceError) || !/alias/i.test(err.message)) throw err;
+    const at = lc.linePos(firstAlias(doc) ?? 0);
+    throw declarationError(file, [
+      {
+        file,
+        line: at.line,
+        column: at.col,
+        path: '',
+        message: `the document's aliases expand past the limit of ${max} (STAGECOACH_YAML_MAX_ALIASES): an alias bomb, or a file that needs a higher limit; expected at most ${max} aliases resolved`,
+      },
+    ]);
+  }
+}
+
+/** Where the document's first alias is (its offset), for the message. */
+function firstAlias(doc: Document): number | undefined {
+  let at: number | undefined;
+  visit(doc, {
+    Alias(_, node) {
+      at = node.range?.[0];
+      return visit.BREAK;
+    },
+  });
+  return at;
 }
 
 function declarationError(file: string, problems: DeclarationProblem[]): StagecoachError {

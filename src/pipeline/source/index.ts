@@ -9,7 +9,7 @@
 import { lstatSync, readlinkSync, statSync, type Stats } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { glob, isDynamicPattern } from 'tinyglobby';
+import { escapePath, glob, isDynamicPattern } from 'tinyglobby';
 import type { z } from 'zod';
 import { StagecoachError } from '../../contract/errors.js';
 import type { SourceRow, SourceRowError } from '../types.js';
@@ -82,7 +82,8 @@ export function rowFormatOf(source: RowFormat): RowFormat {
  * @example await listSourceFiles(def.dir, def.sources[0]) // [{ path: '/…/samples/crm/klanten.csv', file: 'samples/crm/klanten.csv' }]
  */
 export async function listSourceFiles(dir: string, source: { name: string; path: string }): Promise<SourceFile[]> {
-  const paths = await glob(source.path, { cwd: dir, absolute: true, onlyFiles: true, expandDirectories: false });
+  const { cwd, pattern } = globBase(dir, source.path);
+  const paths = await glob(pattern, { cwd, absolute: true, onlyFiles: true, expandDirectories: false });
   if (paths.length === 0) {
     const named = isDynamicPattern(source.path) ? undefined : notARegularFile(resolve(dir, source.path));
     throw new StagecoachError(
@@ -100,6 +101,22 @@ export async function listSourceFiles(dir: string, source: { name: string; path:
     files.push({ path: resolve(p), file: displayPath(p) });
   }
   return files;
+}
+
+/**
+ * The folder a source path's glob starts from and the pattern below it: the path's leading
+ * segments that hold no glob character are resolved as a path (`..` past the file system's root
+ * stays at the root, as a shell has it), so a path with more `../` than the folder is deep names
+ * the file it names, which the glob alone did not find.
+ * @example globBase('/a/b', '../../../../x/*.csv') // { cwd: '/x', pattern: '*.csv' }
+ */
+function globBase(dir: string, path: string): { cwd: string; pattern: string } {
+  const parts = path.split('/');
+  let i = 0;
+  while (i < parts.length - 1 && !isDynamicPattern(parts[i]!)) i++;
+  if (i === 0) return { cwd: dir, pattern: path };
+  const rest = parts.slice(i).join('/');
+  return { cwd: resolve(dir, parts.slice(0, i).join('/') || '/'), pattern: isDynamicPattern(rest) ? rest : escapePath(rest) };
 }
 
 /** Why a path the glob passed over is no source file, or undefined when it is simply absent. */

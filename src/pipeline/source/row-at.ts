@@ -55,16 +55,35 @@ export function textFrom(file: string, encoding: string, start: number): NodeJS.
 
 /** The line that starts at byte `start` (its line break left off, cut at MAX_ROW_CHARS). */
 export async function lineAt(file: string, encoding: string, start: number): Promise<string> {
+  return (await lineWithCut(file, encoding, start)).text;
+}
+
+/**
+ * The line that starts at byte `start`, its line break left off; `cut`: it was longer than
+ * MAX_ROW_CHARS and `text` holds only its first MAX_ROW_CHARS characters (a caller shows that,
+ * so that a corrections file never passes a part of a row for the whole of it).
+ */
+export async function lineWithCut(file: string, encoding: string, start: number): Promise<{ text: string; cut: boolean }> {
   const stream = textFrom(file, encoding, start);
   let text = '';
+  let cut = false;
   try {
     for await (const chunk of stream as AsyncIterable<string>) {
       const nl = chunk.search(/[\r\n]/);
       text += nl >= 0 ? chunk.slice(0, nl) : chunk;
-      if (nl >= 0 || text.length > MAX_ROW_CHARS) break;
+      if (text.length > MAX_ROW_CHARS) {
+        cut = true;
+        break;
+      }
+      if (nl >= 0) break;
     }
   } finally {
     (stream as unknown as { destroy?: () => void }).destroy?.();
   }
-  return text.slice(0, MAX_ROW_CHARS);
+  return { text: text.slice(0, MAX_ROW_CHARS), cut };
+}
+
+/** The note a re-read row carries when only part of it could be shown. */
+export function cutNote(what: string): string {
+  return `${what}; only its first ${MAX_ROW_CHARS.toLocaleString('en-US')} characters are shown here: fix the row in the export itself`;
 }

@@ -10,8 +10,8 @@
  */
 
 // The tally's shape is the ledger's (it keeps one per run and file), so it is declared there.
-export type { SourceTally, SwallowedSpan } from '../../ledger/types.js';
-import type { SourceTally, SwallowedSpan } from '../../ledger/types.js';
+export type { RelaxedQuoteRow, SourceTally, SwallowedSpan } from '../../ledger/types.js';
+import type { RelaxedQuoteRow, SourceTally, SwallowedSpan } from '../../ledger/types.js';
 
 /** How many swallowed spans a tally lists; past these it only counts them. */
 export const SWALLOWED_LISTED = 1000;
@@ -70,6 +70,13 @@ export function addSwallowed(tally: SourceTally, span: SwallowedSpan): void {
   tally.unlisted.lines += span.to - span.from + 1;
 }
 
+/** Flags a row read as written under `csv.quotes: relaxed` (listed up to `SWALLOWED_LISTED`, all counted). */
+export function addRelaxedQuote(tally: SourceTally, row: RelaxedQuoteRow): void {
+  const r = (tally.relaxedQuotes ??= { listed: [], count: 0 });
+  r.count++;
+  if (r.listed.length < SWALLOWED_LISTED) r.listed.push(row);
+}
+
 /**
  * Adds the count of one part of a file (a range read on a worker) to the file's tally: the parts
  * partition the file at record boundaries, so their counts add up to the whole file's.
@@ -89,6 +96,10 @@ export function addTally(into: SourceTally, part: SourceTally): void {
     into.unlisted.lines += part.unlisted.lines;
   }
   if (part.truncated !== undefined) into.truncated ??= part.truncated;
+  if (part.relaxedQuotes) {
+    for (const row of part.relaxedQuotes.listed) addRelaxedQuote(into, row);
+    into.relaxedQuotes!.count += part.relaxedQuotes.count - part.relaxedQuotes.listed.length;
+  }
 }
 
 /** Whitespace as `String.prototype.trim` sees it: a line of only these is blank. */

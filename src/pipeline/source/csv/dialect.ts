@@ -10,6 +10,8 @@ import type { RecordDelimiter } from './plain-lines.js';
 export interface CsvDialect {
   delimiter: string;
   quote: string;
+  /** Malformed quotes: refuse the row (strict) or read it as written and flag it (relaxed). */
+  quotes?: 'strict' | 'relaxed' | undefined;
   /** The first record names the columns. */
   header: boolean;
   /** Column names given in the pipeline (no header, or renamed). */
@@ -21,7 +23,15 @@ export interface CsvDialect {
 
 /** The dialect of a pipeline source's `csv` options in a resolved encoding. */
 export function csvDialect(csv: CsvOptions, encoding: ResolvedEncoding, recordDelimiter?: RecordDelimiter): CsvDialect {
-  return { delimiter: csv.delimiter, quote: csv.quote, header: csv.header, columns: csv.columns, recordDelimiter, encoding };
+  return {
+    delimiter: csv.delimiter,
+    quote: csv.quote,
+    quotes: csv.quotes,
+    header: csv.header,
+    columns: csv.columns,
+    recordDelimiter,
+    encoding,
+  };
 }
 
 /**

@@ -9,6 +9,12 @@ export const csvOptionsSchema = z
     quote: singleChar('quote')
       .default('"')
       .describe("quote character; a doubled quote inside a quoted field is a literal quote; default '\"'"),
+    quotes: z
+      .enum(['strict', 'relaxed'])
+      .optional()
+      .describe(
+        'strict: a row with malformed quotes ("ab"cd, "Sn3" followed by a space, Sn"1) is refused at its line with the column named; relaxed: such a row is read as written and flagged in the report; default strict',
+      ),
     header: z.boolean().default(true).describe('whether the first record names the columns; default true'),
     columns: z
       .array(z.string().min(1))

@@ -13,7 +13,9 @@ import type { SourceRowError } from '../../types.js';
 import { csvParseOptions } from './dialect.js';
 import type { CsvEngine, HandOver } from './engine.js';
 import { LineIndex } from './lines.js';
+import { quoteDefect, QuoteScanner, type QuoteDefect } from './quote-shape.js';
 import type { PlainLineEngine } from './plain-engine.js';
+import { plainLinesPossible } from './plain-lines.js';
 import type { CsvRecords } from './records.js';
 
 const LF_BYTE = 10;
@@ -37,6 +39,10 @@ export class CsvParseEngine implements CsvEngine {
   private skippedSince = false; // csv-parse refused a record after that one
   /** After `end()`, a refused record means the input stopped inside one (an unclosed quote). */
   private ending = false;
+  /** The bytes given to csv-parse from the last record's end on (views, not copies): a record's own text. */
+  private fed: { at: number; bytes: Buffer }[] = [];
+  /** The quote's first byte in the input's encoding (a record without it has no quote to check). */
+  private readonly quoteByte: number;
 
   /**
    * csv-parse, for the input from the file offset `at.at` on, at line `at.line`.
@@ -53,6 +59,7 @@ export class CsvParseEngine implements CsvEngine {
     this.lineBase = at.line - 1;
     this.parserAt = at.at;
     this.lines = new LineIndex(at.line, r.d.encoding.node === 'utf16le');
+    this.quoteByte = Buffer.from(r.d.quote, r.d.encoding.node)[0]!;
     const options: Options = {
       ...csvParseOptions({ ...r.d, recordDelimiter: r.recordDelimiter }, bom && at.at === 0),
       on_record: (record: string[], info: Info) => {
@@ -114,7 +121,47 @@ export class CsvParseEngine implements CsvEngine {
     r.finish(endLine, end);
     this.lastRecordEnd = end;
     this.skippedSince = false;
-    r.takeRecord(record, at.line, endLine, at.byteOffset);
+    r.takeRecord(record, at.line, endLine, at.byteOffset, undefined, this.quoteDefectIn(at.byteOffset, end));
+  }
+
+  /** The first malformed quote of the record in bytes [start, end) of the file (quote-shape.ts). */
+  private quoteDefectIn(start: number, end: number): QuoteDefect | undefined {
+    const parts = this.recordBytes(start, end);
+    if (!parts.some((p) => p.includes(this.quoteByte))) return undefined;
+    const d = this.r.d;
+    const wide = d.encoding.node === 'utf16le';
+    if (!wide && !plainLinesPossible(d)) return quoteDefect(Buffer.concat(parts).toString(d.encoding.node), d.delimiter, d.quote);
+    // scanned in place: a quoted field of many megabytes is not copied again
+    const scanner = new QuoteScanner(d.delimiter.charCodeAt(0), d.quote.charCodeAt(0), wide);
+    for (const p of parts) scanner.push(p);
+    return scanner.defect;
+  }
+
+  /**
+   * Keeps a view of bytes given to csv-parse. Pieces of one chunk given a line at a time
+   * (parseUntilPlain) join into one view: a million short lines are not a million views.
+   */
+  private remember(bytes: Buffer): void {
+    const last = this.fed.at(-1);
+    if (last && last.bytes.buffer === bytes.buffer && last.bytes.byteOffset + last.bytes.length === bytes.byteOffset) {
+      last.bytes = Buffer.from(bytes.buffer, last.bytes.byteOffset, last.bytes.length + bytes.length);
+      return;
+    }
+    this.fed.push({ at: this.parserAt, bytes });
+  }
+
+  /** The views of bytes [start, end) among those fed; forgets the ones before `start`. */
+  private recordBytes(start: number, end: number): Buffer[] {
+    const fed = this.fed;
+    let drop = 0;
+    while (drop < fed.length && fed[drop]!.at + fed[drop]!.bytes.length <= start) drop++;
+    if (drop > 0) fed.splice(0, drop);
+    const parts: Buffer[] = [];
+    for (const c of fed) {
+      if (c.at >= end) break;
+      parts.push(c.bytes.subarray(Math.max(start - c.at, 0), Math.min(end - c.at, c.bytes.length)));
+    }
+    return parts;
   }
 
   /** A record csv-parse could not read: reported where it started, then the file goes on. */
@@ -126,6 +173,7 @@ export class CsvParseEngine implements CsvEngine {
     const end = this.ending ? this.parserAt : this.byteBase + info.bytes;
     const endLine = Math.max(at.line, this.lines.at(end - (!this.ending && r.recordDelimiter === '\r\r\n' ? 3 : 1)));
     r.finish(endLine, end);
+    this.recordBytes(end, end); // what a refused record held is no longer needed
     this.skippedSince = true;
     if (this.ending) r.outcome.endedAtRecord = false;
     const t = r.o.tally;
@@ -156,6 +204,7 @@ export class CsvParseEngine implements CsvEngine {
   /** Gives csv-parse the next bytes of the input. */
   private feed(bytes: Buffer): void {
     this.lines.add(bytes, this.parserAt);
+    this.remember(bytes);
     this.parser.write(bytes);
     this.parserAt += bytes.length;
     this.failed();

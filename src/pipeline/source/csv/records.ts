@@ -11,6 +11,8 @@ import { StagecoachError } from '../../../contract/errors.js';
 import { quotedNames as names } from '../../../contract/cut.js';
 import { repairWindows1252, textDefect, textDefectHint } from '../encoding.js';
 import { rowHash } from '../row-hash.js';
+import { addRelaxedQuote } from '../tally.js';
+import { QUOTE_SHAPE_TEXT, type QuoteDefect } from './quote-shape.js';
 import type { CsvDialect } from './dialect.js';
 import type { RecordDelimiter } from './plain-lines.js';
 import type { CsvCoreOptions, CsvItem, CsvReadOutcome } from './types.js';
@@ -85,9 +87,10 @@ export class CsvRecords {
 
   /**
    * One record's fields, from csv-parse or the plain-line path (with its `text`), over the lines
-   * `line`–`endLine` from byte `byteOffset`.
+   * `line`–`endLine` from byte `byteOffset`; `quote`: its first malformed quote (csv-parse's
+   * records only: a plain line holds no quote).
    */
-  takeRecord(record: string[], line: number, endLine: number, byteOffset: number, text?: string): void {
+  takeRecord(record: string[], line: number, endLine: number, byteOffset: number, text?: string, quote?: QuoteDefect): void {
     const { file, source } = this.o;
     const repair = this.d.encoding.repair1252;
     if (repair) for (let i = 0; i < record.length; i++) record[i] = repairWindows1252(record[i]!);
@@ -121,6 +124,20 @@ export class CsvRecords {
     const checked = text !== undefined && this.lineShowsDefects ? text : undefined;
     const joined = this.hashRows || checked === undefined ? record.join(FIELD_SEPARATOR) : '';
     const provenance = { file, line, byteOffset, hash: this.hashRows ? rowHash(joined) : '' };
+    if (quote && record.length === width) {
+      const where = `column ${JSON.stringify(columns[quote.column] ?? String(quote.column + 1))}`;
+      if (this.d.quotes !== 'relaxed') {
+        this.rowError({
+          source,
+          provenance,
+          code: 'SOURCE_ROW_INVALID',
+          message: `${file}:${line}: ${where} has malformed quotes: ${QUOTE_SHAPE_TEXT[quote.shape]}; expected a value in quotes with every quote inside doubled, or no quote; csv.quotes: relaxed reads such rows as written`,
+          raw: record.join(this.d.delimiter).slice(0, RAW_LIMIT),
+        } satisfies SourceRowError);
+        return;
+      }
+      if (t) addRelaxedQuote(t, { line, column: columns[quote.column] ?? String(quote.column + 1), shape: quote.shape });
+    }
     if (record.length !== width) {
       this.rowError({
         source,

@@ -5,7 +5,7 @@
  */
 import { StagecoachError } from '../../../contract/errors.js';
 import type { SourceEncoding } from '../encoding.js';
-import { encodingOf, lineAt, type RawRow } from '../row-at.js';
+import { encodingOf, lineWithCut, cutNote, type RawRow } from '../row-at.js';
 import { fixedWidthFields, recordLength } from './core.js';
 import type { FixedWidthOptions } from './options.js';
 
@@ -19,10 +19,14 @@ type FixedWidthRecordFormat = { encoding: SourceEncoding; fixedWidth?: FixedWidt
 export async function fixedWidthRowAt(file: string, byteOffset: number, format: FixedWidthRecordFormat): Promise<RawRow> {
   const layout = format.fixedWidth;
   if (!layout) throw new StagecoachError('CONFIG_INVALID', `${file}: a fixed-width source needs fixedWidth.columns to read a record`);
-  const text = await lineAt(file, (await encodingOf(file, format.encoding)).encoding, byteOffset);
+  const { text, cut } = await lineWithCut(file, (await encodingOf(file, format.encoding)).encoding, byteOffset);
   const values = fixedWidthFields(text, layout);
   const expected = recordLength(layout);
-  const extra = text.length === expected ? undefined : `${text.length} characters, expected ${expected}: ${text}`;
+  const extra = cut
+    ? cutNote(`the line is longer than ${expected} characters`)
+    : text.length === expected
+      ? undefined
+      : `${text.length} characters, expected ${expected}: ${text}`;
   return { columns: layout.columns.map((c) => c.name), values, ...(extra !== undefined ? { extra } : {}) };
 }
 

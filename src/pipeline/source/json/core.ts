@@ -32,6 +32,8 @@ import { afterBom, byteLength, type DecodedChunk } from '../decoded-text.js';
 import type { SourceCore, SourceItem } from '../feed-core.js';
 import { isBlankLine, newTally, PhysicalLineCounter, type SourceTally } from '../tally.js';
 import { JsonItemCounter, type JsonCut } from './count-items.js';
+import { duplicatedKey } from './duplicate-keys.js';
+import { readLimits } from '../../read-limits.js';
 
 export interface JsonCoreOptions {
   source: string;
@@ -46,10 +48,9 @@ export interface JsonCoreOptions {
 }
 
 const RAW_LIMIT = 200;
-/** Deepest nesting of an element: deeper ones are refused (re-serialising them would overflow the stack). */
-export const MAX_JSON_DEPTH = 100;
-/** Longest JSON Lines line held in memory; a longer one is a row error, read past without holding it. */
-export const MAX_LINE_CHARS = 16 * 1024 * 1024;
+// Deepest nesting of an element (deeper ones are refused: re-serialising them would overflow the
+// stack) and longest JSON Lines line held in memory (a longer one is a row error, read past
+// without holding it): STAGECOACH_JSON_MAX_DEPTH and STAGECOACH_JSON_MAX_LINE_CHARS (read-limits.ts).
 
 // Escaped or raw NUL, byte-order mark, replacement character or surrogate in JSON text: a cheap
 // test before the value itself is searched (textIn).
@@ -82,6 +83,18 @@ function defectMessage(file: string, line: number, found: { path: string; defect
 interface Token {
   name: string;
   value?: unknown;
+}
+
+/** A key met twice in one object: refused, since JSON.parse or the assembler would keep the last silently. */
+function duplicateMessage(file: string, line: number, path: string): string {
+  return `${file}:${line}: key ${JSON.stringify(path)} appears more than once in one object, expected each key once (which value is meant?)`;
+}
+
+/** `a.b[2].c` from an assembler's path (keys, and the index an array is at). */
+function dottedPath(parts: readonly (string | number)[], key: string): string {
+  let out = '';
+  for (const p of [...parts, key]) out += typeof p === 'number' ? `[${p}]` : out ? `.${p}` : p;
+  return out;
 }
 
 function countLines(text: string): number {
@@ -123,10 +136,13 @@ export class JsonArrayCore implements SourceCore<DecodedChunk> {
   private bomBytes = -1;
   private currentEnc: ResolvedEncoding | undefined;
   private out: SourceItem[] = [];
-  // An element nested deeper than MAX_JSON_DEPTH is not assembled: its tokens are counted
+  // An element nested deeper than STAGECOACH_JSON_MAX_DEPTH is not assembled: its tokens are counted
   // until it closes, and it becomes a row error; the array goes on.
   private depth = 0;
   private tooDeep = false;
+  private readonly maxDepth = readLimits().STAGECOACH_JSON_MAX_DEPTH;
+  /** The element being assembled repeats this key (its path inside the element). */
+  private duplicate: string | undefined;
 
   constructor(opts: JsonCoreOptions) {
     this.source = opts.source;
@@ -269,7 +285,7 @@ export class JsonArrayCore implements SourceCore<DecodedChunk> {
     if (asm) {
       if (t.name === 'startObject' || t.name === 'startArray') this.depth++;
       else if (t.name === 'endObject' || t.name === 'endArray') this.depth--;
-      if (this.tooDeep || this.depth > MAX_JSON_DEPTH) {
+      if (this.tooDeep || this.depth > this.maxDepth) {
         this.tooDeep = true;
         if (this.depth === 0) {
           this.asm = null;
@@ -279,11 +295,13 @@ export class JsonArrayCore implements SourceCore<DecodedChunk> {
             source,
             provenance: { file, line: elementStart.line, byteOffset: elementStart.byteOffset, hash: '' },
             code: 'SOURCE_ROW_INVALID',
-            message: `${file}:${elementStart.line}: the element is nested deeper than ${MAX_JSON_DEPTH} levels, expected a flat record`,
+            message: `${file}:${elementStart.line}: the element is nested deeper than ${this.maxDepth} levels (STAGECOACH_JSON_MAX_DEPTH), expected a flat record`,
           });
         }
         return;
       }
+      if (t.name === 'keyValue' && this.duplicate === undefined && Object.hasOwn(asm.current as object, t.value as string))
+        this.duplicate = dottedPath(asm.path as (string | number)[], t.value as string);
       asm.consume(t as never);
       if (asm.done) {
         this.asm = null;
@@ -315,6 +333,7 @@ export class JsonArrayCore implements SourceCore<DecodedChunk> {
     }
     // A value inside the target array: an element.
     this.elementStart = this.pieceStart;
+    this.duplicate = undefined;
     this.depth = t.name === 'startObject' || t.name === 'startArray' ? 1 : 0;
     const element = new Assembler();
     this.asm = element;
@@ -337,6 +356,14 @@ export class JsonArrayCore implements SourceCore<DecodedChunk> {
         provenance,
         code: 'SOURCE_ROW_INVALID',
         message: `${file}:${provenance.line}: expected an object in the array, got ${text.slice(0, 60)}`,
+        raw: text.slice(0, RAW_LIMIT),
+      });
+    } else if (this.duplicate !== undefined) {
+      this.out.push({
+        source,
+        provenance,
+        code: 'SOURCE_ROW_INVALID',
+        message: duplicateMessage(file, provenance.line, this.duplicate),
         raw: text.slice(0, RAW_LIMIT),
       });
     } else if (found) {
@@ -399,10 +426,11 @@ export class JsonLinesCore implements SourceCore<DecodedChunk> {
   private byteOffset = -1;
   private enc: ResolvedEncoding | undefined;
   // A line is held as parts until its line feed arrives (only the new chunk is searched), and
-  // one longer than MAX_LINE_CHARS is dropped as it comes and reported where it started.
+  // one longer than STAGECOACH_JSON_MAX_LINE_CHARS is dropped as it comes and reported where it started.
   private parts: string[] = [];
   private partsLength = 0;
   private oversized: { bytes: number; head: string } | undefined;
+  private readonly maxLine = readLimits().STAGECOACH_JSON_MAX_LINE_CHARS;
 
   constructor(opts: JsonCoreOptions) {
     this.source = opts.source;
@@ -429,7 +457,7 @@ export class JsonLinesCore implements SourceCore<DecodedChunk> {
         this.parts = [];
         this.partsLength = 0;
         const row =
-          lineText.length > MAX_LINE_CHARS
+          lineText.length > this.maxLine
             ? this.tooLong(this.line, this.byteOffset, lineText)
             : this.rowOf(lineText, this.line, this.byteOffset);
         if (row) batch.push(row);
@@ -443,7 +471,7 @@ export class JsonLinesCore implements SourceCore<DecodedChunk> {
     else if (rest) {
       this.parts.push(rest);
       this.partsLength += rest.length;
-      if (this.partsLength > MAX_LINE_CHARS) {
+      if (this.partsLength > this.maxLine) {
         this.oversized = { bytes: this.parts.reduce((n, p) => n + byteLength(p, enc), 0), head: this.parts[0]!.slice(0, RAW_LIMIT) };
         this.parts = [];
         this.partsLength = 0;
@@ -506,7 +534,7 @@ export class JsonLinesCore implements SourceCore<DecodedChunk> {
       source,
       provenance: { file, line: at, byteOffset: offset, hash: '' },
       code: 'SOURCE_ROW_INVALID',
-      message: `${file}:${at}: the line is longer than ${MAX_LINE_CHARS} characters, expected one JSON object a line`,
+      message: `${file}:${at}: the line is longer than ${this.maxLine} characters (STAGECOACH_JSON_MAX_LINE_CHARS), expected one JSON object a line`,
       raw: head.slice(0, RAW_LIMIT),
     };
   }
@@ -537,6 +565,15 @@ export class JsonLinesCore implements SourceCore<DecodedChunk> {
         raw: body.slice(0, RAW_LIMIT),
       };
     }
+    const duplicate = duplicatedKey(body, value);
+    if (duplicate !== undefined)
+      return {
+        source,
+        provenance,
+        code: 'SOURCE_ROW_INVALID',
+        message: duplicateMessage(file, at, duplicate),
+        raw: body.slice(0, RAW_LIMIT),
+      };
     const found = DEFECT_HINT.test(body) ? textIn(value, '') : undefined;
     if (found)
       return {
