@@ -5,6 +5,7 @@
  * 62% of the rows before upload and ends "balanced" no longer reads as a success.
  */
 import { StagecoachError } from '../contract/errors.js';
+import type { RunReport } from '../pipeline/runner/index.js';
 
 /** The share of refused rows a run accepts without saying so, unless told otherwise. */
 export const DEFAULT_EXPECTED_REFUSED = 0.05;
@@ -39,4 +40,12 @@ export function refusedShareLine(counts: { rows: number; refused: number }, expe
   const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;
   const lead = share > 0.5 ? 'Most of the export did not move' : 'Much of the export did not move';
   return `${lead}: ${pct(share)} of the rows (${counts.refused.toLocaleString('en-US')} of ${counts.rows.toLocaleString('en-US')}) were refused, more than the ${pct(expected)} expected; fix them (the corrections file, stagecoach status) or, if that share is expected, say so with --expect-refused ${pct(Math.ceil(share * 100) / 100)}`;
+}
+
+/** The rows a run read and refused, as the share is taken of them. */
+export function runRefused(r: Pick<RunReport, 'rowsRead' | 'rejected' | 'failed' | 'corrections'>): { rows: number; refused: number } {
+  // A corrections run reads only rows that were refused: its share says nothing of how much of
+  // the export moved (its summary lists what is still refused).
+  if (r.corrections) return { rows: 0, refused: 0 };
+  return { rows: r.rowsRead, refused: r.rejected + r.failed };
 }

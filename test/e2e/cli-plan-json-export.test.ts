@@ -94,6 +94,7 @@ record:
   writeFileSync(
     join(work, 'pipeline.yaml'),
     `name: json-export
+language: 2
 component: Counterparties
 sources:
   - { name: personen, format: json, path: export/personen.json, mapping: personen.yaml }

@@ -38,6 +38,7 @@ describe('stagecoach upgrade', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('old.yaml: written for pipeline language 1 (it states no language:)');
     expect(refused.stderr).toContain('persons.yaml:9:45: phone without a region');
+    expect(refused.stderr).toContain('old.yaml:3:24: CSV source: language 1 read a stray quote inside a field as text');
     expect(refused.stderr).toContain('`stagecoach upgrade old.yaml` rewrites the files to language 2');
 
     const dry = await runCli(['upgrade', 'old.yaml', '--dry-run'], { cwd: work });
@@ -48,6 +49,7 @@ describe('stagecoach upgrade', () => {
     const done = await runCli(['upgrade', 'old.yaml', '--json'], { cwd: work });
     expect(done.code).toBe(0);
     expect(JSON.parse(done.stdout)).toMatchObject({ from: 1, to: 2, written: true });
+    expect(readFileSync(join(work, 'old.yaml'), 'utf8')).toContain('quotes: relaxed');
     expect(readFileSync(join(work, 'persons.yaml'), 'utf8')).toBe(
       MAPPING.replace('transforms: [phone] }', 'transforms: [{ phone: { region: NL, check: possible } }] }'),
     );

@@ -63,6 +63,7 @@ describe('a JSON export cut off half way', () => {
       pipeline,
       [
         'name: truncated',
+        'language: 2',
         'sources:',
         '  - name: bedrijven',
         '    format: json',

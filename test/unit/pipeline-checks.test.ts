@@ -68,7 +68,7 @@ beforeAll(() => {
   );
   writeFileSync(
     join(dir, 'p.yaml'),
-    `name: t\nsources:\n  - { name: personen, format: csv, path: '*.csv', csv: { delimiter: ';' }, mapping: persons.yaml }\n  - { name: bedrijven, format: jsonl, path: orgs.jsonl, mapping: orgs.yaml }\ntarget: { referenceNamespace: ${NS} }\n`,
+    `name: t\nlanguage: 2\nsources:\n  - { name: personen, format: csv, path: '*.csv', csv: { delimiter: ';' }, mapping: persons.yaml }\n  - { name: bedrijven, format: jsonl, path: orgs.jsonl, mapping: orgs.yaml }\ntarget: { referenceNamespace: ${NS} }\n`,
   );
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -123,7 +123,7 @@ describe('checks before upload', () => {
     writeFileSync(join(dir, 'bare.yaml'), 'type: person\nkey: { column: nr, scope: klant }\nrecord:\n  surname: achternaam\n');
     writeFileSync(
       join(dir, 'bare-p.yaml'),
-      `name: t\nsources:\n  - { name: personen, format: csv, path: a.csv, csv: { delimiter: ';' }, mapping: bare.yaml }\ntarget: { referenceNamespace: ${NS} }\n`,
+      `name: t\nlanguage: 2\nsources:\n  - { name: personen, format: csv, path: a.csv, csv: { delimiter: ';' }, mapping: bare.yaml }\ntarget: { referenceNamespace: ${NS} }\n`,
     );
     const rows = await all(readPipeline(await loadPipeline(join(dir, 'bare-p.yaml'))));
     expect((rows[0] as Extract<MappedRow, { kind: 'rejected' }>).reasons).toEqual([
@@ -136,7 +136,7 @@ describe('checks before upload', () => {
     writeFileSync(join(dir, 'no-initials.yaml'), 'type: person\nkey: { column: nr, scope: klant }\nrecord:\n  surname: achternaam\n');
     writeFileSync(
       join(dir, 'no-initials-p.yaml'),
-      `name: t\nsources:\n  - { name: personen, format: csv, path: a.csv, csv: { delimiter: ';' }, mapping: no-initials.yaml }\ntarget: { referenceNamespace: ${NS} }\n`,
+      `name: t\nlanguage: 2\nsources:\n  - { name: personen, format: csv, path: a.csv, csv: { delimiter: ';' }, mapping: no-initials.yaml }\ntarget: { referenceNamespace: ${NS} }\n`,
     );
     const verdict = (r: FrontRow) => [r.kind, r.row.provenance.line, r.kind === 'rejected' ? r.reasons : r.referenceId];
     for (const [file, mapped] of [
@@ -156,7 +156,7 @@ describe('checks before upload', () => {
   it('allows relations to keys outside the pipeline when the pipeline says so', async () => {
     writeFileSync(
       join(dir, 'allow.yaml'),
-      `name: t\nsources:\n  - { name: bedrijven, format: jsonl, path: orgs.jsonl, mapping: orgs.yaml }\ntarget: { referenceNamespace: ${NS} }\nchecks: { missingRelationTarget: allow }\n`,
+      `name: t\nlanguage: 2\nsources:\n  - { name: bedrijven, format: jsonl, path: orgs.jsonl, mapping: orgs.yaml }\ntarget: { referenceNamespace: ${NS} }\nchecks: { missingRelationTarget: allow }\n`,
     );
     const rows = await all(readPipeline(await loadPipeline(join(dir, 'allow.yaml'))));
     expect(rows.map((r) => r.kind)).toEqual(['mapped', 'mapped']);

@@ -52,7 +52,7 @@ describe('pipeline definition', () => {
     const def = await loadPipeline(
       write(
         'minimal.yaml',
-        'name: m\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n',
+        'name: m\nlanguage: 2\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n',
       ),
     );
     expect(def.batching).toEqual({ records: 1000, bytes: 4 * 1024 * 1024 });
@@ -126,7 +126,7 @@ describe('pipeline definition', () => {
 
   it('points at the map that lacks a required option', async () => {
     const err = await loadError(
-      write('no-target.yaml', 'name: x\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\n'),
+      write('no-target.yaml', 'name: x\nlanguage: 2\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\n'),
     );
     expect(err.message).toBe(
       `Invalid ${join(shown, 'no-target.yaml')}: ${join(shown, 'no-target.yaml')}:1:1: target: missing, expected object`,
@@ -180,7 +180,7 @@ describe('pipeline definition', () => {
     write('mappings/bad-mapping.yaml', mapping);
     const pipeline = write(
       'uses-bad-mapping.yaml',
-      'name: x\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/bad-mapping.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n',
+      'name: x\nlanguage: 2\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/bad-mapping.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n',
     );
     const m = join(shown, 'mappings', 'bad-mapping.yaml');
     expect((await loadError(pipeline)).message).toBe(
@@ -217,7 +217,7 @@ describe('pipeline definition', () => {
     write('mappings/misspelt.yaml', mapping);
     const pipeline = write(
       'uses-misspelt.yaml',
-      'name: x\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/misspelt.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n',
+      'name: x\nlanguage: 2\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/misspelt.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n',
     );
     const m = join(shown, 'mappings', 'misspelt.yaml');
     const message = (await loadError(pipeline)).message;
@@ -242,7 +242,7 @@ describe('pipeline definition', () => {
     const def = await loadPipeline(
       write(
         'collaterals.yaml',
-        'name: c\ncomponent: Collaterals\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n',
+        'name: c\nlanguage: 2\ncomponent: Collaterals\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\ntarget: { referenceNamespace: 3f1d8c52-6b0e-5a4f-9d2c-7e8a1b4c6d0f }\n',
       ),
     );
     expect(def.component).toBe('Collaterals');

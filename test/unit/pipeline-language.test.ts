@@ -55,7 +55,7 @@ function pipeline(language: string): string {
   const file = join(dir, 'old.yaml');
   writeFileSync(
     file,
-    `# an old pipeline\n${language}name: old\nsources:\n  - { name: p, format: csv, path: p.csv, csv: { delimiter: ';' }, mapping: persons.yaml }\n${NS}\n`,
+    `# an old pipeline\n${language}name: old\nsources:\n  - { name: p, format: csv, path: p.csv, csv: { delimiter: ';', quotes: relaxed }, mapping: persons.yaml }\n${NS}\n`,
   );
   return file;
 }
@@ -127,7 +127,7 @@ describe('pipeline language versions', () => {
       '      amount: { column: inkomen, transforms: [{ number: { decimal: ",", thousands: . } }] }',
     ]);
     expect(readFileSync(file, 'utf8')).toBe(
-      `# an old pipeline\nlanguage: 2\nname: old\nsources:\n  - { name: p, format: csv, path: p.csv, csv: { delimiter: ';' }, mapping: persons.yaml }\n${NS}\n`,
+      `# an old pipeline\nlanguage: 2\nname: old\nsources:\n  - { name: p, format: csv, path: p.csv, csv: { delimiter: ';', quotes: relaxed }, mapping: persons.yaml }\n${NS}\n`,
     );
     const [first, second] = (await records(file)) as Record<string, unknown>[];
     expect(first).toMatchObject({
@@ -154,12 +154,13 @@ describe('pipeline language versions', () => {
   it('loads a pipeline without language: whose meaning did not change, and refuses a later language', async () => {
     const dir2 = join(dir, 'shipped');
     cpSync(join(ROOT, 'mappings', 'counterparties'), dir2, { recursive: true });
-    const unstated = readFileSync(join(ROOT, 'pipelines', 'crm.yaml'), 'utf8')
+    // A fixed-width source: CSV and JSON sources changed meaning (stray quotes, repeated keys).
+    const unstated = readFileSync(join(ROOT, 'pipelines', 'core-banking.yaml'), 'utf8')
       .replace(/^language:.*\n/m, '')
       .replaceAll('../mappings/counterparties/', '')
-      .replaceAll('../samples/crm/', `${join(ROOT, 'samples', 'crm')}/`);
-    writeFileSync(join(dir2, 'crm.yaml'), unstated);
-    expect((await loadPipeline(join(dir2, 'crm.yaml'))).name).toBe('crm');
+      .replaceAll('../samples/core-banking/', `${join(ROOT, 'samples', 'core-banking')}/`);
+    writeFileSync(join(dir2, 'core-banking.yaml'), unstated);
+    expect((await loadPipeline(join(dir2, 'core-banking.yaml'))).name).toBe('core-banking');
     writeFileSync(join(dir2, 'later.yaml'), `language: ${LANGUAGE_VERSION + 1}\n${unstated}`);
     const err = await refusal(loadPipeline(join(dir2, 'later.yaml')));
     expect(err.message).toContain(

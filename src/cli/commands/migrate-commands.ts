@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import { addConnectionOptions, clientFromOptions, type ConnectionFlags } from '../connection.js';
 import { printJson, STAGE_UNDECIDED_HELP } from '../output.js';
-import { EXPECT_REFUSED_HELP, parseExpectedRefused, refusedShareLine } from '../refused-share.js';
+import { EXPECT_REFUSED_HELP, parseExpectedRefused, refusedShareLine, runRefused } from '../refused-share.js';
 import { jobDisplay } from '../job-progress.js';
 import { commandLogger, runDisplay } from '../progress.js';
 import { StagecoachError } from '../../contract/errors.js';
@@ -512,10 +512,7 @@ function registerMigrate(program: Command): void {
             staging.done();
             display.done();
           });
-          const moved = refusedShareLine(
-            { rows: result.run.rowsRead, refused: result.run.rejected + result.run.failed },
-            opts.expectRefused,
-          );
+          const moved = refusedShareLine(runRefused(result.run), opts.expectRefused);
           if (opts.json) {
             printJson({
               run: result.run,

@@ -20,7 +20,7 @@ import { addConnectionOptions, resolveConnection, type ConnectionFlags } from '.
 import { EXIT, exitCodeFor } from '../run.js';
 import { existingLedgerFile } from '../ledger-file.js';
 import { printJson, printTable, STAGE_UNDECIDED_HELP } from '../output.js';
-import { EXPECT_REFUSED_HELP, parseExpectedRefused, refusedShareLine } from '../refused-share.js';
+import { EXPECT_REFUSED_HELP, parseExpectedRefused, refusedShareLine, runRefused } from '../refused-share.js';
 import { Redactor } from '../../privacy/index.js';
 import { correctionsNotes } from '../corrections-notes.js';
 
@@ -497,9 +497,6 @@ function printRunReport(r: RunReport, expectedRefused?: number): void {
 }
 
 /** The rows a run read and the rows it refused (before upload and by staging). */
-export function runRefused(r: Pick<RunReport, 'rowsRead' | 'rejected' | 'failed'>): { rows: number; refused: number } {
-  return { rows: r.rowsRead, refused: r.rejected + r.failed };
-}
 
 /**
  * Exit code of `run`: 0 when everything that could be staged is staged (refused records are

@@ -4,7 +4,7 @@
  * entry finds, in a file written for a version before `since`, each place whose meaning changed,
  * says what it meant and how to say that now, and gives the text that keeps it where one exists.
  */
-import { isMap, isScalar, isSeq, type Node } from 'yaml';
+import { type Document, isMap, isScalar, isSeq, type Node, type YAMLMap } from 'yaml';
 import { type ChangeSite, flowText, type MeaningChange, nodeRange, transformSteps } from './language.js';
 
 /** A phone step's options as plain data (`{}` for the bare `phone`). */
@@ -115,5 +115,79 @@ const dateFirstFormat: MeaningChange = {
     }),
 };
 
+/** The pipeline's sources of one of `formats`, each with its `format` value's node. */
+function sourcesOf(doc: Document, formats: readonly string[]): { source: YAMLMap; format: Node }[] {
+  const sources = isMap(doc.contents) ? doc.contents.get('sources', true) : undefined;
+  if (!isSeq(sources)) return [];
+  return sources.items.flatMap((item) => {
+    if (!isMap(item)) return [];
+    const format = item.get('format', true);
+    return isScalar(format) && formats.includes(String(format.value)) ? [{ source: item, format: format as Node }] : [];
+  });
+}
+
+/** Language 2 (0.1.0): a stray quote inside a CSV field refuses the row instead of being read as text. */
+const csvStrayQuotes: MeaningChange = {
+  id: 'csv-stray-quotes',
+  since: 2,
+  file: 'pipeline',
+  summary:
+    'a stray quote inside a CSV field (`"ab"cd`, `Sn"1`) refuses the row at its line; language 1 read it as text (`csv: { quotes: relaxed }` reads it, flagged)',
+  find: (doc) =>
+    sourcesOf(doc, ['csv']).flatMap(({ source, format }) => {
+      const csv = source.get('csv', true);
+      if (isMap(csv) && csv.has('quotes')) return [];
+      const was = 'CSV source: language 1 read a stray quote inside a field as text, language 2 refuses the row with the column named';
+      const fix = 'keep reading such fields (each row now flagged in the report) with csv: { …, quotes: relaxed }';
+      if (!isMap(csv)) return [{ node: format, was, fix }];
+      return [
+        {
+          node: format,
+          was,
+          fix,
+          keep: { range: nodeRange(csv), text: flowText({ ...(csv.toJSON() as Record<string, unknown>), quotes: 'relaxed' }) },
+        },
+      ];
+    }),
+};
+
+/** Language 2 (0.1.0): a key repeated in one JSON object refuses the row instead of the last one winning. */
+const jsonRepeatedKeys: MeaningChange = {
+  id: 'json-repeated-keys',
+  since: 2,
+  file: 'pipeline',
+  summary:
+    'a key repeated in one JSON or JSON Lines object refuses the row at its line, naming the key; language 1 let the last one win silently',
+  find: (doc) =>
+    sourcesOf(doc, ['json', 'jsonl']).map(({ format }) => ({
+      node: format,
+      was: 'JSON source: language 1 let the last of a repeated key win silently, language 2 refuses the row naming the key',
+      fix: 'no statement keeps a silent choice between two values: state language: 2 once the export has no repeated keys (plan lists them)',
+    })),
+};
+
+/** Language 2 (0.1.0): workbook cells read whole; cells without a value refuse their row. */
+const xlsxWholeCells: MeaningChange = {
+  id: 'xlsx-whole-cells',
+  since: 2,
+  file: 'pipeline',
+  summary:
+    "a workbook's rich text is read with all its runs, the 1904 date system is honoured, and a formula without a cached value, a missing shared string, an error cell or serial 60 refuses the row; language 1 kept the last run and read the others as empty or as 1900-02-28",
+  find: (doc) =>
+    sourcesOf(doc, ['xlsx']).map(({ format }) => ({
+      node: format,
+      was: 'Excel source: language 1 kept only the last run of rich text and read formulas without a cached value, missing shared strings and error cells as empty; language 2 reads every cell whole and refuses those rows naming file:Sheet!cell',
+      fix: 'no statement keeps the lost text: state language: 2 (plan shows the rows it now refuses)',
+    })),
+};
+
 /** Every change of meaning, oldest first. Add one entry per change (docs/pipelines.md, "Language versions"). */
-export const MEANING_CHANGES: readonly MeaningChange[] = [phoneRegion, phoneValidity, numberSeparators, dateFirstFormat];
+export const MEANING_CHANGES: readonly MeaningChange[] = [
+  phoneRegion,
+  phoneValidity,
+  numberSeparators,
+  dateFirstFormat,
+  csvStrayQuotes,
+  jsonRepeatedKeys,
+  xlsxWholeCells,
+];

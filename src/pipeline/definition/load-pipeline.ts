@@ -51,8 +51,8 @@ export async function loadPipeline(file: string): Promise<PipelineDefinition> {
   const text = readText(path);
   const version = text === undefined ? LANGUAGE_VERSION : (statedLanguage(text) ?? LANGUAGE_VERSION);
   const stated = text !== undefined && /^language\s*:/m.test(text);
+  // The pipeline's own changed places are named together with its mappings' (below), in one refusal.
   const sites = text === undefined ? [] : findChangedMeanings(text, display, version, 'pipeline', MEANING_CHANGES);
-  if (sites.length > 0) throw changedMeaningError(display, version, stated, sites);
   const spec = await loadYamlFile(path, pipelineFileSchema, display, (p) => {
     const problems: { path: (string | number)[]; message: string }[] = [];
     const seen = new Set<string>();
@@ -77,7 +77,7 @@ export async function loadPipeline(file: string): Promise<PipelineDefinition> {
     spec.sources.map((s) => resolve(dir, s.mapping)),
     version,
   );
-  if (changed.length > 0) throw changedMeaningError(display, version, stated, changed);
+  if (sites.length + changed.length > 0) throw changedMeaningError(display, version, stated, [...sites, ...changed]);
   const sources: SourceDefinition[] = [];
   const loaded = new Map<string, MappingFile>();
   for (const s of spec.sources) {
