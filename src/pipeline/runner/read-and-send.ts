@@ -90,7 +90,14 @@ export async function readAndSend(
   const batchesOfRows = readPipelineBatches(def, {
     signal: stop,
     tallies: found.tallies,
-    ...(options.corrections ? { corrections: options.corrections, correctionsSummary: found.corrections } : {}),
+    ...(options.corrections
+      ? {
+          corrections: options.corrections,
+          correctionsSummary: found.corrections,
+          // Checked against the ledger before anything is sent (corrections-pass.ts).
+          correctionTarget: (origin, key) => run.ledger.correctionTarget(run.scope, origin, key),
+        }
+      : {}),
     ...(at.start ? { resume: at.start } : {}),
     parallel: { workers: def.concurrency.workers, busyThreads: RUN_BUSY_THREADS, encode: SEND_FORMAT },
   });
