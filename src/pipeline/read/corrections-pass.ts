@@ -146,6 +146,13 @@ function vetAgainstLedger(options: ReadBatchesOptions, summary: CorrectionsSumma
         'not-refused',
         `the record of ${named} (${target.at}) is ${target.state}${target.migration ? ` in migration ${target.migration}` : ''}, not refused: a corrections file replaces only refused records (is the file of an earlier round, or the row added?); left as it is`,
       );
+    // The platform holds a record refused at validation under its referenceId: given another
+    // key, the corrected row would be a second record beside it (the export's row counted twice).
+    if (target.state === 'invalid' && target.keyed && key !== undefined && key !== target.legacyKey)
+      return refuse(
+        'key-change-held',
+        `the record of ${named} (${target.at}) was refused at validation and is staged on the platform under key ${target.legacyKey}: a correction keeps its key (fix the other values); to give the row another key, add it to the export`,
+      );
     const first = chosen.get(identityOf(target));
     if (first !== undefined && first !== where)
       return refuse('repeated', `the record of ${named} is corrected by ${first} in the same run: this row is left out`);

@@ -75,8 +75,8 @@ export interface RefusedCorrection {
   file: string;
   line: number;
   source: string;
-  /** `added` | `not-refused` | `repeated` | `other-source` */
-  reason: 'added' | 'not-refused' | 'repeated' | 'other-source';
+  /** `added` | `not-refused` | `repeated` | `other-source` | `key-change-held` (a key changed on a record refused at validation) */
+  reason: 'added' | 'not-refused' | 'repeated' | 'other-source' | 'key-change-held';
   legacyKey?: string | undefined;
   message: string;
 }
