@@ -41,7 +41,7 @@ export async function* correctionsPass(
     const released = await releasedKeys(corrections, sources);
     const summary = options.correctionsSummary;
     if (summary) summary.files = corrections.files;
-    const vetted = vetAgainstLedger(options, summary, await chosenRows(corrections, sources, options));
+    const vetted = vetAgainstLedger(options, summary, await surveyRows(corrections, sources, options));
     for await (const { row: read, sourceName, codes, unchanged, origin } of corrections.rows()) {
       const s = sources.find((x) => x.def.name === sourceName)!;
       // The export row it corrects travels with the row, to tie it to its record (corrections.ts).
@@ -115,8 +115,9 @@ const REFUSED_STATES: ReadonlySet<string> = new Set(['rejected', 'failed', 'inva
  * record: a correction never adds a source row and never replaces a record that was not refused.
  * Returns the target record (undefined without a ledger), or REFUSED.
  */
-function vetAgainstLedger(options: ReadBatchesOptions, summary: CorrectionsSummary | undefined, chosen: ReadonlyMap<string, string>) {
+function vetAgainstLedger(options: ReadBatchesOptions, summary: CorrectionsSummary | undefined, survey: Survey) {
   const lookup = options.correctionTarget;
+  const { chosen, targets } = survey;
   return (
     row: FrontRow['row'],
     sourceName: string,
@@ -133,7 +134,8 @@ function vetAgainstLedger(options: ReadBatchesOptions, summary: CorrectionsSumma
       return REFUSED;
     };
     const named = origin ? `the export row ${origin.file}:${origin.line}` : key !== undefined ? `key ${key}` : 'no _origin and no key';
-    const target = targetOf(lookup, origin, key);
+    // As the ledger held it before this run wrote anything (a copy's record is being written by now).
+    const target = targets.has(where) ? targets.get(where) : targetOf(lookup, origin, key);
     if (!target)
       return refuse(
         'added',
@@ -174,30 +176,38 @@ function targetOf(
 
 const identityOf = (t: CorrectionTarget) => `${t.keyed ? 1 : 0}\u0000${t.legacyKey}`;
 
+/** The rows of a pass against the ledger, before anything is written: each row's record, and the row that corrects each record. */
+interface Survey {
+  /** Per record (identityOf), the row (file:line) that corrects it. */
+  chosen: Map<string, string>;
+  /** Per row (file:line), the record it stands for as the ledger held it before the run wrote anything. */
+  targets: Map<string, CorrectionTarget | undefined>;
+}
+
 /**
- * When several rows of a pass stand for one record (a row copied, the same row in two files):
- * the one that corrects it, per record — the first edited row, else the first row. The others are
- * refused as repeats. Without a ledger, none.
+ * Looks up every row's record before anything is written (a row's write must not change what a
+ * later row of the same pass is checked against). When several rows stand for one record (a row
+ * copied, the same row in two files), the one that corrects it is the first edited row, else the
+ * first row; the others are refused as repeats. Without a ledger, nothing.
  */
-async function chosenRows(
-  corrections: CorrectionsIndex,
-  sources: readonly PreparedSource[],
-  options: ReadBatchesOptions,
-): Promise<Map<string, string>> {
+async function surveyRows(corrections: CorrectionsIndex, sources: readonly PreparedSource[], options: ReadBatchesOptions): Promise<Survey> {
   const chosen = new Map<string, { where: string; edited: boolean }>();
+  const targets = new Map<string, CorrectionTarget | undefined>();
   const lookup = options.correctionTarget;
-  if (!lookup) return new Map();
+  if (!lookup) return { chosen: new Map(), targets };
   for await (const c of corrections.rows()) {
     const s = sources.find((x) => x.def.name === c.sourceName)!;
     const key = isSourceRowError(c.row) ? undefined : s.mapping.key(c.row.values);
     const target = targetOf(lookup, c.origin, key);
+    const where = `${c.row.provenance.file}:${c.row.provenance.line}`;
+    targets.set(where, target);
     if (!target) continue;
     const id = identityOf(target);
     const was = chosen.get(id);
     const edited = !c.unchanged;
-    if (!was || (edited && !was.edited)) chosen.set(id, { where: `${c.row.provenance.file}:${c.row.provenance.line}`, edited });
+    if (!was || (edited && !was.edited)) chosen.set(id, { where, edited });
   }
-  return new Map([...chosen].map(([id, c]) => [id, c.where]));
+  return { chosen: new Map([...chosen].map(([id, c]) => [id, c.where])), targets };
 }
 
 /** Keys whose holder is itself a refused row being corrected (not a duplicate): a duplicate of it may take the key. */
