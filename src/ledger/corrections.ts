@@ -10,7 +10,7 @@
  * correction alone (not reverted, not sent); a changed row (another hash), or a newer correction, is a newer version of
  * the record's own row and takes its place like any write (record-writes.ts, ORIGIN_ON_WRITE).
  */
-import { stateText } from './compact.js';
+import { stateText, uuidText } from './compact.js';
 import type { Db } from './schema.js';
 import { once } from './rows.js';
 
@@ -27,10 +27,20 @@ interface Held {
   keyed: number;
   legacy_key: string;
   state: string;
+  /** 1: an invalid record --drop-invalid removed from staging (the platform no longer holds it). */
+  removed: number;
 }
 
+/**
+ * SQL: 1 when the record (table alias `t`) was removed from staging by `--drop-invalid` and the
+ * removal still applies (no later batch sent it again): the platform no longer holds it.
+ */
+const removedFromStaging = (t: string) => `EXISTS (SELECT 1 FROM staging_removals sr
+    WHERE sr.reference_id = ${uuidText(`${t}.reference_id`)} AND sr.migration_id = (SELECT reference_id FROM migrations WHERE id = ${t}.migration)
+      AND sr.state = 'removed' AND sr.last_batch IS ${t}.last_batch)`;
+
 /** Where `_origin` points: the record read from that export row, or corrected from it. */
-const BY_ORIGIN = `SELECT keyed, legacy_key, ${stateText('state')} AS state FROM record_rows WHERE scope = ?
+const BY_ORIGIN = `SELECT keyed, legacy_key, ${stateText('state')} AS state, ${removedFromStaging('record_rows')} AS removed FROM record_rows WHERE scope = ?
   AND ((origin_file = ? AND origin_line = ?) OR (origin_file IS NULL AND file_id IN (SELECT id FROM record_files WHERE path = ?) AND line = ?))
   ORDER BY origin_file IS NULL LIMIT 1`;
 
@@ -45,6 +55,8 @@ export interface CorrectionTarget {
   migration: string | null;
   /** Where the record was last read from (file:line). */
   at: string;
+  /** Refused at validation and removed from staging since (`--drop-invalid`): the platform no longer holds it. */
+  removed: boolean;
 }
 
 interface Target {
@@ -55,9 +67,11 @@ interface Target {
   migration: string | null;
   file: string;
   line: number;
+  removed: number;
 }
 
 const TARGET_COLUMNS = `r.keyed, r.legacy_key, ${stateText('r.state')} AS state, f.source AS source, f.path AS file, r.line AS line,
+  ${removedFromStaging('r')} AS removed,
   (SELECT reference_id FROM migrations WHERE id = r.migration) AS migration
   FROM record_rows r JOIN record_files f ON f.id = r.file_id`;
 const TARGET_BY_ORIGIN = `SELECT ${TARGET_COLUMNS} WHERE r.scope = ?
@@ -72,13 +86,14 @@ const toTarget = (t: Target): CorrectionTarget => ({
   source: t.source,
   migration: t.migration,
   at: `${t.file}:${t.line}`,
+  removed: t.removed === 1,
 });
 
 export class Corrections {
   private readonly byOrigin = once(() => this.db.prepare<[number, string, number, string, number], Held>(BY_ORIGIN));
   private readonly byKey = once(() =>
     this.db.prepare<[number, number, string], Held>(
-      `SELECT keyed, legacy_key, ${stateText('state')} AS state FROM record_rows WHERE scope = ? AND keyed = ? AND legacy_key = ?`,
+      `SELECT keyed, legacy_key, ${stateText('state')} AS state, ${removedFromStaging('record_rows')} AS removed FROM record_rows WHERE scope = ? AND keyed = ? AND legacy_key = ?`,
     ),
   );
   private readonly rekey = once(() =>
@@ -143,7 +158,7 @@ export class Corrections {
         let at: Held = held;
         const moved = held.keyed !== c.keyed || held.legacy_key !== c.legacyKey;
         if (moved) {
-          const offPlatform = held.state === 'rejected' || held.state === 'failed';
+          const offPlatform = held.state === 'rejected' || held.state === 'failed' || (held.state === 'invalid' && held.removed === 1);
           if (!offPlatform || byKey.get(scopeId, c.keyed, c.legacyKey)) continue;
           this.rekey().run(c.keyed, c.legacyKey, held.legacy_key, scopeId, held.keyed, held.legacy_key);
           this.rekeyStory().run(c.keyed, c.legacyKey, scopeId, held.keyed, held.legacy_key);

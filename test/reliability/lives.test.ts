@@ -44,6 +44,8 @@ describe('lives of a migration: ledger, status, plan --ledger, report and platfo
     reportFigures('lives', {
       seed,
       steps: outcome.steps.length,
+      // How often the person-like corrections edits of issue 40 were drawn (rows added, copied, deleted).
+      personEdits: outcome.steps.filter((d) => / added | copied|deleted/.test(d)).length,
       disagreements: outcome.disagreements.length,
       failedAtStep: outcome.disagreements[0] ? outcome.disagreements[0].step + 1 : null,
       seconds: outcome.seconds,

@@ -150,10 +150,10 @@ function vetAgainstLedger(options: ReadBatchesOptions, summary: CorrectionsSumma
       );
     // The platform holds a record refused at validation under its referenceId: given another
     // key, the corrected row would be a second record beside it (the export's row counted twice).
-    if (target.state === 'invalid' && target.keyed && key !== undefined && key !== target.legacyKey)
+    if (target.state === 'invalid' && !target.removed && target.keyed && key !== undefined && key !== target.legacyKey)
       return refuse(
         'key-change-held',
-        `the record of ${named} (${target.at}) was refused at validation and is staged on the platform under key ${target.legacyKey}: a correction keeps its key (fix the other values); to give the row another key, add it to the export`,
+        `the record of ${named} (${target.at}) was refused at validation and is staged on the platform under key ${target.legacyKey}: a correction keeps its key (fix the other values); to give it another key, drop it from staging first (migrate --drop-invalid)`,
       );
     const first = chosen.get(identityOf(target));
     if (first !== undefined && first !== where)
