@@ -68,5 +68,25 @@ describe('DUPLICATE_IDENTITY', () => {
     expect([o.sent, o.corrections.refused.map((x) => x.reason)]).toEqual([0, ['key-change-held']]);
     const rep = await runCli(['report', join(dir, 'pipeline.yaml'), '--out', join(dir, 'report-2'), '--json', ...common]);
     expect((JSON.parse(rep.stdout) as { totals: { sourceRows: number } }).totals.sourceRows).toBe(40);
+
+    // Removed from staging by --drop-invalid, the platform no longer holds it: the same row then
+    // takes its new key, closing the refusal (one record, the export still 40 rows).
+    const drop = await runCli([
+      'migrate',
+      join(dir, 'pipeline.yaml'),
+      '--drop-invalid',
+      '--no-verify',
+      '--out',
+      join(dir, 'report-3'),
+      ...common,
+    ]);
+    expect(drop.code, drop.stderr).toBe(0);
+    const again = await runCli(['run', join(dir, 'pipeline.yaml'), '--corrections', join(dir, 'fixed.csv'), '--json', ...common]);
+    expect(again.code, again.stderr).toBe(0);
+    const o2 = JSON.parse(again.stdout) as { sent: number; corrections: { refused?: unknown[] } };
+    expect([o2.sent, o2.corrections.refused ?? []]).toEqual([1, []]);
+    const rep2 = await runCli(['report', join(dir, 'pipeline.yaml'), '--out', join(dir, 'report-4'), '--json', ...common]);
+    const r2 = JSON.parse(rep2.stdout) as { totals: { sourceRows: number; staged: number } };
+    expect([r2.totals.sourceRows, r2.totals.staged]).toEqual([40, 1]);
   });
 });
