@@ -16,6 +16,14 @@ export function correctionsNotes(r: RunReport): string[] {
   if (r.corrections) {
     if (r.corrections.unchangedDuplicates > 0)
       out.push(`${num(r.corrections.unchangedDuplicates)} duplicate-key row(s) came back unedited: left refused, not sent`);
+    const refused = r.corrections.refused ?? [];
+    if (refused.length > 0) {
+      out.push(
+        `${num(refused.length)} row(s) of the corrections refused before anything was sent (no refused record of the ledger is theirs to replace; not written as records):`,
+      );
+      for (const x of refused.slice(0, 20)) out.push(`  ${x.message}`);
+      if (refused.length > 20) out.push(`  … and ${num(refused.length - 20)} more (the run's report in the ledger lists them all)`);
+    }
     for (const n of r.corrections.ignoredColumns ?? [])
       out.push(
         `${n.file}: column${n.columns.length === 1 ? '' : 's'} ${n.columns.join(', ')} ${n.columns.length === 1 ? 'is' : 'are'} not in the source ${n.source}: ignored`,

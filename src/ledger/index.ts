@@ -10,7 +10,7 @@ export type { LedgerJobs } from './jobs.js';
 export { openLedgerWriter, type LedgerWriter } from './writer.js';
 export { PackedRecords, type RecordList } from './packed-records.js';
 export type { StoredTally } from './tallies.js';
-export { originKey, type CorrectionClaim } from './corrections.js';
+export { originKey, type CorrectionClaim, type CorrectionTarget } from './corrections.js';
 export type { RowStory, StoryStep } from './stories.js';
 export type { ImportFailure } from './job-outcomes.js';
 export type { RemovalInput, StoredRemoval } from './removals.js';

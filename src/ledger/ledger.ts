@@ -13,7 +13,7 @@
 import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { StagecoachError } from '../contract/errors.js';
-import { Corrections, type CorrectionClaim } from './corrections.js';
+import { Corrections, type CorrectionClaim, type CorrectionTarget } from './corrections.js';
 import { JobOutcomes, type ImportFailure } from './job-outcomes.js';
 import { LedgerJobs } from './jobs.js';
 import { LogCursors } from './log-cursor.js';
@@ -229,6 +229,15 @@ export class Ledger {
   /** Ties rows read from a corrections file to the records they correct, before their writes: one transaction. */
   claimCorrections(scope: Scope, claims: readonly CorrectionClaim[]): void {
     this.corrections.claim(scope.id, claims);
+  }
+
+  /** The record a corrected row would correct (by `_origin`, else its key), as the ledger holds it now. */
+  correctionTarget(
+    scope: Scope,
+    origin: { file: string; line: number } | undefined,
+    legacyKey: string | undefined,
+  ): CorrectionTarget | undefined {
+    return this.corrections.target(scope.id, origin, legacyKey);
   }
 
   /** The export rows corrections replaced (`file\u0000rowHash`): a run of the export leaves them alone. */

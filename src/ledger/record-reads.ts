@@ -4,7 +4,7 @@
  * the reconciliation report.
  */
 import type { Db } from './schema.js';
-import { once, RECORD_SELECT, toBatch, toRecord, type BatchDbRow, type RecordDbRow } from './rows.js';
+import { IMPORTED_EARLIER_IN, once, RECORD_SELECT, toBatch, toRecord, type BatchDbRow, type RecordDbRow } from './rows.js';
 import type { Runs } from './runs.js';
 import { noRecords, type ImportedRef, type PipelineStatus, type RecordFacts, type RecordRow, type RecordState } from './types.js';
 
@@ -72,9 +72,9 @@ type RecordInOrderRow = [
 ];
 
 const FACTS = (where: string) => `SELECT s.pipeline, s.component, r.source, r.entity_type AS entityType, r.state,
-    json_extract(r.errors, '$[0].code') AS code, m.reference_id AS migrationId, count(*) AS count
+    json_extract(r.errors, '$[0].code') AS code, m.reference_id AS migrationId, ${IMPORTED_EARLIER_IN} AS importedEarlierIn, count(*) AS count
   FROM records r JOIN scopes s ON s.id = r.scope LEFT JOIN migrations m ON m.id = r.migration ${where}
-  GROUP BY s.pipeline, s.component, r.source, r.entity_type, r.state, code, r.migration
+  GROUP BY s.pipeline, s.component, r.source, r.entity_type, r.state, code, r.migration, importedEarlierIn
   ORDER BY s.pipeline, s.component, r.source, r.entity_type, r.state, code, migrationId`;
 
 /** Records the report takes one by one (their error codes and examples; an invalid one's removal from staging); the rest it takes as counts. */

@@ -65,14 +65,23 @@ export interface RecordDbRow {
   origin_file: string | null;
   origin_line: number | null;
   origin_hash: string | null;
+  imported_earlier_in: string | null;
 }
 
 export const RUN_SELECT = `SELECT r.id, s.pipeline, s.component, r.pipeline_file, r.pipeline_hash, r.migration_id, r.status, r.pid, r.host, r.started_at, r.finished_at, r.report
   FROM runs r JOIN scopes s ON s.id = r.scope`;
 
+/**
+ * SQL: the migration (its platform id) of the record's earlier import the ledger keeps
+ * (earlier_imports), or null. A completed migration counts what it imported whatever later runs
+ * did to the record's row (the report, ledger-facts.ts).
+ */
+export const IMPORTED_EARLIER_IN = `(SELECT em.reference_id FROM earlier_imports e JOIN migrations em ON em.id = e.migration
+    WHERE e.scope = r.scope AND e.keyed = r.keyed AND e.legacy_key = r.legacy_key)`;
+
 export const RECORD_SELECT = `SELECT s.pipeline, s.component, r.keyed, r.legacy_key, r.reference_id, r.entity_type, r.state, r.content_hash, m.reference_id AS migration_id,
     r.last_batch, r.last_run, r.attempts, r.errors, r.source, r.file, r.line, r.byte_offset, r.row_hash, r.updated_at,
-    r.origin_file, r.origin_line, r.origin_hash
+    r.origin_file, r.origin_line, r.origin_hash, ${IMPORTED_EARLIER_IN} AS imported_earlier_in
   FROM records r JOIN scopes s ON s.id = r.scope LEFT JOIN migrations m ON m.id = r.migration`;
 
 export function toRun(r: RunDbRow): RunRow {
@@ -123,6 +132,7 @@ export function toRecord(r: RecordDbRow): RecordRow {
     errors: r.errors === null ? [] : (JSON.parse(r.errors) as RecordError[]),
     provenance: { source: r.source, file: r.file, line: r.line, byteOffset: r.byte_offset, rowHash: r.row_hash },
     ...(r.origin_file !== null ? { origin: { file: r.origin_file, line: r.origin_line ?? 0, rowHash: r.origin_hash ?? '' } } : {}),
+    ...(r.imported_earlier_in ? { importedEarlierIn: r.imported_earlier_in } : {}),
     updatedAt: r.updated_at,
   };
 }

@@ -131,6 +131,8 @@ export interface RecordRow {
   provenance: RecordProvenance;
   /** For a record read from a corrections file: the export row its correction replaced. */
   origin?: { file: string; line: number; rowHash: string };
+  /** The migration of an earlier import the ledger keeps (earlier_imports), when the row no longer shows it. */
+  importedEarlierIn?: string;
   updatedAt: string;
 }
 
@@ -156,6 +158,8 @@ export interface RecordFacts {
   code: string | null;
   /** The migration it was last sent to, or null. */
   migrationId: string | null;
+  /** The migration of an earlier import the ledger keeps (earlier_imports), or null. */
+  importedEarlierIn: string | null;
   count: number;
 }
 

@@ -66,7 +66,14 @@ export function gatherLedgerFacts(
 
   /** Counts `n` records of a group; a refused row is the pipeline's whatever migration its record last went to. */
   const count = (
-    r: { component: string; source: string; entityType: string | null; state: string; migrationId: string | null },
+    r: {
+      component: string;
+      source: string;
+      entityType: string | null;
+      state: string;
+      migrationId: string | null;
+      importedEarlierIn?: string | null | undefined;
+    },
     firstCode: string,
     n: number,
     referenceId?: string | null,
@@ -95,6 +102,12 @@ export function gatherLedgerFacts(
         inOtherMigrations: 0,
       };
       accs.set(key, acc);
+    }
+    // What this migration imported stays counted for it, whatever later runs did to the record's
+    // row (sent again into a new migration, refused since): the platform counts it here for good.
+    if (r.importedEarlierIn === migrationId && r.migrationId !== migrationId) {
+      acc.imported += n;
+      return;
     }
     // Records sent to another migration belong to that one's report, but they are rows of the
     // export all the same: the source rows stay the export's (a corrected record kept from an

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import type { Ledger, RecordRow, RowStory } from '../ledger/index.js';
+import type { Ledger, RecordRow, RowStory, RunRow } from '../ledger/index.js';
 import type { PipelineDefinition } from '../pipeline/definition/load-pipeline.js';
 import { loadPipeline } from '../pipeline/definition/load-pipeline.js';
 import type { MigrationRecord } from '../client/index.js';
@@ -149,6 +149,35 @@ export function reportRedactor(
  *   const { report, files } = await reconcile({ ledger, migrationId, client, tolerance: '0.5%' });
  *   if (!report.balanced) process.exitCode = 1;
  */
+/**
+ * Per pipeline, its latest run of the export (not of corrections files) into the migration, when
+ * that run failed reading the export or found a file cut short: the report cannot say every row
+ * is accounted for, and says why, until a run reads the export to the end.
+ */
+function readFailuresOf(runs: readonly RunRow[]): string[] {
+  const latest = new Map<string, RunRow>();
+  for (const r of runs) {
+    const report = r.report as { corrections?: unknown } | null;
+    if (r.status === 'running' || report?.corrections !== undefined) continue;
+    latest.set(r.pipeline, r);
+  }
+  const out: string[] = [];
+  for (const r of latest.values()) {
+    const report = r.report as { error?: { code: string; message: string }; readFailures?: string[] } | null;
+    const why =
+      report?.error?.code === 'SOURCE_READ_FAILED'
+        ? report.error.message
+        : (report?.readFailures?.length ?? 0) > 0
+          ? report!.readFailures!.join('; ')
+          : undefined;
+    if (why !== undefined)
+      out.push(
+        `run ${r.id} of ${r.pipeline} failed reading its export: ${why}. Its rows are not all accounted for: run ${r.pipeline} again once the export is complete`,
+      );
+  }
+  return out;
+}
+
 export async function reconcile(options: ReconcileOptions): Promise<ReconcileResult> {
   const { ledger, migrationId } = options;
   const tolerance = typeof options.tolerance === 'object' ? options.tolerance : parseTolerance(options.tolerance);
@@ -195,6 +224,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRes
     tolerance,
     sourceFiles: ledger.tallies.latest(runs.map((r) => r.id)),
     rowStories: storiesOf(ledger, pipelines, redactor),
+    readFailures: readFailuresOf(runs),
   });
   report.privacy = { values: redactor.mode, note: redactor.describe() };
   if (options.verification) report.verification = options.verification;

@@ -137,7 +137,29 @@ export interface Step {
   /** run-killed: kill once this many upload batches of the run are done. */
   killAfterBatches?: number;
   /** corrections: which refused rows to fix (by export line), which duplicates get a new key, an extra column. */
-  fix?: { lines: number[]; newKeys: number[]; extraColumn: boolean };
+  fix?: { lines: number[]; newKeys: number[]; extraColumn: boolean; edits?: PersonEdits };
+}
+
+/**
+ * What a person does to a corrections file besides fixing rows (issue 40): rows added — one
+ * holding the key of a record that is not refused, one with a key nobody has —, a fixed row
+ * copied below itself, unfixed rows deleted. The added and copied rows must be refused against
+ * the ledger and counted, never sent; deleted rows leave their records refused.
+ */
+export interface PersonEdits {
+  /** A key of a staged or imported record, whose export row is added (surname changed). */
+  addLive: string | undefined;
+  /** A row added with a key no row has. */
+  addNew: boolean;
+  /** The export line of a fixed row copied (an edited copy: refused as a repeat). */
+  copyLine: number | undefined;
+  /** Export lines of unfixed rows deleted from the file. */
+  dropLines: number[];
+}
+
+/** How many rows of a corrections step stagecoach must refuse against the ledger. */
+export function refusedEdits(e: PersonEdits | undefined): number {
+  return e ? (e.addLive !== undefined ? 1 : 0) + (e.addNew ? 1 : 0) + (e.copyLine !== undefined ? 1 : 0) : 0;
 }
 
 /** One line per step, for the failure message and the replay. */
@@ -149,7 +171,11 @@ export function describeStep(step: Step): string {
     case 'corrections-migrate': {
       const f = step.fix!;
       const how = step.kind === 'corrections-run' ? 'run --corrections' : 'migrate --corrections';
-      return `report --out, fix lines [${f.lines.join(', ')}], new keys for duplicate lines [${f.newKeys.join(', ')}]${f.extraColumn ? ', an extra column' : ''}, ${how}`;
+      const e = f.edits;
+      const edits = e
+        ? `${e.addLive !== undefined ? `, a row added with live key ${e.addLive}` : ''}${e.addNew ? ', a row added with a new key' : ''}${e.copyLine !== undefined ? `, line ${e.copyLine} copied` : ''}${e.dropLines.length > 0 ? `, lines [${e.dropLines.join(', ')}] deleted` : ''}`
+        : '';
+      return `report --out, fix lines [${f.lines.join(', ')}], new keys for duplicate lines [${f.newKeys.join(', ')}]${f.extraColumn ? ', an extra column' : ''}${edits}, ${how}`;
     }
     case 'mapping-change':
       return 'mapping change (houseNumber upper-cased, or back), plan --ledger, run';
@@ -402,10 +428,22 @@ export function drawLife(seed: number, length: number, truth: ExportTruth): Step
       const refused = shadow.refusedRows();
       const fixable = refused.filter((r) => r.defect !== 'duplicate-klantnr');
       const dups = refused.filter((r) => r.defect === 'duplicate-klantnr');
+      const lines = fixable.filter(() => rng.chance(0.6)).map((r) => r.line);
+      const newKeys = dups.filter(() => rng.chance(0.5)).map((r) => r.line);
+      const liveKeys = [...shadow.records]
+        .filter(([k, r]) => r.state !== 'rejected' && truth.rows.some((x) => x.key === k && !x.defect))
+        .map(([k]) => k);
+      const fixed = [...lines, ...newKeys];
       step.fix = {
-        lines: fixable.filter(() => rng.chance(0.6)).map((r) => r.line),
-        newKeys: dups.filter(() => rng.chance(0.5)).map((r) => r.line),
+        lines,
+        newKeys,
         extraColumn: rng.chance(0.3),
+        edits: {
+          addLive: liveKeys.length > 0 && rng.chance(0.4) ? rng.pick(liveKeys) : undefined,
+          addNew: rng.chance(0.3),
+          copyLine: fixed.length > 0 && rng.chance(0.3) ? rng.pick(fixed) : undefined,
+          dropLines: refused.filter((r) => !fixed.includes(r.line) && rng.chance(0.3)).map((r) => r.line),
+        },
       };
     }
     steps.push(step);

@@ -26,6 +26,7 @@ import {
   newKeyFor,
   readExportTruth,
   referenceIdOf,
+  refusedEdits,
   type ExportRow,
   type PlanPrediction,
   type Step,
@@ -351,7 +352,15 @@ class Life {
     fix.newKeys = fix.newKeys.filter((l) => parsed.rows.some((r) => r.row?.line === l));
     const lines = [[...parsed.header, ...(fix.extraColumn ? ['opmerking'] : [])]];
     const hasExtra = parsed.header.includes(EXTRA);
+    const edits = fix.edits;
+    if (edits) {
+      // Edits of rows the file does not hold are dropped, like the fixes above.
+      if (edits.copyLine !== undefined && !fix.lines.includes(edits.copyLine) && !fix.newKeys.includes(edits.copyLine))
+        edits.copyLine = undefined;
+      edits.dropLines = edits.dropLines.filter((l) => parsed.rows.some((r) => r.row?.line === l));
+    }
     for (const r of parsed.rows) {
+      if (r.row && edits?.dropLines.includes(r.row.line)) continue;
       // As written (a short row padded, `_extra` saying so); a fixed row holds the export's columns
       // exactly, and `_extra` emptied.
       let cells = [...r.written];
@@ -362,6 +371,28 @@ class Life {
         if (hasExtra) trailing[0] = '';
       }
       lines.push([...r.leading, ...cells, ...trailing, ...(fix.extraColumn ? ['nagekeken'] : [])]);
+      // A fixed row copied below itself, the copy edited again: one record, two rows.
+      if (r.row && edits?.copyLine === r.row.line) {
+        const copy = [...cells];
+        copy[COL.achternaam] = 'Kopie';
+        lines.push([...r.leading, ...copy, ...trailing, ...(fix.extraColumn ? ['nagekeken'] : [])]);
+      }
+    }
+    // Rows added by hand at the bottom: no _origin, no errors, no fingerprint.
+    const blankLead = parsed.header.slice(0, parsed.header.indexOf('klantnr')).map(() => '');
+    const blankTrail = parsed.header.slice(parsed.header.length - TRAILING.length - (hasExtra ? 1 : 0)).map(() => '');
+    const addRow = (cells: string[]) => lines.push([...blankLead, ...cells, ...blankTrail, ...(fix.extraColumn ? [''] : [])]);
+    if (edits?.addLive !== undefined) {
+      const row = this.model.truth.rows.find((x) => x.key === edits.addLive && !x.defect)!;
+      const cells = [...row.cells];
+      cells[COL.achternaam] = 'Toegevoegd';
+      addRow(cells);
+    }
+    if (edits?.addNew) {
+      const cells = [...this.model.truth.rows.find((x) => !x.defect)!.cells];
+      cells[COL.klantnr] = '990001';
+      cells[COL.achternaam] = 'Nieuw';
+      addRow(cells);
     }
     const fixed = join(this.dir, `fixed-${index + 1}.csv`);
     writeFileSync(fixed, `\uFEFF${lines.map((l) => l.map(csvCell).join(';')).join('\r\n')}\r\n`);
@@ -373,8 +404,16 @@ class Life {
         : ['migrate', 'pipeline.yaml', '--json', '--corrections', fixed, '--out', join(this.dir, 'migrate-report')];
     const res = await this.cli([...args, ...this.common]);
     this.exit(`${command} --corrections`, res, 0);
-    const o = this.json<{ sent?: number; run?: { sent: number } }>(`${command} --corrections`, res);
-    if (o) this.same(`${command} --corrections sent`, o.run?.sent ?? o.sent, expectedSent);
+    type Out = { sent?: number; corrections?: { refused?: unknown[] } };
+    const o = this.json<Out & { run?: Out }>(`${command} --corrections`, res);
+    if (o) {
+      this.same(`${command} --corrections sent`, o.run?.sent ?? o.sent, expectedSent);
+      this.same(
+        `${command} --corrections: rows refused against the ledger (added, copied)`,
+        (o.run ?? o).corrections?.refused?.length ?? 0,
+        refusedEdits(edits),
+      );
+    }
   }
 
   /** How many records the corrections step will send, by the model (a copy, not advanced). */
@@ -584,6 +623,19 @@ class Life {
         this.same('report: source rows (the export has)', report.totals.sourceRows, m.truth.rows.length);
         this.same('report: imported', report.totals.imported, m.keysIn(cur.n, ['imported']).length);
       }
+      // 5. verify: a verdict word only when true for everything the ledger holds; "0 of 0" is
+      // nothing to verify yet (issue 40).
+      const v = await this.cli(['verify', '--out', join(this.dir, `verify-${index + 1}`), ...this.common]);
+      this.exit('verify', v, 0);
+      const head = v.stdout.split('\n')[0] ?? '';
+      const n = m.live.size;
+      this.same(
+        'verify: headline',
+        head.replace(/\(migration \S+\)/, '(migration …)'),
+        n === 0
+          ? `Nothing to verify yet: no record of ${PIPELINE} is imported (migration …)`
+          : `Verified: ${n.toLocaleString('en-US')} of ${n.toLocaleString('en-US')} imported records identical on the platform (100%)`,
+      );
       const file = join(out, 'klanten.corrections.csv');
       if (existsSync(file)) this.readCorrections(file);
       else

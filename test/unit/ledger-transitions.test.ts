@@ -417,7 +417,7 @@ describe('ledger transitions', () => {
       },
     ]);
     expect(ledger.recordsByReferenceIds([rec(2).referenceId, 'not-there']).map((r) => r.legacyKey)).toEqual(['K0002']);
-    const group = { pipeline: 'crm', component: 'Counterparties', source: 'persons' };
+    const group = { pipeline: 'crm', component: 'Counterparties', source: 'persons', importedEarlierIn: null };
     expect(ledger.facts({ pipeline: 'crm' })).toEqual([
       { ...group, entityType: null, state: 'rejected', code: 'SOURCE_ROW_INVALID', migrationId: null, count: 1 },
       { ...group, entityType: 'person', state: 'failed', code: 'MISSING_REQUIRED_FIELD', migrationId: MIGRATION, count: 1 },

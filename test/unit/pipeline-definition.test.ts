@@ -126,7 +126,10 @@ describe('pipeline definition', () => {
 
   it('points at the map that lacks a required option', async () => {
     const err = await loadError(
-      write('no-target.yaml', 'name: x\nlanguage: 2\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\n'),
+      write(
+        'no-target.yaml',
+        'name: x\nlanguage: 2\nsources:\n  - { name: k, format: csv, path: k.csv, mapping: mappings/crm-persons.yaml }\n',
+      ),
     );
     expect(err.message).toBe(
       `Invalid ${join(shown, 'no-target.yaml')}: ${join(shown, 'no-target.yaml')}:1:1: target: missing, expected object`,

@@ -122,6 +122,41 @@ describe('ledger facts for the report', () => {
     expect(report.groups[0]!.gaps[3]!.explained.map((e) => [e.code, e.count])).toEqual([['IMPORT_FAILED', 1]]);
   });
 
+  it('keeps counting for a completed migration what it imported when a later run sends the records into another one (issue 40)', () => {
+    const ledger = stagedLedger();
+    expect(ledger.markImported(M)).toBe(5);
+    const before = gatherLedgerFacts(ledger, M).groups[0]!;
+    expect([before.imported, before.inOtherMigrations]).toEqual([5, 0]);
+    // A re-run after the migration completed: two of the records go into a new migration.
+    const M2 = '44444444-4444-4444-8444-444444444444';
+    const { run, scope } = ledger.startRun({
+      pipeline: 'people',
+      component: 'Counterparties',
+      pipelineFile: 'people.yaml',
+      pipelineHash: 'h',
+    });
+    ledger.setRunMigration(run.id, M2);
+    const again = [1, 2].map((n) => ({
+      legacyKey: String(n),
+      referenceId: ref(n),
+      entityType: 'person',
+      contentHash: `c${n}`,
+      provenance: { source: 'people', file: 'people.csv', line: n + 1, byteOffset: n * 10, rowHash: `r${n}` },
+    }));
+    const batch = ledger.beginBatch(run.id, scope, ledger.migrationNo(M2), again, 100);
+    ledger.finishBatch(
+      scope,
+      batch,
+      again.map((r) => ({ legacyKey: r.legacyKey, state: 'staged' as const })),
+    );
+    // The platform still counts the five imported in M: so does M's report.
+    const after = gatherLedgerFacts(ledger, M).groups[0]!;
+    expect([after.imported, after.inOtherMigrations, after.staged]).toEqual([5, 0, 0]);
+    // And the new migration's report sees the two staged there, the three others held by M.
+    const other = gatherLedgerFacts(ledger, M2).groups[0]!;
+    expect([other.staged, other.imported, other.inOtherMigrations]).toEqual([2, 0, 3]);
+  });
+
   it('lets a removal lapse once the record is sent again', () => {
     const ledger = stagedLedger();
     ledger.markValidated(M, [{ referenceId: ref(5), field: 'nationalities.0', message: 'UNKNOWN_CODE' }]);

@@ -72,6 +72,11 @@ describe('the verification in the report', () => {
     expect(verificationHeadline({ ...verification, identical: 10, identicalAfterAccepted: 0, passed: true })).toBe(
       'Verified: 10 of 10 imported records identical on the platform (100%)',
     );
+    // Issue 40: "0 of 0" is neither a failure nor a success.
+    const none = { ...verification, imported: 0, identical: 0, identicalAfterAccepted: 0, passed: true, problems: [] };
+    expect(verificationHeadline(none)).toBe(
+      `Nothing to verify yet: no record of ${verification.pipelines.join(', ')} is imported (migration ${verification.migrationId})`,
+    );
   });
 
   it('puts the headline in the first lines of the Markdown, then a section with counts, fields and records by file:line', () => {

@@ -441,6 +441,10 @@ function printRunReport(r: RunReport, expectedRefused?: number): void {
   if (moved) out.push(pc.red(moved));
   const row = (label: string, value: number, note = '') =>
     out.push(`  ${label.padEnd(20)} ${num(value).padStart(10)}${note ? `   ${note}` : ''}`);
+  if (r.previousMigrationId)
+    out.push(
+      `  not into ${r.previousMigrationId}, the migration of ${r.pipeline}'s last run (no longer active): what it imported stays counted for it`,
+    );
   if (r.resume)
     out.push(
       r.resume.mode === 'resumed'

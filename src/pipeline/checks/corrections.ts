@@ -15,7 +15,8 @@
  * remark) is none of the source's: it is left out of the row and its fingerprint, with a note.
  */
 import { showValue } from '../../contract/cut.js';
-import { open, readdir, stat } from 'node:fs/promises';
+import { isUtf8 } from 'node:buffer';
+import { open, readFile, readdir, stat } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
 import { StagecoachError } from '../../contract/errors.js';
 import type { PipelineDefinition, SourceDefinition } from '../definition/load-pipeline.js';
@@ -153,47 +154,50 @@ async function filesOf(path: string): Promise<string[]> {
 }
 
 /**
- * The encoding a corrections file is read in. It cannot declare one, and it is written as UTF-8;
- * but a spreadsheet that saves it as "CSV" on Windows writes the ANSI code page (windows-1252 in
- * western Europe). So the rule (docs/reconciliation.md): a file that is UTF-8 throughout, or
- * starts with a byte-order mark, is read as such; any other is read as windows-1252.
+ * The reading options of a corrections file: JSON Lines by extension, else CSV with the delimiter
+ * its header uses. A file saved again by a spreadsheet keeps being read right: a byte-order mark
+ * (UTF-8, UTF-16) says its encoding; without one, a file that is not valid UTF-8 is windows-1252
+ * (what a spreadsheet on Windows saves "CSV" in); a header with tabs and neither `;` nor `,` is
+ * tab-separated ("Unicode text").
  */
-async function correctionsEncoding(abs: string): Promise<'auto' | 'windows-1252'> {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  const fh = await open(abs, 'r');
-  try {
-    const buf = Buffer.alloc(256 * 1024);
-    for (let first = true; ; first = false) {
-      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
-      const b = buf;
-      const bom = (b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff) || (b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf);
-      if (first && bytesRead >= 2 && bom) return 'auto';
-      try {
-        decoder.decode(buf.subarray(0, bytesRead), { stream: bytesRead > 0 });
-      } catch {
-        return 'windows-1252';
-      }
-      if (bytesRead === 0) return 'auto';
-    }
-  } finally {
-    await fh.close();
-  }
+async function dialectOf(abs: string): Promise<Pick<SourceDefinition, 'format' | 'encoding' | 'csv' | 'json'>> {
+  if (/\.(jsonl|ndjson)$/i.test(extname(abs)))
+    return { format: 'jsonl', encoding: 'auto', csv: { delimiter: ',', quote: '"', header: true }, json: {} };
+  // A corrections file is small: a run's refused rows.
+  const bytes = await readFile(abs);
+  const bom = bytes[0] === 0xef || bytes[0] === 0xff || bytes[0] === 0xfe;
+  const utf16 = bytes[0] === 0xff ? 'utf-16le' : bytes[0] === 0xfe ? 'utf-16be' : undefined;
+  const encoding = !bom && !isUtf8(bytes) ? 'windows-1252' : 'auto';
+  const text = utf16 ? new TextDecoder(utf16).decode(bytes.subarray(0, 64 * 1024)) : bytes.subarray(0, 64 * 1024).toString('latin1');
+  const first = text.replace(/^\ufeff/, '').split('\n')[0] ?? '';
+  const delimiter = first.includes(';') && !first.includes(',') ? ';' : first.includes('\t') && !first.includes(',') ? '\t' : ',';
+  return { format: 'csv', encoding, csv: { delimiter, quote: '"', header: true }, json: {} };
 }
 
-/** The reading options of a corrections file: JSON Lines by extension, else CSV with the delimiter its header uses. */
-async function dialectOf(abs: string): Promise<Pick<SourceDefinition, 'format' | 'encoding' | 'csv' | 'json'>> {
-  const encoding = await correctionsEncoding(abs);
-  if (/\.(jsonl|ndjson)$/i.test(extname(abs)))
-    return { format: 'jsonl', encoding, csv: { delimiter: ',', quote: '"', header: true }, json: {} };
-  const fh = await open(abs, 'r');
-  try {
-    const buf = Buffer.alloc(64 * 1024);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    const first = buf.subarray(0, bytesRead).toString('utf8').split('\n')[0] ?? '';
-    const delimiter = first.includes(';') && !first.includes(',') ? ';' : ',';
-    return { format: 'csv', encoding, csv: { delimiter, quote: '"', header: true }, json: {} };
-  } finally {
-    await fh.close();
+/**
+ * Refuses, before a run records anything, a CSV corrections file that lacks a column of its
+ * source: read by name, a column dropped would send its field empty for every row (reordered
+ * columns are fine). The source is the one whose columns the header holds most of.
+ * @example await checkCorrectionsColumns(['fixed.csv'], def) // throws CONFIG_INVALID naming the file and the columns
+ */
+export async function checkCorrectionsColumns(paths: readonly string[], def: PipelineDefinition): Promise<void> {
+  const all = [...new Set((await Promise.all(paths.map(filesOf))).flat())];
+  const columns = await Promise.all(def.sources.map(async (s) => ({ name: s.name, columns: await sourceColumns(def, s) })));
+  for (const abs of all) {
+    const dialect = await dialectOf(abs);
+    if (dialect.format !== 'csv') continue;
+    const header = new Set(((await readHeader(abs, dialect)) ?? []).filter((c) => !isMetaColumn(c)));
+    const candidates = columns.filter((c) => c.columns && c.columns.size > 0);
+    const overlap = (c: (typeof candidates)[number]) => [...c.columns!].filter((x) => header.has(x)).length;
+    const best = candidates.sort((a, b) => overlap(b) - overlap(a))[0];
+    if (!best) continue;
+    const missing = [...best.columns!].filter((c) => !header.has(c));
+    if (missing.length > 0)
+      throw new StagecoachError(
+        'CONFIG_INVALID',
+        `${displayPath(abs)}: column${missing.length === 1 ? '' : 's'} ${missing.join(', ')} of the source ${best.name} ${missing.length === 1 ? 'is' : 'are'} missing: a corrections file holds every column of its source (in any order), else its rows would be sent with ${missing.length === 1 ? 'that field' : 'those fields'} empty; nothing was sent`,
+        { file: displayPath(abs), field: missing[0] },
+      );
   }
 }
 

@@ -2,6 +2,7 @@
  * What a read of the pipeline takes (`readPipeline`, `readPipelineBatches`) and what its passes
  * report besides rows.
  */
+import type { CorrectionTarget } from '../../ledger/index.js';
 import type { IgnoredColumns } from '../checks/corrections.js';
 import type { ParallelOptions } from '../parallel/read-parallel.js';
 import type { SourceStart, SourceTally } from '../source/index.js';
@@ -27,6 +28,13 @@ export interface ReadPipelineOptions {
   corrections?: string | readonly string[];
   /** Filled in while corrections are read: the files, and the duplicates that came back unedited (not yielded). */
   correctionsSummary?: CorrectionsSummary;
+  /**
+   * The record a corrected row would correct, as the ledger holds it (by `_origin`, else by key):
+   * each row of a corrections file is checked against it before anything is sent (a row replaces
+   * only a refused record, never adds one; docs/reconciliation.md). Without it (`plan` without a
+   * ledger) the rows are only checked among themselves and against the export.
+   */
+  correctionTarget?: (origin: { file: string; line: number } | undefined, legacyKey: string | undefined) => CorrectionTarget | undefined;
   /**
    * Hash each row into its provenance (default true). The hash is what the ledger keeps to tell
    * a changed row; `plan` keeps no ledger and skips it (about 0.5 µs a row).
@@ -58,6 +66,24 @@ export interface CorrectionsSummary {
   unchangedDuplicates: number;
   /** Columns of a file that are none of its source's (a remark added in a spreadsheet): left out. */
   ignoredColumns?: IgnoredColumns[];
+  /**
+   * Rows refused against the ledger before anything was sent, and not written as records: a row
+   * no refused record stands for (added), one whose record is not refused (live, staged, or
+   * corrected in an earlier round), a second correction of the same record, a row under another
+   * source's name. Kept with the run's report in the ledger.
+   */
+  refused?: RefusedCorrection[];
+}
+
+/** A row of a corrections file refused against the ledger (CorrectionsSummary.refused). */
+export interface RefusedCorrection {
+  file: string;
+  line: number;
+  source: string;
+  /** `added` | `not-refused` | `repeated` | `other-source` | `key-change-held` (a key changed on a record refused at validation) */
+  reason: 'added' | 'not-refused' | 'repeated' | 'other-source' | 'key-change-held';
+  legacyKey?: string | undefined;
+  message: string;
 }
 
 /** What `readPipelineBatches` takes besides: */

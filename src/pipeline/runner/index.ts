@@ -16,6 +16,7 @@ import { createClient, type ClientLogger } from '../../client/index.js';
 import { StagecoachError } from '../../contract/errors.js';
 import { DEFAULT_LEDGER_FILE, openLedger, type Ledger } from '../../ledger/index.js';
 import { checkConfiguration } from '../checks/configuration.js';
+import { checkCorrectionsColumns } from '../checks/corrections.js';
 import { loadPipeline, type PipelineDefinition } from '../read-pipeline.js';
 import type { PipelineClient, RunPipelineOptions } from './ports.js';
 import { progressTracker } from './progress.js';
@@ -39,6 +40,8 @@ export async function runPipeline(options: RunPipelineOptions): Promise<RunRepor
   const def = await loadPipeline(options.pipelineFile);
   // Nothing touches the platform (nor the ledger) before the configuration is known good.
   await checkConfiguration(def, options.signal, { stageUndecided: options.stageUndecided === true });
+  if (options.corrections !== undefined)
+    await checkCorrectionsColumns(typeof options.corrections === 'string' ? [options.corrections] : options.corrections, def);
   const ledgerFile = resolve(options.ledgerFile ?? DEFAULT_LEDGER_FILE);
   const retries = { count: 0 };
   let ownClient: PipelineClient | undefined;

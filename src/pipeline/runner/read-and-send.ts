@@ -91,7 +91,14 @@ export async function readAndSend(
     signal: stop,
     tallies: found.tallies,
     childTallies: found.children,
-    ...(options.corrections ? { corrections: options.corrections, correctionsSummary: found.corrections } : {}),
+    ...(options.corrections
+      ? {
+          corrections: options.corrections,
+          correctionsSummary: found.corrections,
+          // Checked against the ledger before anything is sent (corrections-pass.ts).
+          correctionTarget: (origin, key) => run.ledger.correctionTarget(run.scope, origin, key),
+        }
+      : {}),
     ...(at.start ? { resume: at.start } : {}),
     parallel: { workers: def.concurrency.workers, busyThreads: RUN_BUSY_THREADS, encode: SEND_FORMAT },
   });

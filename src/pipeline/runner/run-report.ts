@@ -23,6 +23,8 @@ export interface RunReport {
   migrationId: string | undefined;
   /** Whether the migration was created by this run. */
   migrationCreated: boolean;
+  /** The migration the pipeline's last run went into, when this run goes into another one (a re-run after a migration completed or was canceled). */
+  previousMigrationId?: string;
   status: RunOutcome;
   /** A corrections run: the files it read, and the duplicates that came back unedited (left refused, not sent). */
   corrections?: CorrectionsSummary;

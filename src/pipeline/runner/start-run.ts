@@ -24,8 +24,19 @@ export interface RunStart {
 /** Attaches the run to its migration and decides where it starts reading. */
 export async function attachAndStart(run: OpenRun, client: PipelineClient | undefined): Promise<RunStart> {
   const { def, ledger, options, report } = run;
+  // The migration this pipeline's runs went into last (the run itself is not attached yet).
+  const before = ledger.lastMigrationOf(run.scope)?.id;
   const migration = await attachMigration(def, client, options.signal, options.logger);
   report.migrationId = migration.referenceId;
+  if (before !== undefined && before !== migration.referenceId) {
+    // A re-run after a migration completed (or was canceled) sends into another one: it says so,
+    // and that the earlier migration keeps what it imported (its report stays as it was).
+    report.previousMigrationId = before;
+    options.logger?.warn(
+      { migration: migration.referenceId, previous: before },
+      `${def.name}'s records go into migration ${migration.referenceId}, not ${before}, the migration of its last run: what ${before} imported stays counted for it (stagecoach report --migration ${before})`,
+    );
+  }
   report.migrationCreated = migration.created;
   ledger.setRunMigration(run.runId, migration.referenceId);
   const migrationNo = ledger.migrationNo(migration.referenceId);

@@ -859,11 +859,14 @@ function findings(
     const k = known.get(u.reference_id);
     // Imported by another pipeline of this ledger, in a migration of its own: explained by the
     // ledger, and verified by verifying that pipeline's migration, not here.
-    if (k && k.state === 'imported' && !t.pipelines.includes(k.pipeline)) {
+    // (Imported there and sent again since into a new migration: still live from that import.)
+    if (k && (k.state === 'imported' || k.importedEarlierIn !== undefined) && !t.pipelines.includes(k.pipeline)) {
       otherPipelines++;
       continue;
     }
-    if (!k && firstSeq !== null && u.seq !== null && u.seq < firstSeq) {
+    // Before the pipelines' first import there is nothing to set an unknown counterparty against:
+    // the tenant's earlier data (seeded, another team's), not examined, as after an import.
+    if (!k && (firstSeq === null ? t.counts.imported === 0 : u.seq !== null && u.seq < firstSeq)) {
       preExisting++;
       continue;
     }

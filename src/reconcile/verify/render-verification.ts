@@ -17,6 +17,9 @@ export function verificationHeadline(v: VerificationReport): string {
   const same = v.identical + v.identicalAfterAccepted;
   const pct = v.imported === 0 ? 100 : Math.floor((same / v.imported) * 1000) / 10;
   const accepted = v.identicalAfterAccepted > 0 ? ` (${n(v.identicalAfterAccepted)} after accepted normalisations)` : '';
+  // "0 of 0" is neither a failure nor a success: nothing is imported to verify yet.
+  if (v.imported === 0 && v.passed)
+    return `Nothing to verify yet: no record of ${v.pipelines.join(', ') || 'the pipelines'} is imported (migration ${v.migrationId})`;
   const verdict = v.passed ? 'Verified' : 'VERIFICATION FAILED';
   const added = v.forms?.added.records ? `; ${n(v.forms.added.records)} hold values added by the platform` : '';
   return `${verdict}: ${n(same)} of ${n(v.imported)} imported records identical on the platform (${pct}%)${accepted}${added}`;
@@ -59,6 +62,8 @@ const provenText = (v: VerificationReport) =>
 /** The findings as plain lines (terminal), after the headline. */
 export function verificationLines(v: VerificationReport): string[] {
   const out: string[] = [];
+  // Which pipelines and which migration the verdict is about.
+  out.push(`  pipeline${v.pipelines.length === 1 ? '' : 's'} ${v.pipelines.join(', ') || '(none)'} · migration ${v.migrationId}`);
   out.push(
     `  ${n(v.streamed)} live counterparties streamed${v.resumes ? ` (${v.resumes} resumed after a cut)` : ''}; ${n(v.imported)} imported records in the ledger${v.importedEarlier ? ` (${n(v.importedEarlier)} from an earlier migration of the pipeline)` : ''}; ${v.seconds} s`,
   );
