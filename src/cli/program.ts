@@ -9,6 +9,7 @@ import { registerPipelineCommands } from './commands/pipeline-commands.js';
 import { registerMigrateCommands } from './commands/migrate-commands.js';
 import { registerInitCommand } from './commands/init-command.js';
 import { registerPrivacyCommands } from './commands/privacy-commands.js';
+import { registerApplicationsCommand } from './commands/applications-command.js';
 import { runCli } from './run.js';
 
 export async function main(argv: readonly string[]): Promise<void> {
@@ -25,6 +26,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   registerPipelineCommands(program);
   registerMigrateCommands(program);
   registerPrivacyCommands(program);
+  registerApplicationsCommand(program);
 
   await runCli(program, argv);
 }

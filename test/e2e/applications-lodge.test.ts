@@ -1,0 +1,79 @@
+/**
+ * Open loan applications through the real CLI (dist/) against the embedded service: the sample
+ * export's applications are lodged as processes with one CleanOrder message each, the planted
+ * XSD violation and the duplicate are refused before anything is sent (ledger + corrections
+ * file), every sent message gets the platform's outcome, and a second run lodges nothing again.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { StagecoachClient } from '../../src/client/index.js';
+import { runCli, ROOT } from '../support/cli.js';
+import type { TestService } from '../support/service.js';
+import { startServiceWithClient, stopServiceWithClient } from '../support/client-fixture.js';
+
+let svc: TestService;
+let client: StagecoachClient;
+let env: Record<string, string>;
+let dir: string;
+
+beforeAll(async () => {
+  ({ svc, client, env, dir } = await startServiceWithClient());
+});
+afterAll(() => stopServiceWithClient({ svc, client }));
+
+describe('stagecoach applications', () => {
+  it('lodges each valid application once, refuses the planted defects, records every outcome', async () => {
+    const ledger = join(dir, 'apps-ledger.db');
+    const args = ['applications', join(ROOT, 'pipelines/applications.yaml'), '--ledger', ledger, '--json'];
+    const r = await runCli(args, { env });
+    expect(r, r.stderr).toMatchObject({ code: 0 });
+    const report = JSON.parse(r.stdout);
+    expect(report).toMatchObject({ read: 6, sent: 4, alreadySent: 0, succeeded: 4, failed: [], pending: [] });
+    expect(
+      report.refused.map((x: { reasons: Array<{ code: string; field: string }> }) => [x.reasons[0]!.code, x.reasons[0]!.field]),
+    ).toEqual([
+      ['APPLICATION_SCHEMA_VIOLATION', 'CleanOrderCounterparties.xml/Initials'],
+      ['DUPLICATE_LEGACY_KEY', 'key'],
+    ]);
+    expect(report.refused[0].at).toMatch(/^samples\/applications\/aanvragen\.json:\d+$/);
+    expect(report.corrections).toHaveLength(1);
+    const corrections = readFileSync(report.corrections[0].file, 'utf8').trim().split('\n');
+    expect(corrections).toHaveLength(2);
+    expect(corrections[0]).toContain('"aanvraagnummer":"A-2026-01002"');
+
+    const db = new Database(ledger, { readonly: true });
+    const rows = db.prepare('SELECT legacy_key, step, process_id, message_id FROM applications ORDER BY legacy_key').all() as Array<{
+      legacy_key: string;
+      step: string;
+      process_id: string | null;
+      message_id: string | null;
+    }>;
+    const history = db.prepare("SELECT step FROM application_steps WHERE legacy_key = 'A-2026-01001' ORDER BY rowid").all();
+    db.close();
+    expect(rows.filter((x) => x.step === 'succeeded')).toHaveLength(4);
+    expect(history.map((h) => (h as { step: string }).step)).toEqual([
+      'process-requested',
+      'process-created',
+      'message-created',
+      'uploaded',
+      'sent',
+      'succeeded',
+    ]);
+    const lodged = rows.find((x) => x.legacy_key === 'A-2026-01001')!;
+    const proc = await client.processes.get(lodged.process_id!);
+    expect(proc).toMatchObject({ externalReferences: [{ origin: 'crm', referenceId: 'A-2026-01001' }] });
+    const message = await client.lodging.getMessage(lodged.process_id!, lodged.message_id!);
+    expect(message.status).toBe('Sent');
+
+    const again = await runCli(args, { env });
+    expect(again, again.stderr).toMatchObject({ code: 0 });
+    expect(JSON.parse(again.stdout)).toMatchObject({ read: 6, sent: 0, alreadySent: 4, succeeded: 4 });
+    const db2 = new Database(ledger, { readonly: true });
+    const processes = db2.prepare("SELECT COUNT(*) AS n FROM application_steps WHERE step = 'process-created'").get() as { n: number };
+    db2.close();
+    expect(processes.n).toBe(4);
+    expect(existsSync(join(dir, 'corrections'))).toBe(true);
+  });
+});
