@@ -75,5 +75,13 @@ describe('stagecoach applications', () => {
     db2.close();
     expect(processes.n).toBe(4);
     expect(existsSync(join(dir, 'corrections'))).toBe(true);
+
+    // the printout: counts, each refusal at its file:line with the value libxml2 quotes masked
+    const plain = await runCli(args.slice(0, -1), { env });
+    expect(plain.stdout.split('\n').slice(0, 3)).toEqual([
+      'crm-applications: read 6, refused 2, sent 0 (and 4 sent before), handled: succeeded 4, failed 0, no outcome yet 0',
+      "  refused APPLICATION_SCHEMA_VIOLATION: samples/applications/aanvragen.json:37: CleanOrderCounterparties.xml does not comply with CleanOrderCounterparties.xsd: Initials: line 4: Element 'Initials': [facet 'pattern'] The value 'j*' is not accepted by the pattern '([A-Z][a-z]?\\.)+'.",
+      '  refused DUPLICATE_LEGACY_KEY: samples/applications/aanvragen.json:193: application A-2026-01001 is already at samples/applications/aanvragen.json:2; one application is lodged once',
+    ]);
   });
 });
