@@ -30,7 +30,11 @@ describe('stagecoach applications', () => {
     const r = await runCli(args, { env });
     expect(r, r.stderr).toMatchObject({ code: 0 });
     const report = JSON.parse(r.stdout);
-    expect(report).toMatchObject({ read: 6, sent: 4, alreadySent: 0, succeeded: 4, failed: [], pending: [] });
+    expect(report).toMatchObject({ read: 6, sent: 4, alreadySent: 0, succeeded: 3, pending: [] });
+    // the planted total that is not the sum of its loan parts: valid XML, failed by the platform's handling, with its reason
+    expect(report.failed).toHaveLength(1);
+    expect(report.failed[0].key).toBe('A-2026-01003');
+    expect(JSON.stringify(report.failed[0].errors)).toMatch(/TotalLoanAmount/);
     expect(
       report.refused.map((x: { reasons: Array<{ code: string; field: string }> }) => [x.reasons[0]!.code, x.reasons[0]!.field]),
     ).toEqual([
@@ -52,7 +56,8 @@ describe('stagecoach applications', () => {
     }>;
     const history = db.prepare("SELECT step FROM application_steps WHERE legacy_key = 'A-2026-01001' ORDER BY rowid").all();
     db.close();
-    expect(rows.filter((x) => x.step === 'succeeded')).toHaveLength(4);
+    expect(rows.filter((x) => x.step === 'succeeded')).toHaveLength(3);
+    expect(rows.find((x) => x.legacy_key === 'A-2026-01003')?.step).toBe('failed');
     expect(history.map((h) => (h as { step: string }).step)).toEqual([
       'process-requested',
       'process-created',
@@ -69,7 +74,7 @@ describe('stagecoach applications', () => {
 
     const again = await runCli(args, { env });
     expect(again, again.stderr).toMatchObject({ code: 0 });
-    expect(JSON.parse(again.stdout)).toMatchObject({ read: 6, sent: 0, alreadySent: 4, succeeded: 4 });
+    expect(JSON.parse(again.stdout)).toMatchObject({ read: 6, sent: 0, alreadySent: 4, succeeded: 3 });
     const db2 = new Database(ledger, { readonly: true });
     const processes = db2.prepare("SELECT COUNT(*) AS n FROM application_steps WHERE step = 'process-created'").get() as { n: number };
     db2.close();
@@ -79,7 +84,7 @@ describe('stagecoach applications', () => {
     // the printout: counts, each refusal at its file:line with the value libxml2 quotes masked
     const plain = await runCli(args.slice(0, -1), { env });
     expect(plain.stdout.split('\n').slice(0, 3)).toEqual([
-      'crm-applications: read 6, refused 2, sent 0 (and 4 sent before), handled: succeeded 4, failed 0, no outcome yet 0',
+      'crm-applications: read 6, refused 2, sent 0 (and 4 sent before), handled: succeeded 3, failed 1, no outcome yet 0',
       "  refused APPLICATION_SCHEMA_VIOLATION: samples/applications/aanvragen.json:37: CleanOrderCounterparties.xml does not comply with CleanOrderCounterparties.xsd: Initials: line 4: Element 'Initials': [facet 'pattern'] The value 'j*' is not accepted by the pattern '([A-Z][a-z]?\\.)+'.",
       '  refused DUPLICATE_LEGACY_KEY: samples/applications/aanvragen.json:193: application A-2026-01001 is already at samples/applications/aanvragen.json:2; one application is lodged once',
     ]);

@@ -45,7 +45,8 @@ export function registerApplicationsCommand(program: Command): void {
           ];
           process.stdout.write(`${out.join('\n')}\n`);
         }
-        if (report.pending.length > 0 || report.failed.length > 0) process.exitCode = 1;
+        // A failed handling is an outcome (in the ledger, with its reason); an application without one is unfinished.
+        if (report.pending.length > 0) process.exitCode = 1;
       } finally {
         db.close();
         await client.close();

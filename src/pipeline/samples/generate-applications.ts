@@ -8,8 +8,11 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { mulberry32 } from './generate-crm.js';
 
-/** Planted defects: initials the XSD refuses (`jm`), and an application exported twice. */
-export const APPLICATION_DEFECTS = ['xsd-violation', 'duplicate-application'] as const;
+/**
+ * Planted defects: initials the XSD refuses (`jm`), an application exported twice, and a total
+ * that is not the sum of the loan parts (valid XML: only the platform's handling finds it).
+ */
+export const APPLICATION_DEFECTS = ['xsd-violation', 'duplicate-application', 'handling-failure'] as const;
 export type ApplicationDefect = (typeof APPLICATION_DEFECTS)[number];
 
 export interface GeneratedApplications {
@@ -73,6 +76,9 @@ export async function generateApplications(o: { dir: string; count: number; seed
   const bad = Math.min(1, items.length - 1);
   (items[bad]!.aanvragers as Record<string, unknown>[])[0]!.voorletters = 'jm';
   defects.push({ kind: 'xsd-violation', key: items[bad]!.aanvraagnummer as string, index: bad });
+  const wrong = Math.min(2, items.length - 1);
+  items[wrong]!.totaal = (Number(items[wrong]!.totaal) + 1000).toFixed(2);
+  defects.push({ kind: 'handling-failure', key: items[wrong]!.aanvraagnummer as string, index: wrong });
   items.push({ ...items[0]! });
   defects.push({ kind: 'duplicate-application', key: items[0]!.aanvraagnummer as string, index: items.length - 1 });
   await mkdir(o.dir, { recursive: true });
