@@ -88,6 +88,21 @@ export class ApplicationLedger {
     })();
   }
 
+  /** The application of a pipeline whose message has this id (events name the message). */
+  byMessage(pipeline: string, messageId: string): ApplicationRow | undefined {
+    return this.db
+      .prepare(
+        `SELECT pipeline, scope, legacy_key AS legacyKey, step, message_id AS messageId, process_id AS processId, file, line, detail
+         FROM applications WHERE pipeline = ? AND message_id = ?`,
+      )
+      .get(pipeline, messageId) as ApplicationRow | undefined;
+  }
+
+  /** A line of an application's history that is no step of its own (a process status the platform reported). */
+  note(row: ApplicationRow, what: string, detail: string | null): void {
+    this.stepStmt.run(row.pipeline, row.scope, row.legacyKey, what, new Date().toISOString(), detail);
+  }
+
   /** Every application of a pipeline, in key order. */
   all(pipeline: string): ApplicationRow[] {
     return this.db

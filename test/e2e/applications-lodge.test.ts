@@ -54,7 +54,11 @@ describe('stagecoach applications', () => {
       process_id: string | null;
       message_id: string | null;
     }>;
-    const history = db.prepare("SELECT step FROM application_steps WHERE legacy_key = 'A-2026-01001' ORDER BY rowid").all();
+    const history = db
+      .prepare("SELECT step FROM application_steps WHERE legacy_key = 'A-2026-01001' AND step NOT LIKE 'status:%' ORDER BY rowid")
+      .all();
+    // the run's own webhook receiver got process.status-changed (X-Event-Token checked) for the applications it sent
+    const statuses = db.prepare("SELECT DISTINCT step FROM application_steps WHERE step LIKE 'status:%' ORDER BY step").all();
     db.close();
     expect(rows.filter((x) => x.step === 'succeeded')).toHaveLength(3);
     expect(rows.find((x) => x.legacy_key === 'A-2026-01003')?.step).toBe('failed');
@@ -66,6 +70,10 @@ describe('stagecoach applications', () => {
       'sent',
       'succeeded',
     ]);
+    expect(statuses.map((x) => (x as { step: string }).step)).toContain('status:ApplicationReceived');
+    // and removed its subscriptions at the end
+    for (const event of ['lodging.message.handling_succeeded', 'lodging.message.handling_failed', 'process.status-changed'])
+      expect(await client.events.list(event)).toEqual([]);
     const lodged = rows.find((x) => x.legacy_key === 'A-2026-01001')!;
     const proc = await client.processes.get(lodged.process_id!);
     expect(proc).toMatchObject({ externalReferences: [{ origin: 'crm', referenceId: 'A-2026-01001' }] });

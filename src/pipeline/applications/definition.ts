@@ -57,8 +57,14 @@ export const applicationsPipelineSchema = pipelineFileSchema.extend({
         .max(86_400)
         .default(60)
         .describe('how long to wait for every sent message to be handled; 0: do not wait; default 60'),
+      events: z
+        .enum(['webhook', 'poll'])
+        .default('webhook')
+        .describe(
+          'webhook: a loopback receiver subscribed for the run (X-Event-Token checked), polling as the fallback; poll: only read the messages back; default webhook',
+        ),
     })
-    .default({ inFlight: 4, outcomeTimeoutSeconds: 60 })
+    .default({ inFlight: 4, outcomeTimeoutSeconds: 60, events: 'webhook' })
     .describe('how applications are lodged'),
 });
 export type ApplicationsPipelineFile = z.output<typeof applicationsPipelineSchema>;
