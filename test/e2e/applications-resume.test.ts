@@ -72,6 +72,7 @@ describe('applications: stopped at any step, resumed, nothing lodged twice', () 
   it.each(cases)('%s', async (name, area, method) => {
     const def = await loadApplicationsPipeline(join(ROOT, 'pipelines/applications.yaml'));
     def.name = `resume-${method}`; // a ledger of its own per case
+    def.lodging.events = 'poll'; // outcomes by reading the messages back only (the lodge e2e covers the webhook path)
     const db = openLedgerDb(join(dir, `${method}.db`));
     const before = platformCounts();
     try {
@@ -85,6 +86,12 @@ describe('applications: stopped at any step, resumed, nothing lodged twice', () 
       expect({ messages: after.messages - before.messages, sent: after.sent - before.sent }).toEqual({ messages: 4, sent: 4 });
       expect(after.processes - before.processes).toBe(method === 'create' ? 5 : 4);
       const ledger = new ApplicationLedger(db);
+      expect(
+        ledger
+          .all(def.name)
+          .filter((r) => r.step === 'succeeded')
+          .map((r) => r.detail),
+      ).toEqual(Array(3).fill('{"via":"poll"}'));
       for (const row of ledger.all(def.name).filter((r) => r.step !== 'refused')) {
         const message = await client.lodging.getMessage(row.processId!, row.messageId!);
         expect(message.status).toBe('Sent');
