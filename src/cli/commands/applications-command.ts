@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULT_LEDGER_FILE } from '../../ledger/types.js';
 import { addConnectionOptions, clientFromOptions, type ConnectionFlags } from '../connection.js';
+import { progressLine } from '../output.js';
 
 export function registerApplicationsCommand(program: Command): void {
   const cmd = program
@@ -30,9 +31,11 @@ export function registerApplicationsCommand(program: Command): void {
       const ledgerFile = opts.ledger ?? DEFAULT_LEDGER_FILE;
       const db = openLedgerDb(ledgerFile);
       const client = await clientFromOptions(opts);
+      const progress = progressLine(); // on a terminal only: each application's step, then the wait for outcomes
       try {
         const report = await runApplications(def, client, db, {
           correctionsDir: opts.correctionsDir ?? join(dirname(ledgerFile), 'corrections'),
+          onProgress: (text) => progress.update(text),
         });
         if (opts.json) {
           process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
@@ -48,6 +51,7 @@ export function registerApplicationsCommand(program: Command): void {
         // A failed handling is an outcome (in the ledger, with its reason); an application without one is unfinished.
         if (report.pending.length > 0) process.exitCode = 1;
       } finally {
+        progress.done();
         db.close();
         await client.close();
       }
