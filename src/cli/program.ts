@@ -10,6 +10,7 @@ import { registerMigrateCommands } from './commands/migrate-commands.js';
 import { registerInitCommand } from './commands/init-command.js';
 import { registerPrivacyCommands } from './commands/privacy-commands.js';
 import { registerUpgradeCommand } from './commands/upgrade-command.js';
+import { registerApplicationsCommand } from './commands/applications-command.js';
 import { runCli } from './run.js';
 
 export async function main(argv: readonly string[]): Promise<void> {
@@ -27,6 +28,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   registerMigrateCommands(program);
   registerPrivacyCommands(program);
   registerUpgradeCommand(program);
+  registerApplicationsCommand(program);
 
   await runCli(program, argv);
 }

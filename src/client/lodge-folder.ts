@@ -126,7 +126,7 @@ export async function listFiles(folder: string): Promise<Array<{ fileName: strin
     .map((fileName) => ({ fileName, mimeType: MIME_TYPES[extname(fileName).toLowerCase()]! }));
 }
 
-async function pickDefinition(client: StagecoachClient, code: string | undefined, signal?: AbortSignal) {
+export async function pickDefinition(client: StagecoachClient, code: string | undefined, signal?: AbortSignal) {
   const defs = await client.processes.definitions({
     types: ['LoanOrigination'],
     ...(code ? { codes: [code] } : {}),

@@ -5,6 +5,7 @@
  * here to suggest the key a misspelt one was meant to be. `npm run schemas` rewrites the files;
  * a test fails when they are out of date.
  */
+import { applicationMappingSchema, applicationsPipelineSchema } from '../applications/definition.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -28,7 +29,14 @@ export function jsonSchemaOf(schema: z.ZodType, title?: string): Json {
 }
 
 /** The schemas as they are shipped. */
-export function editorSchemas(): { 'pipeline.schema.json': Json; 'mapping.schema.json': Json; 'child-mapping.schema.json': Json } {
+export function editorSchemas(): Record<
+  | 'pipeline.schema.json'
+  | 'mapping.schema.json'
+  | 'child-mapping.schema.json'
+  | 'applications-pipeline.schema.json'
+  | 'application-mapping.schema.json',
+  Json
+> {
   return {
     'pipeline.schema.json': jsonSchemaOf(pipelineFileSchema, 'stagecoach pipeline file'),
     'mapping.schema.json': jsonSchemaOf(mappingFileSchema, 'stagecoach mapping file'),
@@ -36,6 +44,8 @@ export function editorSchemas(): { 'pipeline.schema.json': Json; 'mapping.schema
       childMappingFileSchema,
       'stagecoach child mapping file (a child source: one row → one list item)',
     ),
+    'applications-pipeline.schema.json': jsonSchemaOf(applicationsPipelineSchema, 'stagecoach applications pipeline file'),
+    'application-mapping.schema.json': jsonSchemaOf(applicationMappingSchema, 'stagecoach application mapping file'),
   };
 }
 

@@ -665,3 +665,29 @@ export async function compileMapping(spec: MappingFile, file: string, ids: Refer
     },
   };
 }
+
+/**
+ * Compiles named expressions that do not make a staged record — the elements of an
+ * application's XML (src/pipeline/applications/) — with the same expressions, transforms and
+ * code tables; there is no staged schema to coerce to, so values keep the type they are read as.
+ * @example const f = compileFields({ Surname: { column: achternaam } }, {}, 'crm-aanvraag', file, ids);
+ *          f.fill(row.values, ctx) // { Surname: 'Berg' }
+ */
+export function compileFields(
+  fields: Record<string, Expr>,
+  codes: MappingFile['codes'],
+  scope: string,
+  file: string,
+  ids: ReferenceIds,
+): { columns: ReadonlySet<string>; fill(values: Values, ctx: MapContext): Record<string, unknown> } {
+  const compiler = new Compiler(codes, ids, scope, file);
+  const filler = fieldFiller(Object.entries(fields).map(([name, e]) => ({ name, ...compiler.expr(e, name, undefined) })));
+  return {
+    columns: compiler.columns,
+    fill(values, ctx) {
+      const out: Record<string, unknown> = {};
+      filler(values, ctx, out);
+      return out;
+    },
+  };
+}

@@ -157,7 +157,10 @@ export const transformSchema = z.union([
 ]);
 export type Transform = z.output<typeof transformSchema>;
 
-const transformsSchema = z.array(transformSchema).default([]).describe('applied in order; an empty value skips them (except default)');
+export const transformsSchema = z
+  .array(transformSchema)
+  .default([])
+  .describe('applied in order; an empty value skips them (except default)');
 const requiredSchema = z.boolean().default(false).describe('reject the row (MISSING_REQUIRED_FIELD) when the value ends up empty');
 
 export interface ColumnExpr {

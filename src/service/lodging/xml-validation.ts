@@ -6,54 +6,16 @@
  * files — validation against the service's XSDs in `schemas/`. Synchronous; a document takes a
  * few milliseconds. Every libxml2 object is disposed.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { ParseOption, XmlDocument, XmlLibError, XsdValidator } from 'libxml2-wasm';
-import type { Problem } from '../../contract/problem.js';
-import { WELL_KNOWN_ATTACHMENTS } from '../../contract/process.js';
+import { XmlDocument, XmlLibError } from 'libxml2-wasm';
+import { LODGING_NAMESPACE, SAFE_PARSE_OPTIONS, schemaDir, schemaErrors } from '../../lodging-xml/xsd-validation.js';
 import { HttpProblem } from '../http/problem.js';
 import { LODGING_LIMITS } from './limits.js';
 import { foreignXmlEncoding } from './content-sniff.js';
 
-/** The namespace of every well-known lodging document. */
-export const LODGING_NAMESPACE = 'urn:stagecoach:lodging:2022.1';
-
-/** Parser options: no network, no external entities or DTDs; entity substitution (NOENT) stays off. */
-export const SAFE_PARSE_OPTIONS = ParseOption.XML_PARSE_NONET | ParseOption.XML_PARSE_NO_XXE | ParseOption.XML_PARSE_NO_SYS_CATALOG;
+// The XSDs and their validation are shared with the client (src/lodging-xml/); re-exported for this module's users.
+export { LODGING_NAMESPACE, SAFE_PARSE_OPTIONS, schemaDir };
 
 const FORBIDDEN_DECLARATION = /<!\s*(DOCTYPE|ENTITY|ELEMENT|ATTLIST|NOTATION)/i;
-
-type FieldError = NonNullable<Problem['errors']>[number];
-
-/**
- * The folder holding the XSDs: next to this module when run from source, or in the source tree
- * when run from the compiled `dist/` (tsc does not copy .xsd files).
- */
-export function schemaDir(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const candidates = [join(here, 'schemas'), join(here, '..', '..', '..', '..', 'src', 'service', 'lodging', 'schemas')];
-  const found = candidates.find((dir) => existsSync(join(dir, `${WELL_KNOWN_ATTACHMENTS[0].replace(/\.xml$/, '')}.xsd`)));
-  if (!found) throw new Error(`lodging XSDs not found; looked in ${candidates.join(', ')}`);
-  return found;
-}
-
-/** Compiled validators, one per well-known file, built on first use and kept for the process. */
-const validators = new Map<string, XsdValidator>();
-function validatorFor(fileName: string): XsdValidator {
-  let validator = validators.get(fileName);
-  if (!validator) {
-    const path = join(schemaDir(), fileName.replace(/\.xml$/, '.xsd'));
-    const xsd = XmlDocument.fromBuffer(readFileSync(path), { url: path, option: SAFE_PARSE_OPTIONS });
-    try {
-      validator = XsdValidator.fromDoc(xsd);
-    } finally {
-      xsd.dispose();
-    }
-    validators.set(fileName, validator);
-  }
-  return validator;
-}
 
 /** The 1-based line of byte offset `index`. */
 function lineAt(bytes: Buffer, index: number): number {
@@ -142,32 +104,17 @@ export function checkXmlAttachment(fileName: string, bytes: Buffer, wellKnown: b
   const doc = parseXmlSafely(fileName, bytes);
   try {
     if (!wellKnown) return;
-    try {
-      validatorFor(fileName).validate(doc);
-    } catch (err) {
-      if (!(err instanceof XmlLibError)) throw err;
-      const all = err.details.map(toFieldError);
-      const errors = all.slice(0, LODGING_LIMITS.maxListedErrors);
-      const more = all.length > errors.length ? ` (${all.length - errors.length} more not listed)` : '';
-      throw new HttpProblem(
-        422,
-        'ATTACHMENT_SCHEMA_VIOLATION',
-        `${fileName} does not comply with the schema ${fileName.replace(/\.xml$/, '.xsd')}: ${all.length} error${all.length === 1 ? '' : 's'}, the first: ${errors[0]?.field}: ${errors[0]?.message}${more}`,
-        { errors },
-      );
-    }
+    const all = schemaErrors(fileName, doc).map(({ field, message }) => ({ field, message }));
+    if (all.length === 0) return;
+    const errors = all.slice(0, LODGING_LIMITS.maxListedErrors);
+    const more = all.length > errors.length ? ` (${all.length - errors.length} more not listed)` : '';
+    throw new HttpProblem(
+      422,
+      'ATTACHMENT_SCHEMA_VIOLATION',
+      `${fileName} does not comply with the schema ${fileName.replace(/\.xml$/, '.xsd')}: ${all.length} error${all.length === 1 ? '' : 's'}, the first: ${errors[0]?.field}: ${errors[0]?.message}${more}`,
+      { errors },
+    );
   } finally {
     doc.dispose();
   }
-}
-
-/**
- * One libxml2 schema error as {field: element (or element/@attribute), message: 'line N: …'},
- * with the namespace braces dropped for legibility.
- */
-function toFieldError(detail: { message: string; line: number }): FieldError {
-  const message = detail.message.trim().replaceAll(`{${LODGING_NAMESPACE}}`, '');
-  const element = /^Element '([^']+)'(?:, attribute '([^']+)')?/.exec(message);
-  const field = element ? (element[2] ? `${element[1]}/@${element[2]}` : element[1]!) : 'document';
-  return { field, message: `line ${detail.line}: ${message}` };
 }
