@@ -8,7 +8,7 @@ import { createClient, type ClientOptions, type StagecoachClient } from '../clie
 import { StagecoachError } from '../contract/errors.js';
 import { openLedger } from '../ledger/index.js';
 import { loadPipeline } from '../pipeline/read-pipeline.js';
-import { runPipeline, type RunLogger, type RunProgress, type RunReport } from '../pipeline/runner/index.js';
+import { runPipeline, stagedFromWhatIsReadNow, type RunLogger, type RunProgress, type RunReport } from '../pipeline/runner/index.js';
 import { DEFAULT_LEDGER_FILE } from '../ledger/index.js';
 import { runChain, type ChainEvent, type ChainOutcome } from './chain.js';
 import { reconcile, REPORTS_DIR, type ReconcileResult } from './reconcile.js';
@@ -144,10 +144,10 @@ export async function migrate(options: MigrateOptions): Promise<MigrateResult> {
 
 /**
  * The staging run of this pipeline's migration when that migration's import was already started
- * (the ledger holds its import job, running or done) and its chain did not end (no counts after
- * a finished import): staging is closed then, and a migrate that was killed after it (during the
- * import or the counts) must resume that migration's chain, not stage every record again into a
- * new migration.
+ * (the ledger holds its import job, running or done, and when done the export and pipeline are as
+ * that run read them): staging is closed then, and a migrate that was killed after it (during the
+ * import, the counts or the report) must resume that migration's chain, not stage every record
+ * again into a new migration.
  */
 async function importedRun(ledgerFile: string, pipelineFile: string, logger: RunLogger | undefined): Promise<RunReport | undefined> {
   const def = await loadPipeline(pipelineFile);
@@ -158,11 +158,11 @@ async function importedRun(ledgerFile: string, pipelineFile: string, logger: Run
     if (!migrationId) return undefined;
     const job = ledger.jobs.latest(migrationId, 'import');
     if (!job || job.state === 'failed') return undefined;
-    // A chain that got as far as its counts has ended: the next migrate reads the export again and
-    // stages what changed into a new migration, instead of resuming one that is complete.
-    if (job.state === 'done' && ledger.jobs.latest(migrationId, 'counts')?.state === 'done') return undefined;
     const staged = runs.filter((r) => r.migrationId === migrationId && r.status === 'completed' && r.report).at(-1);
     if (!staged) return undefined;
+    // An import that is done, of an export or pipeline changed since: the next migrate reads them
+    // again and stages what changed (into a new migration), instead of resuming a finished chain.
+    if (job.state === 'done' && !(await stagedFromWhatIsReadNow(def, ledger, staged))) return undefined;
     logger?.info(
       { migration: migrationId, run: staged.id, job: job.jobId },
       `the import of migration ${migrationId} was started by an earlier migrate: resuming its chain instead of staging again`,

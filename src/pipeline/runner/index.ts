@@ -25,6 +25,7 @@ import { openRun, settleRun } from './run-ends.js';
 import type { RunReport } from './run-report.js';
 import { attachAndStart } from './start-run.js';
 
+export { stagedFromWhatIsReadNow } from './run-ends.js';
 export type { ResumeReport } from './resume.js';
 export type { PipelineClient, RunLogger, RunPipelineOptions } from './ports.js';
 export type { RunProgress } from './progress.js';

@@ -118,6 +118,26 @@ export class Resume {
   }
 
   /**
+   * Whether every source file is as run `runId` found it (the same files, each of the same size,
+   * modification time and first 64 KiB): false too when the run kept no fingerprints.
+   * @example await Resume.sourcesAsFound(def, ledger, 3) // false once a row was added to an export
+   */
+  static async sourcesAsFound(def: PipelineDefinition, ledger: Ledger, runId: number): Promise<boolean> {
+    const stored = ledger.runSources(runId) as RunSources | undefined;
+    if (!stored || stored.corrections) return false;
+    const now: SourceFingerprint[] = [];
+    try {
+      for (const source of def.sources)
+        for (const file of await listSourceFiles(def.dir, source)) now.push(await fingerprint({ source, file }));
+    } catch {
+      return false;
+    }
+    const same = (a: SourceFingerprint, b: SourceFingerprint) =>
+      a.source === b.source && a.file === b.file && a.size === b.size && a.mtimeMs === b.mtimeMs && a.head === b.head;
+    return now.length === stored.files.length && now.every((f) => stored.files.some((g) => same(f, g)));
+  }
+
+  /**
    * Where this run starts, and what its report says about it.
    * @example const { report, start } = await resume.decide(ledger, migrationId);
    */

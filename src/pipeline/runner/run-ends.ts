@@ -7,7 +7,7 @@
 import type { ChildTally } from '../children/child-join.js';
 import { hash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { Ledger, Scope } from '../../ledger/index.js';
+import type { Ledger, RunRow, Scope } from '../../ledger/index.js';
 import { type MappingSnapshot, takeMappingSnapshot } from '../definition/mapping-snapshot.js';
 import type { CorrectionsSummary, PipelineDefinition } from '../read-pipeline.js';
 import type { SourceTally } from '../source/index.js';
@@ -36,6 +36,16 @@ export interface OpenRun {
     /** A corrections run: the files read, the duplicates that came back unedited. */
     corrections: CorrectionsSummary;
   };
+}
+
+/**
+ * Whether `run` staged what the pipeline reads now: the same pipeline and mappings, and every
+ * source file as the run found it. `migrate` resumes a chain whose import is done only then.
+ * @example await stagedFromWhatIsReadNow(def, ledger, run) // false after a row was added to the export
+ */
+export async function stagedFromWhatIsReadNow(def: PipelineDefinition, ledger: Ledger, run: RunRow): Promise<boolean> {
+  if ((await pipelineHash(def, await takeMappingSnapshot(def))) !== run.pipelineHash) return false;
+  return Resume.sourcesAsFound(def, ledger, run.id);
 }
 
 /** Records the run in the ledger (nothing reaches the platform yet). */
