@@ -64,11 +64,15 @@ export function packageRoot(): string {
   }
 }
 
-/** The sample pipelines the package ships, in name order. */
+/**
+ * The sample counterparty pipelines the package ships, in name order. The applications pipeline
+ * (`component: Applications`) is lodged by `stagecoach applications`, not yet by the demo's chain.
+ */
 export function samplePipelines(): string[] {
   const dir = join(packageRoot(), 'pipelines');
   return readdirSync(dir)
     .filter((f) => /\.ya?ml$/.test(f))
+    .filter((f) => !/^component:\s*Applications\b/m.test(readFileSync(join(dir, f), 'utf8')))
     .sort()
     .map((f) => join(dir, f));
 }

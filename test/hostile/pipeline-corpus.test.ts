@@ -416,7 +416,20 @@ describe('hostile legacy exports', () => {
     // Files cut off or empty (an unclosed quote at the end, a cut array, empty files, a header
     // alone): accepted here, as far as they can be read.
     const res = await cli(
-      ['migrate', file, '--drop-invalid', '--allow-truncated', '--ledger', join(dir, 'ledger.db'), '--out', out, '--base-url', svc.url],
+      [
+        'migrate',
+        file,
+        '--drop-invalid',
+        '--allow-truncated',
+        '--expect-refused',
+        '100%',
+        '--ledger',
+        join(dir, 'ledger.db'),
+        '--out',
+        out,
+        '--base-url',
+        svc.url,
+      ],
       {
         NODE_OPTIONS: '--max-old-space-size=128',
       },

@@ -259,7 +259,7 @@ describe('an undecided field', () => {
       );
       writeFileSync(
         join(dir, 'p.yaml'),
-        'name: x\ncomponent: Counterparties\nsources:\n  - { name: x, format: csv, path: x.csv, csv: { delimiter: ";", header: true }, mapping: m.yaml }\ntarget: { migration: current, referenceNamespace: 6e54ebc8-885f-489a-a721-c73903a19b0a }\n',
+        'name: x\nlanguage: 2\ncomponent: Counterparties\nsources:\n  - { name: x, format: csv, path: x.csv, csv: { delimiter: ";", header: true }, mapping: m.yaml }\ntarget: { migration: current, referenceNamespace: 6e54ebc8-885f-489a-a721-c73903a19b0a }\n',
       );
       const def = await loadPipeline(join(dir, 'p.yaml'));
       expect((await undecidedPoints(def)).map((p) => [p.at.replace(/^.*\//, ''), p.field])).toEqual([['m.yaml:6', 'record.income']]);

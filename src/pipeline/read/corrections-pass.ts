@@ -53,7 +53,7 @@ export async function* correctionsPass(
     const released = await releasedKeys(corrections, sources);
     const summary = options.correctionsSummary;
     if (summary) summary.files = corrections.files;
-    const vetted = vetAgainstLedger(options, summary, await surveyRows(corrections, sources, options));
+    const vetted = vetAgainstLedger(options, summary, await surveyRows(def, corrections, sources, options));
     for await (const { row: read, sourceName, codes, unchanged, origin } of corrections.rows()) {
       const s = sources.find((x) => x.def.name === sourceName);
       // Not yet for child sources (issue 46): a corrected row must be joined with its parent's
@@ -205,13 +205,20 @@ interface Survey {
  * copied, the same row in two files), the one that corrects it is the first edited row, else the
  * first row; the others are refused as repeats. Without a ledger, nothing.
  */
-async function surveyRows(corrections: CorrectionsIndex, sources: readonly PreparedSource[], options: ReadBatchesOptions): Promise<Survey> {
+async function surveyRows(
+  def: PipelineDefinition,
+  corrections: CorrectionsIndex,
+  sources: readonly PreparedSource[],
+  options: ReadBatchesOptions,
+): Promise<Survey> {
   const chosen = new Map<string, { where: string; edited: boolean }>();
   const targets = new Map<string, CorrectionTarget | undefined>();
   const lookup = options.correctionTarget;
   if (!lookup) return { chosen: new Map(), targets };
   for await (const c of corrections.rows()) {
-    const s = sources.find((x) => x.def.name === c.sourceName)!;
+    const s = sources.find((x) => x.def.name === c.sourceName);
+    // Not yet for child sources (issue 46): refused before the ledger is asked of any row.
+    if (!s || s.children.length > 0) throw childCorrections(def, c.sourceName);
     const key = isSourceRowError(c.row) ? undefined : s.mapping.key(c.row.values);
     const target = targetOf(lookup, c.origin, key);
     const where = `${c.row.provenance.file}:${c.row.provenance.line}`;
