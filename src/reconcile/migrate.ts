@@ -162,7 +162,8 @@ async function importedRun(ledgerFile: string, pipelineFile: string, logger: Run
     if (!staged) return undefined;
     // An import that is done, of an export or pipeline changed since: the next migrate reads them
     // again and stages what changed (into a new migration), instead of resuming a finished chain.
-    if (job.state === 'done' && !(await stagedFromWhatIsReadNow(def, ledger, staged))) return undefined;
+    const completed = runs.filter((r) => r.migrationId === migrationId && r.status === 'completed');
+    if (job.state === 'done' && !(await stagedFromWhatIsReadNow(def, ledger, completed))) return undefined;
     logger?.info(
       { migration: migrationId, run: staged.id, job: job.jobId },
       `the import of migration ${migrationId} was started by an earlier migrate: resuming its chain instead of staging again`,

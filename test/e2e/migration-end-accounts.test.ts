@@ -30,7 +30,7 @@ describe('after a migration ends', () => {
     client = demoClient(service.url);
     liveBefore = (await client.counterparties.list({ limit: 1 })).total;
     samples = await generateSamples({ persons: 150, organisations: 20, everyDefectOnce: true, batchRecords: 40, inFlight: 2 });
-    const migrate = await runCli(['migrate', 'pipeline.yaml', '--base-url', service.url], { cwd: samples.dir });
+    const migrate = await runCli(['migrate', 'pipeline.yaml', '--expect-refused', '100%', '--base-url', service.url], { cwd: samples.dir });
     // the planted defects are refused before upload, everything else is imported
     expect(migrate.code, migrate.stderr).toBe(0);
     const current = await runCli(['status', '--json'], { cwd: samples.dir });

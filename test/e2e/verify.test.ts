@@ -181,8 +181,14 @@ describe('verify', () => {
     expect(lines[5]!.startsWith('100004;')).toBe(true);
     writeFileSync(file, Buffer.from([...lines.slice(0, 5), ...lines.slice(6)].join('\n'), 'latin1'));
     // The first migration is complete: this run stages into a new one, which migrate then drives.
-    expect((await runCli(['run', 'pipelines/crm.yaml', '--ledger', ledger, '--base-url', svc.url], { cwd: dir })).code).toBe(0);
-    const second = await runCli(['migrate', 'pipelines/crm.yaml', '--ledger', ledger, '--out', 'out', ...common], { cwd: dir });
+    expect(
+      (await runCli(['run', 'pipelines/crm.yaml', '--expect-refused', '100%', '--ledger', ledger, '--base-url', svc.url], { cwd: dir }))
+        .code,
+    ).toBe(0);
+    const second = await runCli(
+      ['migrate', 'pipelines/crm.yaml', '--expect-refused', '100%', '--ledger', ledger, '--out', 'out', ...common],
+      { cwd: dir },
+    );
     expect(second.code, second.stdout).toBe(0);
     const v = (JSON.parse(readFileSync(join(dir, 'out/report.json'), 'utf8')) as ReconciliationReport).verification!;
     // 100004 is still live from the first migration: the pipeline's record, and the platform holds

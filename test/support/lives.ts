@@ -243,7 +243,7 @@ class Life {
         writeFileSync(file, text.replace(/^target:\n/m, 'target:\n  migration: new\n'));
         try {
           if (this.model.open) {
-            const res = await this.cli(['run', 'pipeline.yaml', '--json', ...this.common]);
+            const res = await this.cli(['run', 'pipeline.yaml', '--json', '--expect-refused', '100%', ...this.common]);
             this.exit('run with target.migration: new while a migration is active', res, 1);
             if (!/MIGRATION_ALREADY_ACTIVE|still Active/.test(res.stdout + res.stderr))
               this.wrong.push(`run with target.migration: new while a migration is active did not say why: ${res.stderr.slice(0, 300)}`);
@@ -268,7 +268,7 @@ class Life {
     const args =
       command === 'run'
         ? ['run', 'pipeline.yaml', '--json']
-        : ['migrate', 'pipeline.yaml', '--json', '--out', join(this.dir, 'migrate-report')];
+        : ['migrate', 'pipeline.yaml', '--json', '--expect-refused', '100%', '--out', join(this.dir, 'migrate-report')];
     const res = await this.cli([...args, ...extra, ...this.common]);
     this.exit(command, res, 0);
     const out = this.json<{ sent?: number; run?: { sent: number } }>(command, res);
@@ -279,7 +279,17 @@ class Life {
   /** `migrate` once the latest migration was imported: it re-reports that migration and starts no run. */
   private async migrateAgain(extra: string[]): Promise<void> {
     const runs = this.lastRunId();
-    const res = await this.cli(['migrate', 'pipeline.yaml', '--json', '--out', join(this.dir, 'migrate-report'), ...extra, ...this.common]);
+    const res = await this.cli([
+      'migrate',
+      'pipeline.yaml',
+      '--json',
+      '--expect-refused',
+      '100%',
+      '--out',
+      join(this.dir, 'migrate-report'),
+      ...extra,
+      ...this.common,
+    ]);
     this.exit('migrate after the import', res, this.model.reportBalances() ? 0 : res.code === 1 ? 1 : 0);
     this.same('runs in the ledger after a migrate of an imported migration (none new)', this.lastRunId(), runs);
   }
@@ -287,10 +297,10 @@ class Life {
   /** `run`, SIGKILLed once `batches` upload batches of it are done, then `run` again to the end. */
   private async killedRun(batches: number): Promise<void> {
     await this.checkPlan();
-    const run = spawnCli(['run', 'pipeline.yaml', ...this.common], { cwd: this.dir });
+    const run = spawnCli(['run', 'pipeline.yaml', '--expect-refused', '100%', ...this.common], { cwd: this.dir });
     const runsBefore = this.lastRunId();
     await killWhen(run, () => this.doneBatches(runsBefore) >= batches);
-    const res = await this.cli(['run', 'pipeline.yaml', '--json', ...this.common]);
+    const res = await this.cli(['run', 'pipeline.yaml', '--json', '--expect-refused', '100%', ...this.common]);
     this.exit('run after the kill', res, 0);
     const integrity = this.readLedger((db) => (db.pragma('integrity_check') as Array<{ integrity_check: string }>)[0]?.integrity_check);
     this.same('ledger integrity after the kill and the run again', integrity, 'ok');
@@ -400,8 +410,18 @@ class Life {
     const command = step.kind === 'corrections-run' ? 'run' : 'migrate';
     const args =
       command === 'run'
-        ? ['run', 'pipeline.yaml', '--json', '--corrections', fixed]
-        : ['migrate', 'pipeline.yaml', '--json', '--corrections', fixed, '--out', join(this.dir, 'migrate-report')];
+        ? ['run', 'pipeline.yaml', '--json', '--expect-refused', '100%', '--corrections', fixed]
+        : [
+            'migrate',
+            'pipeline.yaml',
+            '--json',
+            '--expect-refused',
+            '100%',
+            '--corrections',
+            fixed,
+            '--out',
+            join(this.dir, 'migrate-report'),
+          ];
     const res = await this.cli([...args, ...this.common]);
     this.exit(`${command} --corrections`, res, 0);
     type Out = { sent?: number; corrections?: { refused?: unknown[] } };

@@ -120,11 +120,13 @@ export class Resume {
   /**
    * Whether every source file is as run `runId` found it (the same files, each of the same size,
    * modification time and first 64 KiB): false too when the run kept no fingerprints.
+   * Undefined for a corrections run: it read no export, so it says nothing of one.
    * @example await Resume.sourcesAsFound(def, ledger, 3) // false once a row was added to an export
    */
-  static async sourcesAsFound(def: PipelineDefinition, ledger: Ledger, runId: number): Promise<boolean> {
+  static async sourcesAsFound(def: PipelineDefinition, ledger: Ledger, runId: number): Promise<boolean | undefined> {
     const stored = ledger.runSources(runId) as RunSources | undefined;
-    if (!stored || stored.corrections) return false;
+    if (!stored) return false;
+    if (stored.corrections) return undefined;
     const now: SourceFingerprint[] = [];
     try {
       for (const source of def.sources)

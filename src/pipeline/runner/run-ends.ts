@@ -39,13 +39,20 @@ export interface OpenRun {
 }
 
 /**
- * Whether `run` staged what the pipeline reads now: the same pipeline and mappings, and every
- * source file as the run found it. `migrate` resumes a chain whose import is done only then.
- * @example await stagedFromWhatIsReadNow(def, ledger, run) // false after a row was added to the export
+ * Whether a migration's completed `runs` (oldest first) staged what the pipeline reads now: the
+ * same pipeline and mappings, and every source file as the newest run that read them found it.
+ * `migrate` resumes a chain whose import is done only then.
+ * @example await stagedFromWhatIsReadNow(def, ledger, runs) // false after a row was added to the export
  */
-export async function stagedFromWhatIsReadNow(def: PipelineDefinition, ledger: Ledger, run: RunRow): Promise<boolean> {
-  if ((await pipelineHash(def, await takeMappingSnapshot(def))) !== run.pipelineHash) return false;
-  return Resume.sourcesAsFound(def, ledger, run.id);
+export async function stagedFromWhatIsReadNow(def: PipelineDefinition, ledger: Ledger, runs: readonly RunRow[]): Promise<boolean> {
+  const hash = await pipelineHash(def, await takeMappingSnapshot(def));
+  // The newest of the migration's runs that read the export (a corrections run read none).
+  for (const run of [...runs].reverse()) {
+    if (run.pipelineHash !== hash) return false;
+    const asFound = await Resume.sourcesAsFound(def, ledger, run.id);
+    if (asFound !== undefined) return asFound;
+  }
+  return true;
 }
 
 /** Records the run in the ledger (nothing reaches the platform yet). */
