@@ -300,60 +300,66 @@ export function registerMapCommand(program: Command): void {
     .option('--source <name>', 'only rows of this source')
     .option('--rejected', 'only rejected rows')
     .option('--json', 'one JSON object a line: {provenance, source, values, kind, record | reasons}')
-    .action(async (file: string, opts: { sample: number; skip: number; source?: string; rejected?: boolean; json?: boolean }) => {
-      const def = await loadPipeline(file);
-      await checkConfiguration(def);
-      if (opts.source && !def.sources.some((s) => s.name === opts.source)) {
-        throw new StagecoachError(
-          'CONFIG_INVALID',
-          `--source ${opts.source}: ${def.file} has no such source, expected one of ${def.sources.map((s) => s.name).join(', ')}`,
-        );
-      }
-      let skipped = 0;
-      let shown = 0;
-      if (opts.sample === 0) return;
-      for await (const r of readPipeline(def)) {
-        if (opts.source && r.row.source !== opts.source) continue;
-        if (opts.rejected && r.kind !== 'rejected') continue;
-        if (skipped < opts.skip) {
-          skipped++;
-          continue;
+    .option('--stage-undecided', STAGE_UNDECIDED_HELP)
+    .action(
+      async (
+        file: string,
+        opts: { sample: number; skip: number; source?: string; rejected?: boolean; json?: boolean; stageUndecided?: boolean },
+      ) => {
+        const def = await loadPipeline(file);
+        await checkConfiguration(def, undefined, { stageUndecided: opts.stageUndecided === true });
+        if (opts.source && !def.sources.some((s) => s.name === opts.source)) {
+          throw new StagecoachError(
+            'CONFIG_INVALID',
+            `--source ${opts.source}: ${def.file} has no such source, expected one of ${def.sources.map((s) => s.name).join(', ')}`,
+          );
         }
-        const values = 'values' in r.row ? r.row.values : undefined;
-        if (opts.json) {
-          const line = {
-            provenance: r.row.provenance,
-            source: r.row.source,
-            values,
-            kind: r.kind,
-            ...(r.kind === 'mapped' ? { referenceId: r.referenceId, record: r.record } : { reasons: r.reasons }),
-          };
-          process.stdout.write(`${JSON.stringify(line)}\n`);
-        } else {
-          const p = r.row.provenance;
-          const head = `${p.file}:${p.line} (${r.row.source}${r.legacyKey !== undefined ? `, key ${r.legacyKey}` : ''})`;
-          const out = [pc.bold(`── ${head} ${'─'.repeat(Math.max(0, 70 - head.length))}`)];
-          out.push(pc.dim('source'));
-          if (values)
-            for (const [k, v] of Object.entries(values))
-              out.push(`  ${k.padEnd(22)} ${typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v)}`);
-          else if ('raw' in r.row && r.row.raw !== undefined) out.push(`  ${r.row.raw}`);
-          if (r.kind === 'mapped') {
-            out.push(pc.dim(`mapped → ${r.referenceId}`));
-            out.push(
-              ...JSON.stringify(r.record, null, 2)
-                .split('\n')
-                .map((l) => `  ${l}`),
-            );
-          } else {
-            out.push(pc.red('rejected'));
-            for (const reason of r.reasons) out.push(`  ${reason.code}  ${reason.message}`);
+        let skipped = 0;
+        let shown = 0;
+        if (opts.sample === 0) return;
+        for await (const r of readPipeline(def)) {
+          if (opts.source && r.row.source !== opts.source) continue;
+          if (opts.rejected && r.kind !== 'rejected') continue;
+          if (skipped < opts.skip) {
+            skipped++;
+            continue;
           }
-          process.stdout.write(`${out.join('\n')}\n\n`);
+          const values = 'values' in r.row ? r.row.values : undefined;
+          if (opts.json) {
+            const line = {
+              provenance: r.row.provenance,
+              source: r.row.source,
+              values,
+              kind: r.kind,
+              ...(r.kind === 'mapped' ? { referenceId: r.referenceId, record: r.record } : { reasons: r.reasons }),
+            };
+            process.stdout.write(`${JSON.stringify(line)}\n`);
+          } else {
+            const p = r.row.provenance;
+            const head = `${p.file}:${p.line} (${r.row.source}${r.legacyKey !== undefined ? `, key ${r.legacyKey}` : ''})`;
+            const out = [pc.bold(`── ${head} ${'─'.repeat(Math.max(0, 70 - head.length))}`)];
+            out.push(pc.dim('source'));
+            if (values)
+              for (const [k, v] of Object.entries(values))
+                out.push(`  ${k.padEnd(22)} ${typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v)}`);
+            else if ('raw' in r.row && r.row.raw !== undefined) out.push(`  ${r.row.raw}`);
+            if (r.kind === 'mapped') {
+              out.push(pc.dim(`mapped → ${r.referenceId}`));
+              out.push(
+                ...JSON.stringify(r.record, null, 2)
+                  .split('\n')
+                  .map((l) => `  ${l}`),
+              );
+            } else {
+              out.push(pc.red('rejected'));
+              for (const reason of r.reasons) out.push(`  ${reason.code}  ${reason.message}`);
+            }
+            process.stdout.write(`${out.join('\n')}\n\n`);
+          }
+          if (++shown >= opts.sample) break;
         }
-        if (++shown >= opts.sample) break;
-      }
-    });
+      },
+    );
 }
 
 export function registerGenerateSamplesCommand(program: Command): void {
