@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import type { BenchOptions, BenchRow } from './harness.js';
 import { CHECK_SEEDS, DEV_SEEDS } from '../src/pipeline/samples/personalities/index.js';
-import { scoreSeed, type SeedScore } from '../src/pipeline/samples/personalities/score.js';
+import { scoreSeed, type SeedScore } from '../src/init/personality-score.js';
 
 export const title = 'init: export personalities (check seeds)';
 

@@ -25,7 +25,7 @@ import { etaFrom, sourcePosition } from './source/position.js';
 import { correctionsPass } from './read/corrections-pass.js';
 import type { ReadBatchesOptions, ReadPipelineOptions } from './read/options.js';
 import { sourcePass } from './read/source-pass.js';
-import { type ChildTally, withChildGaps } from './children/child-join.js';
+import { type ChildTally, withChildGaps } from './children/child-tally.js';
 
 export type { CorrectionsSummary, ReadBatchesOptions, ReadPipelineOptions, ReadResume } from './read/options.js';
 export type { CorrectionsIndex } from './checks/corrections.js';

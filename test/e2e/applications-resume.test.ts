@@ -12,7 +12,7 @@ import type { StagecoachClient } from '../../src/client/index.js';
 import { ApplicationLedger } from '../../src/ledger/application-steps.js';
 import { openLedgerDb } from '../../src/ledger/schema.js';
 import { loadApplicationsPipeline } from '../../src/pipeline/applications/definition.js';
-import { runApplications } from '../../src/pipeline/applications/run-applications.js';
+import { runApplications } from '../../src/reconcile/applications.js';
 import { ROOT } from '../support/cli.js';
 import type { TestService } from '../support/service.js';
 import { startServiceWithClient, stopServiceWithClient } from '../support/client-fixture.js';

@@ -9,7 +9,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../support/service.js';
 import { CHECK_SEEDS, DEV_SEEDS, drawPersonality } from '../../src/pipeline/samples/personalities/index.js';
-import { scoreSeed } from '../../src/pipeline/samples/personalities/score.js';
+import { scoreSeed } from '../../src/init/personality-score.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { editorSchemas, jsonSchemaOf } from '../../src/pipeline/definition/json-schemas.js';
+import { editorSchemas } from '../../src/pipeline/definition/json-schemas.js';
+import { jsonSchemaOf } from '../../src/pipeline/definition/schema-keys.js';
 import { sourceSchema } from '../../src/pipeline/definition/schema.js';
 import { defineFormat } from '../../src/pipeline/source/format.js';
 import { FORMATS, formatOptions, SOURCE_FORMATS } from '../../src/pipeline/source/index.js';

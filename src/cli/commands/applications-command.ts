@@ -24,7 +24,7 @@ export function registerApplicationsCommand(program: Command): void {
     async (file: string, opts: ConnectionFlags & { ledger?: string; correctionsDir?: string; json?: boolean }) => {
       const [{ loadApplicationsPipeline }, { runApplications, maskedReason }, { openLedgerDb }] = await Promise.all([
         import('../../pipeline/applications/definition.js'),
-        import('../../pipeline/applications/run-applications.js'),
+        import('../../reconcile/applications.js'),
         import('../../ledger/schema.js'),
       ]);
       const def = await loadApplicationsPipeline(file);

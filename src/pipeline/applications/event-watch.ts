@@ -2,7 +2,7 @@
  * The run's own webhook receiver for application outcomes: listens on loopback, subscribes to
  * the handling and process-status events with the tokens the platform gives each subscription
  * (X-Event-Token checked by the client's receiver, duplicates dropped), hands each event on,
- * and removes its subscriptions at the end. Polling (run-applications.ts) stays the fallback
+ * and removes its subscriptions at the end. Polling (src/reconcile/applications.ts) stays the fallback
  * for events that do not arrive.
  */
 import { createServer } from 'node:http';

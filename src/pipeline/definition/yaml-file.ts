@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { isMap, isNode, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document } from 'yaml';
 import type { z } from 'zod';
 import { StagecoachError } from '../../contract/errors.js';
-import { suggestKey } from './json-schemas.js';
+import { suggestKey } from './schema-keys.js';
 import { cutText } from '../../contract/cut.js';
 import { readLimits } from '../read-limits.js';
 

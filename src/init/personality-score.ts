@@ -7,11 +7,11 @@
  * `npm run bench -- init` (check seeds) and a quick CI test (a few development seeds).
  */
 import { join } from 'node:path';
-import { initPipeline } from '../../../init/index.js';
-import { undecidedPoints } from '../../checks/configuration.js';
-import { loadPipeline } from '../../definition/load-pipeline.js';
-import { readPipeline } from '../../read-pipeline.js';
-import { generatePersonality, type PersonalityTruth } from './index.js';
+import { initPipeline } from './index.js';
+import { undecidedPoints } from '../pipeline/checks/configuration.js';
+import { loadPipeline } from '../pipeline/definition/load-pipeline.js';
+import { readPipeline } from '../pipeline/read-pipeline.js';
+import { generatePersonality, type PersonalityTruth } from '../pipeline/samples/personalities/index.js';
 
 export interface SeedScore {
   seed: number;

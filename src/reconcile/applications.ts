@@ -7,19 +7,19 @@
  * timeout passes (polling: the webhook receiver is not wired in yet).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { StagecoachClient } from '../../client/index.js';
-import { pickDefinition } from '../../client/lodge-folder.js';
-import { ApplicationLedger, type ApplicationRow } from '../../ledger/application-steps.js';
-import type { Db } from '../../ledger/schema.js';
-import { maskValue } from '../../privacy/mask.js';
-import { type RefusedRecord, writeCorrections, type CorrectionsFile } from '../../reconcile/corrections.js';
-import { isSourceRowError, listSourceFiles, readSourceFile } from '../source/index.js';
-import type { RejectReason } from '../types.js';
-import { compileApplicationMapping } from './build-xml.js';
-import type { ApplicationsPipeline } from './definition.js';
-import { type EventWatch, watchApplicationEvents } from './event-watch.js';
-import { lodgeApplication, type LodgeContext } from './lodge-application.js';
-import type { ReceivedEvent } from '../../client/webhook-receiver.js';
+import type { StagecoachClient } from '../client/index.js';
+import { pickDefinition } from '../client/lodge-folder.js';
+import { ApplicationLedger, type ApplicationRow } from '../ledger/application-steps.js';
+import type { Db } from '../ledger/schema.js';
+import { maskValue } from '../privacy/mask.js';
+import { type RefusedRecord, writeCorrections, type CorrectionsFile } from './corrections.js';
+import { isSourceRowError, listSourceFiles, readSourceFile } from '../pipeline/source/index.js';
+import type { RejectReason } from '../pipeline/types.js';
+import { compileApplicationMapping } from '../pipeline/applications/build-xml.js';
+import type { ApplicationsPipeline } from '../pipeline/applications/definition.js';
+import { type EventWatch, watchApplicationEvents } from '../pipeline/applications/event-watch.js';
+import { lodgeApplication, type LodgeContext } from '../pipeline/applications/lodge-application.js';
+import type { ReceivedEvent } from '../client/webhook-receiver.js';
 
 export interface ApplicationsReport {
   pipeline: string;
