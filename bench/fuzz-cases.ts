@@ -24,6 +24,7 @@ import { loadYamlFile } from '../src/pipeline/definition/yaml-file.js';
 import { pipelineFileSchema } from '../src/pipeline/definition/schema.js';
 import { mappingFileSchema } from '../src/pipeline/mapping/schema.js';
 import { readSourceFile, type ReadableSource } from '../src/pipeline/source/index.js';
+import { mulberry32 } from '../src/pipeline/samples/generate-crm.js';
 
 export const DEVELOPMENT_SEEDS = { from: 1, to: 100_000 };
 export const CHECK_SEEDS = { from: 1_000_001, to: 1_100_000 };
@@ -40,18 +41,6 @@ export interface CaseResult {
   ms: number;
   /** For `failed`: why (a hang, a bare error, a message without the file). */
   why?: string;
-}
-
-/** mulberry32: a small seeded generator, the same numbers on every machine. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const CSV = [
@@ -253,7 +242,7 @@ export async function readBase(kind: Kind, dir: string): Promise<string | undefi
 
 /** The damaged file a seed makes: its kind, bytes and what was done to them. */
 export async function fuzzInput(seed: number, kinds: readonly Kind[] = KINDS): Promise<{ kind: Kind; bytes: Buffer; damage: string }> {
-  const rnd = random(seed);
+  const rnd = mulberry32(seed);
   const kind = kinds[Math.floor(rnd() * kinds.length)]!;
   const hit = kind === 'xlsx' ? await damageWorkbook(rnd) : damageBytes(Buffer.from(BASE[kind]), rnd);
   return { kind, ...hit };
