@@ -68,7 +68,7 @@ export const ERROR_CODES = [
   'CONFIG_INVALID',
   'SOURCE_READ_FAILED',
   'SOURCE_ROW_INVALID',
-  // child sources (src/pipeline/children/schema.ts CHILD_CODES): an orphan, a duplicate, a child of a refused parent
+  // child sources (src/pipeline/definition/child-schema.ts CHILD_CODES): an orphan, a duplicate, a child of a refused parent
   'CHILD_ORPHAN',
   'CHILD_DUPLICATE',
   'CHILD_PARENT_REFUSED',

@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 import { initPipeline } from './index.js';
-import { undecidedPoints } from '../pipeline/checks/configuration.js';
+import { undecidedPoints } from '../pipeline/read/configuration.js';
 import { loadPipeline } from '../pipeline/definition/load-pipeline.js';
 import { readPipeline } from '../pipeline/read-pipeline.js';
 import { generatePersonality, type PersonalityTruth } from '../pipeline/samples/personalities/index.js';

@@ -25,7 +25,7 @@ import { etaFrom, sourcePosition } from './source/position.js';
 import { correctionsPass } from './read/corrections-pass.js';
 import type { ReadBatchesOptions, ReadPipelineOptions } from './read/options.js';
 import { sourcePass } from './read/source-pass.js';
-import { type ChildTally, withChildGaps } from './children/child-tally.js';
+import { type ChildTally, withChildGaps } from './checks/child-tally.js';
 
 export type { CorrectionsSummary, ReadBatchesOptions, ReadPipelineOptions, ReadResume } from './read/options.js';
 export type { CorrectionsIndex } from './checks/corrections.js';
@@ -139,4 +139,4 @@ async function* reportingProgress(
 export { loadPipeline, type PipelineDefinition, type SourceDefinition } from './definition/load-pipeline.js';
 export type { PlanSummary, RejectSample } from './checks/plan-summary.js';
 export { ImpactTally, type PlanImpact, type ImpactExample } from './checks/plan-impact.js';
-export { checkConfiguration } from './checks/configuration.js';
+export { checkConfiguration } from './read/configuration.js';

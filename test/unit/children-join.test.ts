@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadPipeline, readPipeline } from '../../src/pipeline/read-pipeline.js';
-import type { ChildTally } from '../../src/pipeline/children/child-tally.js';
+import type { ChildTally } from '../../src/pipeline/checks/child-tally.js';
 import type { SourceTally } from '../../src/pipeline/source/index.js';
 
 const PIPELINE = `name: dump

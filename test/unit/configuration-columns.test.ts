@@ -10,7 +10,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import type { StagecoachError } from '../../src/contract/errors.js';
-import { checkConfiguration } from '../../src/pipeline/checks/configuration.js';
+import { checkConfiguration } from '../../src/pipeline/read/configuration.js';
 import { loadPipeline } from '../../src/pipeline/definition/load-pipeline.js';
 import type { SourceFormat } from '../../src/pipeline/definition/schema.js';
 import { displayPath, SOURCE_FORMATS } from '../../src/pipeline/source/index.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { editorSchemas } from '../../src/pipeline/definition/json-schemas.js';
+import { editorSchemas } from '../../src/pipeline/editor-schemas.js';
 import { suggestKey } from '../../src/pipeline/definition/schema-keys.js';
 import { pipelineFileSchema } from '../../src/pipeline/definition/schema.js';
 import { mappingFileSchema } from '../../src/pipeline/mapping/schema.js';

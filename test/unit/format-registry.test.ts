@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { editorSchemas } from '../../src/pipeline/definition/json-schemas.js';
+import { editorSchemas } from '../../src/pipeline/editor-schemas.js';
 import { jsonSchemaOf } from '../../src/pipeline/definition/schema-keys.js';
 import { sourceSchema } from '../../src/pipeline/definition/schema.js';
 import { defineFormat } from '../../src/pipeline/source/format.js';

@@ -19,7 +19,7 @@ import { compileDate, compileNumberFormat, compileTransform, countryResolver } f
 import { readPostcode } from '../../src/pipeline/mapping/transforms/postcode.js';
 import { TransformFailure } from '../../src/pipeline/mapping/transforms/failure.js';
 import { loadPipeline } from '../../src/pipeline/definition/load-pipeline.js';
-import { checkConfiguration, undecidedPoints } from '../../src/pipeline/checks/configuration.js';
+import { checkConfiguration, undecidedPoints } from '../../src/pipeline/read/configuration.js';
 
 describe('words that decide an income period', () => {
   it('reads monthly and yearly in ten languages and as abbreviations, and nothing from a bare header', () => {

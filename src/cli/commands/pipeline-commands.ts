@@ -1,5 +1,5 @@
 /** Commands of this group are registered here as they are built. */
-import type { ChildTally } from '../../pipeline/children/child-tally.js';
+import type { ChildTally } from '../../pipeline/checks/child-tally.js';
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import {

@@ -6,7 +6,7 @@
 import type { FrontRow } from '../types.js';
 import { tallyDisagreement, type SourceTally } from '../source/tally.js';
 import type { ImpactTally, PlanImpact } from './plan-impact.js';
-import type { ChildTally } from '../children/child-tally.js';
+import type { ChildTally } from './child-tally.js';
 
 export interface RejectSample {
   source: string;

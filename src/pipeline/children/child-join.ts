@@ -18,9 +18,9 @@ import { formatTallies, isSourceRowError, newTally, readSourceBatches, type Sour
 import type { FrontRow, RejectReason, SourceRow, SourceRowError } from '../types.js';
 import { ChildIndex, ROOT_PARENT } from './child-index.js';
 import type { PreparedChild } from './prepare.js';
-import type { ChildCode } from './schema.js';
+import type { ChildCode } from '../definition/child-schema.js';
 import { attachColumn } from './splice.js';
-import type { ChildTally } from './child-tally.js';
+import type { ChildTally } from '../checks/child-tally.js';
 
 /** A child row joined to a parent row, with its own children. */
 interface Node {

@@ -13,8 +13,8 @@ import { StagecoachError } from '../../contract/errors.js';
 import { displayPath } from '../source/display-path.js';
 import { changedMeaningError, findChangedMeanings, LANGUAGE_VERSION, type LocatedSite, statedLanguage } from './language.js';
 import { MEANING_CHANGES } from './language-changes.js';
-import { checkChildDeclarations, checkChildItem, rootOf } from '../children/definition.js';
-import { childMappingFileSchema, type ChildMappingFile } from '../children/schema.js';
+import { checkChildDeclarations, checkChildItem, rootOf } from './child-declarations.js';
+import { childMappingFileSchema, type ChildMappingFile } from './child-schema.js';
 
 export interface SourceDefinition extends SourceSpec {
   /** The mapping file: absolute path, the path shown in messages, and its validated content. */

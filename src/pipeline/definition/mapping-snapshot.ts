@@ -14,7 +14,7 @@ import type { PipelineDefinition } from './load-pipeline.js';
 import { mappingFileSchema, type MappingFile } from '../mapping/schema.js';
 import { loadYamlFile } from './yaml-file.js';
 import type { MappingSnapshot } from '../../ledger/types.js';
-import { childMappingFileSchema, type ChildMappingFile } from '../children/schema.js';
+import { childMappingFileSchema, type ChildMappingFile } from './child-schema.js';
 
 // The snapshot's shape is the ledger's (it keeps one per run), so it is declared there.
 export type { MappingSnapshot } from '../../ledger/types.js';
@@ -43,7 +43,7 @@ export async function takeMappingSnapshot(def: PipelineDefinition): Promise<Mapp
 /**
  * The snapshot's mapping files, restored into a folder of their own and loaded; `close` removes
  * the folder. A source the snapshot has no mapping of is absent. The sources named in
- * `childSources` have child mapping files (children/schema.ts): they are in `childMappings`.
+ * `childSources` have child mapping files (definition/child-schema.ts): they are in `childMappings`.
  */
 export async function restoreMappingSnapshot(
   snapshot: MappingSnapshot,

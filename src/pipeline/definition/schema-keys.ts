@@ -1,7 +1,7 @@
 /**
  * A declaration's JSON Schema, and the key a misspelt one was meant to be among those it allows
  * where it stands. Below both the YAML reader (which suggests keys) and the shipped editor
- * schemas (json-schemas.ts), which know every kind of file.
+ * schemas (src/pipeline/editor-schemas.ts), which know every kind of file.
  */
 import { z } from 'zod';
 import { closestName } from '../../contract/closest-name.js';

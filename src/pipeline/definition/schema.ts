@@ -9,7 +9,7 @@ import { COMPONENTS } from '../../contract/migration.js';
 import { VALUES_MODES } from '../../contract/classification.js';
 import { ENCODINGS, FORMATS, formatOptions, SOURCE_FORMATS, type FormatOptionFields, type SourceFormat } from '../source/index.js';
 import { LANGUAGE_VERSION, UNSTATED_LANGUAGE_VERSION } from './language.js';
-import { childSchema } from '../children/schema.js';
+import { childSchema } from './child-schema.js';
 
 export { ENCODINGS, FORMATS, type SourceEncoding, type SourceFormat } from '../source/index.js';
 

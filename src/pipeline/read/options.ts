@@ -6,7 +6,7 @@ import type { CorrectionTarget } from '../../ledger/index.js';
 import type { IgnoredColumns } from '../checks/corrections.js';
 import type { ParallelOptions } from '../parallel/read-parallel.js';
 import type { SourceStart, SourceTally } from '../source/index.js';
-import type { ChildTally } from '../children/child-tally.js';
+import type { ChildTally } from '../checks/child-tally.js';
 
 /** Where a resumed run starts reading (runner/resume.ts ResumeStart). */
 export interface ReadResume {

@@ -15,7 +15,7 @@ import { resolve } from 'node:path';
 import { createClient, type ClientLogger } from '../../client/index.js';
 import { StagecoachError } from '../../contract/errors.js';
 import { DEFAULT_LEDGER_FILE, openLedger, type Ledger } from '../../ledger/index.js';
-import { checkConfiguration } from '../checks/configuration.js';
+import { checkConfiguration } from '../read/configuration.js';
 import { checkCorrectionsColumns } from '../checks/corrections.js';
 import { loadPipeline, type PipelineDefinition } from '../read-pipeline.js';
 import type { PipelineClient, RunPipelineOptions } from './ports.js';

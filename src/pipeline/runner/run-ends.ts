@@ -4,7 +4,7 @@
  * empty report. Settled: whatever stopped it, the report's status and counts, the run finished
  * in the ledger with its report, the last progress and the closing log line.
  */
-import type { ChildTally } from '../children/child-tally.js';
+import type { ChildTally } from '../checks/child-tally.js';
 import { hash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Ledger, RunRow, Scope } from '../../ledger/index.js';

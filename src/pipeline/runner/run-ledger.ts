@@ -6,7 +6,7 @@
 import type { LedgerRejectInput, LedgerWriter, RecordError, Scope } from '../../ledger/index.js';
 import type { FrontRow, RejectReason } from '../types.js';
 import type { UploadLedger } from '../uploader/index.js';
-import { CHILD_CODES } from '../children/schema.js';
+import { CHILD_CODES } from '../definition/child-schema.js';
 
 /**
  * Binds the uploader's writes to one run.

@@ -2,7 +2,7 @@
  * The run report: what one run did, as `stagecoach run` prints it (`--json`: exactly this). Made
  * empty when the run starts, filled in by the stages as they go, and settled when the run ends.
  */
-import { type ChildTally, withChildGaps } from '../children/child-tally.js';
+import { type ChildTally, withChildGaps } from '../checks/child-tally.js';
 import { StagecoachError, type ErrorCode } from '../../contract/errors.js';
 import { noRecords, type Ledger, type RecordState } from '../../ledger/index.js';
 import type { CorrectionsSummary } from '../read-pipeline.js';

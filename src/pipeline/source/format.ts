@@ -169,7 +169,7 @@ export interface Format<Key extends string = never, Field extends z.ZodType = z.
   /** The columns every record of a file has (a header, declared columns or a layout); undefined when records name their own (JSON). */
   header(path: string, format: RecordFormat<Key, Field>): Promise<string[] | undefined>;
   /**
-   * The configuration check before a run touches the platform (checks/configuration.ts): the
+   * The configuration check before a run touches the platform (read/configuration.ts): the
    * columns of `check.required` that `file` lacks, found from what the format declares (a layout)
    * or reads of the file's head only (a header), so a mapping that reads a column no record has
    * stops the run before a migration is created; undefined when it lacks none. A configuration

@@ -247,7 +247,7 @@ export class CsvRecords {
       this.failure ??= new StagecoachError('CONFIG_INVALID', `${file}:${line}: ${problem}`, {
         file,
         line,
-        // what the check before a run (checks/configuration.ts) needs to point at the mapping instead
+        // what the check before a run (read/configuration.ts) needs to point at the mapping instead
         ...(missing.length > 0 ? { missingColumns: missing, headerColumns: columns, headerDefect: headerDefect !== undefined } : {}),
       });
   }

@@ -5,13 +5,13 @@
  * suggestions read the same schemas through schema-keys.ts). `npm run schemas` rewrites the files;
  * a test fails when they are out of date.
  */
-import { applicationMappingSchema, applicationsPipelineSchema } from '../applications/definition.js';
+import { applicationMappingSchema, applicationsPipelineSchema } from './applications/definition.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { mappingFileSchema } from '../mapping/schema.js';
-import { pipelineFileSchema } from './schema.js';
-import { childMappingFileSchema } from '../children/schema.js';
-import { type Json, jsonSchemaOf } from './schema-keys.js';
+import { mappingFileSchema } from './mapping/schema.js';
+import { pipelineFileSchema } from './definition/schema.js';
+import { childMappingFileSchema } from './definition/child-schema.js';
+import { type Json, jsonSchemaOf } from './definition/schema-keys.js';
 
 /** The schemas as they are shipped. */
 export function editorSchemas(): Record<

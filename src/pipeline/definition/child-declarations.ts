@@ -7,7 +7,7 @@
 import type { SourceSpec } from '../definition/schema.js';
 import { compileTransform } from '../mapping/transforms.js';
 import { checkMappingDeclarations, type MappingFile } from '../mapping/schema.js';
-import type { ChildMappingFile } from './schema.js';
+import type { ChildMappingFile } from './child-schema.js';
 
 export interface DeclarationProblem {
   path: (string | number)[];
